@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes of rprof's own failures. `rprof run` otherwise exits with the
+// target's status, as time(1) and perf stat do.
+const (
+	exitOK       = 0
+	exitFailure  = 1 // a check failed (doctor: counting unusable; gate: regression)
+	exitUsage    = 2
+	exitInternal = 125 // rprof itself failed
+	exitNoExec   = 126 // target found but not executable
+	exitNotFound = 127 // target not found
+)
+
+// env is what a command may touch: its streams. Commands never reach for
+// os.Stdout or os.Exit themselves, so tests run them in-process.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// command is one subcommand. Run parses its own flags from args.
+type command struct {
+	Name      string
+	UsageLine string
+	Short     string
+	Long      string
+	Run       func(ctx context.Context, e *env, args []string) error
+}
+
+// exitError carries a specific exit status out of a command.
+type exitError struct {
+	code int
+	err  error // nil: exit silently with code
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError marks bad command-line input (exit 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		printUsage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
+		return help(e, args[1:])
+	}
+	cmd := lookup(name)
+	if cmd == nil {
+		fmt.Fprintf(stderr, "rprof: unknown command %q (see 'rprof help')\n", name)
+		return exitUsage
+	}
+	err := cmd.Run(ctx, e, args[1:])
+	return report(stderr, cmd, err)
+}
+
+// report turns a command's error into its exit status and one line on
+// stderr.
+func report(stderr io.Writer, cmd *command, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "rprof %s: %s\nusage: %s\n", cmd.Name, ue.msg, cmd.UsageLine)
+		return exitUsage
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "rprof %s: %s\n", cmd.Name, advice(ee.err))
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "rprof %s: %s\n", cmd.Name, advice(err))
+	return exitFailure
+}
+
+func lookup(name string) *command {
+	for _, c := range commands() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func help(e *env, args []string) int {
+	if len(args) == 0 {
+		printUsage(e.stdout)
+		return exitOK
+	}
+	cmd := lookup(args[0])
+	if cmd == nil {
+		fmt.Fprintf(e.stderr, "rprof help: unknown command %q\n", args[0])
+		return exitUsage
+	}
+	fmt.Fprintf(e.stdout, "usage: %s\n\n%s\n", cmd.UsageLine, strings.TrimSpace(cmd.Long))
+	return exitOK
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "rprof places programs on a roofline.\n\nusage: rprof <command> [arguments]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.Name, c.Short)
+	}
+	fmt.Fprintln(w, "\nUse 'rprof help <command>' for more about a command.")
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting and
+// prints its usage to the command's stderr.
+func newFlagSet(e *env, cmd string) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+// parseFlags parses args, turning flag errors into usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usagef("%v", err)
+	}
+	return nil
+}

@@ -1,0 +1,15 @@
+package main
+
+// commands is the table of subcommands, in the order `rprof help` lists them.
+func commands() []*command {
+	return []*command{
+		cmdRoofs,
+		cmdRun,
+		cmdPlot,
+		cmdReport,
+		cmdCompare,
+		cmdGate,
+		cmdEvents,
+		cmdDoctor,
+	}
+}

@@ -1,0 +1,155 @@
+package roofline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// ErrSchema is returned when a document is of another schema or version.
+var ErrSchema = errors.New("unsupported schema")
+
+// SchemaError says which schema a document had and which was expected.
+type SchemaError struct {
+	Path string
+	Got  string
+	Want []string
+}
+
+func (e *SchemaError) Error() string {
+	got := e.Got
+	if got == "" {
+		got = "none"
+	}
+	return fmt.Sprintf("%s: schema %q, want %q", e.Path, got, e.Want)
+}
+
+func (e *SchemaError) Is(target error) bool { return target == ErrSchema }
+
+// ReadRoofs reads a roofs document.
+func ReadRoofs(path string) (*Roofs, error) {
+	var r Roofs
+	if err := readDoc(path, &r, RoofsSchema); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ReadPoints reads a file holding either one point or a point set.
+func ReadPoints(path string) ([]Point, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := peekSchema(path, data)
+	if err != nil {
+		return nil, err
+	}
+	switch schema {
+	case PointSchema:
+		var p Point
+		if err := decode(path, data, &p); err != nil {
+			return nil, err
+		}
+		return []Point{p}, nil
+	case PointSetSchema:
+		var s PointSet
+		if err := decode(path, data, &s); err != nil {
+			return nil, err
+		}
+		for i := range s.Points {
+			if s.Points[i].Schema != PointSchema {
+				return nil, &SchemaError{Path: fmt.Sprintf("%s: point %d", path, i), Got: s.Points[i].Schema, Want: []string{PointSchema}}
+			}
+		}
+		return s.Points, nil
+	}
+	return nil, &SchemaError{Path: path, Got: schema, Want: []string{PointSchema, PointSetSchema}}
+}
+
+func readDoc(path string, v any, want string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	schema, err := peekSchema(path, data)
+	if err != nil {
+		return err
+	}
+	if schema != want {
+		return &SchemaError{Path: path, Got: schema, Want: []string{want}}
+	}
+	return decode(path, data, v)
+}
+
+func peekSchema(path string, data []byte) (string, error) {
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return "", fmt.Errorf("%s: not a JSON document: %w", path, err)
+	}
+	return head.Schema, nil
+}
+
+func decode(path string, data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteJSON writes v as indented JSON to path atomically: the file appears
+// whole or not at all, so an interrupted run never leaves half a document.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	data = append(data, '\n')
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileAtomic writes through a temporary file in the same directory and
+// renames it into place once write succeeds.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// DefaultRoofsPath is where `rprof roofs` writes and `rprof run` looks by
+// default: $XDG_CACHE_HOME/rprof/roofs.json (or the OS equivalent).
+func DefaultRoofsPath() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find cache directory: %w", err)
+	}
+	return filepath.Join(dir, "rprof", "roofs.json"), nil
+}

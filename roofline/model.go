@@ -1,0 +1,111 @@
+package roofline
+
+import (
+	"fmt"
+	"math"
+)
+
+// Placement says where a point sits under the roofs.
+type Placement struct {
+	// Bound names the binding roof: "compute (<roof name>)" or
+	// "memory (<level>)".
+	Bound string
+	// AttainableGFlops is min(peak, bandwidth * intensity) at the point's
+	// intensity.
+	AttainableGFlops float64
+	// Fraction is the point's GFLOP/s over AttainableGFlops. Above 1 means
+	// the point is above its roof: a measurement error, not a result.
+	Fraction float64
+	// Peak and Memory are the roofs used.
+	Peak   ComputeRoof
+	Memory BandwidthRoof
+}
+
+// PeakCompute returns the highest compute roof for the thread scope and
+// precision (any precision when precision is "" or Mixed).
+func (r *Roofs) PeakCompute(threads int, precision string) (ComputeRoof, bool) {
+	var best ComputeRoof
+	found := false
+	for _, c := range r.Compute {
+		if c.Threads != threads {
+			continue
+		}
+		if precision != "" && precision != Mixed && c.Precision != precision {
+			continue
+		}
+		if !found || c.GFlops > best.GFlops {
+			best, found = c, true
+		}
+	}
+	if r.DGEMM != nil && r.DGEMM.Threads == threads && (precision == "" || precision == Mixed || precision == Double) {
+		if !found || r.DGEMM.GFlops > best.GFlops {
+			best = ComputeRoof{Name: "dgemm", ISA: r.DGEMM.Library, Precision: Double, Threads: threads, GFlops: r.DGEMM.GFlops, CI: r.DGEMM.CI}
+			found = true
+		}
+	}
+	return best, found
+}
+
+// BandwidthAt returns the highest-bandwidth kernel's roof for a level and
+// thread scope.
+func (r *Roofs) BandwidthAt(level string, threads int) (BandwidthRoof, bool) {
+	var best BandwidthRoof
+	found := false
+	for _, b := range r.Bandwidth {
+		if b.Level == level && b.Threads == threads && (!found || b.GBytesPerS > best.GBytesPerS) {
+			best, found = b, true
+		}
+	}
+	return best, found
+}
+
+// ThreadScopes lists the thread counts the roofs were measured at.
+func (r *Roofs) ThreadScopes() []int {
+	seen := map[int]bool{}
+	var out []int
+	add := func(t int) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, c := range r.Compute {
+		add(c.Threads)
+	}
+	for _, b := range r.Bandwidth {
+		add(b.Threads)
+	}
+	return out
+}
+
+// Place classifies a point of the given intensity (FLOP/byte of DRAM
+// traffic) and performance against the DRAM and compute roofs of one thread
+// scope. The memory level is DRAM because Q is counted at the memory
+// controller.
+func (r *Roofs) Place(intensity, gflops float64, threads int, precision string) (Placement, error) {
+	if !(intensity > 0) || math.IsInf(intensity, 0) {
+		return Placement{}, fmt.Errorf("place point: intensity %g is not a positive number", intensity)
+	}
+	peak, ok := r.PeakCompute(threads, precision)
+	if !ok {
+		return Placement{}, fmt.Errorf("place point: no compute roof for %d threads", threads)
+	}
+	mem, ok := r.BandwidthAt("DRAM", threads)
+	if !ok {
+		return Placement{}, fmt.Errorf("place point: no DRAM bandwidth roof for %d threads", threads)
+	}
+	p := Placement{Peak: peak, Memory: mem}
+	memRoof := mem.GBytesPerS * intensity
+	if memRoof < peak.GFlops {
+		p.Bound = "memory (DRAM)"
+		p.AttainableGFlops = memRoof
+	} else {
+		p.Bound = "compute (" + peak.Name + ")"
+		p.AttainableGFlops = peak.GFlops
+	}
+	p.Fraction = gflops / p.AttainableGFlops
+	return p, nil
+}
+
+// Ridge is the intensity at which a bandwidth roof meets a compute roof.
+func Ridge(peakGFlops, gbytesPerS float64) float64 { return peakGFlops / gbytesPerS }

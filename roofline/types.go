@@ -1,0 +1,234 @@
+package roofline
+
+import "time"
+
+// Schema versions. A reader accepts only the version it knows: a document of
+// another version is an error, never a silent misreading.
+const (
+	PointSchema    = "rprof.point/v1"
+	PointSetSchema = "rprof.points/v1"
+	RoofsSchema    = "rprof.roofs/v1"
+)
+
+// Precision names used in points and roofs.
+const (
+	Double = "fp64"
+	Single = "fp32"
+	Half   = "fp16"
+	BF16   = "bf16"
+	// Mixed is used for work counted on CPUs whose FP event does not tell
+	// precisions apart (AMD Zen 2 to Zen 4).
+	Mixed = "mixed"
+)
+
+// Interval is a confidence interval [Lo, Hi] around an estimate.
+type Interval struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// Machine says where a document was measured.
+type Machine struct {
+	CPU      CPU    `json:"cpu"`
+	Kernel   string `json:"kernel,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
+	// VM is true when rprof detected a hypervisor.
+	VM bool `json:"vm"`
+	// Sockets, Cores and Threads count the machine's topology.
+	Sockets int `json:"sockets,omitempty"`
+	Cores   int `json:"cores,omitempty"`
+	Threads int `json:"threads,omitempty"`
+}
+
+// CPU identifies the processor the way perf keys its event tables.
+type CPU struct {
+	Vendor    string `json:"vendor"`
+	Family    int    `json:"family"`
+	Model     int    `json:"model"`
+	Stepping  int    `json:"stepping"`
+	ModelName string `json:"model_name,omitempty"`
+	Microarch string `json:"microarch"`
+}
+
+// Flag is a validity warning carried with a figure and shown as a footnote.
+type Flag struct {
+	// Code is stable and machine-readable, e.g. "multiplexed", "vm",
+	// "above-roof", "no-uncore", "nonzero-exit", "negative-subtraction".
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Flag codes shared by the producers and readers of points.
+const (
+	FlagMultiplexed    = "multiplexed"
+	FlagMissingCounter = "missing-counter"
+	FlagNoUncore       = "no-uncore"
+	FlagAboveRoof      = "above-roof"
+	FlagNonzeroExit    = "nonzero-exit"
+	FlagSignaled       = "signaled"
+	FlagVM             = "vm"
+	FlagNegative       = "negative-subtraction"
+	FlagBelowNoise     = "below-noise"
+	FlagAnalytic       = "analytic"
+	FlagUnverified     = "unverified-event"
+)
+
+// Point is one measured (or analytic) roofline point: the document written by
+// `rprof run --json`.
+type Point struct {
+	Schema  string    `json:"schema"`
+	Label   string    `json:"label"`
+	Command []string  `json:"command"`
+	Created time.Time `json:"created"`
+	// Source says how W and Q were obtained: "counters", "analytic", or
+	// "events" (only user events were counted; W and Q are unknown).
+	Source string `json:"source"`
+
+	// WorkFlops is W, floating-point operations, after overhead subtraction
+	// (median over repetitions). Nil when unknown.
+	WorkFlops *float64 `json:"work_flops"`
+	// WorkByPrecision splits W where the CPU's events allow.
+	WorkByPrecision map[string]float64 `json:"work_by_precision,omitempty"`
+	// TrafficBytes is Q, DRAM bytes read plus written (median). Nil when
+	// unknown (no uncore access).
+	TrafficBytes *float64 `json:"traffic_bytes"`
+	ReadBytes    *float64 `json:"read_bytes"`
+	WriteBytes   *float64 `json:"write_bytes"`
+
+	// Seconds is the mean wall time T of the target, after overhead
+	// subtraction.
+	Seconds float64 `json:"seconds"`
+	// CI holds the confidence intervals of the timed figures.
+	CI Uncertainty `json:"ci"`
+
+	// Derived figures; nil when an input is unknown.
+	Intensity  *float64 `json:"intensity"`    // FLOP/byte
+	GFlops     *float64 `json:"gflops"`       // 1e9 FLOP/s
+	GBytesPerS *float64 `json:"gbytes_per_s"` // 1e9 B/s
+
+	// Placement under the roofs, when a roofs document was available.
+	Bound                string   `json:"bound,omitempty"`
+	AttainableGFlops     *float64 `json:"attainable_gflops"`
+	FractionOfAttainable *float64 `json:"fraction_of_attainable"`
+	RoofsFile            string   `json:"roofs_file,omitempty"`
+	// Threads is the thread scope whose roofs were used.
+	Threads int `json:"threads,omitempty"`
+
+	Events   []EventCount `json:"events"`
+	Overhead *Overhead    `json:"overhead,omitempty"`
+	Samples  Samples      `json:"samples"`
+	Exit     Exit         `json:"exit"`
+	Flags    []Flag       `json:"flags"`
+	Machine  Machine      `json:"machine"`
+}
+
+// Uncertainty describes the confidence intervals of a point.
+type Uncertainty struct {
+	Confidence float64 `json:"confidence"`
+	// Method names how the interval was computed, e.g. "student-t",
+	// "normal", "order-statistic".
+	Method  string    `json:"method"`
+	N       int       `json:"n"`
+	Seconds Interval  `json:"seconds"`
+	GFlops  *Interval `json:"gflops,omitempty"`
+}
+
+// Samples keeps the per-repetition values, so that comparisons can test
+// significance on the raw data.
+type Samples struct {
+	Seconds      []float64 `json:"seconds"`
+	WorkFlops    []float64 `json:"work_flops,omitempty"`
+	TrafficBytes []float64 `json:"traffic_bytes,omitempty"`
+}
+
+// EventCount is one counter's reading, summed over repetitions' medians.
+type EventCount struct {
+	Name string `json:"name"`
+	PMU  string `json:"pmu,omitempty"`
+	// Value is the count scaled for multiplexing (Raw * Enabled / Running).
+	Value   float64 `json:"value"`
+	Raw     uint64  `json:"raw"`
+	Enabled uint64  `json:"time_enabled_ns"`
+	Running uint64  `json:"time_running_ns"`
+	Unit    string  `json:"unit,omitempty"`
+}
+
+// Overhead records what was subtracted from the kernel run.
+type Overhead struct {
+	Command      []string `json:"command,omitempty"`
+	WorkFlops    *float64 `json:"work_flops,omitempty"`
+	TrafficBytes *float64 `json:"traffic_bytes,omitempty"`
+	Seconds      float64  `json:"seconds"`
+	// IdleBytesPerS is the background DRAM rate measured before the run;
+	// IdleBytesPerS * T was subtracted from Q.
+	IdleBytesPerS *float64 `json:"idle_bytes_per_s,omitempty"`
+}
+
+// Exit is how the target ended.
+type Exit struct {
+	Code   int    `json:"code"`
+	Signal string `json:"signal,omitempty"`
+}
+
+// PointSet is a file holding several labelled points.
+type PointSet struct {
+	Schema string  `json:"schema"`
+	Points []Point `json:"points"`
+}
+
+// Roofs is the document written by `rprof roofs`.
+type Roofs struct {
+	Schema    string          `json:"schema"`
+	Created   time.Time       `json:"created"`
+	Machine   Machine         `json:"machine"`
+	Compute   []ComputeRoof   `json:"compute"`
+	Bandwidth []BandwidthRoof `json:"bandwidth"`
+	DGEMM     *DGEMM          `json:"dgemm,omitempty"`
+	Tuning    Tuning          `json:"tuning"`
+	Flags     []Flag          `json:"flags,omitempty"`
+}
+
+// ComputeRoof is a measured floating-point ceiling.
+type ComputeRoof struct {
+	Name              string   `json:"name"`      // e.g. "avx512-fma-fp64"
+	ISA               string   `json:"isa"`       // scalar, sse, avx2, avx512
+	Precision         string   `json:"precision"` // fp64, fp32
+	Threads           int      `json:"threads"`
+	GFlops            float64  `json:"gflops"`
+	CI                Interval `json:"ci"`
+	TheoreticalGFlops float64  `json:"theoretical_gflops,omitempty"`
+	FrequencyGHz      float64  `json:"frequency_ghz,omitempty"`
+}
+
+// BandwidthRoof is a measured memory-level ceiling.
+type BandwidthRoof struct {
+	Level           string   `json:"level"`  // L1, L2, L3, DRAM
+	Kernel          string   `json:"kernel"` // triad, triad-nt, load
+	Threads         int      `json:"threads"`
+	GBytesPerS      float64  `json:"gbytes_per_s"`
+	CI              Interval `json:"ci"`
+	WorkingSetBytes int64    `json:"working_set_bytes"`
+}
+
+// DGEMM is the vendor-BLAS matrix-multiply roof.
+type DGEMM struct {
+	Library  string   `json:"library"`
+	Version  string   `json:"version,omitempty"`
+	CoreName string   `json:"corename,omitempty"`
+	N        int      `json:"n"`
+	M        int      `json:"m"`
+	K        int      `json:"k"`
+	Threads  int      `json:"threads"`
+	GFlops   float64  `json:"gflops"`
+	CI       Interval `json:"ci"`
+	Flags    []Flag   `json:"flags,omitempty"`
+}
+
+// Tuning summarises the autotuning search.
+type Tuning struct {
+	Seconds        float64        `json:"seconds"`
+	Configurations int            `json:"configurations"`
+	Evaluations    int            `json:"evaluations"`
+	StopReasons    map[string]int `json:"stop_reasons,omitempty"`
+	Method         string         `json:"method,omitempty"`
+}

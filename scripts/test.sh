@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs rprof's test suite on a fresh Debian machine with Go: installs the
+# Debian packages the tests exercise for real (when root and missing), then
+# runs every test. Extra arguments go to `go test` (e.g. -run, -v).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Packages the tests use for real. Tests that need one skip with the reason
+# when it is absent, so a machine without root still runs the rest.
+apt_pkgs=(libopenblas0-pthread libblis4-openmp likwid)
+
+missing=()
+for p in "${apt_pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})) && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	echo "installing test packages: ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+go test -count=1 "$@" ./...
