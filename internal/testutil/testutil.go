@@ -1,0 +1,70 @@
+// Package testutil holds helpers shared by rprof's tests: golden files and
+// skips for tests that need hardware this machine may not have.
+package testutil
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// update regenerates golden files: go test ./... -args -update (or
+// `go test ./pkg -update`).
+var update = flag.Bool("update", false, "rewrite golden files under testdata with the output of this run")
+
+// Golden compares got with the golden file at path (relative to the test's
+// package directory), or rewrites the file when -update is set. A mismatch
+// fails with a unified diff when diff(1) is available.
+func Golden(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run with -update to create it): %v", err)
+	}
+	if bytes.Equal(got, want) {
+		return
+	}
+	t.Errorf("output differs from %s (run with -update to accept):\n%s", path, diff(t, want, got))
+}
+
+func diff(t testing.TB, want, got []byte) string {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "want"), filepath.Join(dir, "got")
+	if os.WriteFile(a, want, 0o644) != nil || os.WriteFile(b, got, 0o644) != nil {
+		return string(got)
+	}
+	out, err := exec.Command("diff", "-u", a, b).CombinedOutput()
+	if len(out) == 0 && err != nil {
+		return "got:\n" + string(got)
+	}
+	return string(out)
+}
+
+// RequirePMUEnv is the environment variable that turns hardware skips into
+// failures, for runs on machines known to have a hardware PMU.
+const RequirePMUEnv = "RPROF_REQUIRE_PMU"
+
+// SkipUnlessHardware skips the test with reason when err (the result of a
+// hardware probe) is not nil, or fails it when RPROF_REQUIRE_PMU=1.
+func SkipUnlessHardware(t testing.TB, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv(RequirePMUEnv) == "1" {
+		t.Fatalf("%s=1 but the hardware this test needs is absent: %v", RequirePMUEnv, err)
+	}
+	t.Skipf("unmet requirement: %v", err)
+}
