@@ -1,0 +1,136 @@
+package measure
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Config says what `rprof run` (and `rprof gate`) should measure and how.
+// The zero value of every optional field is a sensible default.
+type Config struct {
+	// Command is the target's argv; Command[0] is looked up in PATH.
+	Command []string
+	// Env is the target's environment (nil: rprof's own). Dir is its
+	// working directory ("": rprof's own).
+	Env []string
+	Dir string
+	// Stdin, Stdout and Stderr are passed to the target untouched (nil: the
+	// null device).
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+
+	// Label names the point in charts and comparisons (default: the
+	// command's base name).
+	Label string
+
+	// Events are extra events in perf syntax ("page-faults",
+	// "cpu/event=0x3,umask=0x8f/"), counted on the target and reported
+	// like `perf stat -e`.
+	Events []string
+
+	// Overhead is a second command doing everything the target does except
+	// the kernel (setup, allocation, teardown). It runs before each
+	// repetition of the target under the same counters, and its W, Q, T and
+	// event counts are subtracted (the method of seed 004).
+	Overhead []string
+	// IdleBaseline, when positive, measures the background DRAM rate for
+	// this long right before the first repetition (system-wide memory
+	// controller counters only) and subtracts rate x T from Q.
+	IdleBaseline time.Duration
+
+	// Repeat is a fixed number of repetitions (0: 1, or adaptive when CI is
+	// set). Negative is an error.
+	Repeat int
+	// CI, when positive, repeats until the confidence interval of the mean
+	// time is within CI x mean (e.g. 0.02 for ±2%), or MaxRepeat
+	// repetitions or MaxTime have been spent.
+	CI        float64
+	MaxRepeat int           // default DefaultMaxRepeat
+	MaxTime   time.Duration // default DefaultMaxTime
+	// Confidence is the level of every interval (default 0.95).
+	Confidence float64
+
+	// Work and Traffic are analytic values (FLOPs, DRAM bytes) known from
+	// the algorithm. When either is set, counters for W and Q are not used:
+	// the target is only timed and the point is marked analytic.
+	Work    *float64
+	Traffic *float64
+
+	// RoofsPath is a roofs document (`rprof roofs --json`) to place the
+	// point under; "" places nothing.
+	RoofsPath string
+	// Threads picks the roofs' thread scope; 0 picks the largest scope
+	// not above the online CPU count.
+	Threads int
+}
+
+// Defaults of the adaptive repetition mode.
+const (
+	DefaultConfidence = 0.95
+	DefaultMaxRepeat  = 30
+	DefaultMaxTime    = 60 * time.Second
+	// minAdaptive is the fewest repetitions an adaptive run makes before it
+	// trusts an interval.
+	minAdaptive = 3
+)
+
+// ErrInvalidConfig is wrapped by every error about a Config that cannot be
+// run (empty command, bad repetition count, unparsable event...): the
+// caller's input is wrong, nothing was run.
+var ErrInvalidConfig = errors.New("invalid configuration")
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+}
+
+// withDefaults checks c and fills its defaults.
+func (c Config) withDefaults() (Config, error) {
+	if len(c.Command) == 0 || c.Command[0] == "" {
+		return c, invalidf("empty command")
+	}
+	if c.Repeat < 0 {
+		return c, invalidf("repeat must be at least 1, got %d", c.Repeat)
+	}
+	if c.CI < 0 || c.CI >= 1 {
+		return c, invalidf("ci must be a fraction of the mean in (0, 1), got %g", c.CI)
+	}
+	if c.CI > 0 && c.Repeat > 0 {
+		return c, invalidf("repeat and ci exclude each other: a fixed count or an adaptive one")
+	}
+	if c.Confidence == 0 {
+		c.Confidence = DefaultConfidence
+	}
+	if !(c.Confidence > 0 && c.Confidence < 1) {
+		return c, invalidf("confidence must be in (0, 1), got %g", c.Confidence)
+	}
+	if c.MaxRepeat == 0 {
+		c.MaxRepeat = DefaultMaxRepeat
+	}
+	if c.MaxRepeat < 0 || (c.CI > 0 && c.MaxRepeat < minAdaptive) {
+		return c, invalidf("max-repeat must be at least %d, got %d", minAdaptive, c.MaxRepeat)
+	}
+	if c.MaxTime == 0 {
+		c.MaxTime = DefaultMaxTime
+	}
+	if c.MaxTime < 0 || c.IdleBaseline < 0 {
+		return c, invalidf("durations must be positive")
+	}
+	if c.Repeat == 0 && c.CI == 0 {
+		c.Repeat = 1
+	}
+	if c.Overhead != nil && (len(c.Overhead) == 0 || c.Overhead[0] == "") {
+		return c, invalidf("empty overhead command")
+	}
+	for _, v := range []*float64{c.Work, c.Traffic} {
+		if v != nil && !(*v >= 0) {
+			return c, invalidf("analytic work and traffic must be non-negative numbers, got %g", *v)
+		}
+	}
+	if c.Threads < 0 {
+		return c, invalidf("threads must be positive, got %d", c.Threads)
+	}
+	return c, nil
+}
