@@ -1,0 +1,129 @@
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+// computeKernel is a generated compute kernel with what tests need to
+// recompute its result in Go.
+type computeKernel struct {
+	Compute
+	accs, lanes int
+	// step64/step32 is the raw kernel: iters iterations of acc = acc*x + y
+	// on the state st = [accs*lanes accumulators, lanes×x, lanes×y].
+	step64 func(iters int64, st *float64)
+	step32 func(iters int64, st *float32)
+	needs  func() string
+}
+
+type bandwidthKernel struct {
+	Bandwidth
+	triad func(a, b, c *float64, n int64, s float64)
+	load  func(b *float64, n int64, out *float64)
+	lanes int
+	align int
+	needs func() string
+}
+
+// The accumulators start at distinct values so no two chains are the same
+// computation; x < 1 makes every chain converge to y/(1-x) = 1 instead of
+// overflowing or going subnormal, whatever iters is.
+const (
+	stateX = 1 - 1.0/1024
+	stateY = 1.0 / 1024
+)
+
+func initState[T float32 | float64](st []T, lanes int) {
+	nacc := len(st) - 2*lanes
+	for j := range nacc {
+		st[j] = T(0.5 + 0.5*float64(j)/float64(nacc))
+	}
+	for j := range lanes {
+		st[nacc+j] = stateX
+		st[nacc+lanes+j] = stateY
+	}
+}
+
+func needNone() string { return "" }
+
+func needFMA() string {
+	if cpu.X86.HasAVX && cpu.X86.HasFMA {
+		return ""
+	}
+	return "the CPU (or the OS's saved register state) lacks AVX with FMA3"
+}
+
+func needAVX() string {
+	if cpu.X86.HasAVX {
+		return ""
+	}
+	return "the CPU (or the OS's saved register state) lacks AVX"
+}
+
+func needAVX512() string {
+	if cpu.X86.HasAVX512F {
+		return ""
+	}
+	return "the CPU (or the OS's saved register state) lacks AVX-512F"
+}
+
+// ComputeKernels returns the compute kernels this CPU can run, and the ones
+// it cannot with the reason.
+func ComputeKernels() (ok []Compute, skipped []Skipped) {
+	for _, k := range computeTable {
+		if r := k.needs(); r != "" {
+			skipped = append(skipped, Skipped{Name: k.Name, Reason: r})
+			continue
+		}
+		ok = append(ok, k.Compute)
+	}
+	return ok, skipped
+}
+
+// BandwidthKernels returns the bandwidth kernels this CPU can run, and the
+// ones it cannot with the reason.
+func BandwidthKernels() (ok []Bandwidth, skipped []Skipped) {
+	for _, k := range bandwidthTable {
+		if r := k.needs(); r != "" {
+			skipped = append(skipped, Skipped{Name: k.ISA + " " + k.Name, Reason: r})
+			continue
+		}
+		ok = append(ok, k.withRun())
+	}
+	return ok, skipped
+}
+
+func (k bandwidthKernel) withRun() Bandwidth {
+	b := k.Bandwidth
+	if k.load != nil {
+		b.Run = func(_, b, _ []float64, _ float64) { keep(k.sum(b)) }
+		return b
+	}
+	b.Run = k.runTriad
+	return b
+}
+
+// runTriad gives the assembly the 64-byte aligned middle of a (non-temporal
+// stores fault on unaligned addresses) in whole blocks, and does the rest in
+// Go.
+func (k bandwidthKernel) runTriad(a, b, c []float64, s float64) {
+	n := shortest(a, b, c)
+	head := min(alignHead(a), n)
+	mid := (n - head) &^ (blockElems - 1)
+	triadGo(a[:head], b[:head], c[:head], s)
+	if mid > 0 {
+		k.triad(&a[head], &b[head], &c[head], int64(mid), s)
+	}
+	end := head + mid
+	triadGo(a[end:n], b[end:n], c[end:n], s)
+}
+
+func (k bandwidthKernel) sum(b []float64) float64 {
+	head := alignHead(b)
+	mid := (len(b) - head) &^ (blockElems - 1)
+	sum := loadGo(b[:head]) + loadGo(b[head+mid:])
+	if mid > 0 {
+		var out [8]float64
+		k.load(&b[head], int64(mid), &out[0])
+		sum += loadGo(out[:k.lanes])
+	}
+	return sum
+}
