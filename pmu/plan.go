@@ -1,0 +1,479 @@
+package pmu
+
+import (
+	"fmt"
+	"io/fs"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Plan is what rprof would count on one machine: the FP-work and
+// DRAM-traffic events of its microarchitecture, resolved against its PMUs,
+// and what cannot be counted and why. Building a plan reads nothing; only
+// opening its events touches the kernel.
+type Plan struct {
+	CPU CPUInfo
+	// Microarch is perf's name for the microarchitecture ("" if unknown).
+	Microarch string
+	// Work are per-process core events. W = sum of count * FlopsPerCount.
+	Work []WorkEvent
+	// Traffic are system-wide memory-controller events, one per box, with
+	// Event.CPUs set to the box's cpumask. Q = sum of count * BytesPerCount.
+	Traffic []TrafficEvent
+	// Problems say what is missing, approximate or unverified, and how to
+	// fix it where a fix exists.
+	Problems []Problem
+	// Counters is how many general counters one thread has for the work
+	// events (0: no limit is known; the catalogue lists few enough events).
+	Counters int
+}
+
+// WorkEvent is a core event that counts floating-point work.
+type WorkEvent struct {
+	Event
+	// FlopsPerCount is the FLOPs one count stands for (an FMA already
+	// counts twice where the vendor says so).
+	FlopsPerCount float64
+	// Precision is roofline.Double, Single, Half or Mixed (the event does
+	// not tell precisions apart).
+	Precision string
+	// Slots is how many general counters the event occupies: 2 for AMD FP
+	// events, which the kernel pairs with a merge event.
+	Slots int
+	// Source names where the encoding and weight come from.
+	Source string
+	// Unverified is why the entry is not confirmed by its sources ("" when
+	// it is).
+	Unverified string
+}
+
+// TrafficEvent is a memory-controller event that counts DRAM traffic.
+type TrafficEvent struct {
+	Event
+	// BytesPerCount is the bytes one count stands for. It is final:
+	// Event.Scale and Event.Unit repeat the kernel alias's annotation and
+	// must not be applied again.
+	BytesPerCount float64
+	// Direction is "read", "write" or "total" (both, not split).
+	Direction string
+	// Alias is the sysfs event alias that encodes the event, or "" when
+	// rprof encoded it from the catalogue's terms.
+	Alias string
+	// Terms is the encoding in perf's term syntax.
+	Terms      string
+	Source     string
+	Unverified string
+}
+
+// Directions of traffic events.
+const (
+	Read  = "read"
+	Write = "write"
+	Total = "total"
+)
+
+// Problem is something rprof cannot count, or counts with a caveat.
+type Problem struct {
+	// Code is stable and machine-readable, e.g. "no-pmu",
+	// "unsupported-cpu", "e-core-unmeasured", "unverified".
+	Code string
+	// What says what is wrong, in one sentence.
+	What string
+	// Fix is the exact remedy (a command, a setting), or "" when none
+	// exists.
+	Fix string
+}
+
+// Problem codes callers act on.
+const (
+	ProblemNoPMU          = "no-pmu"
+	ProblemUnsupportedCPU = "unsupported-cpu"
+	ProblemNoWorkEvent    = "no-work-event"
+	ProblemNoTrafficPMU   = "no-traffic-pmu"
+	ProblemUnverified     = "unverified"
+	ProblemMultiplexed    = "multiplexed"
+	ProblemKernelAlias    = "kernel-alias"
+	ProblemEncode         = "encode"
+)
+
+// String is the problem as one line: what, then the fix.
+func (p Problem) String() string {
+	if p.Fix == "" {
+		return p.What
+	}
+	return p.What + "; fix: " + p.Fix
+}
+
+// Groups packs the work events into groups that fit the core PMU's
+// counters, in catalogue order, one PMU per group, so that each group is
+// scheduled whole and nothing is multiplexed within it.
+func (p Plan) Groups() [][]WorkEvent {
+	var out [][]WorkEvent
+	used := map[string]int{}    // slots used in a PMU's open group
+	current := map[string]int{} // index in out of a PMU's open group
+	for _, w := range p.Work {
+		slots := max(w.Slots, 1)
+		i, ok := current[w.PMU]
+		if !ok || (p.Counters > 0 && used[w.PMU]+slots > p.Counters) {
+			out = append(out, nil)
+			i = len(out) - 1
+			current[w.PMU], used[w.PMU] = i, 0
+		}
+		out[i] = append(out[i], w)
+		used[w.PMU] += slots
+	}
+	return out
+}
+
+// WorkUsable reports whether the plan has events for W.
+func (p Plan) WorkUsable() bool { return len(p.Work) > 0 }
+
+// TrafficUsable reports whether the plan has events for Q (reads and
+// writes, or a total).
+func (p Plan) TrafficUsable() bool { return len(p.Traffic) > 0 }
+
+// LoadPlan reads the CPU, topology and PMUs of the machine whose sysfs and
+// procfs roots are given (os.DirFS("/sys"), os.DirFS("/proc"), or a captured
+// tree) and builds its plan. An unreadable or partial tree is an error: a
+// plan from half a tree would silently miss events.
+func LoadPlan(sysfs, procfs fs.FS) (Plan, error) {
+	cpu, err := ReadCPU(procfs)
+	if err != nil {
+		return Plan{}, err
+	}
+	topo, err := ReadTopology(sysfs)
+	if err != nil {
+		return Plan{}, err
+	}
+	pmus, err := DiscoverPMUs(sysfs)
+	if err != nil {
+		return Plan{}, err
+	}
+	return NewPlan(cpu, pmus, topo), nil
+}
+
+// NewPlan resolves the catalogue entry of cpu's microarchitecture against
+// pmus. Kernel aliases are preferred when they encode what the catalogue
+// says; otherwise the catalogue's raw terms are encoded with the PMU's
+// format files, and the difference is reported.
+func NewPlan(cpu CPUInfo, pmus PMUs, topo Topology) Plan {
+	p := Plan{CPU: cpu, Microarch: Microarch(cpu)}
+	hardware := pmus.HasHardware()
+	if !hardware {
+		p.Problems = append(p.Problems, noPMUProblem(cpu, pmus))
+	}
+	spec, ok := catalogue(p.Microarch)
+	if !ok {
+		p.Problems = append(p.Problems, unsupportedProblem(cpu, p.Microarch))
+		return p
+	}
+	p.Problems = append(p.Problems, spec.NoWork...)
+	if hardware {
+		p.addWork(spec, pmus)
+		p.Counters = spec.Counters
+		if spec.CountersNoSMT > 0 && !smtOn(topo) {
+			p.Counters = spec.CountersNoSMT
+		}
+	}
+	// Uncore PMUs are independent of the core PMU (and a VM exposes
+	// neither), so traffic is resolved even when the core PMU is missing.
+	p.addTraffic(spec, pmus, hardware)
+	p.addUnverified()
+	p.addMultiplexed(spec)
+	return p
+}
+
+func (p *Plan) addWork(spec archSpec, pmus PMUs) {
+	missing := map[string]bool{}
+	for _, w := range spec.Work {
+		name := w.Core
+		if name == coreAny {
+			name = pmus.corePMU()
+		}
+		pm := pmus[name]
+		if pm == nil {
+			if !missing[name] {
+				missing[name] = true
+				p.Problems = append(p.Problems, Problem{
+					Code: ProblemNoWorkEvent,
+					What: fmt.Sprintf("the %s core PMU is missing: its FP events (%s...) cannot be counted", name, w.Name),
+					Fix:  "use a kernel with perf support for this CPU's core types",
+				})
+			}
+			continue
+		}
+		attr, err := pm.Encode(w.Terms)
+		if err != nil {
+			p.Problems = append(p.Problems, encodeProblem(w.Name, err))
+			continue
+		}
+		p.Work = append(p.Work, WorkEvent{
+			Event:         Event{Name: w.Name, PMU: pm.Name, Attr: attr, Scale: 1},
+			FlopsPerCount: w.Flops,
+			Precision:     w.Precision,
+			Slots:         max(w.Slots, 1),
+			Source:        w.Source,
+			Unverified:    w.Unverified,
+		})
+	}
+}
+
+func (p *Plan) addTraffic(spec archSpec, pmus PMUs, hardware bool) {
+	if len(spec.Traffic) == 0 {
+		if spec.NoTraffic != nil {
+			p.Problems = append(p.Problems, *spec.NoTraffic)
+		}
+		return
+	}
+	var bases []string
+	for _, set := range spec.Traffic {
+		base := set.Events[0].PMU
+		bases = append(bases, base)
+		boxes := pmus.Glob(base)
+		if len(boxes) == 0 {
+			continue
+		}
+		if set.Note != "" {
+			p.Problems = append(p.Problems, Problem{Code: ProblemMultiplexed, What: set.Note})
+		}
+		reported := map[string]bool{} // one alias problem per event, not per box
+		for _, box := range boxes {
+			for _, t := range set.Events {
+				ev, prob, err := resolveTraffic(box, t)
+				if err != nil {
+					if !reported[t.Name+"/encode"] {
+						reported[t.Name+"/encode"] = true
+						p.Problems = append(p.Problems, encodeProblem(box.Name+"/"+t.Name, err))
+					}
+					continue
+				}
+				if prob != nil && !reported[t.Name] {
+					reported[t.Name] = true
+					p.Problems = append(p.Problems, *prob)
+				}
+				p.Traffic = append(p.Traffic, ev)
+			}
+		}
+		return
+	}
+	if !hardware {
+		// The no-PMU problem already says why; repeating it per PMU
+		// kind would bury it.
+		return
+	}
+	p.Problems = append(p.Problems, Problem{
+		Code: ProblemNoTrafficPMU,
+		What: fmt.Sprintf("no %s PMU: DRAM traffic cannot be counted", strings.Join(bases, " or ")),
+		Fix:  "use a kernel whose uncore driver supports this CPU, on bare metal (VMs do not expose memory-controller PMUs)",
+	})
+}
+
+// resolveTraffic encodes t on box, preferring a kernel alias that encodes
+// the same. It returns a problem when the kernel's alias is missing or
+// wrong, or its scale disagrees with the catalogue.
+func resolveTraffic(box *PMU, t trafficSpec) (TrafficEvent, *Problem, error) {
+	want, err := box.Encode(t.Terms)
+	if err != nil {
+		return TrafficEvent{}, nil, err
+	}
+	ev := TrafficEvent{
+		Event:         Event{Name: t.Name, PMU: box.Name, Attr: want, Scale: 1, CPUs: slices.Clone(box.CPUs)},
+		BytesPerCount: t.Bytes,
+		Direction:     t.Direction,
+		Terms:         t.Terms,
+		Source:        t.Source,
+		Unverified:    t.Unverified,
+	}
+	var wrong []string
+	for _, name := range t.Aliases {
+		a, ok := box.Aliases[name]
+		if !ok {
+			continue
+		}
+		got, err := box.Encode(name)
+		if err != nil || got != want {
+			wrong = append(wrong, fmt.Sprintf("%s/%s/ is %s", box.Name, name, a.Terms))
+			continue
+		}
+		ev.Name, ev.Alias, ev.Terms = name, name, a.Terms
+		ev.Scale, ev.Unit = a.Scale, a.Unit
+		if bytes, ok := aliasBytes(a); ok && !near(bytes, t.Bytes) {
+			return ev, &Problem{
+				Code: ProblemKernelAlias,
+				What: fmt.Sprintf("this kernel scales %s/%s/ to %g bytes per count; one count is %g bytes, which rprof uses", box.Name, name, bytes, t.Bytes),
+				Fix:  "none needed; a newer kernel has the right scale",
+			}, nil
+		}
+		return ev, nil, nil
+	}
+	switch {
+	case len(wrong) > 0:
+		return ev, &Problem{
+			Code: ProblemKernelAlias,
+			What: fmt.Sprintf("this kernel's %s, not %s: rprof encodes %s itself", strings.Join(wrong, ", "), t.Terms, t.Name),
+			Fix:  "none needed; a kernel with the fix makes the alias right",
+		}, nil
+	case t.Missing != "" && len(t.Aliases) > 0:
+		return ev, &Problem{Code: ProblemKernelAlias, What: t.Missing}, nil
+	}
+	return ev, nil, nil
+}
+
+// aliasBytes converts an alias's scale and unit to bytes per count, when
+// the unit is a byte unit.
+func aliasBytes(a Alias) (float64, bool) {
+	switch a.Unit {
+	case "MiB":
+		return a.Scale * (1 << 20), true
+	case "B", "Bytes":
+		return a.Scale, true
+	}
+	return 0, false
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Abs(b) }
+
+// addUnverified adds one problem per distinct unverified reason, naming the
+// events it applies to.
+func (p *Plan) addUnverified() {
+	var reasons []string
+	events := map[string][]string{}
+	note := func(reason, name string) {
+		if reason == "" {
+			return
+		}
+		if _, ok := events[reason]; !ok {
+			reasons = append(reasons, reason)
+		}
+		if !slices.Contains(events[reason], name) {
+			events[reason] = append(events[reason], name)
+		}
+	}
+	for _, w := range p.Work {
+		note(w.Unverified, w.Name)
+	}
+	for _, t := range p.Traffic {
+		note(t.Unverified, t.Name)
+	}
+	for _, r := range reasons {
+		p.Problems = append(p.Problems, Problem{
+			Code: ProblemUnverified,
+			What: fmt.Sprintf("UNVERIFIED (%s): %s", strings.Join(events[r], ", "), r),
+			Fix:  "check the figure against a kernel whose FLOPs and bytes are known before trusting it",
+		})
+	}
+}
+
+// addMultiplexed says when the work events need more than one group.
+func (p *Plan) addMultiplexed(spec archSpec) {
+	groups := p.Groups()
+	perPMU := map[string]int{}
+	for _, g := range groups {
+		perPMU[g[0].PMU]++
+	}
+	var names []string
+	for name, n := range perPMU {
+		if n > 1 {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fix := ""
+		if spec.CountersNoSMT > p.Counters {
+			fix = fmt.Sprintf("disable SMT (echo off > /sys/devices/system/cpu/smt/control) for %d counters per core", spec.CountersNoSMT)
+		}
+		p.Problems = append(p.Problems, Problem{
+			Code: ProblemMultiplexed,
+			What: fmt.Sprintf("the %s work events need %d counter groups (%d counters per thread): the kernel time-shares them and rprof scales each count by its running time", name, perPMU[name], p.Counters),
+			Fix:  fix,
+		})
+	}
+}
+
+// smtOn reports whether any core runs more than one thread.
+func smtOn(topo Topology) bool {
+	for _, s := range topo.SMTSiblings {
+		if len(s) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+func encodeProblem(event string, err error) Problem {
+	return Problem{
+		Code: ProblemEncode,
+		What: fmt.Sprintf("cannot encode %s: %v", event, err),
+		Fix:  "check that the sysfs tree is complete (format/ files of the PMU)",
+	}
+}
+
+// noPMUProblem explains a machine without a hardware core PMU.
+func noPMUProblem(cpu CPUInfo, pmus PMUs) Problem {
+	names := make([]string, 0, len(pmus))
+	for name := range pmus {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	what := "no hardware PMU: the kernel exposes no core PMU"
+	if len(names) > 0 {
+		what = fmt.Sprintf("no hardware PMU: the kernel exposes only the %s PMUs", strings.Join(names, ", "))
+	}
+	if cpu.Hypervisor() {
+		return Problem{Code: ProblemNoPMU, What: what + " (a VM without a virtual PMU)", Fix: VMPMUFix("")}
+	}
+	return Problem{Code: ProblemNoPMU, What: what, Fix: "use a kernel built with perf events support for this CPU (CONFIG_PERF_EVENTS and the CPU's PMU driver)"}
+}
+
+func unsupportedProblem(cpu CPUInfo, microarch string) Problem {
+	id := cpu.PerfKey()
+	if microarch != "" {
+		id = microarch + " (" + id + ")"
+	}
+	return Problem{
+		Code: ProblemUnsupportedCPU,
+		What: fmt.Sprintf("rprof has no FP-work or DRAM-traffic events for %s", id),
+		Fix:  "count W and Q analytically, or run on a supported CPU (rprof events lists them in docs/events.md)",
+	}
+}
+
+// VMPMUFix is the setting that gives a VM a virtual PMU, for the hypervisor
+// vendor named by DMI sys_vendor ("" when unknown: all of them).
+func VMPMUFix(sysVendor string) string {
+	kvm := "KVM/libvirt: <cpu mode='host-passthrough'> with <pmu state='on'/> in the domain XML; QEMU: -cpu host,pmu=on"
+	vmware := "VMware: enable \"Virtualize CPU performance counters\" in the VM's CPU settings"
+	cloud := "cloud: use a bare-metal instance type (e.g. AWS *.metal), since most virtual instance types expose no memory-controller PMU"
+	v := strings.ToLower(sysVendor)
+	switch {
+	case strings.Contains(v, "qemu") || strings.Contains(v, "kvm") || strings.Contains(v, "red hat"):
+		return kvm
+	case strings.Contains(v, "vmware"):
+		return vmware
+	case strings.Contains(v, "microsoft"):
+		return "Hyper-V/Azure: run on bare metal or a VM size that exposes a virtual PMU"
+	case strings.Contains(v, "amazon") || strings.Contains(v, "google"):
+		return cloud
+	}
+	return "give the VM a virtual PMU: " + kvm + "; " + vmware + "; " + cloud
+}
+
+// Err is the typed error that stops counting W on this plan, or nil: an
+// error matching ErrNoPMU without a hardware PMU, ErrUnsupportedCPU without
+// a catalogue entry, ErrNotSupported when no work event resolved.
+func (p Plan) Err() error {
+	for _, pr := range p.Problems {
+		switch pr.Code {
+		case ProblemNoPMU:
+			return fmt.Errorf("%w: %s", ErrNoPMU, strings.TrimPrefix(pr.What, "no hardware PMU: "))
+		case ProblemUnsupportedCPU:
+			return fmt.Errorf("%w: %s", ErrUnsupportedCPU, pr.What)
+		}
+	}
+	if !p.WorkUsable() {
+		return fmt.Errorf("count FP work on %s: %w", p.Microarch, ErrNotSupported)
+	}
+	return nil
+}
