@@ -1,0 +1,446 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/roofline"
+)
+
+// Sources of W and Q (roofline.Point.Source).
+const (
+	SourceCounters = "counters"
+	SourceAnalytic = "analytic"
+	SourceEvents   = "events"
+)
+
+// rep is one repetition: the target's run and, with an overhead command,
+// the overhead run made just before it.
+type rep struct {
+	kernel   outcome
+	overhead *outcome
+}
+
+// inputs is everything a point is computed from; building it is pure.
+type inputs struct {
+	cfg    Config
+	source string
+	specs  []counterSpec
+	reps   []rep
+	// idle is the idle-baseline run (traffic counters only), nil without.
+	idle *outcome
+	// notes are flags known before running (no uncore, VM, unverified
+	// events...).
+	notes   []roofline.Flag
+	machine roofline.Machine
+	roofs   *roofline.Roofs
+	created time.Time
+	cpus    int // online CPUs, for the default thread scope
+}
+
+// buildPoint turns recorded runs into a point: overhead and idle
+// subtraction, statistics over the repetitions, derived figures, validity
+// flags and placement under the roofs.
+func buildPoint(in inputs) (*roofline.Point, error) {
+	cfg := in.cfg
+	p := &roofline.Point{
+		Schema:  roofline.PointSchema,
+		Label:   cfg.Label,
+		Command: cfg.Command,
+		Created: in.created,
+		Source:  in.source,
+		Machine: in.machine,
+		Flags:   slices.Clone(in.notes),
+		Events:  []roofline.EventCount{},
+	}
+	if p.Label == "" {
+		p.Label = filepath.Base(cfg.Command[0])
+	}
+	if len(in.reps) == 0 {
+		return nil, fmt.Errorf("measure: no repetition was run")
+	}
+	last := in.reps[len(in.reps)-1].kernel
+	p.Exit = roofline.Exit{Code: last.exit, Signal: last.signal}
+
+	nets, err := netTallies(in, p)
+	if err != nil {
+		return nil, err
+	}
+	n := len(nets)
+	seconds := make([]float64, n)
+	for i, t := range nets {
+		seconds[i] = t.seconds
+	}
+	p.Samples.Seconds = seconds
+	var tw stats.Welford
+	for _, s := range seconds {
+		tw.Add(s)
+	}
+	p.Seconds = tw.Mean()
+	p.CI = roofline.Uncertainty{Confidence: cfg.Confidence, Method: "none", N: n,
+		Seconds: interval(&tw, cfg.Confidence)}
+	if n >= 2 {
+		p.CI.Method = stats.CIMethod(n)
+	}
+
+	// W and Q: analytic values, or medians of the counted ones.
+	var works, traffics []float64
+	switch {
+	case in.source == SourceAnalytic:
+		if cfg.Work != nil {
+			works = repeatValue(*cfg.Work, n)
+		}
+		if cfg.Traffic != nil {
+			traffics = repeatValue(*cfg.Traffic, n)
+		}
+	case nets[0].hasWork || nets[0].hasTraffic:
+		for _, t := range nets {
+			if t.hasWork {
+				works = append(works, t.work)
+			}
+			if t.hasTraffic {
+				traffics = append(traffics, t.traffic)
+			}
+		}
+	}
+	if works != nil {
+		p.Samples.WorkFlops = works
+		p.WorkFlops = checkedMedian(p, "work", "FLOP", works, cfg.Confidence, in.source == SourceCounters)
+		if p.WorkFlops != nil && in.source == SourceCounters {
+			p.WorkByPrecision = medianBy(nets)
+		}
+	}
+	if traffics != nil {
+		p.Samples.TrafficBytes = traffics
+		p.TrafficBytes = checkedMedian(p, "DRAM traffic", "B", traffics, cfg.Confidence, in.source == SourceCounters)
+		if p.TrafficBytes != nil && in.source == SourceCounters {
+			if nets[0].hasRead {
+				p.ReadBytes = checkedMedian(p, "DRAM reads", "B", field(nets, func(t tally) float64 { return t.read }), cfg.Confidence, true)
+			}
+			if nets[0].hasWrite {
+				p.WriteBytes = checkedMedian(p, "DRAM writes", "B", field(nets, func(t tally) float64 { return t.write }), cfg.Confidence, true)
+			}
+		}
+	}
+
+	// Rates: mean and interval of the per-repetition rates.
+	if p.WorkFlops != nil {
+		var w stats.Welford
+		for i := range n {
+			w.Add(works[i] / seconds[i] / 1e9)
+		}
+		p.GFlops = ptr(w.Mean())
+		if n >= 2 {
+			ci := interval(&w, cfg.Confidence)
+			p.CI.GFlops = &ci
+		}
+	}
+	if p.TrafficBytes != nil {
+		var w stats.Welford
+		for i := range n {
+			w.Add(traffics[i] / seconds[i] / 1e9)
+		}
+		p.GBytesPerS = ptr(w.Mean())
+	}
+	if p.WorkFlops != nil && p.TrafficBytes != nil && *p.TrafficBytes > 0 {
+		p.Intensity = ptr(*p.WorkFlops / *p.TrafficBytes)
+	}
+
+	p.Events = eventCounts(in, nets)
+	p.Flags = append(p.Flags, countFlags(in)...)
+	p.Flags = append(p.Flags, exitFlags(in.reps)...)
+	if in.roofs != nil {
+		place(p, in)
+	}
+	return p, nil
+}
+
+// netTallies computes each repetition's tally less its overhead run and less
+// the idle DRAM rate x its time. A repetition whose net time is not
+// positive makes rates meaningless: that is an error, not a point.
+func netTallies(in inputs, p *roofline.Point) ([]tally, error) {
+	var idle *tally
+	if in.idle != nil {
+		t := tallyOf(in.specs, *in.idle)
+		if !(t.seconds > 0) {
+			return nil, fmt.Errorf("measure: idle baseline lasted %gs", t.seconds)
+		}
+		idle = &t
+	}
+	nets := make([]tally, len(in.reps))
+	var ohSeconds stats.Welford
+	var ohRuns []tally
+	for i, r := range in.reps {
+		t := tallyOf(in.specs, r.kernel)
+		if r.overhead != nil {
+			o := tallyOf(in.specs, *r.overhead)
+			ohRuns = append(ohRuns, o)
+			ohSeconds.Add(o.seconds)
+			t = t.minus(o)
+		}
+		if !(t.seconds > 0) {
+			return nil, fmt.Errorf("%w: repetition %d: the target took %.6fs, no longer than the overhead command (%.6fs); nothing is left to measure", ErrSubtraction, i+1, r.kernel.wall.Seconds(), r.kernel.wall.Seconds()-t.seconds)
+		}
+		if idle != nil {
+			f := t.seconds / idle.seconds
+			t.read -= idle.read * f
+			t.write -= idle.write * f
+			t.traffic -= idle.traffic * f
+		}
+		nets[i] = t
+	}
+	if ohRuns != nil || idle != nil {
+		p.Overhead = overheadRecord(in, ohRuns, idle)
+	}
+	return nets, nil
+}
+
+// overheadRecord says what was subtracted: the overhead runs' medians and
+// the idle rate.
+func overheadRecord(in inputs, oh []tally, idle *tally) *roofline.Overhead {
+	o := &roofline.Overhead{}
+	if oh != nil {
+		o.Command = in.cfg.Overhead
+		o.Seconds = median(field(oh, func(t tally) float64 { return t.seconds }))
+		if oh[0].hasWork {
+			o.WorkFlops = ptr(median(field(oh, func(t tally) float64 { return t.work })))
+		}
+		if oh[0].hasTraffic {
+			o.TrafficBytes = ptr(median(field(oh, func(t tally) float64 { return t.traffic })))
+		}
+	}
+	if idle != nil && idle.hasTraffic {
+		o.IdleBytesPerS = ptr(idle.traffic / idle.seconds)
+	}
+	return o
+}
+
+// checkedMedian is the median of a per-repetition figure, or nil with a
+// flag when it is negative (overhead or idle subtraction took more than
+// there was). With subtracted counts and two or more repetitions, a median
+// within the confidence half-width of zero is flagged as below the noise.
+func checkedMedian(p *roofline.Point, what, unit string, xs []float64, confidence float64, counted bool) *float64 {
+	m := median(xs)
+	if m < 0 {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNegative,
+			Message: fmt.Sprintf("%s is negative after subtraction (median %s %s): the overhead run or idle baseline counted more than the target; %s is reported as unknown", what, fmtNum(m), unit, what)})
+		return nil
+	}
+	subtracted := p.Overhead != nil
+	if counted && subtracted && len(xs) >= 2 {
+		var w stats.Welford
+		for _, x := range xs {
+			w.Add(x)
+		}
+		if h := w.HalfWidth(confidence); m <= h {
+			p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagBelowNoise,
+				Message: fmt.Sprintf("%s after subtraction (%s %s) is within its %g%% confidence half-width (%s %s): it cannot be told from zero", what, fmtNum(m), unit, confidence*100, fmtNum(h), unit)})
+		}
+	}
+	return &m
+}
+
+// medianBy is the median work of each precision.
+func medianBy(nets []tally) map[string]float64 {
+	by := map[string]float64{}
+	for k := range nets[0].workBy {
+		by[k] = median(field(nets, func(t tally) float64 { return t.workBy[k] }))
+	}
+	if len(by) == 0 {
+		return nil
+	}
+	return by
+}
+
+// eventCounts reports every counter: Value is the median over repetitions
+// of the multiplex-scaled count less the overhead run's; Raw, Enabled and
+// Running are the medians of the target's own readings.
+func eventCounts(in inputs, nets []tally) []roofline.EventCount {
+	out := []roofline.EventCount{}
+	user := 0
+	for i, s := range in.specs {
+		var vals, raws, ens, runs []float64
+		for j, r := range in.reps {
+			c := r.kernel.counts[i]
+			raws = append(raws, float64(c.Raw))
+			ens = append(ens, float64(c.Enabled))
+			runs = append(runs, float64(c.Running))
+			v := c.Value()
+			if s.kind == kindUser {
+				v = nets[j].events[user]
+			} else if r.overhead != nil {
+				v -= r.overhead.counts[i].Value()
+			}
+			vals = append(vals, v)
+		}
+		if s.kind == kindUser {
+			user++
+		}
+		ec := roofline.EventCount{
+			Name:    s.event.Name,
+			PMU:     s.event.PMU,
+			Value:   median(vals),
+			Raw:     uint64(median(raws)),
+			Enabled: uint64(median(ens)),
+			Running: uint64(median(runs)),
+		}
+		if s.event.Scale == 0 || s.event.Scale == 1 {
+			ec.Unit = s.event.Unit
+		}
+		out = append(out, ec)
+	}
+	return out
+}
+
+// countFlags flags counters that were multiplexed (with the smallest
+// running/enabled ratio seen), never ran, or counted nothing.
+func countFlags(in inputs) []roofline.Flag {
+	var flags []roofline.Flag
+	for i, s := range in.specs {
+		minFrac, never, zero := 1.0, false, true
+		for _, r := range in.reps {
+			for _, o := range []*outcome{&r.kernel, r.overhead} {
+				if o == nil {
+					continue
+				}
+				c := o.counts[i]
+				switch {
+				case c.Running == 0:
+					never = true
+				case c.Multiplexed():
+					minFrac = math.Min(minFrac, c.RunningFraction())
+				}
+			}
+			if r.kernel.counts[i].Raw != 0 {
+				zero = false
+			}
+		}
+		name := s.event.Name
+		switch {
+		case never:
+			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter,
+				Message: fmt.Sprintf("%s was never scheduled on a counter (time running 0): its count is unknown and taken as 0", name)})
+		case zero && s.kind != kindUser:
+			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter,
+				Message: fmt.Sprintf("%s counted 0: the target did no such work, or the counter does not count it here", name)})
+		}
+		if minFrac < 1 {
+			flags = append(flags, roofline.Flag{Code: roofline.FlagMultiplexed,
+				Message: fmt.Sprintf("%s was multiplexed: on a counter %.1f%% of the time it was enabled (worst repetition); its count is scaled up by enabled/running and is an estimate", name, minFrac*100)})
+		}
+	}
+	return flags
+}
+
+// exitFlags flags a target that failed; repetition stops at the first one.
+func exitFlags(reps []rep) []roofline.Flag {
+	k := reps[len(reps)-1].kernel
+	switch {
+	case k.signal != "":
+		return []roofline.Flag{{Code: roofline.FlagSignaled,
+			Message: fmt.Sprintf("the target was killed by %s in repetition %d: its counts cover a partial run", k.signal, len(reps))}}
+	case k.exit != 0:
+		return []roofline.Flag{{Code: roofline.FlagNonzeroExit,
+			Message: fmt.Sprintf("the target exited with status %d in repetition %d: it may not have done its normal work", k.exit, len(reps))}}
+	}
+	return nil
+}
+
+// place classifies the point under the roofs of the chosen thread scope
+// and flags a point above its roof.
+func place(p *roofline.Point, in inputs) {
+	p.RoofsFile = in.cfg.RoofsPath
+	p.Threads = threadScope(in.roofs, in.cfg.Threads, in.cpus)
+	if p.Intensity == nil || p.GFlops == nil {
+		return
+	}
+	pl, err := in.roofs.Place(*p.Intensity, *p.GFlops, p.Threads, precisionOf(p.WorkByPrecision))
+	if err != nil {
+		return
+	}
+	p.Bound = pl.Bound
+	p.AttainableGFlops = ptr(pl.AttainableGFlops)
+	p.FractionOfAttainable = ptr(pl.Fraction)
+	if pl.Fraction > 1 {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagAboveRoof,
+			Message: fmt.Sprintf("the point is %.0f%% above its roof (%s, %.4g GFLOP/s attainable): a measurement error (miscounted work or traffic, or roofs of another machine or thread count), not a result", (pl.Fraction-1)*100, pl.Bound, pl.AttainableGFlops)})
+	}
+}
+
+// threadScope is the requested scope, else the largest measured scope not
+// above the online CPUs (else the smallest one).
+func threadScope(r *roofline.Roofs, want, cpus int) int {
+	if want > 0 {
+		return want
+	}
+	scopes := r.ThreadScopes()
+	sort.Ints(scopes)
+	if len(scopes) == 0 {
+		return 0
+	}
+	best := scopes[0]
+	for _, s := range scopes {
+		if s <= cpus {
+			best = s
+		}
+	}
+	return best
+}
+
+// precisionOf is the one precision work was counted in, or "" (any) when
+// there are several or the events do not tell.
+func precisionOf(by map[string]float64) string {
+	var got []string
+	for k, v := range by {
+		if v > 0 {
+			got = append(got, k)
+		}
+	}
+	if len(got) == 1 && got[0] != roofline.Mixed {
+		return got[0]
+	}
+	return ""
+}
+
+func interval(w *stats.Welford, confidence float64) roofline.Interval {
+	if w.N() < 2 {
+		return roofline.Interval{Lo: w.Mean(), Hi: w.Mean()}
+	}
+	lo, hi := w.MeanCI(confidence)
+	return roofline.Interval{Lo: lo, Hi: hi}
+}
+
+func field(ts []tally, f func(tally) float64) []float64 {
+	out := make([]float64, len(ts))
+	for i, t := range ts {
+		out[i] = f(t)
+	}
+	return out
+}
+
+func repeatValue(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// fmtNum prints a count with at most 4 significant digits in messages.
+func fmtNum(v float64) string {
+	return strings.TrimSpace(fmt.Sprintf("%.4g", v))
+}
+
+// median is the sample median, from the stats engine's order-statistic
+// estimate.
+func median(xs []float64) float64 {
+	return stats.MedianCI(xs, DefaultConfidence).Value
+}

@@ -1,0 +1,400 @@
+package measure
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+)
+
+// Specs of a Skylake-SP-like plan: two FP64 work events (scalar, 512-bit
+// packed), two memory-controller boxes with read and write CAS counts, and
+// one user event.
+var skxSpecs = []counterSpec{
+	{event: pmu.Event{Name: "fp_arith_inst_retired.scalar_double", PMU: "cpu"}, kind: kindWork, weight: 1, class: roofline.Double},
+	{event: pmu.Event{Name: "fp_arith_inst_retired.512b_packed_double", PMU: "cpu"}, kind: kindWork, weight: 8, class: roofline.Double},
+	{event: pmu.Event{Name: "uncore_imc_0/cas_count_read/", PMU: "uncore_imc_0", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: dirRead},
+	{event: pmu.Event{Name: "uncore_imc_0/cas_count_write/", PMU: "uncore_imc_0", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: dirWrite},
+	{event: pmu.Event{Name: "uncore_imc_1/cas_count_read/", PMU: "uncore_imc_1", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: dirRead},
+	{event: pmu.Event{Name: "uncore_imc_1/cas_count_write/", PMU: "uncore_imc_1", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: dirWrite},
+	{event: pmu.Event{Name: "page-faults", PMU: "software", Unit: ""}, kind: kindUser},
+}
+
+// full is a count that ran all the time it was enabled.
+func full(raw uint64) pmu.Count { return pmu.Count{Raw: raw, Enabled: 1e9, Running: 1e9} }
+
+// skxRun is a recorded SKX run of wall seconds: 1e6 scalar and 1e8 packed
+// FP64 instructions (801e6 FLOPs), 4e6+2e6 reads and 1e6+1e6 writes
+// (384e6 + 128e6 bytes), faults page faults.
+func skxRun(wall float64, faults uint64) outcome {
+	return outcome{
+		wall: time.Duration(wall * float64(time.Second)),
+		counts: []pmu.Count{
+			full(1e6), full(1e8),
+			full(4e6), full(1e6), full(2e6), full(1e6),
+			full(faults),
+		},
+	}
+}
+
+func scaled(o outcome, f float64) outcome {
+	s := o
+	s.counts = make([]pmu.Count, len(o.counts))
+	for i, c := range o.counts {
+		c.Raw = uint64(float64(c.Raw) * f)
+		s.counts[i] = c
+	}
+	s.wall = time.Duration(float64(o.wall) * f)
+	return s
+}
+
+func testConfig() Config {
+	cfg, err := Config{Command: []string{"/bin/kernel", "-n", "10"}}.withDefaults()
+	if err != nil {
+		panic(err)
+	}
+	return cfg
+}
+
+func hasFlag(p *roofline.Point, code, substr string) bool {
+	for _, f := range p.Flags {
+		if f.Code == code && strings.Contains(f.Message, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(want) }
+
+func TestBuildPointComputesWorkTrafficAndRatesFromRecordedCounts(t *testing.T) {
+	in := inputs{cfg: testConfig(), source: SourceCounters, specs: skxSpecs,
+		reps: []rep{{kernel: skxRun(0.5, 300)}}}
+	p, err := buildPoint(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want *float64
+	}{
+		{"work_flops", p.WorkFlops, ptr(801e6)},
+		{"traffic_bytes", p.TrafficBytes, ptr(512e6)},
+		{"read_bytes", p.ReadBytes, ptr(384e6)},
+		{"write_bytes", p.WriteBytes, ptr(128e6)},
+		{"intensity", p.Intensity, ptr(801e6 / 512e6)},
+		{"gflops", p.GFlops, ptr(801e6 / 0.5 / 1e9)},
+		{"gbytes_per_s", p.GBytesPerS, ptr(512e6 / 0.5 / 1e9)},
+	}
+	for _, c := range checks {
+		if c.got == nil || !near(*c.got, *c.want) {
+			t.Errorf("%s = %v, want %v", c.name, deref(c.got), *c.want)
+		}
+	}
+	if got := p.WorkByPrecision[roofline.Double]; !near(got, 801e6) {
+		t.Errorf("work_by_precision[fp64] = %v, want 801e6", got)
+	}
+	if p.Seconds != 0.5 || p.CI.N != 1 || p.CI.Method != "none" {
+		t.Errorf("seconds %v, ci %+v: want 0.5 from one run with no interval", p.Seconds, p.CI)
+	}
+	if p.Label != "kernel" || p.Schema != roofline.PointSchema {
+		t.Errorf("label %q schema %q", p.Label, p.Schema)
+	}
+	if len(p.Events) != len(skxSpecs) || p.Events[6].Value != 300 || p.Events[1].Raw != 1e8 {
+		t.Errorf("events = %+v", p.Events)
+	}
+	if len(p.Flags) != 0 {
+		t.Errorf("flags = %+v, want none", p.Flags)
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func TestTallyScalesMultiplexedCountsAndKeepsTotalOutOfReadWrite(t *testing.T) {
+	specs := []counterSpec{
+		{event: pmu.Event{Name: "fp64"}, kind: kindWork, weight: 2, class: roofline.Double},
+		{event: pmu.Event{Name: "fp32"}, kind: kindWork, weight: 4, class: roofline.Single},
+		{event: pmu.Event{Name: "data_read"}, kind: kindTraffic, weight: 64, class: dirRead},
+		{event: pmu.Event{Name: "data_total"}, kind: kindTraffic, weight: 64, class: dirTotal},
+	}
+	o := outcome{wall: time.Second, counts: []pmu.Count{
+		{Raw: 1000, Enabled: 4e6, Running: 1e6}, // on a counter a quarter of the time
+		full(10),
+		full(100),
+		full(50),
+	}}
+	got := tallyOf(specs, o)
+	if !near(got.work, 4000*2+10*4) || !near(got.workBy[roofline.Double], 8000) || !near(got.workBy[roofline.Single], 40) {
+		t.Errorf("work = %v by %v, want 8040 (fp64 8000 from 1000 raw x 4 for multiplexing x 2, fp32 40)", got.work, got.workBy)
+	}
+	if !near(got.traffic, 150*64) || !near(got.read, 6400) || got.hasWrite || got.write != 0 {
+		t.Errorf("traffic %v read %v write %v (has %v): want Q 9600, read 6400, no write", got.traffic, got.read, got.write, got.hasWrite)
+	}
+}
+
+func TestBuildPointFlagsCounterProblems(t *testing.T) {
+	mux := skxRun(0.5, 0)
+	mux.counts[1] = pmu.Count{Raw: 5e7, Enabled: 1e9, Running: 4e8}
+	never := skxRun(0.5, 0)
+	never.counts[0] = pmu.Count{Enabled: 1e9}
+	zero := skxRun(0.5, 0)
+	zero.counts[2] = full(0)
+	tests := []struct {
+		name string
+		run  outcome
+		code string
+		msg  string
+	}{
+		{"multiplexed with its ratio", mux, roofline.FlagMultiplexed, "40.0%"},
+		{"never scheduled", never, roofline.FlagMissingCounter, "never scheduled"},
+		{"counted zero", zero, roofline.FlagMissingCounter, "uncore_imc_0/cas_count_read/ counted 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := buildPoint(inputs{cfg: testConfig(), source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: tt.run}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !hasFlag(p, tt.code, tt.msg) {
+				t.Errorf("flags = %+v, want %s mentioning %q", p.Flags, tt.code, tt.msg)
+			}
+		})
+	}
+	// A user event counting zero is a result, not a problem.
+	p, _ := buildPoint(inputs{cfg: testConfig(), source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: skxRun(0.5, 0)}}})
+	if len(p.Flags) != 0 {
+		t.Errorf("flags = %+v, want none for a zero user event", p.Flags)
+	}
+}
+
+func TestBuildPointSubtractsOverheadRuns(t *testing.T) {
+	kernel := skxRun(0.5, 1300)
+	overhead := scaled(skxRun(0.5, 1300), 0.25)
+	overhead.counts[6] = full(300)
+	cfg := testConfig()
+	cfg.Overhead = []string{"/bin/kernel", "-n", "0"}
+	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &overhead}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(*p.WorkFlops, 801e6*0.75) || !near(*p.TrafficBytes, 512e6*0.75) || !near(p.Seconds, 0.375) {
+		t.Errorf("W %v Q %v T %v, want three quarters of the kernel run's", *p.WorkFlops, *p.TrafficBytes, p.Seconds)
+	}
+	if p.Events[6].Value != 1000 || p.Events[6].Raw != 1300 {
+		t.Errorf("page-faults value %v raw %v, want net 1000 of raw 1300", p.Events[6].Value, p.Events[6].Raw)
+	}
+	if p.Overhead == nil || !near(*p.Overhead.WorkFlops, 801e6*0.25) || !near(p.Overhead.Seconds, 0.125) || len(p.Overhead.Command) != 3 {
+		t.Errorf("overhead record = %+v", p.Overhead)
+	}
+}
+
+func TestBuildPointNeverReportsANegativeSubtraction(t *testing.T) {
+	cfg := testConfig()
+	cfg.Overhead = []string{"setup-only"}
+	kernel := skxRun(0.5, 0)
+	more := skxRun(0.1, 0)
+	more.counts[1] = full(2e8) // the overhead run did more FP work than the target
+	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &more}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.WorkFlops != nil || p.GFlops != nil || p.Intensity != nil {
+		t.Errorf("W %v GFLOP/s %v I %v: want unknown after a negative subtraction", deref(p.WorkFlops), deref(p.GFlops), deref(p.Intensity))
+	}
+	if !hasFlag(p, roofline.FlagNegative, "work is negative") {
+		t.Errorf("flags = %+v, want negative-subtraction for work", p.Flags)
+	}
+
+	slow := skxRun(0.6, 0) // the overhead run took longer: no time left
+	_, err = buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &slow}}})
+	if !errors.Is(err, ErrSubtraction) {
+		t.Errorf("err = %v, want ErrSubtraction when the overhead run outlasts the target", err)
+	}
+}
+
+func TestBuildPointFlagsAResultBelowTheNoise(t *testing.T) {
+	cfg := testConfig()
+	cfg.Overhead = []string{"setup-only"}
+	var reps []rep
+	// Net scalar FP64 counts of +3e6, -1e6, +1e6 on top of 8e8 packed
+	// FLOPs: work is far above its noise.
+	for _, d := range []float64{3e6, -1e6, 1e6} {
+		k := skxRun(0.5, 0)
+		k.counts[0] = full(4e6)
+		o := outcome{wall: 100 * time.Millisecond, counts: make([]pmu.Count, len(skxSpecs))}
+		for i := range o.counts {
+			o.counts[i] = full(0)
+		}
+		o.counts[0] = full(uint64(4e6 - d))
+		reps = append(reps, rep{kernel: k, overhead: &o})
+	}
+	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: reps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.WorkFlops == nil || !near(*p.WorkFlops, 800e6+1e6) {
+		t.Errorf("W = %v", deref(p.WorkFlops))
+	}
+	if hasFlag(p, roofline.FlagBelowNoise, "work") {
+		t.Errorf("flags = %+v: work of 8e8 is far above its noise", p.Flags)
+	}
+	// Traffic: the overhead run counts nearly as much as the target.
+	for i, d := range []float64{2e5, -1e5, 3e5} {
+		reps[i].overhead.counts[2] = full(uint64(4e6 - d))
+		reps[i].overhead.counts[3] = full(1e6)
+		reps[i].overhead.counts[4] = full(2e6)
+		reps[i].overhead.counts[5] = full(1e6)
+	}
+	p, err = buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: reps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasFlag(p, roofline.FlagBelowNoise, "DRAM traffic") {
+		t.Errorf("flags = %+v, want below-noise for DRAM traffic", p.Flags)
+	}
+}
+
+func TestBuildPointSubtractsTheIdleRateTimesTime(t *testing.T) {
+	cfg := testConfig()
+	cfg.IdleBaseline = 200 * time.Millisecond
+	// 0.2 s idle: 1e5 reads and 5e4 writes on box 0 = 9.6 MB: 48 MB/s.
+	idle := outcome{wall: 200 * time.Millisecond, counts: []pmu.Count{{}, {}, full(1e5), full(5e4), full(0), full(0), {}}}
+	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, idle: &idle, reps: []rep{{kernel: skxRun(0.5, 0)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(*p.TrafficBytes, 512e6-48e6*0.5) || !near(*p.ReadBytes, 384e6-32e6*0.5) || !near(*p.WriteBytes, 128e6-16e6*0.5) {
+		t.Errorf("Q %v read %v write %v, want less 24 MB, 16 MB, 8 MB of idle traffic", *p.TrafficBytes, *p.ReadBytes, *p.WriteBytes)
+	}
+	if p.Overhead == nil || p.Overhead.IdleBytesPerS == nil || !near(*p.Overhead.IdleBytesPerS, 48e6) {
+		t.Errorf("overhead = %+v, want idle rate 48e6 B/s", p.Overhead)
+	}
+}
+
+func TestBuildPointReportsRepetitionStatistics(t *testing.T) {
+	cfg := testConfig()
+	var reps []rep
+	walls := []float64{0.50, 0.52, 0.48, 0.51, 0.49}
+	packed := []uint64{1e8, 1e8 + 10, 1e8 - 10, 1e8 + 5, 1e8 - 5}
+	for i, w := range walls {
+		r := skxRun(w, 0)
+		r.counts[1] = full(packed[i])
+		reps = append(reps, rep{kernel: r})
+	}
+	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: reps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(p.Seconds, 0.5) || p.CI.N != 5 || p.CI.Method != "student-t" {
+		t.Errorf("T = %v n %d method %q", p.Seconds, p.CI.N, p.CI.Method)
+	}
+	// s = 0.0158114, t(0.975, 4) = 2.776445: half-width 0.0196324.
+	if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; math.Abs(h-0.0196324) > 1e-6 {
+		t.Errorf("T half-width = %v, want 0.0196324", h)
+	}
+	if !near(*p.WorkFlops, 801e6) {
+		t.Errorf("W = %v, want the median 801e6", *p.WorkFlops)
+	}
+	if p.CI.GFlops == nil || !(p.CI.GFlops.Lo < *p.GFlops && *p.GFlops < p.CI.GFlops.Hi) {
+		t.Errorf("GFLOP/s %v CI %+v", *p.GFlops, p.CI.GFlops)
+	}
+	if len(p.Samples.Seconds) != 5 || len(p.Samples.WorkFlops) != 5 || len(p.Samples.TrafficBytes) != 5 {
+		t.Errorf("samples = %+v", p.Samples)
+	}
+}
+
+func TestBuildPointFlagsHowTheTargetEnded(t *testing.T) {
+	failed := skxRun(0.5, 0)
+	failed.exit = 3
+	killed := skxRun(0.5, 0)
+	killed.exit, killed.signal = 128+9, "killed"
+	for _, tt := range []struct {
+		run  outcome
+		code string
+	}{{failed, roofline.FlagNonzeroExit}, {killed, roofline.FlagSignaled}} {
+		p, err := buildPoint(inputs{cfg: testConfig(), source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: tt.run}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasFlag(p, tt.code, "repetition 1") || p.Exit.Code != tt.run.exit || p.Exit.Signal != tt.run.signal {
+			t.Errorf("flags %+v exit %+v, want %s", p.Flags, p.Exit, tt.code)
+		}
+	}
+}
+
+func testRoofs() *roofline.Roofs {
+	return &roofline.Roofs{
+		Schema: roofline.RoofsSchema,
+		Compute: []roofline.ComputeRoof{
+			{Name: "avx512-fma-fp64", Precision: roofline.Double, Threads: 1, GFlops: 50},
+			{Name: "avx512-fma-fp64", Precision: roofline.Double, Threads: 2, GFlops: 100},
+			{Name: "avx512-fma-fp64", Precision: roofline.Double, Threads: 4, GFlops: 200},
+		},
+		Bandwidth: []roofline.BandwidthRoof{
+			{Level: "DRAM", Kernel: "triad", Threads: 1, GBytesPerS: 10},
+			{Level: "DRAM", Kernel: "triad", Threads: 2, GBytesPerS: 20},
+			{Level: "DRAM", Kernel: "triad", Threads: 4, GBytesPerS: 25},
+		},
+	}
+}
+
+func TestBuildPointPlacesThePointUnderTheRoofs(t *testing.T) {
+	cfg := testConfig()
+	cfg.RoofsPath = "roofs.json"
+	// I = 801/512 = 1.564 FLOP/B; 2 threads: memory roof 31.3 GFLOP/s.
+	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, roofs: testRoofs(), cpus: 3, reps: []rep{{kernel: skxRun(0.5, 0)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Threads != 2 || p.Bound != "memory (DRAM)" || !near(*p.AttainableGFlops, 20*801.0/512) || !near(*p.FractionOfAttainable, 1.602/(20*801.0/512)) {
+		t.Errorf("threads %d bound %q attainable %v fraction %v", p.Threads, p.Bound, deref(p.AttainableGFlops), deref(p.FractionOfAttainable))
+	}
+	if p.RoofsFile != "roofs.json" || hasFlag(p, roofline.FlagAboveRoof, "") {
+		t.Errorf("roofs file %q flags %+v", p.RoofsFile, p.Flags)
+	}
+
+	// 100x faster than possible: above its roof.
+	p, err = buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, roofs: testRoofs(), cpus: 2, reps: []rep{{kernel: skxRun(0.0005, 0)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasFlag(p, roofline.FlagAboveRoof, "measurement error") {
+		t.Errorf("flags = %+v, want above-roof", p.Flags)
+	}
+}
+
+func TestThreadScopePicksTheLargestScopeNotAboveTheCPUs(t *testing.T) {
+	tests := []struct{ want, cpus, got int }{
+		{0, 2, 2}, {0, 3, 2}, {0, 64, 4}, {0, 1, 1}, {4, 1, 4},
+	}
+	for _, tt := range tests {
+		if got := threadScope(testRoofs(), tt.want, tt.cpus); got != tt.got {
+			t.Errorf("threadScope(want %d, %d cpus) = %d, want %d", tt.want, tt.cpus, got, tt.got)
+		}
+	}
+}
+
+func TestBuildPointUsesAnalyticValues(t *testing.T) {
+	cfg := testConfig()
+	cfg.Work, cfg.Traffic = ptr(2e9), ptr(1e9)
+	p, err := buildPoint(inputs{cfg: cfg, source: SourceAnalytic,
+		reps: []rep{{kernel: outcome{wall: time.Second}}, {kernel: outcome{wall: 2 * time.Second}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.WorkFlops != 2e9 || *p.TrafficBytes != 1e9 || *p.Intensity != 2 || !near(*p.GFlops, (2+1)/2.0) || p.ReadBytes != nil {
+		t.Errorf("W %v Q %v I %v GFLOP/s %v read %v", *p.WorkFlops, *p.TrafficBytes, *p.Intensity, *p.GFlops, deref(p.ReadBytes))
+	}
+	if p.Source != SourceAnalytic || len(p.Events) != 0 || p.Events == nil {
+		t.Errorf("source %q events %v", p.Source, p.Events)
+	}
+}
