@@ -1,0 +1,183 @@
+package roofs
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+)
+
+// CacheLevel is one data-cache level as the threads of a sweep see it.
+type CacheLevel struct {
+	Name string // "L1", "L2", "L3"
+	// Bytes is the capacity the sweep's threads have together: the sum over
+	// the cache instances serving them.
+	Bytes int64
+}
+
+// ScopeCaches returns the data and unified cache levels of caches (as sysfs
+// lists them) seen by threads pinned to cpus, smallest first. A level's
+// capacity sums the instances that serve at least one of cpus, so per-core
+// L1D and L2 grow with the threads while an L3 shared by all counts once.
+func ScopeCaches(caches []pmu.Cache, cpus []int) []CacheLevel {
+	sum := map[int]int64{}
+	for _, c := range caches {
+		if c.Type == "Instruction" || c.SizeBytes <= 0 {
+			continue
+		}
+		if slices.ContainsFunc(c.SharedCPUs, func(cpu int) bool { return slices.Contains(cpus, cpu) }) {
+			sum[c.Level] += c.SizeBytes
+		}
+	}
+	var levels []CacheLevel
+	for _, l := range slices.Sorted(maps.Keys(sum)) {
+		levels = append(levels, CacheLevel{Name: fmt.Sprintf("L%d", l), Bytes: sum[l]})
+	}
+	return levels
+}
+
+// Plateau is the bandwidth ceiling of one memory level read from a sweep.
+type Plateau struct {
+	Level      string // "L1", "L2", "L3", "DRAM"
+	GBytesPerS float64
+	CI         roofline.Interval
+	// WorkingSetBytes is the size of the sweep point the figure comes from.
+	WorkingSetBytes int64
+	// Points is how many sweep points lay well inside the level.
+	Points int
+}
+
+// Flag codes of plateau warnings.
+const (
+	// FlagNoPlateau: no sweep point lies well inside a level, or two
+	// levels show no bandwidth step between them.
+	FlagNoPlateau = "no-plateau"
+	// FlagCacheMismatch: the bandwidth drop after a level is not where
+	// sysfs says the level ends.
+	FlagCacheMismatch = "cache-mismatch"
+	// FlagNoisyPlateau: the points inside a level disagree by more than
+	// noisySpread.
+	FlagNoisyPlateau = "noisy-plateau"
+)
+
+const (
+	// A level's ceiling comes from working sets at most half its capacity
+	// and at least twice the previous level's, where neither conflict
+	// misses nor leftovers of the smaller level blur it; DRAM from at least
+	// 4 times the last cache.
+	insideFactor = 2
+	dramFactor   = 4
+	// Two levels whose ceilings differ by less than this are not told
+	// apart.
+	minStep = 1.05
+	// A drop this far from the sysfs capacity (either way) is reported.
+	mismatchFactor = 4
+	noisySpread    = 1.25
+)
+
+// Plateaus reads the ceiling of each cache level and of DRAM from a sweep.
+// Each ceiling is the highest bandwidth among the points well inside the
+// level: interference on a busy machine only slows a kernel down, so the
+// best point is the least disturbed one (the choice likwid-bench and ERT make
+// too). Warnings say where the sweep disagrees with the cache sizes given.
+// Levels with no point inside them are left out, with a warning.
+func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.Flag, error) {
+	if len(points) == 0 {
+		return nil, nil, errors.New("plateaus: empty sweep")
+	}
+	if len(levels) == 0 {
+		return nil, nil, errors.New("plateaus: no cache sizes to place the levels by")
+	}
+	for _, p := range points {
+		if !(p.GBytesPerS > 0) || math.IsInf(p.GBytesPerS, 0) || p.WorkingSetBytes <= 0 {
+			return nil, nil, fmt.Errorf("plateaus: sweep point %s at %g GB/s is not a measurement", FormatBytes(p.WorkingSetBytes), p.GBytesPerS)
+		}
+	}
+	for _, l := range levels {
+		if l.Bytes <= 0 {
+			return nil, nil, fmt.Errorf("plateaus: cache level %s: size %d bytes", l.Name, l.Bytes)
+		}
+	}
+	points = slices.SortedFunc(slices.Values(points), func(a, b SweepPoint) int { return cmp.Compare(a.WorkingSetBytes, b.WorkingSetBytes) })
+	levels = slices.SortedFunc(slices.Values(levels), func(a, b CacheLevel) int { return cmp.Compare(a.Bytes, b.Bytes) })
+
+	var (
+		out   []Plateau
+		flags []roofline.Flag
+		caps  []int64 // capacity of each entry of out; 0 for DRAM
+	)
+	for i := 0; i <= len(levels); i++ {
+		var (
+			name   = "DRAM"
+			lo, hi int64
+			window string
+			capa   int64
+		)
+		if i < len(levels) {
+			name, capa = levels[i].Name, levels[i].Bytes
+			hi = capa / insideFactor
+			if i > 0 {
+				lo = levels[i-1].Bytes * insideFactor
+			}
+			window = fmt.Sprintf("between %s and %s (%s is %s)", FormatBytes(lo), FormatBytes(hi), name, FormatBytes(capa))
+		} else {
+			lo, hi = levels[i-1].Bytes*dramFactor, math.MaxInt64
+			window = fmt.Sprintf("at or above %s (%dx the %s of %s)", FormatBytes(lo), dramFactor, levels[i-1].Name, FormatBytes(levels[i-1].Bytes))
+		}
+		var in []SweepPoint
+		for _, p := range points {
+			if p.WorkingSetBytes >= lo && p.WorkingSetBytes <= hi {
+				in = append(in, p)
+			}
+		}
+		if len(in) == 0 {
+			flags = append(flags, roofline.Flag{Code: FlagNoPlateau,
+				Message: fmt.Sprintf("no %s ceiling: the sweep has no working set %s", name, window)})
+			continue
+		}
+		best := slices.MaxFunc(in, func(a, b SweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) })
+		if worst := slices.MinFunc(in, func(a, b SweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) }); best.GBytesPerS > noisySpread*worst.GBytesPerS {
+			flags = append(flags, roofline.Flag{Code: FlagNoisyPlateau,
+				Message: fmt.Sprintf("%s points range from %.3g to %.3g GB/s (working sets %s); the machine was busy or the level is not flat; the ceiling is the highest",
+					name, worst.GBytesPerS, best.GBytesPerS, window)})
+		}
+		out = append(out, Plateau{Level: name, GBytesPerS: best.GBytesPerS, CI: best.CI, WorkingSetBytes: best.WorkingSetBytes, Points: len(in)})
+		caps = append(caps, capa)
+	}
+	for i := 0; i+1 < len(out); i++ {
+		flags = append(flags, crossCheck(points, out[i], out[i+1], caps[i])...)
+	}
+	return out, flags, nil
+}
+
+// crossCheck finds where bandwidth falls from level a towards the next
+// measured level b (the first point past a's that, with its successor, is
+// below their geometric mean) and compares it with a's capacity.
+func crossCheck(points []SweepPoint, a, b Plateau, capa int64) []roofline.Flag {
+	if a.GBytesPerS < minStep*b.GBytesPerS {
+		return []roofline.Flag{{Code: FlagNoPlateau, Message: fmt.Sprintf(
+			"%s (%.3g GB/s) and %s (%.3g GB/s) differ by less than %.0f%%: the sweep shows no step where %s ends at %s; the VM or CPU may hide it",
+			a.Level, a.GBytesPerS, b.Level, b.GBytesPerS, (minStep-1)*100, a.Level, FormatBytes(capa))}}
+	}
+	mid := math.Sqrt(a.GBytesPerS * b.GBytesPerS)
+	for i, p := range points {
+		if p.WorkingSetBytes <= a.WorkingSetBytes || p.GBytesPerS >= mid {
+			continue
+		}
+		if i+1 < len(points) && points[i+1].GBytesPerS >= mid {
+			continue // a single slow point is noise, not the edge of a.
+		}
+		if p.WorkingSetBytes*mismatchFactor < capa || p.WorkingSetBytes > capa*mismatchFactor {
+			return []roofline.Flag{{Code: FlagCacheMismatch, Message: fmt.Sprintf(
+				"bandwidth drops from %s towards %s at a %s working set, but the cache sizes say %s holds %s",
+				a.Level, b.Level, FormatBytes(p.WorkingSetBytes), a.Level, FormatBytes(capa))}}
+		}
+		return nil
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package roofs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/rprof/rprof/roofline"
+)
+
+// SweepPoint is the bandwidth measured at one working-set size.
+type SweepPoint struct {
+	// WorkingSetBytes is the bytes all threads' arrays occupy together.
+	WorkingSetBytes int64
+	// GBytesPerS is 1e9 bytes per second, counting bytes as STREAM does
+	// (kernels.Bandwidth.BytesPerElement).
+	GBytesPerS float64
+	CI         roofline.Interval
+}
+
+// SweepEvaluator measures the bandwidth of a kernel whose threads together
+// use workingSetBytes, with a confidence interval.
+type SweepEvaluator func(ctx context.Context, workingSetBytes int64) (gbps float64, ci roofline.Interval, err error)
+
+// DefaultPerOctave is the sweep's step: 3 sizes per doubling resolve each
+// cache boundary to within a factor of 1.26, which the plateau windows
+// (half the cache and below, twice the previous level and above) do not need
+// finer.
+const DefaultPerOctave = 3
+
+// SweepRange is the default span of a sweep over levels: from a quarter of
+// the smallest level (well inside L1) to 8 times the largest (so at least
+// two points per octave setting lie 4x beyond the last-level cache, where
+// the DRAM plateau is read).
+func SweepRange(levels []CacheLevel) (lo, hi int64, err error) {
+	if len(levels) == 0 {
+		return 0, 0, errors.New("sweep range: no cache levels")
+	}
+	lo, hi = math.MaxInt64, 0
+	for _, l := range levels {
+		if l.Bytes <= 0 {
+			return 0, 0, fmt.Errorf("sweep range: cache level %s: size %d bytes", l.Name, l.Bytes)
+		}
+		lo, hi = min(lo, l.Bytes/4), max(hi, l.Bytes*8)
+	}
+	return lo, hi, nil
+}
+
+// SweepSizes returns working-set sizes from lo to hi bytes, perOctave per
+// doubling, each rounded to a multiple of quantum (the bytes of one loop
+// block over all threads' arrays, so every size is one the kernels can run
+// without a tail), without duplicates.
+func SweepSizes(lo, hi int64, perOctave int, quantum int64) ([]int64, error) {
+	switch {
+	case lo <= 0 || hi < lo:
+		return nil, fmt.Errorf("sweep sizes: range %d to %d bytes is empty", lo, hi)
+	case perOctave <= 0:
+		return nil, fmt.Errorf("sweep sizes: %d steps per octave", perOctave)
+	case quantum <= 0:
+		return nil, fmt.Errorf("sweep sizes: quantum %d bytes", quantum)
+	}
+	steps := int(math.Ceil(math.Log2(float64(hi)/float64(lo))*float64(perOctave) - 1e-9))
+	var sizes []int64
+	for i := 0; i <= steps; i++ {
+		ws := float64(lo) * math.Exp2(float64(i)/float64(perOctave))
+		q := max(1, int64(math.Round(ws/float64(quantum)))) * quantum
+		if len(sizes) == 0 || q > sizes[len(sizes)-1] {
+			sizes = append(sizes, q)
+		}
+	}
+	return sizes, nil
+}
+
+// Sweep measures each size with eval, smallest first. progress, if not nil,
+// is called after each size. It stops at the first error or when ctx is
+// done.
+func Sweep(ctx context.Context, sizes []int64, eval SweepEvaluator, progress func(done, total int)) ([]SweepPoint, error) {
+	points := make([]SweepPoint, 0, len(sizes))
+	for i, ws := range sizes {
+		if err := ctx.Err(); err != nil {
+			return points, fmt.Errorf("sweep: %w", err)
+		}
+		gbps, ci, err := eval(ctx, ws)
+		if err != nil {
+			return points, fmt.Errorf("sweep at %s: %w", FormatBytes(ws), err)
+		}
+		points = append(points, SweepPoint{WorkingSetBytes: ws, GBytesPerS: gbps, CI: ci})
+		if progress != nil {
+			progress(i+1, len(sizes))
+		}
+	}
+	return points, nil
+}
+
+// FormatBytes writes a size with a binary unit, e.g. "48 KiB", "1.5 MiB".
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f %s", v, units[u])
+	}
+	return fmt.Sprintf("%.3g %s", v, units[u])
+}
