@@ -1,0 +1,444 @@
+package chart
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/rprof/rprof/roofline"
+)
+
+// ErrEmpty is returned when there is neither a roof nor a point to draw.
+var ErrEmpty = errors.New("nothing to draw: no points and no roofs")
+
+// scene is what a chart shows, in data units, computed once and drawn by
+// both the graphical and the text renderers so they never disagree.
+type scene struct {
+	title   string
+	threads int
+	// Axis ranges: whole decades, so the log axes start and end on a tick.
+	xmin, xmax, ymin, ymax float64
+	compute                []roof // horizontal, GFLOP/s
+	bandwidth              []roof // sloped, GB/s
+	ridges                 []ridge
+	points                 []placed
+	notes                  []string
+}
+
+// roof is one ceiling. For a compute roof value is GFLOP/s; for a bandwidth
+// roof it is GB/s, and the line is value*x GFLOP/s.
+type roof struct {
+	name        string // short name: "avx512-fma-fp64", "DRAM"
+	precision   string // compute roofs only
+	value       float64
+	ci          roofline.Interval
+	theoretical bool
+	// peak is the theoretical value of a measured compute roof when it is
+	// drawn too, so that one label names both lines.
+	peak float64
+	// from and to bound the line on the intensity axis.
+	from, to float64
+	// color indexes the palette; a theoretical roof shares its measured
+	// roof's colour.
+	color int
+}
+
+// label is the text drawn next to a roof: its name, value, unit and CI.
+func (r roof) label(unit string) string {
+	s := r.name + " " + FormatValue(r.value) + " " + unit
+	if pct, ok := FormatCI(r.value, r.ci); ok {
+		s += " ±" + pct
+	}
+	if r.peak > 0 {
+		s += ", theoretical " + FormatValue(r.peak) + " (dashed)"
+	}
+	return s
+}
+
+// ridge is where a bandwidth roof meets the highest compute roof.
+type ridge struct {
+	level     string
+	intensity float64 // FLOP/byte
+	gflops    float64
+}
+
+// placed is a point ready to draw.
+type placed struct {
+	label          string
+	x, y           float64 // FLOP/byte, GFLOP/s
+	lo, hi         float64 // CI of y; equal to y when unknown
+	bound          string  // "memory", "compute" or "" (unknown)
+	fraction       float64 // of attainable; 0 when not placed
+	analytic       bool
+	flagged        bool
+	flags          []string // flag codes that make the point flagged
+	attainable     float64
+	boundRoofLabel string
+}
+
+// buildScene selects the roofs of one thread scope and places the points
+// under them. Values that a log axis cannot show are left out with a note.
+func buildScene(r *roofline.Roofs, points []roofline.Point, opts Options) (*scene, error) {
+	if r == nil && len(points) == 0 {
+		return nil, ErrEmpty
+	}
+	s := &scene{}
+	threads, err := threadScope(r, points, opts.Threads)
+	if err != nil {
+		return nil, err
+	}
+	s.threads = threads
+	if r != nil {
+		s.addRoofs(r, opts.Theoretical)
+		s.addRidges(points)
+	}
+	for i := range points {
+		s.addPoint(r, &points[i])
+	}
+	if len(s.compute) == 0 && len(s.bandwidth) == 0 && len(s.points) == 0 {
+		return nil, fmt.Errorf("%w (every value was missing or not positive)", ErrEmpty)
+	}
+	s.setRanges()
+	s.title = opts.Title
+	if s.title == "" {
+		s.title = defaultTitle(r, points, threads)
+	}
+	return s, nil
+}
+
+// threadScope picks the thread count whose roofs are drawn: the one asked
+// for, else the points' own scope, else the smallest measured.
+func threadScope(r *roofline.Roofs, points []roofline.Point, want int) (int, error) {
+	var scopes []int
+	if r != nil {
+		scopes = r.ThreadScopes()
+		slices.Sort(scopes)
+	}
+	if want > 0 {
+		if r != nil && !slices.Contains(scopes, want) {
+			return 0, fmt.Errorf("select roofs: none measured for %d threads (measured for %s)", want, joinInts(scopes))
+		}
+		return want, nil
+	}
+	for _, p := range points {
+		if p.Threads > 0 && (r == nil || slices.Contains(scopes, p.Threads)) {
+			return p.Threads, nil
+		}
+	}
+	if len(scopes) > 0 {
+		return scopes[0], nil
+	}
+	return 1, nil
+}
+
+func (s *scene) addRoofs(r *roofline.Roofs, theoretical bool) {
+	for _, c := range r.Compute {
+		if c.Threads != s.threads {
+			continue
+		}
+		if !(c.GFlops > 0) || math.IsInf(c.GFlops, 0) {
+			s.notef("compute roof %s left out: %g GFLOP/s is not a positive number", c.Name, c.GFlops)
+			continue
+		}
+		measured := roof{name: c.Name, precision: c.Precision, value: c.GFlops, ci: c.CI, color: s.nextColor()}
+		if theoretical && c.TheoreticalGFlops > 0 {
+			measured.peak = c.TheoreticalGFlops
+			th := measured
+			th.value, th.ci, th.theoretical, th.peak = c.TheoreticalGFlops, roofline.Interval{}, true, 0
+			s.compute = append(s.compute, measured, th)
+			continue
+		}
+		s.compute = append(s.compute, measured)
+	}
+	if d := r.DGEMM; d != nil && d.Threads == s.threads {
+		if d.GFlops > 0 && !math.IsInf(d.GFlops, 0) {
+			name := "DGEMM"
+			if d.Library != "" {
+				name += " (" + d.Library + ")"
+			}
+			s.compute = append(s.compute, roof{name: name, precision: roofline.Double, value: d.GFlops, ci: d.CI, color: s.nextColor()})
+		} else {
+			s.notef("DGEMM roof left out: %g GFLOP/s is not a positive number", d.GFlops)
+		}
+	}
+	for _, level := range levels(r) {
+		b, ok := r.BandwidthAt(level, s.threads)
+		if !ok {
+			continue
+		}
+		if !(b.GBytesPerS > 0) || math.IsInf(b.GBytesPerS, 0) {
+			s.notef("%s bandwidth roof left out: %g GB/s is not a positive number", level, b.GBytesPerS)
+			continue
+		}
+		s.bandwidth = append(s.bandwidth, roof{name: level, value: b.GBytesPerS, ci: b.CI, color: len(s.bandwidth)})
+	}
+	slices.SortStableFunc(s.compute, func(a, b roof) int { return cmpFloat(b.value, a.value) })
+	slices.SortStableFunc(s.bandwidth, func(a, b roof) int { return cmpFloat(b.value, a.value) })
+	if len(r.Compute) > 0 && len(s.compute) == 0 && r.DGEMM == nil {
+		s.notef("no compute roof measured for %d threads", s.threads)
+	}
+}
+
+// nextColor returns the palette index of the next measured compute roof.
+func (s *scene) nextColor() int {
+	n := 0
+	for _, c := range s.compute {
+		if !c.theoretical {
+			n++
+		}
+	}
+	return n
+}
+
+// peak is the highest measured compute roof of a precision ("" for any):
+// the bandwidth roofs end at the highest of all.
+func (s *scene) peak(precision string) (roof, bool) {
+	for _, c := range s.compute {
+		if !c.theoretical && (precision == "" || c.precision == precision) {
+			return c, true
+		}
+	}
+	return roof{}, false
+}
+
+// addRidges marks where each bandwidth roof meets the peak that binds the
+// points: the peak of their precision when they share one.
+func (s *scene) addRidges(points []roofline.Point) {
+	prec := ""
+	for i := range points {
+		p := precisionOf(&points[i])
+		if p == "" || prec != "" && p != prec {
+			prec = ""
+			break
+		}
+		prec = p
+	}
+	peak, ok := s.peak(prec)
+	if !ok {
+		if peak, ok = s.peak(""); !ok {
+			return
+		}
+	}
+	for _, b := range s.bandwidth {
+		s.ridges = append(s.ridges, ridge{level: b.name, intensity: roofline.Ridge(peak.value, b.value), gflops: peak.value})
+	}
+}
+
+// levels lists the memory levels of a roofs document, innermost first as
+// the document gives them, each once.
+func levels(r *roofline.Roofs) []string {
+	var out []string
+	for _, b := range r.Bandwidth {
+		if !slices.Contains(out, b.Level) {
+			out = append(out, b.Level)
+		}
+	}
+	return out
+}
+
+func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
+	name := p.Label
+	if name == "" {
+		name = strings.Join(p.Command, " ")
+	}
+	if name == "" {
+		name = "point"
+	}
+	switch {
+	case p.Intensity == nil:
+		s.notef("point %q left out: intensity unknown (W or Q was not counted)", name)
+		return
+	case p.GFlops == nil:
+		s.notef("point %q left out: GFLOP/s unknown (W was not counted)", name)
+		return
+	case !(*p.Intensity > 0) || math.IsInf(*p.Intensity, 0):
+		s.notef("point %q left out: intensity %g FLOP/byte cannot be shown on a log axis", name, *p.Intensity)
+		return
+	case !(*p.GFlops > 0) || math.IsInf(*p.GFlops, 0):
+		s.notef("point %q left out: %g GFLOP/s cannot be shown on a log axis", name, *p.GFlops)
+		return
+	}
+	if p.Threads > 0 && p.Threads != s.threads {
+		s.notef("point %q was measured with %d threads; drawn under the %d-thread roofs", name, p.Threads, s.threads)
+	}
+	pt := placed{label: name, x: *p.Intensity, y: *p.GFlops, analytic: p.Source == "analytic"}
+	pt.lo, pt.hi = pt.y, pt.y
+	if ci := p.CI.GFlops; ci != nil && ci.Lo > 0 && ci.Hi >= ci.Lo {
+		pt.lo, pt.hi = ci.Lo, ci.Hi
+	}
+	for _, f := range p.Flags {
+		// Every point measured in a VM carries the vm flag; it says
+		// something about the machine, not this point, so it does not
+		// single the point out.
+		if f.Code != roofline.FlagVM && f.Code != roofline.FlagAnalytic && !slices.Contains(pt.flags, f.Code) {
+			pt.flags = append(pt.flags, f.Code)
+		}
+	}
+	if r != nil {
+		pl, err := r.Place(pt.x, pt.y, s.threads, precisionOf(p))
+		if err != nil {
+			s.notef("point %q not placed: %v", name, err)
+		} else {
+			pt.fraction = pl.Fraction
+			pt.attainable = pl.AttainableGFlops
+			pt.bound = "compute"
+			pt.boundRoofLabel = pl.Peak.Name
+			if strings.HasPrefix(pl.Bound, "memory") {
+				pt.bound = "memory"
+				pt.boundRoofLabel = pl.Memory.Level
+			}
+			if pl.Fraction > 1 && !slices.Contains(pt.flags, roofline.FlagAboveRoof) {
+				pt.flags = append(pt.flags, roofline.FlagAboveRoof)
+			}
+		}
+	}
+	pt.flagged = len(pt.flags) > 0
+	s.points = append(s.points, pt)
+}
+
+// precisionOf returns the one precision a point's work was done in, or ""
+// when it is mixed or unknown.
+func precisionOf(p *roofline.Point) string {
+	prec := ""
+	for k, v := range p.WorkByPrecision {
+		if v <= 0 {
+			continue
+		}
+		if prec != "" {
+			return ""
+		}
+		prec = k
+	}
+	return prec
+}
+
+// setRanges chooses whole-decade axes holding every ridge, point and roof
+// with some margin, and cuts the roof lines to them.
+func (s *scene) setRanges() {
+	xs, ys := []float64{}, []float64{}
+	for _, r := range s.ridges {
+		xs = append(xs, r.intensity)
+	}
+	for _, p := range s.points {
+		xs = append(xs, p.x)
+		ys = append(ys, p.lo, p.hi)
+	}
+	for _, c := range s.compute {
+		ys = append(ys, c.value)
+	}
+	if len(xs) == 0 {
+		xs = append(xs, 1)
+	}
+	s.xmin = decadeBelow(slices.Min(xs) / 3)
+	s.xmax = decadeAbove(slices.Max(xs) * 3)
+	// At least four decades of intensity, so the slope of the bandwidth
+	// roofs reads as a slope.
+	for math.Log10(s.xmax/s.xmin) < 4 {
+		s.xmin /= 10
+		if math.Log10(s.xmax/s.xmin) < 4 {
+			s.xmax *= 10
+		}
+	}
+	for _, b := range s.bandwidth {
+		ys = append(ys, b.value*s.xmin)
+	}
+	if len(ys) == 0 {
+		ys = append(ys, 1)
+	}
+	s.ymin = decadeBelow(slices.Min(ys) / 1.5)
+	s.ymax = decadeAbove(slices.Max(ys) * 3)
+	if s.ymax/s.ymin < 100 {
+		s.ymin /= 10
+	}
+	peak, hasPeak := s.peak("")
+	for i := range s.bandwidth {
+		b := &s.bandwidth[i]
+		b.from, b.to = s.xmin, s.xmax
+		if hasPeak {
+			b.to = peak.value / b.value
+		}
+		if v := b.value * b.from; v < s.ymin {
+			b.from = s.ymin / b.value
+		}
+		if v := b.value * b.to; v > s.ymax {
+			b.to = s.ymax / b.value
+		}
+	}
+	for i := range s.compute {
+		c := &s.compute[i]
+		c.from, c.to = s.xmin, s.xmax
+		// A compute roof starts where the fastest memory level reaches it.
+		if len(s.bandwidth) > 0 {
+			c.from = math.Max(s.xmin, c.value/s.bandwidth[0].value)
+		}
+	}
+}
+
+func defaultTitle(r *roofline.Roofs, points []roofline.Point, threads int) string {
+	var m roofline.Machine
+	var date string
+	switch {
+	case r != nil:
+		m = r.Machine
+		if !r.Created.IsZero() {
+			date = r.Created.UTC().Format("2006-01-02")
+		}
+	case len(points) > 0:
+		m = points[0].Machine
+		if !points[0].Created.IsZero() {
+			date = points[0].Created.UTC().Format("2006-01-02")
+		}
+	}
+	cpu := m.CPU.ModelName
+	if cpu == "" {
+		cpu = m.CPU.Microarch
+	}
+	if cpu == "" {
+		cpu = "unknown CPU"
+	}
+	parts := []string{"Roofline: " + cpu, plural(threads, "thread")}
+	if m.VM {
+		parts = append(parts, "VM")
+	}
+	if date != "" {
+		parts = append(parts, date)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *scene) notef(format string, args ...any) {
+	s.notes = append(s.notes, fmt.Sprintf(format, args...))
+}
+
+func decadeBelow(v float64) float64 { return math.Pow(10, math.Floor(math.Log10(v)+1e-9)) }
+func decadeAbove(v float64) float64 { return math.Pow(10, math.Ceil(math.Log10(v)-1e-9)) }
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func joinInts(v []int) string {
+	if len(v) == 0 {
+		return "no thread count"
+	}
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}
