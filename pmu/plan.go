@@ -452,7 +452,7 @@ func VMPMUFix(sysVendor string) string {
 		return kvm
 	case strings.Contains(v, "vmware"):
 		return vmware
-	case strings.Contains(v, "microsoft"):
+	case strings.Contains(v, "microsoft") || strings.Contains(v, "hyper-v"):
 		return "Hyper-V/Azure: run on bare metal or a VM size that exposes a virtual PMU"
 	case strings.Contains(v, "amazon") || strings.Contains(v, "google"):
 		return cloud

@@ -1,0 +1,338 @@
+package pmu
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Diagnosis is what a machine allows for roofline work: which PMUs it has,
+// whether FP work and DRAM traffic can be counted, and the permissions and
+// settings that decide it, each problem with its fix. It is plain data; the
+// CLI renders it.
+type Diagnosis struct {
+	CPU       CPUInfo
+	Microarch string
+	Topology  Topology
+	// PMUs are the names of every PMU in sysfs, sorted.
+	PMUs []string
+	// HardwarePMU is true when a hardware core PMU is exposed.
+	HardwarePMU bool
+	Plan        Plan
+	// Live is true when the trees are this machine's and events were
+	// probed by opening them; false for a captured tree.
+	Live bool
+
+	Work    Check
+	Traffic Check
+	// Uprobes says whether eBPF programs can be attached to uprobes (for
+	// counting regions of a program).
+	Uprobes Check
+
+	// Paranoid is kernel.perf_event_paranoid, valid when ParanoidKnown.
+	Paranoid      int
+	ParanoidKnown bool
+	// CapEff is the effective capability set of the process whose
+	// self/status the procfs tree holds, valid when CapsKnown.
+	CapEff    uint64
+	CapsKnown bool
+	// VM is true when a hypervisor was detected; Hypervisor names it when
+	// known ("KVM", "VMware", DMI's sys_vendor...).
+	VM         bool
+	Hypervisor string
+	// NMIWatchdog is kernel.nmi_watchdog (-1 when unknown).
+	NMIWatchdog int
+
+	// Problems are everything that stops or weakens counting, with fixes.
+	Problems []Problem
+}
+
+// Check is the answer to one "can rprof do X here" question.
+type Check struct {
+	Usable bool
+	// Probed is true when the answer comes from opening the events on this
+	// machine rather than from reading a tree.
+	Probed bool
+	// Detail says what was found, e.g. "16 events on cpu" or the PMU
+	// names.
+	Detail string
+	// Err is why it is not usable: it matches ErrNoPMU, ErrUnsupportedCPU,
+	// ErrPermission or ErrNotSupported with errors.Is.
+	Err error
+}
+
+// Capability bits (include/uapi/linux/capability.h).
+const (
+	capSysAdmin = 21
+	capPerfmon  = 38
+	capBPF      = 39
+)
+
+// Diagnose inspects a machine from its sysfs and procfs trees without
+// opening anything, as for a tree captured on another machine. An unreadable
+// or partial tree is an error.
+func Diagnose(sysfs, procfs fs.FS) (Diagnosis, error) {
+	return diagnose(sysfs, procfs, false)
+}
+
+// DiagnoseLive inspects this machine (/sys and /proc) and probes its events
+// by opening each one once.
+func DiagnoseLive() (Diagnosis, error) {
+	return diagnose(os.DirFS("/sys"), os.DirFS("/proc"), true)
+}
+
+func diagnose(sysfs, procfs fs.FS, live bool) (Diagnosis, error) {
+	d := Diagnosis{Live: live, NMIWatchdog: -1}
+	var err error
+	if d.CPU, err = ReadCPU(procfs); err != nil {
+		return Diagnosis{}, err
+	}
+	if d.Topology, err = ReadTopology(sysfs); err != nil {
+		return Diagnosis{}, err
+	}
+	pmus, err := DiscoverPMUs(sysfs)
+	if err != nil {
+		return Diagnosis{}, err
+	}
+	d.Microarch = Microarch(d.CPU)
+	for name := range pmus {
+		d.PMUs = append(d.PMUs, name)
+	}
+	slices.Sort(d.PMUs)
+	d.HardwarePMU = pmus.HasHardware()
+	d.Hypervisor = hypervisor(sysfs)
+	d.VM = d.CPU.Hypervisor() || d.Hypervisor != ""
+	d.Plan = NewPlan(d.CPU, pmus, d.Topology)
+	d.Problems = slices.Clone(d.Plan.Problems)
+	if d.VM {
+		// The plan only knows the cpuinfo flag; name the hypervisor's own
+		// setting when DMI or the clock source says which it is.
+		for i, p := range d.Problems {
+			if p.Code == ProblemNoPMU {
+				d.Problems[i].Fix = VMPMUFix(d.Hypervisor)
+			}
+		}
+	}
+
+	if p, err := ReadParanoid(procfs); err == nil {
+		d.Paranoid, d.ParanoidKnown = p, true
+	}
+	if c, err := readCapEff(procfs); err == nil {
+		d.CapEff, d.CapsKnown = c, true
+	}
+	if n, err := readString(procfs, "sys/kernel/nmi_watchdog"); err == nil {
+		if v, err := strconv.Atoi(n); err == nil {
+			d.NMIWatchdog = v
+		}
+	}
+
+	d.Work = d.workCheck()
+	d.Traffic = d.trafficCheck()
+	d.Uprobes = d.uprobeCheck(pmus)
+	if d.HardwarePMU && d.NMIWatchdog > 0 {
+		d.Problems = append(d.Problems, Problem{
+			Code: "nmi-watchdog",
+			What: "the NMI watchdog (kernel.nmi_watchdog=1) keeps one core counter busy, so fewer are left for rprof's groups",
+			Fix:  "sysctl kernel.nmi_watchdog=0",
+		})
+	}
+	return d, nil
+}
+
+// Usable reports whether both W and Q can be counted.
+func (d Diagnosis) Usable() bool { return d.Work.Usable && d.Traffic.Usable }
+
+// ParanoidAllows says what the perf_event_paranoid level lets an
+// unprivileged process count (perf_event_open(2)).
+func ParanoidAllows(level int) string {
+	switch {
+	case level <= -1:
+		return "everything, including system-wide and kernel-mode counting"
+	case level == 0:
+		return "per-process and system-wide (uncore) counting, without raw tracepoint data"
+	case level == 1:
+		return "per-process counting in user and kernel mode; system-wide (uncore) counting needs CAP_PERFMON"
+	case level == 2:
+		return "per-process counting in user mode only; system-wide (uncore) counting needs CAP_PERFMON"
+	default:
+		return "no counting without CAP_PERFMON (a distribution patch beyond the upstream levels)"
+	}
+}
+
+// privileged reports whether the process may count system-wide regardless
+// of perf_event_paranoid.
+func (d Diagnosis) privileged() bool {
+	return d.CapsKnown && d.CapEff&(1<<capPerfmon|1<<capSysAdmin) != 0
+}
+
+func (d *Diagnosis) workCheck() Check {
+	c := Check{}
+	if err := d.Plan.Err(); err != nil {
+		c.Err = err
+		return c
+	}
+	c.Detail = fmt.Sprintf("%d events on %s", len(d.Plan.Work), strings.Join(workPMUs(d.Plan), ", "))
+	if d.ParanoidKnown && d.Paranoid > 2 && !d.privileged() {
+		c.Err = &PermissionError{Event: d.Plan.Work[0].Name, Paranoid: d.Paranoid}
+		d.Problems = append(d.Problems, Problem{
+			Code: "paranoid",
+			What: fmt.Sprintf("perf_event_paranoid=%d forbids unprivileged counting", d.Paranoid),
+			Fix:  "sysctl kernel.perf_event_paranoid=2 (or setcap cap_perfmon+ep $(command -v rprof))",
+		})
+		return c
+	}
+	if d.Live {
+		c.Probed = true
+		if err := probeAll(workEvents(d.Plan)); err != nil {
+			c.Err = err
+			return c
+		}
+	}
+	c.Usable = true
+	return c
+}
+
+func (d *Diagnosis) trafficCheck() Check {
+	c := Check{}
+	if !d.Plan.TrafficUsable() {
+		switch {
+		case !d.HardwarePMU:
+			c.Err = fmt.Errorf("count DRAM traffic: %w", ErrNoPMU)
+		case d.Microarch == "" || !slices.Contains(Microarchs(), d.Microarch):
+			c.Err = fmt.Errorf("count DRAM traffic: %w", ErrUnsupportedCPU)
+		default:
+			c.Err = fmt.Errorf("count DRAM traffic: no memory-controller PMU: %w", ErrNotSupported)
+		}
+		return c
+	}
+	c.Detail = fmt.Sprintf("%d events on %s", len(d.Plan.Traffic), strings.Join(trafficPMUs(d.Plan), ", "))
+	if d.ParanoidKnown && d.Paranoid > 0 && !d.privileged() {
+		c.Err = &PermissionError{Event: d.Plan.Traffic[0].Name, SystemWide: true, Paranoid: d.Paranoid}
+		d.Problems = append(d.Problems, Problem{
+			Code: "paranoid",
+			What: fmt.Sprintf("perf_event_paranoid=%d and no CAP_PERFMON: memory-controller (system-wide) events cannot be opened", d.Paranoid),
+			Fix:  "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root",
+		})
+		return c
+	}
+	if d.Live {
+		c.Probed = true
+		var evs []Event
+		for _, t := range d.Plan.Traffic {
+			evs = append(evs, t.Event)
+		}
+		if err := probeAll(evs); err != nil {
+			c.Err = err
+			return c
+		}
+	}
+	c.Usable = true
+	return c
+}
+
+func (d *Diagnosis) uprobeCheck(pmus PMUs) Check {
+	if pmus["uprobe"] == nil {
+		return Check{Err: fmt.Errorf("no uprobe PMU in sysfs: %w", ErrNotSupported)}
+	}
+	c := Check{Detail: "uprobe PMU present"}
+	if d.Live {
+		c.Probed = true
+		if err := haveBPFKprobe(); err != nil {
+			c.Err = err
+			if d.CapsKnown && d.CapEff&(1<<capBPF|1<<capSysAdmin) == 0 {
+				d.Problems = append(d.Problems, Problem{
+					Code: "bpf",
+					What: "eBPF programs cannot be loaded: the process lacks CAP_BPF",
+					Fix:  "setcap cap_bpf,cap_perfmon+ep $(command -v rprof), or run as root",
+				})
+			}
+			return c
+		}
+		c.Detail += "; eBPF kprobe/uprobe programs load"
+	}
+	c.Usable = true
+	return c
+}
+
+// probeAll opens each event once; the first failure is returned.
+func probeAll(evs []Event) error {
+	for _, ev := range evs {
+		if err := Probe(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func workEvents(p Plan) []Event {
+	evs := make([]Event, len(p.Work))
+	for i, w := range p.Work {
+		evs[i] = w.Event
+	}
+	return evs
+}
+
+func workPMUs(p Plan) []string {
+	var names []string
+	for _, w := range p.Work {
+		if !slices.Contains(names, w.PMU) {
+			names = append(names, w.PMU)
+		}
+	}
+	return names
+}
+
+// trafficPMUs names the traffic PMUs, as "uncore_imc_0..5" style ranges
+// would hide gaps, in full.
+func trafficPMUs(p Plan) []string {
+	var names []string
+	for _, t := range p.Traffic {
+		if !slices.Contains(names, t.PMU) {
+			names = append(names, t.PMU)
+		}
+	}
+	return names
+}
+
+// readCapEff reads the effective capabilities from procfs self/status.
+func readCapEff(procfs fs.FS) (uint64, error) {
+	b, err := fs.ReadFile(procfs, "self/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	return 0, errors.New("self/status has no CapEff line")
+}
+
+// hypervisor names the hypervisor from DMI's sys_vendor or, when DMI is
+// absent (as in many KVM guests), from the paravirtual clock sources the
+// kernel offers.
+func hypervisor(sysfs fs.FS) string {
+	if v, err := readString(sysfs, "class/dmi/id/sys_vendor"); err == nil {
+		for _, known := range []string{"QEMU", "KVM", "VMware", "innotek", "Xen", "Parallels", "Red Hat"} {
+			if strings.Contains(v, known) {
+				return v
+			}
+		}
+	}
+	clocks, err := readString(sysfs, "devices/system/clocksource/clocksource0/available_clocksource")
+	if err != nil {
+		return ""
+	}
+	for _, c := range []struct{ clock, name string }{
+		{"kvm-clock", "KVM"}, {"hyperv_clocksource", "Hyper-V"}, {"xen", "Xen"}, {"vmware", "VMware"},
+	} {
+		if strings.Contains(clocks, c.clock) {
+			return c.name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,26 @@
+package pmu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/features"
+)
+
+// haveBPFKprobe loads a minimal kprobe-type program, the type uprobe
+// programs have too: nil when the kernel and this process's privileges
+// allow it.
+func haveBPFKprobe() error {
+	err := features.HaveProgramType(ebpf.Kprobe)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return fmt.Errorf("load an eBPF kprobe program: %w (%w)", ErrNotSupported, err)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("load an eBPF kprobe program: %w (%w)", ErrPermission, err)
+	}
+	return fmt.Errorf("load an eBPF kprobe program: %w", err)
+}
