@@ -1,0 +1,76 @@
+package kernels
+
+import (
+	"math"
+	"testing"
+	"unsafe"
+)
+
+func TestAllocIsAlignedAndWhole(t *testing.T) {
+	for _, n := range []int{-1, 0, 1, 63, 64, 65, 1000} {
+		x := Alloc(n)
+		if len(x)%blockElems != 0 || len(x) < n {
+			t.Errorf("Alloc(%d): len %d, want a multiple of %d >= n", n, len(x), blockElems)
+		}
+		if len(x) > 0 && uintptr(unsafe.Pointer(&x[0]))%align != 0 {
+			t.Errorf("Alloc(%d): address not %d-byte aligned", n, align)
+		}
+	}
+}
+
+// fill gives each element a distinct value so a skipped or repeated
+// element shows.
+func fill(x []float64, seed float64) {
+	for i := range x {
+		x[i] = seed + float64(i%977)*0.25
+	}
+}
+
+func TestBandwidthKernelsMatchGoLoop(t *testing.T) {
+	ok, _ := BandwidthKernels()
+	const s = 3.0
+	for _, k := range append(ok, goBandwidth...) {
+		// Offsets misalign the slices' starts; lengths leave tails the
+		// assembly does not cover.
+		for _, off := range []int{0, 1, 3} {
+			for _, n := range []int{0, 5, 64, 200, 4096 + 7} {
+				a, b, c := Alloc(n + off)[off:], Alloc(n + off)[off:], Alloc(n + off)[off:]
+				a, b, c = a[:n], b[:n], c[:n]
+				fill(a, -1)
+				fill(b, 1)
+				fill(c, 2)
+				k.Run(a, b, c, s)
+				if k.Name == "load" {
+					want := loadGo(b)
+					if got := math.Float64frombits(sink.Load()); math.Abs(got-want) > 1e-9*math.Abs(want) {
+						t.Errorf("%s %s n=%d off=%d: sum %v, want %v", k.ISA, k.Name, n, off, got, want)
+					}
+					continue
+				}
+				for i := range a {
+					// s*c and b are small integers and quarters, so fused and
+					// separate rounding agree exactly.
+					if want := b[i] + s*c[i]; a[i] != want {
+						t.Fatalf("%s %s n=%d off=%d: a[%d] = %v, want %v", k.ISA, k.Name, n, off, i, a[i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestTriadUsesShortestArray(t *testing.T) {
+	ok, _ := BandwidthKernels()
+	for _, k := range append(ok, goBandwidth...) {
+		if k.Name == "load" {
+			continue
+		}
+		a, b, c := Alloc(256), Alloc(128), Alloc(256)
+		fill(b, 1)
+		fill(c, 1)
+		k.Run(a, b, c, 2)
+		if a[127] == 0 || a[128] != 0 {
+			t.Errorf("%s %s: wrote a[127]=%v a[128]=%v, want only the first 128 elements", k.ISA, k.Name, a[127], a[128])
+		}
+	}
+}
