@@ -5,10 +5,21 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
+
+	"github.com/rprof/rprof/measure"
 )
 
+// The hidden launcher of `rprof run` must exec its target from the main
+// thread (see measure.Launch); main unlocks when not acting as one.
+func init() { runtime.LockOSThread() }
+
 func main() {
+	if measure.IsLauncher(os.Args) {
+		measure.Launch(os.Args)
+	}
+	runtime.UnlockOSThread()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
