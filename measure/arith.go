@@ -34,6 +34,9 @@ type counterSpec struct {
 	// unverified says why the catalogue entry is not confirmed by its
 	// sources ("" when it is).
 	unverified string
+	// group is the per-process counter group the event is opened in, or -1
+	// for a system-wide event.
+	group int
 }
 
 // outcome is what one run of a command gave: counts parallel to the specs

@@ -3,6 +3,8 @@ package measure
 import (
 	"errors"
 	"fmt"
+
+	"github.com/rprof/rprof/pmu"
 )
 
 // ErrSubtraction: subtracting the overhead run left nothing to measure (the
@@ -10,15 +12,22 @@ import (
 var ErrSubtraction = errors.New("overhead subtraction failed")
 
 // NoCountersError is the refusal to run a target whose work and traffic
-// cannot be counted here: no hardware counters, no analytic values and no
-// user events. Diagnosis is the pmu diagnosis, in the doctor's words.
+// cannot be counted here, when no analytic values and no user events were
+// given either. Nothing was run.
 type NoCountersError struct {
-	Diagnosis string
+	// Err is why counting is impossible (matching pmu.ErrNoPMU,
+	// pmu.ErrUnsupportedCPU or pmu.ErrNotSupported).
+	Err error
+	// Diagnosis is the machine's diagnosis, rendered as `rprof doctor`
+	// does.
+	Diagnosis pmu.Diagnosis
 }
 
 func (e *NoCountersError) Error() string {
-	return "work and traffic cannot be counted on this machine; the target was not run"
+	return fmt.Sprintf("work and traffic cannot be counted here (%v); the target was not run", e.Err)
 }
+
+func (e *NoCountersError) Unwrap() error { return e.Err }
 
 // OverheadError is an overhead command that could not be run or did not
 // exit 0: its counts would not be an overhead to subtract.

@@ -1,0 +1,284 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+)
+
+// machineTree returns the sysfs and procfs roots of a captured machine.
+func machineTree(name string) (sys, proc string) {
+	dir := filepath.Join("..", "pmu", "testdata", "machines", name)
+	return filepath.Join(dir, "sys"), filepath.Join(dir, "proc")
+}
+
+func resolveOn(t *testing.T, name string, cfg Config, probe func(pmu.Event) error) (resolved, error) {
+	t.Helper()
+	sys, proc := machineTree(name)
+	sysfs, procfs := os.DirFS(sys), os.DirFS(proc)
+	return resolve(cfg, sysfs, procfs, func() (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }, probe)
+}
+
+func countKind(specs []counterSpec, k kind) int {
+	n := 0
+	for _, s := range specs {
+		if s.kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func TestResolveChoosesWhereWorkAndTrafficComeFrom(t *testing.T) {
+	probeOK := func(pmu.Event) error { return nil }
+	probeFails := func(ev pmu.Event) error { return pmu.ErrNotSupported }
+	tests := []struct {
+		name        string
+		machine     string
+		cfg         Config
+		probe       func(pmu.Event) error
+		wantSource  string
+		wantTraffic bool
+		wantFlag    string
+		wantErr     func(error) bool
+	}{
+		{name: "counters on Skylake-SP", machine: "skylake-sp", cfg: Config{Events: []string{"page-faults"}},
+			wantSource: SourceCounters, wantTraffic: true},
+		{name: "analytic values on a VM without a PMU", machine: "vm-zen5", cfg: Config{Work: ptr(1e9)},
+			wantSource: SourceAnalytic, wantFlag: roofline.FlagAnalytic},
+		{name: "only user events on a VM", machine: "vm-zen5", cfg: Config{Events: []string{"page-faults", "task-clock"}}, probe: probeOK,
+			wantSource: SourceEvents, wantFlag: roofline.FlagVM},
+		{name: "a user event this machine cannot open", machine: "vm-zen5", cfg: Config{Events: []string{"page-faults"}}, probe: probeFails,
+			wantErr: func(err error) bool { return errors.Is(err, pmu.ErrNotSupported) }},
+		{name: "refusal without counters, values or events", machine: "vm-zen5",
+			wantErr: func(err error) bool {
+				var nc *NoCountersError
+				return errors.As(err, &nc) && errors.Is(err, pmu.ErrNoPMU) && !nc.Diagnosis.HardwarePMU
+			}},
+		{name: "unparsable event", machine: "skylake-sp", cfg: Config{Events: []string{"cpu/event=0x3"}},
+			wantErr: func(err error) bool { return errors.Is(err, ErrInvalidConfig) && errors.Is(err, pmu.ErrMalformed) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := resolveOn(t, tt.machine, tt.cfg, tt.probe)
+			if tt.wantErr != nil {
+				if err == nil || !tt.wantErr(err) {
+					t.Fatalf("err = %v, not the one expected", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.source != tt.wantSource {
+				t.Errorf("source = %q, want %q", res.source, tt.wantSource)
+			}
+			if got := countKind(res.specs, kindUser); got != len(tt.cfg.Events) {
+				t.Errorf("%d user events, want %d", got, len(tt.cfg.Events))
+			}
+			if tt.wantSource == SourceCounters && countKind(res.specs, kindWork) == 0 {
+				t.Errorf("no work events on %s", tt.machine)
+			}
+			if got := countKind(res.specs, kindTraffic) > 0; got != tt.wantTraffic {
+				t.Errorf("traffic events: %v, want %v", got, tt.wantTraffic)
+			}
+			if tt.wantFlag != "" && !hasFlagCode(res.notes, tt.wantFlag) {
+				t.Errorf("notes = %+v, want %s", res.notes, tt.wantFlag)
+			}
+			for _, s := range res.specs {
+				if (s.group < 0) != (s.event.SystemWide() || s.kind == kindTraffic) {
+					t.Errorf("%s in group %d", s.event.Name, s.group)
+				}
+			}
+			if res.machine.CPU.Vendor == "" {
+				t.Errorf("machine = %+v, want the CPU identified", res.machine)
+			}
+		})
+	}
+}
+
+func hasFlagCode(flags []roofline.Flag, code string) bool {
+	for _, f := range flags {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// fakeDeps runs nothing: exec returns the next recorded outcome and
+// records the command it was asked to run.
+type fakeDeps struct {
+	res     resolved
+	outs    []outcome
+	ran     [][]string
+	idleRan bool
+}
+
+func (f *fakeDeps) deps() deps {
+	return deps{
+		resolve: func(cfg Config) (resolved, error) { return f.res, nil },
+		exec: func(ctx context.Context, cfg Config, argv []string, specs []counterSpec) (outcome, error) {
+			f.ran = append(f.ran, argv)
+			if len(f.outs) == 0 {
+				return outcome{}, errors.New("fake: no more recorded runs")
+			}
+			o := f.outs[0]
+			f.outs = f.outs[1:]
+			return o, nil
+		},
+		idle: func(ctx context.Context, specs []counterSpec, d time.Duration) (outcome, error) {
+			f.idleRan = true
+			counts := make([]pmu.Count, len(specs))
+			for i := range counts {
+				counts[i] = full(0)
+			}
+			return outcome{wall: d, counts: counts}, nil
+		},
+		now:  func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+		cpus: 2,
+	}
+}
+
+func analyticRes() resolved {
+	return resolved{source: SourceAnalytic}
+}
+
+func timed(walls ...float64) []outcome {
+	var out []outcome
+	for _, w := range walls {
+		out = append(out, outcome{wall: time.Duration(w * float64(time.Second))})
+	}
+	return out
+}
+
+func TestRunRepeatsAFixedNumberOfTimesWithTheOverheadBeforeEachRun(t *testing.T) {
+	f := &fakeDeps{res: analyticRes(), outs: timed(0.1, 1.1, 0.1, 1.2, 0.1, 1.0)}
+	cfg := Config{Command: []string{"k"}, Overhead: []string{"o"}, Repeat: 3, Work: ptr(1e9)}
+	p, err := run(context.Background(), cfg, f.deps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.ran) != 6 || f.ran[0][0] != "o" || f.ran[1][0] != "k" || f.ran[5][0] != "k" {
+		t.Errorf("ran %v, want o k o k o k", f.ran)
+	}
+	if p.CI.N != 3 || !near(p.Seconds, 1.0) {
+		t.Errorf("n %d T %v, want 3 runs of 1.0 s net", p.CI.N, p.Seconds)
+	}
+}
+
+func TestRunAdaptiveStopsWhenTheTimeIntervalIsNarrow(t *testing.T) {
+	// Noisy first runs, then stable ones: the rule stops once the
+	// half-width is within 2% of the mean.
+	f := &fakeDeps{res: analyticRes(), outs: timed(1.0, 1.3, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)}
+	cfg := Config{Command: []string{"k"}, CI: 0.05, MaxRepeat: 20, Work: ptr(1e9)}
+	p, err := run(context.Background(), cfg, f.deps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CI.N >= 20 || p.CI.N <= 3 {
+		t.Fatalf("n = %d, want the rule to stop between 3 and 20", p.CI.N)
+	}
+	half := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2
+	if half > 0.05*p.Seconds {
+		t.Errorf("stopped at n=%d with half-width %v > 5%% of %v", p.CI.N, half, p.Seconds)
+	}
+
+	f = &fakeDeps{res: analyticRes(), outs: timed(1.0, 2.0, 1.0, 2.0, 1.0, 2.0)}
+	cfg.MaxRepeat = 5
+	p, err = run(context.Background(), cfg, f.deps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CI.N != 5 {
+		t.Errorf("n = %d, want max-repeat 5 to stop a run that never converges", p.CI.N)
+	}
+}
+
+func TestRunStopsRepeatingAtTheFirstFailedRun(t *testing.T) {
+	outs := timed(1, 1, 1)
+	outs[1].exit = 2
+	f := &fakeDeps{res: analyticRes(), outs: outs}
+	p, err := run(context.Background(), Config{Command: []string{"k"}, Repeat: 3, Work: ptr(1)}, f.deps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.ran) != 2 || p.Exit.Code != 2 || !hasFlag(p, roofline.FlagNonzeroExit, "repetition 2") {
+		t.Errorf("ran %d times, exit %+v, flags %+v", len(f.ran), p.Exit, p.Flags)
+	}
+}
+
+func TestRunRejectsAFailingOverheadCommand(t *testing.T) {
+	outs := timed(0.1)
+	outs[0].exit = 1
+	f := &fakeDeps{res: analyticRes(), outs: outs}
+	_, err := run(context.Background(), Config{Command: []string{"k"}, Overhead: []string{"o", "x"}, Work: ptr(1)}, f.deps())
+	var oe *OverheadError
+	if !errors.As(err, &oe) || oe.Exit != 1 {
+		t.Fatalf("err = %v, want an OverheadError with status 1", err)
+	}
+	if len(f.ran) != 1 {
+		t.Errorf("ran %v, want the target not run after its overhead failed", f.ran)
+	}
+}
+
+func TestRunChecksInputBeforeRunningAnything(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "point.json")
+	if err := roofline.WriteJSON(other, roofline.Point{Schema: roofline.PointSchema}); err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.json")
+	if err := os.WriteFile(truncated, []byte(`{"schema": "rprof.roofs/v1", "compute": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		cfg  Config
+		want func(error) bool
+	}{
+		{"empty command", Config{}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
+		{"negative repeat", Config{Command: []string{"k"}, Repeat: -1}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
+		{"repeat and ci together", Config{Command: []string{"k"}, Repeat: 3, CI: 0.01}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
+		{"roofs file missing", Config{Command: []string{"k"}, RoofsPath: filepath.Join(dir, "none.json")}, func(err error) bool { return errors.Is(err, os.ErrNotExist) }},
+		{"roofs file of another schema", Config{Command: []string{"k"}, RoofsPath: other}, func(err error) bool { return errors.Is(err, roofline.ErrSchema) }},
+		{"roofs file truncated", Config{Command: []string{"k"}, RoofsPath: truncated}, func(err error) bool { return err != nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeDeps{res: analyticRes(), outs: timed(1)}
+			_, err := run(context.Background(), tt.cfg, f.deps())
+			if !tt.want(err) {
+				t.Errorf("err = %v", err)
+			}
+			if len(f.ran) != 0 {
+				t.Errorf("ran %v before rejecting the input", f.ran)
+			}
+		})
+	}
+}
+
+func TestRunMeasuresTheIdleBaselineOnlyWithTrafficCounters(t *testing.T) {
+	for _, withTraffic := range []bool{false, true} {
+		specs := skxSpecs[:2]
+		if withTraffic {
+			specs = skxSpecs[:6]
+		}
+		run1 := skxRun(0.5, 0)
+		run1.counts = run1.counts[:len(specs)]
+		f := &fakeDeps{res: resolved{source: SourceCounters, specs: specs}, outs: []outcome{run1}}
+		p, err := run(context.Background(), Config{Command: []string{"k"}, IdleBaseline: time.Millisecond}, f.deps())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.idleRan != withTraffic || (p.Overhead != nil && p.Overhead.IdleBytesPerS == nil) {
+			t.Errorf("traffic %v: idle ran %v, overhead %+v", withTraffic, f.idleRan, p.Overhead)
+		}
+	}
+}
