@@ -54,8 +54,9 @@ type Comparison struct {
 	// Test names the test (TestWelch or TestMannWhitney).
 	Test   string
 	N1, N2 int
-	// Delta is b's centre minus a's: the difference of means for Welch's
-	// t, of medians for Mann-Whitney U.
+	// Base is a's centre: its mean for Welch's t, its median for
+	// Mann-Whitney U. Delta is b's centre minus Base.
+	Base  float64
 	Delta float64
 	// Lo and Hi bound Delta at the requested confidence (Welch's t only;
 	// NaN for Mann-Whitney U, which gives no interval here).
@@ -78,7 +79,7 @@ func WelchTSummary(a, b Summary, confidence float64) (Comparison, error) {
 	if a.N < 2 || b.N < 2 {
 		return Comparison{}, fmt.Errorf("welch t test: n=%d and n=%d, need at least 2 each: %w", a.N, b.N, ErrTooFewSamples)
 	}
-	c := Comparison{Test: TestWelch, N1: a.N, N2: b.N, Delta: b.Mean - a.Mean}
+	c := Comparison{Test: TestWelch, N1: a.N, N2: b.N, Base: a.Mean, Delta: b.Mean - a.Mean}
 	va := a.StdDev * a.StdDev / float64(a.N)
 	vb := b.StdDev * b.StdDev / float64(b.N)
 	se := math.Sqrt(va + vb)
@@ -115,7 +116,8 @@ func MannWhitneyU(a, b []float64) (Comparison, error) {
 	if n1 < 1 || n2 < 1 {
 		return Comparison{}, fmt.Errorf("mann-whitney u test: n=%d and n=%d: %w", n1, n2, ErrTooFewSamples)
 	}
-	c := Comparison{Test: TestMannWhitney, N1: n1, N2: n2, Delta: median(b) - median(a), Lo: math.NaN(), Hi: math.NaN()}
+	ma := median(a)
+	c := Comparison{Test: TestMannWhitney, N1: n1, N2: n2, Base: ma, Delta: median(b) - ma, Lo: math.NaN(), Hi: math.NaN()}
 
 	type obs struct {
 		x     float64

@@ -1,0 +1,281 @@
+package gate
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/roofline"
+)
+
+// load reads a recorded point (see testdata/record).
+func load(t *testing.T, name string) roofline.Point {
+	t.Helper()
+	ps, err := roofline.ReadPoints("testdata/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps[0]
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// scaled returns p with every time multiplied by k, as on a slower machine.
+func scaled(p roofline.Point, k float64) roofline.Point {
+	q := p
+	q.Seconds *= k
+	q.CI.Seconds = roofline.Interval{Lo: p.CI.Seconds.Lo * k, Hi: p.CI.Seconds.Hi * k}
+	q.Samples.Seconds = nil
+	for _, s := range p.Samples.Seconds {
+		q.Samples.Seconds = append(q.Samples.Seconds, s*k)
+	}
+	return q
+}
+
+// placed returns p with W, Q and a memory-bound placement under a DRAM roof
+// of gbs GB/s, computed the way `rprof run` places points.
+func placed(p roofline.Point, work, traffic, gbs float64) roofline.Point {
+	q := p
+	i := work / traffic
+	gf := work / p.Seconds / 1e9
+	att := gbs * i
+	q.WorkFlops, q.TrafficBytes, q.Intensity, q.GFlops = ptr(work), ptr(traffic), ptr(i), ptr(gf)
+	q.Bound, q.AttainableGFlops, q.FractionOfAttainable = "memory (DRAM)", ptr(att), ptr(gf/att)
+	return q
+}
+
+func withCPU(p roofline.Point, name string) roofline.Point {
+	q := p
+	q.Machine.CPU.ModelName = name
+	return q
+}
+
+func check(t *testing.T, v *Verdict, name string) Check {
+	t.Helper()
+	for _, c := range v.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no %q check in %+v", name, v.Checks)
+	return Check{}
+}
+
+func TestDecideOnRecordedSamples(t *testing.T) {
+	slowOld, slowNew := load(t, "slowdown-old"), load(t, "slowdown-new")
+	noiseOld, noiseNew := load(t, "noise-old"), load(t, "noise-new")
+	tight := DefaultLimits
+	tight.MaxSlowdown = 0.01
+	summaryOnly := func(p roofline.Point) roofline.Point {
+		p.Samples.Seconds = nil
+		return p
+	}
+	tests := []struct {
+		name     string
+		old, new roofline.Point
+		limits   Limits
+		opts     Options
+		want     Outcome
+		basis    string
+		detail   string // in the speed check's detail
+	}{
+		// The loop ran 3% more iterations: +2.0% measured, tight intervals.
+		{"real slowdown with tight intervals fails", slowOld, slowNew, tight, DefaultOptions, Regression, CheckTime, "slower"},
+		{"real slowdown fails with Mann-Whitney U too", slowOld, slowNew, tight, Options{Test: stats.TestMannWhitney}, Regression, CheckTime, "Mann-Whitney U"},
+		{"real slowdown tested on summaries only fails", summaryOnly(slowOld), summaryOnly(slowNew), tight, DefaultOptions, Regression, CheckTime, "Welch t"},
+		{"real slowdown within the limit passes", slowOld, slowNew, DefaultLimits, DefaultOptions, Pass, CheckTime, "within limit 5%"},
+		// The same loop, +3.0% between two batches, wide intervals.
+		{"noise with wide intervals passes", noiseOld, noiseNew, tight, DefaultOptions, Pass, CheckTime, "not significant"},
+		{"speedup passes", slowNew, slowOld, tight, DefaultOptions, Pass, CheckTime, "faster"},
+		{"one repetition each cannot decide", summaryOnly(withN(slowOld, 1)), summaryOnly(withN(slowNew, 1)), tight, DefaultOptions, Undecided, CheckTime, "too few repetitions"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Decide(tt.old, tt.new, tt.limits, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Outcome != tt.want || v.Basis != tt.basis {
+				t.Fatalf("outcome %s on %s, want %s on %s: %s", v.Outcome, v.Basis, tt.want, tt.basis, v.Reason)
+			}
+			if c := check(t, v, tt.basis); !strings.Contains(c.Detail, tt.detail) {
+				t.Errorf("detail %q does not say %q", c.Detail, tt.detail)
+			}
+			if strings.Contains(v.Reason, "\n") {
+				t.Errorf("reason spans lines: %q", v.Reason)
+			}
+		})
+	}
+}
+
+func withN(p roofline.Point, n int) roofline.Point {
+	p.CI.N = n
+	return p
+}
+
+func TestChangedRoofIsNotARegression(t *testing.T) {
+	base := placed(load(t, "slowdown-old"), 4e7, 3.2e8, 50)
+	// A machine with 25% less memory bandwidth: the kernel takes 25% longer
+	// at the same fraction of its (lower) roof.
+	slowerMachine := placed(withCPU(scaled(load(t, "slowdown-old"), 1/0.8), "Other CPU"), 4e7, 3.2e8, 40)
+	// The same machine with roofs measured again lower (a noisy neighbour):
+	// time +25%, fraction unchanged.
+	remeasured := placed(scaled(load(t, "slowdown-old"), 1/0.8), 4e7, 3.2e8, 40)
+	// On the other machine the kernel really lost 20% of its fraction.
+	realLoss := placed(withCPU(scaled(load(t, "slowdown-old"), 1/0.8/0.8), "Other CPU"), 4e7, 3.2e8, 40)
+	tests := []struct {
+		name   string
+		new    roofline.Point
+		want   Outcome
+		detail string
+	}{
+		{"slower machine, lower roof", slowerMachine, Pass, "not significant"},
+		{"same machine, roofs measured again", remeasured, Pass, "not significant"},
+		{"other machine, real loss of fraction", realLoss, Regression, "lower"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Decide(base, tt.new, DefaultLimits, DefaultOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Basis != CheckFraction {
+				t.Fatalf("basis %s, want %s", v.Basis, CheckFraction)
+			}
+			if v.Outcome != tt.want {
+				t.Fatalf("outcome %s, want %s: %s", v.Outcome, tt.want, v.Reason)
+			}
+			if c := check(t, v, CheckFraction); !strings.Contains(c.Detail, tt.detail) {
+				t.Errorf("detail %q does not say %q", c.Detail, tt.detail)
+			}
+			if c := check(t, v, CheckTraffic); c.Outcome != Skipped {
+				t.Errorf("traffic checked across contexts: %+v", c)
+			}
+			if !strings.Contains(strings.Join(v.Notes, "\n"), "instead of time") {
+				t.Errorf("notes do not say fractions were compared: %q", v.Notes)
+			}
+		})
+	}
+}
+
+func TestOtherMachineWithoutComparableRoofsIsUndecided(t *testing.T) {
+	old := load(t, "slowdown-old")
+	tests := []struct {
+		name   string
+		old    roofline.Point
+		new    roofline.Point
+		detail string
+	}{
+		{"no W, no roofs", old, withCPU(old, "Other CPU"), "fraction of attainable is unknown"},
+		{"same roofs document", placed(old, 4e7, 3.2e8, 50), placed(withCPU(scaled(old, 1.3), "Other CPU"), 4e7, 3.2e8, 50), "same roofs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Decide(tt.old, tt.new, DefaultLimits, DefaultOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Outcome != Undecided || !strings.Contains(v.Reason, tt.detail) {
+				t.Fatalf("outcome %s (%s), want undecided saying %q", v.Outcome, v.Reason, tt.detail)
+			}
+		})
+	}
+}
+
+func TestCountedFigures(t *testing.T) {
+	old := placed(load(t, "slowdown-old"), 4e7, 3.2e8, 50)
+	grown := placed(load(t, "slowdown-old"), 4.2e7, 3.2e8, 50)
+	moreTraffic := placed(load(t, "slowdown-old"), 4e7, 3.6e8, 50)
+	noCounters := load(t, "slowdown-old")
+	analytic := grown
+	analytic.Source = "analytic"
+	off := DefaultLimits
+	off.MaxWorkGrowth = math.Inf(1)
+	tests := []struct {
+		name   string
+		old    roofline.Point
+		new    roofline.Point
+		limits Limits
+		check  string
+		want   Outcome
+		detail string
+	}{
+		{"W grew 5% beyond 1%", old, grown, DefaultLimits, CheckWork, Regression, "W grew 5%"},
+		{"analytic W says so", old, analytic, DefaultLimits, CheckWork, Regression, "analytic"},
+		{"W check turned off", old, grown, off, CheckWork, Skipped, "turned off"},
+		{"W unknown here", old, noCounters, DefaultLimits, CheckWork, Skipped, "pass --work"},
+		{"W unknown in baseline", noCounters, old, DefaultLimits, CheckWork, Skipped, "--update-baseline"},
+		{"Q grew 12.5% beyond 10%", old, moreTraffic, DefaultLimits, CheckTraffic, Regression, "Q grew 12.5%"},
+		{"Q unchanged", old, old, DefaultLimits, CheckTraffic, Pass, "Q +0%"},
+		{"Q unknown in both", noCounters, noCounters, DefaultLimits, CheckTraffic, Skipped, "pass --traffic"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Decide(tt.old, tt.new, tt.limits, DefaultOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := check(t, v, tt.check)
+			if c.Outcome != tt.want || !strings.Contains(c.Detail, tt.detail) {
+				t.Errorf("%s: %s %q, want %s saying %q", tt.check, c.Outcome, c.Detail, tt.want, tt.detail)
+			}
+		})
+	}
+}
+
+func TestMinFraction(t *testing.T) {
+	// 4e7 FLOP in ~44 ms is ~0.9 GFLOP/s; intensity 0.125 under 50 GB/s
+	// gives 6.25 GFLOP/s attainable: about 14.4%.
+	p := placed(load(t, "slowdown-old"), 4e7, 3.2e8, 50)
+	tests := []struct {
+		min  float64
+		want Outcome
+	}{
+		{0.10, Pass},
+		{0.20, Regression},
+	}
+	for _, tt := range tests {
+		l := DefaultLimits
+		l.MinFraction = tt.min
+		v, err := Decide(p, p, l, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := check(t, v, CheckMinFraction); c.Outcome != tt.want {
+			t.Errorf("min %v: %s (%s), want %s", tt.min, c.Outcome, c.Detail, tt.want)
+		}
+	}
+}
+
+func TestFailedCommandIsUndecided(t *testing.T) {
+	old := load(t, "slowdown-old")
+	tests := []struct {
+		exit   roofline.Exit
+		detail string
+	}{
+		{roofline.Exit{Code: 3}, "exited with status 3"},
+		{roofline.Exit{Code: 137, Signal: "SIGKILL"}, "killed by SIGKILL"},
+	}
+	for _, tt := range tests {
+		p := old
+		p.Exit = tt.exit
+		v, err := Decide(old, p, DefaultLimits, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Outcome != Undecided || !strings.Contains(v.Reason, tt.detail) {
+			t.Errorf("exit %+v: %s %q, want undecided saying %q", tt.exit, v.Outcome, v.Reason, tt.detail)
+		}
+	}
+}
+
+func TestDecideRefusesBadSettings(t *testing.T) {
+	p := load(t, "slowdown-old")
+	if _, err := Decide(p, p, Limits{MaxSlowdown: -1}, DefaultOptions); err == nil {
+		t.Error("negative limit accepted")
+	}
+	if _, err := Decide(p, p, DefaultLimits, Options{Test: "sign"}); err == nil {
+		t.Error("unknown test accepted")
+	}
+}
