@@ -86,37 +86,20 @@ func DiagnoseLive() (Diagnosis, error) {
 }
 
 func diagnose(sysfs, procfs fs.FS, live bool) (Diagnosis, error) {
-	d := Diagnosis{Live: live, NMIWatchdog: -1}
-	var err error
-	if d.CPU, err = ReadCPU(procfs); err != nil {
-		return Diagnosis{}, err
-	}
-	if d.Topology, err = ReadTopology(sysfs); err != nil {
-		return Diagnosis{}, err
-	}
-	pmus, err := DiscoverPMUs(sysfs)
+	m, err := readMachine(sysfs, procfs)
 	if err != nil {
 		return Diagnosis{}, err
 	}
+	d := Diagnosis{Live: live, NMIWatchdog: -1, CPU: m.cpu, Topology: m.topo, Hypervisor: m.hypervisor}
 	d.Microarch = Microarch(d.CPU)
-	for name := range pmus {
+	for name := range m.pmus {
 		d.PMUs = append(d.PMUs, name)
 	}
 	slices.Sort(d.PMUs)
-	d.HardwarePMU = pmus.HasHardware()
-	d.Hypervisor = hypervisor(sysfs)
+	d.HardwarePMU = m.pmus.HasHardware()
 	d.VM = d.CPU.Hypervisor() || d.Hypervisor != ""
-	d.Plan = NewPlan(d.CPU, pmus, d.Topology)
+	d.Plan = m.plan()
 	d.Problems = slices.Clone(d.Plan.Problems)
-	if d.VM {
-		// The plan only knows the cpuinfo flag; name the hypervisor's own
-		// setting when DMI or the clock source says which it is.
-		for i, p := range d.Problems {
-			if p.Code == ProblemNoPMU {
-				d.Problems[i].Fix = VMPMUFix(d.Hypervisor)
-			}
-		}
-	}
 
 	if p, err := ReadParanoid(procfs); err == nil {
 		d.Paranoid, d.ParanoidKnown = p, true
@@ -132,7 +115,7 @@ func diagnose(sysfs, procfs fs.FS, live bool) (Diagnosis, error) {
 
 	d.Work = d.workCheck()
 	d.Traffic = d.trafficCheck()
-	d.Uprobes = d.uprobeCheck(pmus)
+	d.Uprobes = d.uprobeCheck(m.pmus)
 	if d.HardwarePMU && d.NMIWatchdog > 0 {
 		d.Problems = append(d.Problems, Problem{
 			Code: "nmi-watchdog",
@@ -175,15 +158,17 @@ func (d *Diagnosis) workCheck() Check {
 		c.Err = err
 		return c
 	}
-	c.Detail = fmt.Sprintf("%d events on %s", len(d.Plan.Work), strings.Join(workPMUs(d.Plan), ", "))
+	c.Detail = countEvents(len(d.Plan.Work), workPMUs(d.Plan))
 	if d.ParanoidKnown && d.Paranoid > 2 && !d.privileged() {
-		c.Err = &PermissionError{Event: d.Plan.Work[0].Name, Paranoid: d.Paranoid}
 		d.Problems = append(d.Problems, Problem{
 			Code: "paranoid",
-			What: fmt.Sprintf("perf_event_paranoid=%d forbids unprivileged counting", d.Paranoid),
-			Fix:  "sysctl kernel.perf_event_paranoid=2 (or setcap cap_perfmon+ep $(command -v rprof))",
+			What: fmt.Sprintf("perf_event_paranoid=%d forbids counting without CAP_PERFMON%s", d.Paranoid, d.unknownCaps()),
+			Fix:  "sysctl kernel.perf_event_paranoid=2, or setcap cap_perfmon+ep $(command -v rprof)",
 		})
-		return c
+		if d.CapsKnown {
+			c.Err = &PermissionError{Event: d.Plan.Work[0].Name, Paranoid: d.Paranoid}
+			return c
+		}
 	}
 	if d.Live {
 		c.Probed = true
@@ -209,15 +194,17 @@ func (d *Diagnosis) trafficCheck() Check {
 		}
 		return c
 	}
-	c.Detail = fmt.Sprintf("%d events on %s", len(d.Plan.Traffic), strings.Join(trafficPMUs(d.Plan), ", "))
+	c.Detail = countEvents(len(d.Plan.Traffic), trafficPMUs(d.Plan))
 	if d.ParanoidKnown && d.Paranoid > 0 && !d.privileged() {
-		c.Err = &PermissionError{Event: d.Plan.Traffic[0].Name, SystemWide: true, Paranoid: d.Paranoid}
 		d.Problems = append(d.Problems, Problem{
 			Code: "paranoid",
-			What: fmt.Sprintf("perf_event_paranoid=%d and no CAP_PERFMON: memory-controller (system-wide) events cannot be opened", d.Paranoid),
+			What: fmt.Sprintf("perf_event_paranoid=%d: memory-controller (system-wide) events need CAP_PERFMON or root%s", d.Paranoid, d.unknownCaps()),
 			Fix:  "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root",
 		})
-		return c
+		if d.CapsKnown {
+			c.Err = &PermissionError{Event: d.Plan.Traffic[0].Name, SystemWide: true, Paranoid: d.Paranoid}
+			return c
+		}
 	}
 	if d.Live {
 		c.Probed = true
@@ -256,6 +243,23 @@ func (d *Diagnosis) uprobeCheck(pmus PMUs) Check {
 	}
 	c.Usable = true
 	return c
+}
+
+// unknownCaps notes, for a tree without self/status, that whether the
+// process has the capability is not known.
+func (d Diagnosis) unknownCaps() string {
+	if d.CapsKnown {
+		return ", and this process has neither"
+	}
+	return " (the tree has no self/status, so whether rprof would have them is unknown)"
+}
+
+func countEvents(n int, pmus []string) string {
+	noun := "events"
+	if n == 1 {
+		noun = "event"
+	}
+	return fmt.Sprintf("%d %s on %s", n, noun, strings.Join(pmus, ", "))
 }
 
 // probeAll opens each event once; the first failure is returned.

@@ -139,19 +139,50 @@ func (p Plan) TrafficUsable() bool { return len(p.Traffic) > 0 }
 // tree) and builds its plan. An unreadable or partial tree is an error: a
 // plan from half a tree would silently miss events.
 func LoadPlan(sysfs, procfs fs.FS) (Plan, error) {
-	cpu, err := ReadCPU(procfs)
+	m, err := readMachine(sysfs, procfs)
 	if err != nil {
 		return Plan{}, err
 	}
-	topo, err := ReadTopology(sysfs)
-	if err != nil {
-		return Plan{}, err
+	return m.plan(), nil
+}
+
+// machine is what LoadPlan and Diagnose read from the trees.
+type machine struct {
+	cpu        CPUInfo
+	topo       Topology
+	pmus       PMUs
+	hypervisor string
+}
+
+func readMachine(sysfs, procfs fs.FS) (machine, error) {
+	var m machine
+	var err error
+	if m.cpu, err = ReadCPU(procfs); err != nil {
+		return machine{}, err
 	}
-	pmus, err := DiscoverPMUs(sysfs)
-	if err != nil {
-		return Plan{}, err
+	if m.topo, err = ReadTopology(sysfs); err != nil {
+		return machine{}, err
 	}
-	return NewPlan(cpu, pmus, topo), nil
+	if m.pmus, err = DiscoverPMUs(sysfs); err != nil {
+		return machine{}, err
+	}
+	m.hypervisor = hypervisor(sysfs)
+	return m, nil
+}
+
+// plan builds the machine's plan, naming the hypervisor's own setting in
+// the no-PMU fix when DMI or the clock source says which it is.
+func (m machine) plan() Plan {
+	p := NewPlan(m.cpu, m.pmus, m.topo)
+	if m.hypervisor != "" {
+		for i, pr := range p.Problems {
+			if pr.Code == ProblemNoPMU {
+				p.Problems[i].What = strings.Replace(pr.What, "(a VM without", "(a "+m.hypervisor+" VM without", 1)
+				p.Problems[i].Fix = VMPMUFix(m.hypervisor)
+			}
+		}
+	}
+	return p
 }
 
 // NewPlan resolves the catalogue entry of cpu's microarchitecture against
@@ -169,7 +200,12 @@ func NewPlan(cpu CPUInfo, pmus PMUs, topo Topology) Plan {
 		p.Problems = append(p.Problems, unsupportedProblem(cpu, p.Microarch))
 		return p
 	}
-	p.Problems = append(p.Problems, spec.NoWork...)
+	for _, pr := range spec.NoWork {
+		if cpus := topo.CoreTypes[coreP]; len(cpus) > 0 {
+			pr.Fix = strings.ReplaceAll(pr.Fix, "<cpu_core cpus>", FormatCPUList(cpus))
+		}
+		p.Problems = append(p.Problems, pr)
+	}
 	if hardware {
 		p.addWork(spec, pmus)
 		p.Counters = spec.Counters
@@ -423,7 +459,7 @@ func noPMUProblem(cpu CPUInfo, pmus PMUs) Problem {
 		what = fmt.Sprintf("no hardware PMU: the kernel exposes only the %s PMUs", strings.Join(names, ", "))
 	}
 	if cpu.Hypervisor() {
-		return Problem{Code: ProblemNoPMU, What: what + " (a VM without a virtual PMU)", Fix: VMPMUFix("")}
+		return Problem{Code: ProblemNoPMU, What: what + " (a VM without a virtual PMU): neither FP work nor DRAM traffic can be counted", Fix: VMPMUFix("")}
 	}
 	return Problem{Code: ProblemNoPMU, What: what, Fix: "use a kernel built with perf events support for this CPU (CONFIG_PERF_EVENTS and the CPU's PMU driver)"}
 }
@@ -440,24 +476,45 @@ func unsupportedProblem(cpu CPUInfo, microarch string) Problem {
 	}
 }
 
+// FormatCPUList writes CPUs in the kernel's cpulist form ("0-3,8").
+func FormatCPUList(cpus []int) string {
+	var parts []string
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(cpus[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
 // VMPMUFix is the setting that gives a VM a virtual PMU, for the hypervisor
-// vendor named by DMI sys_vendor ("" when unknown: all of them).
+// named by DMI sys_vendor or detected otherwise ("" when unknown: all of
+// them). A virtual PMU gives core events (W) only: hypervisors do not pass
+// memory-controller PMUs through, so Q needs bare metal.
 func VMPMUFix(sysVendor string) string {
 	kvm := "KVM/libvirt: <cpu mode='host-passthrough'> with <pmu state='on'/> in the domain XML; QEMU: -cpu host,pmu=on"
 	vmware := "VMware: enable \"Virtualize CPU performance counters\" in the VM's CPU settings"
-	cloud := "cloud: use a bare-metal instance type (e.g. AWS *.metal), since most virtual instance types expose no memory-controller PMU"
+	cloud := "cloud: use a bare-metal instance type (e.g. AWS *.metal)"
+	const uncore = " (this gives W; DRAM traffic Q needs bare metal, as VMs get no memory-controller PMU)"
 	v := strings.ToLower(sysVendor)
 	switch {
 	case strings.Contains(v, "qemu") || strings.Contains(v, "kvm") || strings.Contains(v, "red hat"):
-		return kvm
+		return kvm + uncore
 	case strings.Contains(v, "vmware"):
-		return vmware
+		return vmware + uncore
 	case strings.Contains(v, "microsoft") || strings.Contains(v, "hyper-v"):
-		return "Hyper-V/Azure: run on bare metal or a VM size that exposes a virtual PMU"
+		return "Hyper-V/Azure: run on bare metal or a VM size that exposes a virtual PMU" + uncore
 	case strings.Contains(v, "amazon") || strings.Contains(v, "google"):
 		return cloud
 	}
-	return "give the VM a virtual PMU: " + kvm + "; " + vmware + "; " + cloud
+	return "give the VM a virtual PMU: " + kvm + "; " + vmware + "; " + cloud + uncore
 }
 
 // Err is the typed error that stops counting W on this plan, or nil: an
@@ -467,9 +524,9 @@ func (p Plan) Err() error {
 	for _, pr := range p.Problems {
 		switch pr.Code {
 		case ProblemNoPMU:
-			return fmt.Errorf("%w: %s", ErrNoPMU, strings.TrimPrefix(pr.What, "no hardware PMU: "))
+			return fmt.Errorf("count FP work: %w", ErrNoPMU)
 		case ProblemUnsupportedCPU:
-			return fmt.Errorf("%w: %s", ErrUnsupportedCPU, pr.What)
+			return fmt.Errorf("count FP work on %s: %w", p.CPU.PerfKey(), ErrUnsupportedCPU)
 		}
 	}
 	if !p.WorkUsable() {

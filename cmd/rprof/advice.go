@@ -1,7 +1,36 @@
 package main
 
+import (
+	"errors"
+
+	"github.com/rprof/rprof/pmu"
+)
+
 // advice turns an error into the line shown to the user, adding the fix for
 // the typed errors the libraries return. Each command's owner extends it.
 func advice(err error) string {
+	if fix := fixFor(err); fix != "" {
+		return err.Error() + "; fix: " + fix
+	}
 	return err.Error()
+}
+
+// fixFor is the one-line remedy for pmu's typed errors, "" for others.
+func fixFor(err error) string {
+	var perm *pmu.PermissionError
+	switch {
+	case errors.As(err, &perm) && perm.SystemWide:
+		return "memory-controller events are system-wide and need CAP_PERFMON: setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root"
+	case errors.As(err, &perm):
+		return "per-process counting needs kernel.perf_event_paranoid <= 2 (<= 1 to count kernel mode): sysctl kernel.perf_event_paranoid=1, or setcap cap_perfmon+ep $(command -v rprof)"
+	case errors.Is(err, pmu.ErrPermission):
+		return "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=1, or run as root"
+	case errors.Is(err, pmu.ErrNoPMU):
+		return "this machine exposes no hardware PMU (a VM without a virtual PMU?); 'rprof doctor' says what would enable one"
+	case errors.Is(err, pmu.ErrUnsupportedCPU):
+		return "rprof has no event table for this CPU; 'rprof events' shows what is missing"
+	case errors.Is(err, pmu.ErrNotSupported):
+		return "this kernel or machine lacks the event; 'rprof doctor' says what is missing and why"
+	}
+	return ""
 }

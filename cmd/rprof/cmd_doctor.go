@@ -2,15 +2,293 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofs"
 )
 
-// Placeholder until the doctor issue lands; replaced by the real command.
 var cmdDoctor = &command{
 	Name:      "doctor",
-	UsageLine: "rprof doctor",
-	Short:     "(not built yet)",
-	Run: func(ctx context.Context, e *env, args []string) error {
-		return errors.New("not built yet")
-	},
+	UsageLine: "rprof doctor [--json] [--sysfs DIR] [--procfs DIR]",
+	Short:     "what works here for roofline work, and how to fix what does not",
+	Long: `
+Doctor diagnoses this machine for roofline work: the CPU and its
+microarchitecture, the PMUs the kernel exposes, whether FP work and DRAM
+traffic can be counted (on this machine each event is opened once to be
+sure), whether eBPF uprobes and a BLAS library are usable, the
+perf_event_paranoid level and capabilities, whether it is a VM, and whether
+the NMI watchdog holds a counter. Each problem comes with its exact fix.
+
+With --sysfs or --procfs it reads a tree captured on another machine;
+nothing can be opened there, so checks say "not probed".
+
+Exit status: 0 when both FP work and DRAM traffic can be counted, 1 when
+either cannot.
+
+  --json          write the diagnosis as JSON
+  --sysfs DIR     root of the sysfs tree (default /sys)
+  --procfs DIR    root of the procfs tree (default /proc)
+`,
+	Run: runDoctor,
+}
+
+func runDoctor(ctx context.Context, e *env, args []string) error {
+	fset := newFlagSet(e, "doctor")
+	asJSON := fset.Bool("json", false, "write JSON")
+	var m machineFlags
+	m.register(fset)
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	if fset.NArg() > 0 {
+		return usagef("unexpected argument %q", fset.Arg(0))
+	}
+	var d pmu.Diagnosis
+	if m.live() {
+		var err error
+		if d, err = pmu.DiagnoseLive(); err != nil {
+			return m.treeError(err)
+		}
+	} else {
+		sysfs, procfs, err := m.trees()
+		if err != nil {
+			return err
+		}
+		if d, err = pmu.Diagnose(sysfs, procfs); err != nil {
+			return m.treeError(err)
+		}
+	}
+	blas := checkBLAS(d.Live)
+	doc := doctorJSON(d, blas, m)
+	var err error
+	if *asJSON {
+		err = writeJSON(e.stdout, doc)
+	} else {
+		err = writeDoctorText(e.stdout, doc, d)
+	}
+	if err != nil {
+		return err
+	}
+	if !d.Usable() {
+		return &exitError{code: exitFailure}
+	}
+	return nil
+}
+
+// blasCheck is whether the BLAS that `rprof roofs` would load is there.
+type blasCheck struct {
+	Checked bool   `json:"checked"`
+	Usable  bool   `json:"usable"`
+	Library string `json:"library,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Version string `json:"version,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// checkBLAS loads the BLAS roofs would use; a captured tree says nothing
+// about this machine's libraries, so it is not checked then.
+func checkBLAS(live bool) blasCheck {
+	if !live {
+		return blasCheck{}
+	}
+	b, err := roofs.LoadBLAS("")
+	if err != nil {
+		return blasCheck{Checked: true, Error: err.Error() + "; fix: " + roofs.BLASHint}
+	}
+	return blasCheck{Checked: true, Usable: true, Library: b.Library, Path: b.Path, Version: b.Version}
+}
+
+// doctorDoc is the JSON of rprof doctor.
+type doctorDoc struct {
+	Machine        string        `json:"machine"` // "this machine" or the trees read
+	Probed         bool          `json:"probed"`
+	CPU            cpuJSON       `json:"cpu"`
+	VM             bool          `json:"vm"`
+	Hypervisor     string        `json:"hypervisor,omitempty"`
+	PMUs           []string      `json:"pmus"`
+	HardwarePMU    bool          `json:"hardware_pmu"`
+	Paranoid       *int          `json:"perf_event_paranoid"`
+	ParanoidAllows string        `json:"paranoid_allows,omitempty"`
+	CapEff         string        `json:"cap_eff,omitempty"`
+	Capabilities   []string      `json:"capabilities"`
+	NMIWatchdog    *int          `json:"nmi_watchdog"`
+	Work           checkJSON     `json:"work"`
+	Traffic        checkJSON     `json:"traffic"`
+	Uprobes        checkJSON     `json:"uprobes"`
+	BLAS           blasCheck     `json:"blas"`
+	Usable         bool          `json:"usable"`
+	Problems       []string      `json:"problems"`
+	Details        []problemJSON `json:"problem_details"`
+}
+
+type checkJSON struct {
+	Usable bool   `json:"usable"`
+	Probed bool   `json:"probed"`
+	Detail string `json:"detail,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+func checkDoc(c pmu.Check) checkJSON {
+	j := checkJSON{Usable: c.Usable, Probed: c.Probed, Detail: c.Detail}
+	if c.Err != nil {
+		j.Error = c.Err.Error()
+	}
+	return j
+}
+
+// capNames are the capabilities that decide what rprof may count.
+var capNames = []struct {
+	bit  uint
+	name string
+}{{21, "CAP_SYS_ADMIN"}, {38, "CAP_PERFMON"}, {39, "CAP_BPF"}}
+
+func doctorJSON(d pmu.Diagnosis, blas blasCheck, m machineFlags) doctorDoc {
+	doc := doctorDoc{
+		Machine:     "this machine",
+		Probed:      d.Live,
+		CPU:         cpuDoc(d.Plan),
+		VM:          d.VM,
+		Hypervisor:  d.Hypervisor,
+		PMUs:        d.PMUs,
+		HardwarePMU: d.HardwarePMU,
+		Work:        checkDoc(d.Work),
+		Traffic:     checkDoc(d.Traffic),
+		Uprobes:     checkDoc(d.Uprobes),
+		BLAS:        blas,
+		Usable:      d.Usable(),
+	}
+	if !d.Live {
+		doc.Machine = fmt.Sprintf("captured tree (sysfs %s, procfs %s)", m.sysfs, m.procfs)
+	}
+	if d.ParanoidKnown {
+		doc.Paranoid = &d.Paranoid
+		doc.ParanoidAllows = pmu.ParanoidAllows(d.Paranoid)
+	}
+	doc.Capabilities = []string{}
+	if d.CapsKnown {
+		doc.CapEff = fmt.Sprintf("%#x", d.CapEff)
+		for _, c := range capNames {
+			if d.CapEff&(1<<c.bit) != 0 {
+				doc.Capabilities = append(doc.Capabilities, c.name)
+			}
+		}
+	}
+	if d.NMIWatchdog >= 0 {
+		doc.NMIWatchdog = &d.NMIWatchdog
+	}
+	doc.Problems, doc.Details = problemsDoc(d.Problems)
+	if doc.PMUs == nil {
+		doc.PMUs = []string{}
+	}
+	return doc
+}
+
+func writeDoctorText(w io.Writer, doc doctorDoc, d pmu.Diagnosis) error {
+	var b strings.Builder
+	how := "events opened once to check"
+	if !doc.Probed {
+		how = "read only: nothing can be opened on a captured tree"
+	}
+	fmt.Fprintf(&b, "rprof doctor: %s (%s)\n\n", doc.Machine, how)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "CPU\t%s\n", cpuLine(d.Plan))
+	vm := "no"
+	if doc.VM {
+		vm = "yes"
+		if doc.Hypervisor != "" {
+			vm += " (" + doc.Hypervisor + ")"
+		}
+	}
+	fmt.Fprintf(tw, "VM\t%s\n", vm)
+	pmus := strings.Join(doc.PMUs, ", ")
+	if !doc.HardwarePMU {
+		pmus += " (no hardware PMU)"
+	}
+	fmt.Fprintf(tw, "PMUs\t%s\n", pmus)
+	if doc.Paranoid != nil {
+		fmt.Fprintf(tw, "perf_event_paranoid\t%d: %s\n", *doc.Paranoid, doc.ParanoidAllows)
+	} else {
+		fmt.Fprintf(tw, "perf_event_paranoid\tunknown (no sys/kernel/perf_event_paranoid)\n")
+	}
+	switch {
+	case doc.CapEff == "":
+		fmt.Fprintf(tw, "capabilities\tunknown (no self/status)\n")
+	case len(doc.Capabilities) == 0:
+		fmt.Fprintf(tw, "capabilities\tnone of CAP_PERFMON, CAP_SYS_ADMIN, CAP_BPF (CapEff %s)\n", doc.CapEff)
+	default:
+		fmt.Fprintf(tw, "capabilities\t%s (CapEff %s)\n", strings.Join(doc.Capabilities, ", "), doc.CapEff)
+	}
+	switch {
+	case doc.NMIWatchdog == nil:
+		fmt.Fprintf(tw, "NMI watchdog\tunknown\n")
+	case *doc.NMIWatchdog > 0:
+		fmt.Fprintf(tw, "NMI watchdog\ton (holds a core counter when a hardware PMU exists)\n")
+	default:
+		fmt.Fprintf(tw, "NMI watchdog\toff\n")
+	}
+	tw.Flush()
+
+	b.WriteString("\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "FP work (W)\t%s\n", checkText(doc.Work))
+	fmt.Fprintf(tw, "DRAM traffic (Q)\t%s\n", checkText(doc.Traffic))
+	fmt.Fprintf(tw, "eBPF uprobes\t%s\n", checkText(doc.Uprobes))
+	fmt.Fprintf(tw, "BLAS\t%s\n", blasText(doc.BLAS))
+	tw.Flush()
+
+	writeProblems(&b, d.Problems)
+	if doc.Usable {
+		b.WriteString("\nCounting is usable: rprof run can measure W and Q here.\n")
+	} else {
+		b.WriteString("\nCounting is not usable here: rprof run cannot measure " + missingFigures(doc) + " (see the problems above).\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func checkText(c checkJSON) string {
+	var s string
+	switch {
+	case c.Usable && c.Probed:
+		s = "yes (probed)"
+	case c.Usable:
+		s = "yes by the tree (not probed: captured tree)"
+	default:
+		s = "no"
+	}
+	if c.Detail != "" {
+		s += ": " + c.Detail
+	}
+	if c.Error != "" {
+		s += ": " + c.Error
+	}
+	return s
+}
+
+func blasText(b blasCheck) string {
+	switch {
+	case !b.Checked:
+		return "not checked (captured tree)"
+	case !b.Usable:
+		return "no: " + b.Error
+	}
+	s := b.Library
+	if b.Version != "" {
+		s += " " + b.Version
+	}
+	return "yes: " + s + " (" + b.Path + ")"
+}
+
+func missingFigures(doc doctorDoc) string {
+	switch {
+	case !doc.Work.Usable && !doc.Traffic.Usable:
+		return "FP work W or DRAM traffic Q"
+	case !doc.Work.Usable:
+		return "FP work W"
+	}
+	return "DRAM traffic Q"
 }

@@ -2,15 +2,322 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rprof/rprof/pmu"
 )
 
-// Placeholder until the events issue lands; replaced by the real command.
 var cmdEvents = &command{
 	Name:      "events",
-	UsageLine: "rprof events",
-	Short:     "(not built yet)",
-	Run: func(ctx context.Context, e *env, args []string) error {
-		return errors.New("not built yet")
-	},
+	UsageLine: "rprof events [--json] [--sysfs DIR] [--procfs DIR]",
+	Short:     "the counters rprof would use on this machine",
+	Long: `
+Events lists the hardware events rprof counts on this machine: the core
+events whose counts, times their weight, give the floating-point work W,
+and the memory-controller events whose counts, times their bytes, give the
+DRAM traffic Q. For each it shows the PMU, the perf_event_attr type and
+config (hex), the weight, the CPUs system-wide events are opened on, and
+the source of the encoding. It then lists what cannot be counted and why,
+with the fix, and every entry the sources do not confirm (UNVERIFIED).
+
+--sysfs and --procfs read a tree captured on another machine instead of
+/sys and /proc (both default to this machine's).
+
+  --json          write the list as JSON
+  --sysfs DIR     root of the sysfs tree (default /sys)
+  --procfs DIR    root of the procfs tree (default /proc)
+`,
+	Run: runEvents,
+}
+
+// machineFlags are the --sysfs and --procfs flags of events and doctor.
+type machineFlags struct {
+	sysfs, procfs string
+}
+
+func (m *machineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.sysfs, "sysfs", "/sys", "root of the sysfs `tree` to inspect")
+	fs.StringVar(&m.procfs, "procfs", "/proc", "root of the procfs `tree` to inspect")
+}
+
+// live reports whether the trees are this machine's own, so that events
+// can be probed by opening them.
+func (m *machineFlags) live() bool { return m.sysfs == "/sys" && m.procfs == "/proc" }
+
+// trees checks both directories and opens them.
+func (m *machineFlags) trees() (sysfs, procfs fs.FS, err error) {
+	for _, d := range []struct{ flag, dir string }{{"--sysfs", m.sysfs}, {"--procfs", m.procfs}} {
+		st, err := os.Stat(d.dir)
+		if err != nil {
+			return nil, nil, usagef("%s %s: no such directory", d.flag, d.dir)
+		}
+		if !st.IsDir() {
+			return nil, nil, usagef("%s %s: not a directory", d.flag, d.dir)
+		}
+	}
+	return os.DirFS(m.sysfs), os.DirFS(m.procfs), nil
+}
+
+// treeError names the trees an unreadable or partial tree came from.
+func (m *machineFlags) treeError(err error) error {
+	return fmt.Errorf("read machine (sysfs %s, procfs %s): %w", m.sysfs, m.procfs, err)
+}
+
+func runEvents(ctx context.Context, e *env, args []string) error {
+	fset := newFlagSet(e, "events")
+	asJSON := fset.Bool("json", false, "write JSON")
+	var m machineFlags
+	m.register(fset)
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	if fset.NArg() > 0 {
+		return usagef("unexpected argument %q", fset.Arg(0))
+	}
+	sysfs, procfs, err := m.trees()
+	if err != nil {
+		return err
+	}
+	plan, err := pmu.LoadPlan(sysfs, procfs)
+	if err != nil {
+		return m.treeError(err)
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, eventsJSON(plan))
+	}
+	return writeEventsText(e.stdout, plan)
+}
+
+// eventsDoc is the JSON of rprof events.
+type eventsDoc struct {
+	CPU      cpuJSON       `json:"cpu"`
+	Counters int           `json:"counters_per_thread"`
+	Work     []workJSON    `json:"work"`
+	Traffic  []trafficJSON `json:"traffic"`
+	Problems []string      `json:"problems"`
+	Details  []problemJSON `json:"problem_details"`
+}
+
+type cpuJSON struct {
+	Vendor    string `json:"vendor"`
+	Family    int    `json:"family"`
+	Model     int    `json:"model"`
+	Stepping  int    `json:"stepping"`
+	ModelName string `json:"model_name,omitempty"`
+	Microarch string `json:"microarch"`
+	PerfKey   string `json:"perf_key"`
+}
+
+type workJSON struct {
+	Name          string  `json:"name"`
+	PMU           string  `json:"pmu"`
+	Type          uint32  `json:"type"`
+	Config        string  `json:"config"`
+	Config1       string  `json:"config1,omitempty"`
+	FlopsPerCount float64 `json:"flops_per_count"`
+	Precision     string  `json:"precision"`
+	Group         int     `json:"group"`
+	Counters      int     `json:"counters"`
+	Source        string  `json:"source"`
+	Unverified    string  `json:"unverified,omitempty"`
+}
+
+type trafficJSON struct {
+	Name          string  `json:"name"`
+	PMU           string  `json:"pmu"`
+	Type          uint32  `json:"type"`
+	Config        string  `json:"config"`
+	Config1       string  `json:"config1,omitempty"`
+	BytesPerCount float64 `json:"bytes_per_count"`
+	Direction     string  `json:"direction"`
+	CPUs          []int   `json:"cpus"`
+	Alias         string  `json:"alias,omitempty"`
+	Terms         string  `json:"terms"`
+	Source        string  `json:"source"`
+	Unverified    string  `json:"unverified,omitempty"`
+}
+
+type problemJSON struct {
+	Code string `json:"code"`
+	What string `json:"what"`
+	Fix  string `json:"fix,omitempty"`
+}
+
+func hex(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
+
+func hexOmit(v uint64) string {
+	if v == 0 {
+		return ""
+	}
+	return hex(v)
+}
+
+func cpuDoc(p pmu.Plan) cpuJSON {
+	return cpuJSON{
+		Vendor: p.CPU.Vendor, Family: p.CPU.Family, Model: p.CPU.Model, Stepping: p.CPU.Stepping,
+		ModelName: p.CPU.ModelName, Microarch: p.Microarch, PerfKey: p.CPU.PerfKey(),
+	}
+}
+
+func eventsJSON(p pmu.Plan) eventsDoc {
+	doc := eventsDoc{
+		CPU: cpuDoc(p), Counters: p.Counters,
+		Work: []workJSON{}, Traffic: []trafficJSON{}, Problems: []string{}, Details: []problemJSON{},
+	}
+	for gi, g := range p.Groups() {
+		for _, w := range g {
+			doc.Work = append(doc.Work, workJSON{
+				Name: w.Name, PMU: w.PMU, Type: w.Attr.Type, Config: hex(w.Attr.Config), Config1: hexOmit(w.Attr.Config1),
+				FlopsPerCount: w.FlopsPerCount, Precision: w.Precision, Group: gi + 1, Counters: w.Slots,
+				Source: w.Source, Unverified: w.Unverified,
+			})
+		}
+	}
+	for _, t := range p.Traffic {
+		doc.Traffic = append(doc.Traffic, trafficJSON{
+			Name: t.Name, PMU: t.PMU, Type: t.Attr.Type, Config: hex(t.Attr.Config), Config1: hexOmit(t.Attr.Config1),
+			BytesPerCount: t.BytesPerCount, Direction: t.Direction, CPUs: t.CPUs, Alias: t.Alias, Terms: t.Terms,
+			Source: t.Source, Unverified: t.Unverified,
+		})
+	}
+	doc.Problems, doc.Details = problemsDoc(p.Problems)
+	return doc
+}
+
+func problemsDoc(ps []pmu.Problem) ([]string, []problemJSON) {
+	lines, details := []string{}, []problemJSON{}
+	for _, pr := range ps {
+		lines = append(lines, pr.String())
+		details = append(details, problemJSON{Code: pr.Code, What: pr.What, Fix: pr.Fix})
+	}
+	return lines, details
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// sourceIndex numbers distinct sources in order of first use, for the
+// footnotes under the tables.
+type sourceIndex struct{ names []string }
+
+func (s *sourceIndex) ref(name string) string {
+	i := slices.Index(s.names, name)
+	if i < 0 {
+		s.names = append(s.names, name)
+		i = len(s.names) - 1
+	}
+	return "[" + strconv.Itoa(i+1) + "]"
+}
+
+func writeEventsText(w io.Writer, p pmu.Plan) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CPU: %s\n", cpuLine(p))
+	var src sourceIndex
+	groups := p.Groups()
+	if len(p.Work) == 0 {
+		b.WriteString("\nFP work W: no events (see problems)\n")
+	} else {
+		limit := "no counter limit recorded"
+		if p.Counters > 0 {
+			limit = fmt.Sprintf("%d counters per thread", p.Counters)
+		}
+		fmt.Fprintf(&b, "\nFP work W = sum of count x FLOPs/count; counted per process, %s in %s (%s):\n", plural(len(p.Work), "event"), plural(len(groups), "group"), limit)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  group\tevent\tpmu\ttype\tconfig\tFLOPs/count\tprecision\tsource")
+		for gi, g := range groups {
+			for _, e := range g {
+				fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%s\t%g\t%s\t%s\n", gi+1, markUnverified(e.Name, e.Unverified), e.PMU, e.Attr.Type, configText(e.Attr), e.FlopsPerCount, e.Precision, src.ref(e.Source))
+			}
+		}
+		tw.Flush()
+	}
+	if len(p.Traffic) == 0 {
+		b.WriteString("\nDRAM traffic Q: no events (see problems)\n")
+	} else {
+		fmt.Fprintf(&b, "\nDRAM traffic Q = sum of count x bytes/count; counted system-wide, one counter per box on each CPU listed (%s):\n", plural(len(p.Traffic), "event"))
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  event\tpmu\ttype\tconfig\tbytes/count\tdirection\tcpus\tencoded from\tsource")
+		for _, t := range p.Traffic {
+			from := "raw " + t.Terms
+			if t.Alias != "" {
+				from = "kernel alias"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%g\t%s\t%s\t%s\t%s\n", markUnverified(t.Name, t.Unverified), t.PMU, t.Attr.Type, configText(t.Attr), t.BytesPerCount, t.Direction, pmu.FormatCPUList(t.CPUs), from, src.ref(t.Source))
+		}
+		tw.Flush()
+	}
+	if len(src.names) > 0 {
+		b.WriteString("\nSources:\n")
+		for i, s := range src.names {
+			fmt.Fprintf(&b, "  [%d] %s\n", i+1, s)
+		}
+	}
+	writeProblems(&b, p.Problems)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func cpuLine(p pmu.Plan) string {
+	c := p.CPU
+	id := fmt.Sprintf("%s family %d model %#x stepping %d", c.Vendor, c.Family, c.Model, c.Stepping)
+	if c.Arm {
+		id = fmt.Sprintf("%s part %#x (MIDR %s)", c.Vendor, c.Part, c.PerfKey())
+	}
+	if c.ModelName != "" {
+		id += " (" + c.ModelName + ")"
+	}
+	ma := p.Microarch
+	if ma == "" {
+		ma = "unknown"
+	}
+	return id + ", microarchitecture " + ma
+}
+
+// markUnverified flags an event whose entry the sources do not confirm.
+func markUnverified(name, unverified string) string {
+	if unverified != "" {
+		return name + " (UNVERIFIED)"
+	}
+	return name
+}
+
+func configText(a pmu.Attr) string {
+	s := hex(a.Config)
+	if a.Config1 != 0 {
+		s += " config1=" + hex(a.Config1)
+	}
+	return s
+}
+
+func writeProblems(b *strings.Builder, ps []pmu.Problem) {
+	if len(ps) == 0 {
+		b.WriteString("\nProblems: none\n")
+		return
+	}
+	b.WriteString("\nProblems:\n")
+	for _, pr := range ps {
+		fmt.Fprintf(b, "  - %s\n", pr.What)
+		if pr.Fix != "" {
+			fmt.Fprintf(b, "    fix: %s\n", pr.Fix)
+		}
+	}
 }
