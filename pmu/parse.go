@@ -267,6 +267,27 @@ func parseCPUList(s string) ([]int, error) {
 	return cpus, nil
 }
 
+// formatRanges is the inverse of parseRanges for ascending input:
+// [0 1 2 3 8] -> "0-3,8".
+func formatRanges(ns []int) string {
+	var b strings.Builder
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(ns[i]))
+		if j > i {
+			b.WriteString("-" + strconv.Itoa(ns[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
 // parseRanges parses "a-b,c,..." into ascending, distinct integers in
 // [0, limit].
 func parseRanges(s string, limit int) ([]int, error) {

@@ -36,6 +36,9 @@ type Format struct {
 	Bits  []int
 }
 
+// String writes f as sysfs does, e.g. "config:0-7,32-35".
+func (f Format) String() string { return f.Field + ":" + formatRanges(f.Bits) }
+
 // Alias is a named event from events/<name>, with its optional
 // <name>.scale (1 when absent) and <name>.unit ("" when absent).
 type Alias struct {
@@ -353,9 +356,13 @@ func (p *PMU) unknownTerm(name string) error {
 
 func (p *PMU) encodeTerms(ts []term) (Attr, error) {
 	a := Attr{Type: p.Type}
-	for _, t := range ts {
+	for i, t := range ts {
 		if t.Ask {
-			return Attr{}, fmt.Errorf("term %s needs a value (%s=?): %w", t.Name, t.Name, ErrMalformed)
+			// An alias's "term=?" must be filled by a later term.
+			if !slices.ContainsFunc(ts[i+1:], func(u term) bool { return u.Name == t.Name && !u.Ask }) {
+				return Attr{}, fmt.Errorf("term %s needs a value (%s=?): %w", t.Name, t.Name, ErrMalformed)
+			}
+			continue
 		}
 		if builtinTerm(t.Name) {
 			*field(&a, t.Name) = t.Value
