@@ -52,7 +52,7 @@ func (r roof) label(unit string) string {
 		s += " ±" + pct
 	}
 	if r.peak > 0 {
-		s += ", theoretical " + FormatValue(r.peak) + " (dashed)"
+		s += ", theoretical " + FormatValue(r.peak)
 	}
 	return s
 }
@@ -85,7 +85,7 @@ func buildScene(r *roofline.Roofs, points []roofline.Point, opts Options) (*scen
 		return nil, ErrEmpty
 	}
 	s := &scene{}
-	threads, err := threadScope(r, points, opts.Threads)
+	threads, err := ThreadScope(r, points, opts.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -108,9 +108,10 @@ func buildScene(r *roofline.Roofs, points []roofline.Point, opts Options) (*scen
 	return s, nil
 }
 
-// threadScope picks the thread count whose roofs are drawn: the one asked
-// for, else the points' own scope, else the smallest measured.
-func threadScope(r *roofline.Roofs, points []roofline.Point, want int) (int, error) {
+// ThreadScope picks the thread count whose roofs are drawn: the one asked
+// for (an error when the roofs have none for it), else the first point's
+// own scope, else the smallest measured.
+func ThreadScope(r *roofline.Roofs, points []roofline.Point, want int) (int, error) {
 	var scopes []int
 	if r != nil {
 		scopes = r.ThreadScopes()
@@ -277,7 +278,7 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 		}
 	}
 	if r != nil {
-		pl, err := r.Place(pt.x, pt.y, s.threads, precisionOf(p))
+		pl, err := PlacePoint(r, p, s.threads)
 		if err != nil {
 			s.notef("point %q not placed: %v", name, err)
 		} else {
@@ -296,6 +297,15 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	}
 	pt.flagged = len(pt.flags) > 0
 	s.points = append(s.points, pt)
+}
+
+// PlacePoint places a point under the roofs of a thread scope, against the
+// compute peak of the precision its work was done in when it has one.
+func PlacePoint(r *roofline.Roofs, p *roofline.Point, threads int) (roofline.Placement, error) {
+	if p.Intensity == nil || p.GFlops == nil {
+		return roofline.Placement{}, errors.New("place point: intensity or GFLOP/s unknown")
+	}
+	return r.Place(*p.Intensity, *p.GFlops, threads, precisionOf(p))
 }
 
 // precisionOf returns the one precision a point's work was done in, or ""
@@ -335,22 +345,25 @@ func (s *scene) setRanges() {
 	s.xmax = decadeAbove(slices.Max(xs) * 3)
 	// At least four decades of intensity, so the slope of the bandwidth
 	// roofs reads as a slope.
-	for math.Log10(s.xmax/s.xmin) < 4 {
-		s.xmin /= 10
-		if math.Log10(s.xmax/s.xmin) < 4 {
-			s.xmax *= 10
+	for math.Log10(s.xmax/s.xmin) < 4-1e-9 {
+		s.xmax *= 10
+		if math.Log10(s.xmax/s.xmin) < 4-1e-9 {
+			s.xmin /= 10
 		}
 	}
-	for _, b := range s.bandwidth {
-		ys = append(ys, b.value*s.xmin)
-	}
 	if len(ys) == 0 {
-		ys = append(ys, 1)
+		// Bandwidth roofs only: show where they cross the middle of the
+		// intensity range.
+		for _, b := range s.bandwidth {
+			ys = append(ys, b.value*math.Sqrt(s.xmin*s.xmax))
+		}
 	}
 	s.ymin = decadeBelow(slices.Min(ys) / 1.5)
 	s.ymax = decadeAbove(slices.Max(ys) * 3)
-	if s.ymax/s.ymin < 100 {
-		s.ymin /= 10
+	// At least four decades of performance; the bandwidth roofs are cut
+	// where they leave the chart rather than stretching it downwards.
+	if s.ymax/s.ymin < 1e4*(1-1e-9) {
+		s.ymin = s.ymax / 1e4
 	}
 	peak, hasPeak := s.peak("")
 	for i := range s.bandwidth {

@@ -1,0 +1,206 @@
+package chart
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/rprof/rprof/roofline"
+)
+
+// Size of the text chart's data area at most; with the axis labels it fits
+// an 80-column terminal. The grid is cut to a whole number of cells per
+// decade so that decade labels sit on their rows and columns.
+const (
+	textMaxCols = 68
+	textMaxRows = 21
+	textMargin  = 7 // "  100 |"
+)
+
+// WriteText draws the roofline as plain text, for terminals without an
+// image viewer: a log-log grid where compute roofs are '-' (theoretical
+// '.'), bandwidth roofs '/', ridge points 'x' and points capital letters,
+// followed by a key giving every figure. Notes are as for Write.
+func WriteText(w io.Writer, roofs *roofline.Roofs, points []roofline.Point, opts Options) (notes []string, err error) {
+	s, err := buildScene(roofs, points, opts)
+	if err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriter(w)
+	s.writeText(bw)
+	if err := bw.Flush(); err != nil {
+		return nil, fmt.Errorf("write text chart: %w", err)
+	}
+	return s.notes, nil
+}
+
+type textGrid struct {
+	cells              [][]byte
+	cols, rows         int
+	lx0, lx1, ly0, ly1 float64 // log10 of the axis ranges
+}
+
+func newTextGrid(s *scene) *textGrid {
+	g := &textGrid{lx0: math.Log10(s.xmin), lx1: math.Log10(s.xmax), ly0: math.Log10(s.ymin), ly1: math.Log10(s.ymax)}
+	dx, dy := int(math.Round(g.lx1-g.lx0)), int(math.Round(g.ly1-g.ly0))
+	g.cols = (textMaxCols-1)/dx*dx + 1
+	g.rows = max(2, (textMaxRows-1)/dy)*dy + 1
+	g.cells = make([][]byte, g.rows)
+	for r := range g.cells {
+		g.cells[r] = []byte(strings.Repeat(" ", g.cols))
+	}
+	return g
+}
+
+func (g *textGrid) col(x float64) int {
+	return int(math.Round((math.Log10(x) - g.lx0) / (g.lx1 - g.lx0) * float64(g.cols-1)))
+}
+
+func (g *textGrid) row(y float64) int {
+	return g.rows - 1 - int(math.Round((math.Log10(y)-g.ly0)/(g.ly1-g.ly0)*float64(g.rows-1)))
+}
+
+// x returns the intensity at the centre of a column.
+func (g *textGrid) x(col int) float64 {
+	return math.Pow(10, g.lx0+float64(col)/float64(g.cols-1)*(g.lx1-g.lx0))
+}
+
+func (g *textGrid) set(col, row int, c byte) bool {
+	if col < 0 || col >= g.cols || row < 0 || row >= g.rows {
+		return false
+	}
+	g.cells[row][col] = c
+	return true
+}
+
+func (s *scene) writeText(w io.Writer) {
+	g := newTextGrid(s)
+	// Bandwidth roofs first, so that compute roofs stay unbroken lines.
+	bwStart := make([][2]int, len(s.bandwidth))
+	for i, b := range s.bandwidth {
+		bwStart[i] = [2]int{-1, -1}
+		for col := g.col(b.from); col <= g.col(b.to); col++ {
+			x := g.x(col)
+			if x < b.from*0.999 || x > b.to*1.001 {
+				continue
+			}
+			if row := g.row(b.value * x); g.set(col, row, '/') && bwStart[i][0] < 0 {
+				bwStart[i] = [2]int{col, row}
+			}
+		}
+	}
+	// Theoretical compute roofs before measured ones, so the measured
+	// roof wins a shared row.
+	for _, theoretical := range []bool{true, false} {
+		for _, c := range s.compute {
+			if c.theoretical != theoretical {
+				continue
+			}
+			ch := byte('-')
+			if theoretical {
+				ch = '.'
+			}
+			row := g.row(c.value)
+			for col := g.col(c.from); col <= g.col(c.to); col++ {
+				g.set(col, row, ch)
+			}
+		}
+	}
+	// Each roof is tagged with a letter: compute roofs at their right
+	// end (moved left when a closer roof tagged that cell), bandwidth
+	// roofs where they start.
+	var key []string
+	tag := byte('a')
+	isTag := func(c byte) bool { return c >= 'a' && c <= 'z' }
+	for _, c := range s.compute {
+		if c.theoretical {
+			continue
+		}
+		row, col := g.row(c.value), g.col(c.to)
+		for col > 0 && isTag(g.cells[row][col]) {
+			col--
+		}
+		g.set(col, row, tag)
+		key = append(key, fmt.Sprintf("  %c  %s", tag, c.label("GFLOP/s")))
+		tag++
+	}
+	for i, b := range s.bandwidth {
+		g.set(bwStart[i][0], bwStart[i][1], tag)
+		key = append(key, fmt.Sprintf("  %c  %s", tag, b.label("GB/s")))
+		tag++
+	}
+	for _, r := range s.ridges {
+		g.set(g.col(r.intensity), g.row(r.gflops), 'x')
+	}
+	// A point sharing a cell with an earlier one moves right.
+	for i, p := range s.points {
+		col, row := g.col(p.x), g.row(p.y)
+		for col < g.cols-1 && g.cells[row][col] >= 'A' && g.cells[row][col] <= 'Z' {
+			col++
+		}
+		g.set(col, row, pointTag(i))
+	}
+
+	fmt.Fprintln(w, s.title)
+	fmt.Fprintln(w, "GFLOP/s")
+	decadeRows := map[int]string{}
+	for e := int(math.Round(g.ly0)); e <= int(math.Round(g.ly1)); e++ {
+		decadeRows[g.row(math.Pow(10, float64(e)))] = decadeLabel(e)
+	}
+	for r := range g.rows {
+		fmt.Fprintf(w, "%*s |%s\n", textMargin-2, decadeRows[r], strings.TrimRight(string(g.cells[r]), " "))
+	}
+	fmt.Fprintf(w, "%*s +%s\n", textMargin-2, "", strings.Repeat("-", g.cols))
+	// Decade labels under the x axis, centred on their column.
+	axis := []byte(strings.Repeat(" ", textMargin+g.cols+4))
+	for e := int(math.Round(g.lx0)); e <= int(math.Round(g.lx1)); e++ {
+		lbl := decadeLabel(e)
+		at := textMargin + g.col(math.Pow(10, float64(e))) - len(lbl)/2
+		at = max(0, min(at, len(axis)-len(lbl)))
+		copy(axis[at:], lbl)
+	}
+	fmt.Fprintln(w, strings.TrimRight(string(axis), " "))
+	fmt.Fprintf(w, "%*s%s\n", textMargin, "", "arithmetic intensity (FLOP per byte of DRAM traffic)")
+
+	if len(key) > 0 {
+		fmt.Fprintln(w, "\nroofs ('-' measured, '.' theoretical, '/' bandwidth, 'x' ridge):")
+		for _, k := range key {
+			fmt.Fprintln(w, k)
+		}
+	}
+	if len(s.points) > 0 {
+		fmt.Fprintln(w, "\npoints:")
+	}
+	for i, p := range s.points {
+		fmt.Fprintf(w, "  %c  %s\n", pointTag(i), p.describe())
+	}
+}
+
+// pointTag is the letter of the i-th point: A to Z, then a digit.
+func pointTag(i int) byte {
+	if i < 26 {
+		return byte('A' + i)
+	}
+	return byte('0' + (i-26)%10)
+}
+
+// describe says in one line what a point is and where it sits.
+func (p placed) describe() string {
+	s := fmt.Sprintf("%s: %s GFLOP/s", p.label, FormatValue(p.y))
+	if p.hi > p.lo {
+		s += fmt.Sprintf(" [%s, %s]", FormatValue(p.lo), FormatValue(p.hi))
+	}
+	s += fmt.Sprintf(" at %s FLOP/byte", FormatValue(p.x))
+	if p.bound != "" {
+		s += fmt.Sprintf(", %s-bound (%s), %.0f%% of attainable %s", p.bound, p.boundRoofLabel, p.fraction*100, FormatValue(p.attainable))
+	}
+	if p.analytic {
+		s += ", analytic"
+	}
+	if p.flagged {
+		s += ", flags: " + strings.Join(p.flags, ", ")
+	}
+	return s
+}

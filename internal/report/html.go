@@ -1,0 +1,132 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+
+	"github.com/rprof/rprof/internal/chart"
+)
+
+// HTML writes the report as one self-contained HTML page: the chart is
+// inline SVG and the style sheet is inline, so the file opens offline and
+// can be attached to a pull request or CI run as it is.
+func HTML(w io.Writer, in Input) (notes []string, err error) {
+	v, err := buildView(in)
+	if err != nil {
+		return nil, err
+	}
+	var svg bytes.Buffer
+	chartNotes, err := chart.Render(&svg, "svg", in.Roofs, in.Points, in.Chart)
+	if err != nil {
+		return nil, fmt.Errorf("draw chart: %w", err)
+	}
+	v.Notes = append(chartNotes, v.Notes...)
+	data := struct {
+		*view
+		SVG template.HTML
+	}{v, template.HTML(inlineSVG(svg.Bytes()))}
+	if err := htmlTemplate.Execute(w, data); err != nil {
+		return nil, fmt.Errorf("write HTML report: %w", err)
+	}
+	return v.Notes, nil
+}
+
+// inlineSVG drops the XML declaration and generator comment gonum writes
+// before <svg>, which have no place inside HTML.
+func inlineSVG(b []byte) []byte {
+	if i := bytes.Index(b, []byte("<svg")); i >= 0 {
+		return b[i:]
+	}
+	return b
+}
+
+var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+h3 { font-size: 1.05em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th { background: #f4f4f4; }
+figure { margin: 0; }
+figure svg { max-width: 100%; height: auto; }
+figcaption, .meta, .note { color: #555; font-size: 0.9em; }
+.flag { color: #c00; }
+code { font-size: 0.9em; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p class="meta">{{if .NoRoofs}}No roofs document: points only.{{else}}Roofs: <code>{{.RoofsFile}}</code>{{if .RoofsDate}}, measured {{.RoofsDate}}{{end}}.{{end}} Thread scope of the chart and placements: {{.Threads}}.</p>
+
+<section id="chart">
+<h2>Roofline</h2>
+<figure>
+{{.SVG}}
+<figcaption>Log-log roofline. Across: arithmetic intensity, FLOP per byte of DRAM traffic; up: GFLOP/s. Lines: measured roofs with their confidence intervals (dashed: theoretical peaks); crosses: ridge points; triangles: memory-bound points, squares: compute-bound; hollow: analytic; red: flagged. Error bars: confidence interval of GFLOP/s.</figcaption>
+</figure>
+{{with .Notes}}<p class="note">Notes:</p>
+<ul class="note">{{range .}}
+<li>{{.}}</li>{{end}}
+</ul>{{end}}
+</section>
+
+<section id="machine">
+<h2>Machine</h2>
+<table>{{range .Machine}}
+<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}
+</table>
+</section>
+
+<section id="roofs">
+<h2>Roofs</h2>
+{{if .NoRoofs}}<p>No roofs document was given: run <code>rprof roofs</code> or pass <code>--roofs FILE</code>.</p>{{else}}
+<h3>Compute (GFLOP/s)</h3>
+{{if .Compute}}<table>
+<tr><th>roof</th><th>ISA</th><th>precision</th><th>threads</th><th>GFLOP/s</th><th>CI</th><th>theoretical</th><th>% of theoretical</th></tr>{{range .Compute}}
+<tr><td>{{.Name}}</td><td>{{.ISA}}</td><td>{{.Precision}}</td><td class="n">{{.Threads}}</td><td class="n">{{.GFlops}}</td><td class="n">{{.CI}}</td><td class="n">{{.Theoretical}}</td><td class="n">{{.OfTheoretical}}</td></tr>{{end}}
+</table>{{else}}<p>No compute roofs were measured.</p>{{end}}
+<h3>Bandwidth (GB/s)</h3>
+{{if .Bandwidth}}<table>
+<tr><th>level</th><th>kernel</th><th>threads</th><th>GB/s</th><th>CI</th><th>working set</th></tr>{{range .Bandwidth}}
+<tr><td>{{.Level}}</td><td>{{.Kernel}}</td><td class="n">{{.Threads}}</td><td class="n">{{.GBytesPerS}}</td><td class="n">{{.CI}}</td><td class="n">{{.WorkingSet}}</td></tr>{{end}}
+</table>{{else}}<p>No bandwidth roofs were measured: points cannot be classified as memory- or compute-bound.</p>{{end}}
+{{if .Tuning}}<p class="meta">Autotuning: {{.Tuning}}.</p>{{end}}
+{{with .RoofFlags}}<p>Warnings about the roofs:</p>
+<ul>{{range .}}
+<li><span class="flag">{{.Code}}</span>: {{.Message}}</li>{{end}}
+</ul>{{end}}{{end}}
+</section>
+
+<section id="points">
+<h2>Points</h2>
+{{if .Points}}<table>
+<tr><th>point</th><th>source</th><th>W (GFLOP)</th><th>Q (GB)</th><th>T (s) [CI]</th><th>intensity (FLOP/B)</th><th>GFLOP/s [CI]</th><th>bound</th><th>attainable (GFLOP/s)</th><th>of attainable</th><th>flags</th></tr>{{range .Points}}
+<tr><td>{{.Label}}</td><td>{{.Source}}</td><td class="n">{{.Work}}</td><td class="n">{{.Traffic}}</td><td class="n">{{.Seconds}}</td><td class="n">{{.Intensity}}</td><td class="n">{{.GFlops}}</td><td>{{.Bound}}</td><td class="n">{{.Attainable}}</td><td class="n">{{.Fraction}}</td><td>{{range $i, $f := .Flags}}{{if $i}}, {{end}}<span class="flag">{{$f.Code}}</span><sup><a href="#fn{{$f.N}}">{{$f.N}}</a></sup>{{end}}</td></tr>{{end}}
+</table>
+{{with .Footnotes}}<ol class="note">{{range .}}
+<li id="fn{{.N}}">{{.Point}}: <span class="flag">{{.Code}}</span>: {{.Message}}</li>{{end}}
+</ol>{{end}}{{else}}<p>No points were given.</p>{{end}}
+</section>
+{{if .Points}}
+<section id="events">
+<h2>Raw events</h2>{{range .Points}}
+<h3>{{.Label}}</h3>
+<p class="meta">Command: <code>{{.Command}}</code>; exit status {{.Exit}}{{if .Samples}}; wall time samples: {{.Samples}}{{end}}{{if .Overhead}}; overhead subtracted: {{.Overhead}}{{end}}.</p>
+{{if .Events}}<table>
+<tr><th>event</th><th>PMU</th><th>value (scaled)</th><th>raw</th><th>running</th><th>unit</th></tr>{{range .Events}}
+<tr><td><code>{{.Name}}</code></td><td>{{.PMU}}</td><td class="n">{{.Value}}</td><td class="n">{{.Raw}}</td><td class="n">{{.Running}}</td><td>{{.Unit}}</td></tr>{{end}}
+</table>{{else}}<p>No counter readings ({{.Source}} point).</p>{{end}}{{end}}
+</section>{{end}}
+</body>
+</html>
+`))

@@ -1,0 +1,326 @@
+// Package report writes roofline reports from roofs and point documents: a
+// self-contained HTML page (inline SVG chart, no network fetches) and a
+// Markdown summary fit for a CI job summary. It never prints; notes about
+// values left out are returned to the caller.
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/roofline"
+)
+
+// Input is what a report shows.
+type Input struct {
+	// Roofs may be nil: the report then shows the points alone.
+	Roofs *roofline.Roofs
+	// RoofsPath names the roofs file in the report.
+	RoofsPath string
+	Points    []roofline.Point
+	// Chart tunes the chart and selects the thread scope of the roofs.
+	Chart chart.Options
+}
+
+// view is the report as strings, shared by the HTML and Markdown writers
+// so that both always say the same.
+type view struct {
+	Title      string
+	Machine    []pair
+	RoofsFile  string
+	RoofsDate  string
+	Threads    int
+	Compute    []computeRow
+	Bandwidth  []bandwidthRow
+	RoofFlags  []roofline.Flag
+	Tuning     string
+	Points     []pointRow
+	Notes      []string
+	Footnotes  []footnote
+	NoRoofs    bool
+	NoDRAMRoof bool
+}
+
+type pair struct{ Key, Value string }
+
+type computeRow struct {
+	Name, ISA, Precision, Threads, GFlops, CI, Theoretical, OfTheoretical string
+}
+
+type bandwidthRow struct {
+	Level, Kernel, Threads, GBytesPerS, CI, WorkingSet string
+}
+
+type pointRow struct {
+	Label, Source, Work, Traffic, Seconds, Intensity, GFlops, Bound, Attainable, Fraction string
+	Flags                                                                               []flagRef
+	Command                                                                             string
+	Events                                                                              []eventRow
+	Overhead                                                                            string
+	Samples                                                                             string
+	Exit                                                                                string
+}
+
+type flagRef struct {
+	Code string
+	N    int // footnote number
+}
+
+type footnote struct {
+	N           int
+	Point, Code string
+	Message     string
+}
+
+type eventRow struct {
+	Name, PMU, Value, Raw, Running, Unit string
+}
+
+const dash = "—"
+
+func buildView(in Input) (*view, error) {
+	if in.Roofs == nil && len(in.Points) == 0 {
+		return nil, chart.ErrEmpty
+	}
+	threads, err := chart.ThreadScope(in.Roofs, in.Points, in.Chart.Threads)
+	if err != nil {
+		return nil, err
+	}
+	v := &view{Threads: threads, RoofsFile: in.RoofsPath, NoRoofs: in.Roofs == nil}
+	v.Title = in.Chart.Title
+	if v.Title == "" {
+		v.Title = "Roofline report"
+	}
+	var m roofline.Machine
+	if in.Roofs != nil {
+		m = in.Roofs.Machine
+		v.addRoofs(in.Roofs)
+	} else {
+		m = in.Points[0].Machine
+	}
+	v.Machine = machinePairs(m)
+	for i := range in.Points {
+		v.addPoint(in.Roofs, &in.Points[i])
+	}
+	return v, nil
+}
+
+func machinePairs(m roofline.Machine) []pair {
+	cpu := m.CPU
+	out := []pair{
+		{"CPU", orDash(cpu.ModelName)},
+		{"vendor, family, model, stepping", fmt.Sprintf("%s, 0x%X, 0x%X, %d", orDash(cpu.Vendor), cpu.Family, cpu.Model, cpu.Stepping)},
+		{"microarchitecture", orDash(cpu.Microarch)},
+		{"sockets, cores, threads", fmt.Sprintf("%d, %d, %d", m.Sockets, m.Cores, m.Threads)},
+		{"kernel", orDash(m.Kernel)},
+		{"host", orDash(m.Hostname)},
+	}
+	vm := "no"
+	if m.VM {
+		vm = "yes: counters and bandwidth may be shared with other guests"
+	}
+	return append(out, pair{"virtual machine", vm})
+}
+
+func (v *view) addRoofs(r *roofline.Roofs) {
+	if !r.Created.IsZero() {
+		v.RoofsDate = r.Created.UTC().Format("2006-01-02 15:04 MST")
+	}
+	for _, c := range r.Compute {
+		row := computeRow{
+			Name: c.Name, ISA: c.ISA, Precision: c.Precision, Threads: fmt.Sprint(c.Threads),
+			GFlops: chart.FormatValue(c.GFlops), CI: interval(c.GFlops, c.CI),
+			Theoretical: dash, OfTheoretical: dash,
+		}
+		if c.TheoreticalGFlops > 0 {
+			row.Theoretical = chart.FormatValue(c.TheoreticalGFlops)
+			if c.FrequencyGHz > 0 {
+				row.Theoretical += fmt.Sprintf(" at %s GHz", chart.FormatValue(c.FrequencyGHz))
+			}
+			row.OfTheoretical = fmt.Sprintf("%.0f%%", c.GFlops/c.TheoreticalGFlops*100)
+		}
+		v.Compute = append(v.Compute, row)
+	}
+	if d := r.DGEMM; d != nil {
+		name := "dgemm " + d.Library
+		if d.Version != "" {
+			name += " " + d.Version
+		}
+		isa := orDash(d.CoreName)
+		v.Compute = append(v.Compute, computeRow{
+			Name: name, ISA: isa + fmt.Sprintf(", %d×%d×%d", d.M, d.N, d.K), Precision: roofline.Double,
+			Threads: fmt.Sprint(d.Threads), GFlops: chart.FormatValue(d.GFlops), CI: interval(d.GFlops, d.CI),
+			Theoretical: dash, OfTheoretical: dash,
+		})
+		v.RoofFlags = append(v.RoofFlags, d.Flags...)
+	}
+	for _, b := range r.Bandwidth {
+		v.Bandwidth = append(v.Bandwidth, bandwidthRow{
+			Level: b.Level, Kernel: b.Kernel, Threads: fmt.Sprint(b.Threads),
+			GBytesPerS: chart.FormatValue(b.GBytesPerS), CI: interval(b.GBytesPerS, b.CI),
+			WorkingSet: bytesIEC(b.WorkingSetBytes),
+		})
+	}
+	if _, ok := r.BandwidthAt("DRAM", v.Threads); !ok {
+		v.NoDRAMRoof = true
+	}
+	v.RoofFlags = append(v.RoofFlags, r.Flags...)
+	t := r.Tuning
+	if t.Evaluations > 0 || t.Seconds > 0 {
+		v.Tuning = fmt.Sprintf("%d configurations, %d evaluations in %s s", t.Configurations, t.Evaluations, chart.FormatValue(t.Seconds))
+		if t.Method != "" {
+			v.Tuning += "; " + t.Method
+		}
+		if len(t.StopReasons) > 0 {
+			var reasons []string
+			for k, n := range t.StopReasons {
+				reasons = append(reasons, fmt.Sprintf("%s %d", k, n))
+			}
+			slices.Sort(reasons)
+			v.Tuning += "; stopped on " + strings.Join(reasons, ", ")
+		}
+	}
+}
+
+func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
+	row := pointRow{
+		Label: orDash(p.Label), Source: orDash(p.Source), Command: strings.Join(p.Command, " "),
+		Work: scaled(p.WorkFlops, 1e9), Traffic: scaled(p.TrafficBytes, 1e9),
+		Intensity: optional(p.Intensity), GFlops: optional(p.GFlops),
+		Bound: orDash(p.Bound), Attainable: optional(p.AttainableGFlops), Fraction: percent(p.FractionOfAttainable),
+	}
+	row.Seconds = chart.FormatValue(p.Seconds)
+	if ci := p.CI.Seconds; ci.Hi > 0 {
+		row.Seconds += " " + bracket(ci)
+	}
+	if p.GFlops != nil && p.CI.GFlops != nil {
+		row.GFlops += " " + bracket(*p.CI.GFlops)
+	}
+	// Placement under the roofs of this report, which may differ from the
+	// roofs the point was placed under when it was measured.
+	if r != nil && p.Intensity != nil && p.GFlops != nil && *p.Intensity > 0 {
+		if pl, err := chart.PlacePoint(r, p, v.Threads); err == nil {
+			row.Bound = pl.Bound
+			row.Attainable = chart.FormatValue(pl.AttainableGFlops)
+			row.Fraction = fmt.Sprintf("%.0f%%", pl.Fraction*100)
+			if pl.Fraction > 1 && !hasFlag(p.Flags, roofline.FlagAboveRoof) {
+				v.addFootnote(&row, roofline.Flag{Code: roofline.FlagAboveRoof, Message: fmt.Sprintf(
+					"%s GFLOP/s is %.2f× what the %s roof allows at this intensity (%s GFLOP/s): a counting or timing error, not a result",
+					chart.FormatValue(*p.GFlops), pl.Fraction, pl.Bound, chart.FormatValue(pl.AttainableGFlops))})
+			}
+		} else {
+			v.Notes = append(v.Notes, fmt.Sprintf("point %q not placed under these roofs: %v", p.Label, err))
+		}
+	}
+	for _, f := range p.Flags {
+		// The machine table says when it is a VM; repeating that on
+		// every point would bury the flags that single one out.
+		if f.Code != roofline.FlagVM {
+			v.addFootnote(&row, f)
+		}
+	}
+	for _, e := range p.Events {
+		running := dash
+		if e.Enabled > 0 {
+			running = fmt.Sprintf("%.0f%%", float64(e.Running)/float64(e.Enabled)*100)
+		}
+		row.Events = append(row.Events, eventRow{
+			Name: e.Name, PMU: orDash(e.PMU), Value: fmt.Sprintf("%.6g", e.Value), Raw: fmt.Sprint(e.Raw),
+			Running: running, Unit: orDash(e.Unit),
+		})
+	}
+	if o := p.Overhead; o != nil {
+		row.Overhead = fmt.Sprintf("%s: %s s", orDash(strings.Join(o.Command, " ")), chart.FormatValue(o.Seconds))
+		if o.WorkFlops != nil {
+			row.Overhead += fmt.Sprintf(", %s FLOP", chart.FormatValue(*o.WorkFlops))
+		}
+		if o.TrafficBytes != nil {
+			row.Overhead += fmt.Sprintf(", %s bytes", chart.FormatValue(*o.TrafficBytes))
+		}
+		if o.IdleBytesPerS != nil {
+			row.Overhead += fmt.Sprintf(", idle DRAM %s B/s", chart.FormatValue(*o.IdleBytesPerS))
+		}
+	}
+	if len(p.Samples.Seconds) > 0 {
+		s := make([]string, len(p.Samples.Seconds))
+		for i, x := range p.Samples.Seconds {
+			s[i] = chart.FormatValue(x)
+		}
+		row.Samples = fmt.Sprintf("n=%d, %s s", len(s), strings.Join(s, ", "))
+		if p.CI.Method != "" {
+			row.Samples += fmt.Sprintf("; %.0f%% CI by %s", p.CI.Confidence*100, p.CI.Method)
+		}
+	}
+	row.Exit = fmt.Sprint(p.Exit.Code)
+	if p.Exit.Signal != "" {
+		row.Exit += " (" + p.Exit.Signal + ")"
+	}
+	v.Points = append(v.Points, row)
+}
+
+func (v *view) addFootnote(row *pointRow, f roofline.Flag) {
+	n := len(v.Footnotes) + 1
+	v.Footnotes = append(v.Footnotes, footnote{N: n, Point: row.Label, Code: f.Code, Message: f.Message})
+	row.Flags = append(row.Flags, flagRef{Code: f.Code, N: n})
+}
+
+func hasFlag(flags []roofline.Flag, code string) bool {
+	return slices.ContainsFunc(flags, func(f roofline.Flag) bool { return f.Code == code })
+}
+
+// interval writes a CI as "[lo, hi] ±p%".
+func interval(v float64, ci roofline.Interval) string {
+	pct, ok := chart.FormatCI(v, ci)
+	if !ok {
+		return dash
+	}
+	return bracket(ci) + " ±" + pct
+}
+
+func bracket(ci roofline.Interval) string {
+	return "[" + chart.FormatValue(ci.Lo) + ", " + chart.FormatValue(ci.Hi) + "]"
+}
+
+func optional(v *float64) string {
+	if v == nil {
+		return dash
+	}
+	return chart.FormatValue(*v)
+}
+
+func scaled(v *float64, unit float64) string {
+	if v == nil {
+		return dash
+	}
+	return chart.FormatValue(*v / unit)
+}
+
+func percent(v *float64) string {
+	if v == nil {
+		return dash
+	}
+	return fmt.Sprintf("%.0f%%", *v*100)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return dash
+	}
+	return s
+}
+
+func bytesIEC(n int64) string {
+	switch {
+	case n <= 0:
+		return dash
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}
