@@ -55,12 +55,12 @@ type bandwidthRow struct {
 
 type pointRow struct {
 	Label, Source, Work, Traffic, Seconds, Intensity, GFlops, Bound, Attainable, Fraction string
-	Flags                                                                               []flagRef
-	Command                                                                             string
-	Events                                                                              []eventRow
-	Overhead                                                                            string
-	Samples                                                                             string
-	Exit                                                                                string
+	Flags                                                                                 []flagRef
+	Command                                                                               string
+	Events                                                                                []eventRow
+	Overhead                                                                              string
+	Samples                                                                               string
+	Exit                                                                                  string
 }
 
 type flagRef struct {
