@@ -41,6 +41,10 @@ type Execution struct {
 	// Wall is the time from releasing the target (just before its exec)
 	// until it was reaped.
 	Wall time.Duration
+	// CPU is the user plus system time of the target and the descendants
+	// it waited for, from wait4's rusage (a cross-check of task-clock that
+	// needs no counter).
+	CPU time.Duration
 	// ExitCode is the target's exit status, or 128+N when signal N killed
 	// it (as shells report it).
 	ExitCode int

@@ -152,7 +152,7 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 		return Execution{}, err
 	}
 
-	x := Execution{Wall: wall, PID: proc.Pid}
+	x := Execution{Wall: wall, CPU: st.UserTime() + st.SystemTime(), PID: proc.Pid}
 	ws := st.Sys().(syscall.WaitStatus)
 	switch {
 	case ws.Signaled():

@@ -130,6 +130,10 @@ func TestExecuteCountsAllThreads(t *testing.T) {
 	if want := nthreads * ms * time.Millisecond; tc < want*95/100 {
 		t.Errorf("task-clock %v, want at least %v summed over %d threads", tc, want*95/100, nthreads)
 	}
+	// wait4's rusage measures the same CPU time without counters.
+	if x.CPU < tc*9/10 || x.CPU > tc*11/10 {
+		t.Errorf("rusage CPU time %v, task-clock %v: want them within 10%%", x.CPU, tc)
+	}
 }
 
 func TestExecuteCountsForkedChildren(t *testing.T) {
