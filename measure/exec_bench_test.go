@@ -67,8 +67,8 @@ func BenchmarkExecuteStartup(b *testing.B) {
 		start := time.Now()
 		x := execBench(b, pages, "0")
 		total := time.Since(start)
-		added = append(added, (total - t).Seconds()*1e3)
-		outside = append(outside, (total - x.Wall).Seconds()*1e3)
+		added = append(added, (total-t).Seconds()*1e3)
+		outside = append(outside, (total-x.Wall).Seconds()*1e3)
 	}
 	a, o := stats.MedianCI(added, 0.95), stats.MedianCI(outside, 0.95)
 	b.ReportMetric(a.Value, "added-ms")
