@@ -125,6 +125,9 @@ func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.F
 				lo = levels[i-1].Bytes * insideFactor
 			}
 			window = fmt.Sprintf("between %s and %s (%s is %s)", FormatBytes(lo), FormatBytes(hi), name, FormatBytes(capa))
+			if lo == 0 {
+				window = fmt.Sprintf("up to %s (%s is %s)", FormatBytes(hi), name, FormatBytes(capa))
+			}
 		} else {
 			lo, hi = levels[i-1].Bytes*dramFactor, math.MaxInt64
 			window = fmt.Sprintf("at or above %s (%dx the %s of %s)", FormatBytes(lo), dramFactor, levels[i-1].Name, FormatBytes(levels[i-1].Bytes))
@@ -135,6 +138,12 @@ func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.F
 				in = append(in, p)
 			}
 		}
+		if lo > hi {
+			flags = append(flags, roofline.Flag{Code: FlagNoPlateau, Message: fmt.Sprintf(
+				"no %s ceiling: %s (%s) is less than %d times %s (%s), so no working set lies well inside it",
+				name, name, FormatBytes(capa), insideFactor*insideFactor, levels[i-1].Name, FormatBytes(levels[i-1].Bytes))})
+			continue
+		}
 		if len(in) == 0 {
 			flags = append(flags, roofline.Flag{Code: FlagNoPlateau,
 				Message: fmt.Sprintf("no %s ceiling: the sweep has no working set %s", name, window)})
@@ -143,8 +152,8 @@ func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.F
 		best := slices.MaxFunc(in, func(a, b SweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) })
 		if worst := slices.MinFunc(in, func(a, b SweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) }); best.GBytesPerS > noisySpread*worst.GBytesPerS {
 			flags = append(flags, roofline.Flag{Code: FlagNoisyPlateau,
-				Message: fmt.Sprintf("%s points range from %.3g to %.3g GB/s (working sets %s); the machine was busy or the level is not flat; the ceiling is the highest",
-					name, worst.GBytesPerS, best.GBytesPerS, window)})
+				Message: fmt.Sprintf("%s: working sets %s range from %.3g to %.3g GB/s; the machine was busy or the level is not flat; the ceiling is the highest",
+					name, window, worst.GBytesPerS, best.GBytesPerS)})
 		}
 		out = append(out, Plateau{Level: name, GBytesPerS: best.GBytesPerS, CI: best.CI, WorkingSetBytes: best.WorkingSetBytes, Points: len(in)})
 		caps = append(caps, capa)

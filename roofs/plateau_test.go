@@ -1,0 +1,261 @@
+package roofs
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+)
+
+const (
+	kib = int64(1) << 10
+	mib = int64(1) << 20
+)
+
+// step is a level of a synthetic machine: bandwidth gbps up to bytes.
+type step struct {
+	bytes int64
+	gbps  float64
+}
+
+// synthetic sweeps 4 KiB to 512 MiB, 3 points per octave, over a machine
+// whose bandwidth falls in steps; tweak adjusts single points.
+func synthetic(steps []step, dram float64, tweak map[int64]float64) []SweepPoint {
+	sizes, _ := SweepSizes(4*kib, 512*mib, 3, 64)
+	var pts []SweepPoint
+	for _, ws := range sizes {
+		g := dram
+		for _, s := range steps {
+			if ws <= s.bytes {
+				g = s.gbps
+				break
+			}
+		}
+		if f, ok := tweak[ws]; ok {
+			g *= f
+		}
+		pts = append(pts, SweepPoint{WorkingSetBytes: ws, GBytesPerS: g, CI: roofline.Interval{Lo: g * 0.99, Hi: g * 1.01}})
+	}
+	return pts
+}
+
+var threeLevels = []CacheLevel{{"L1", 32 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}}
+
+// nthSize is the n-th synthetic sweep size at or above ws.
+func nthSize(ws int64, n int) int64 {
+	sizes, _ := SweepSizes(4*kib, 512*mib, 3, 64)
+	i, _ := slices.BinarySearch(sizes, ws)
+	return sizes[i+n]
+}
+
+func TestPlateaus(t *testing.T) {
+	clean := []step{{32 * kib, 200}, {1 * mib, 100}, {32 * mib, 60}}
+	tests := []struct {
+		name      string
+		points    []SweepPoint
+		levels    []CacheLevel
+		want      map[string]float64 // level -> GB/s
+		wantFlags []string
+	}{
+		{
+			name:   "clean three-level machine",
+			points: synthetic(clean, 25, nil),
+			levels: threeLevels,
+			want:   map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
+		},
+		{
+			name:   "levels given in any order",
+			points: synthetic(clean, 25, nil),
+			levels: []CacheLevel{{"L3", 32 * mib}, {"L1", 32 * kib}, {"L2", 1 * mib}},
+			want:   map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
+		},
+		{
+			name:   "no L3: DRAM read from 4x the L2",
+			points: synthetic([]step{{32 * kib, 200}, {1 * mib, 100}}, 25, nil),
+			levels: threeLevels[:2],
+			want:   map[string]float64{"L1": 200, "L2": 100, "DRAM": 25},
+		},
+		{
+			name: "one slow point inside L2 is ignored but reported",
+			points: synthetic(clean, 25, map[int64]float64{
+				nthSize(128*kib, 0): 0.5,
+			}),
+			levels:    threeLevels,
+			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
+			wantFlags: []string{FlagNoisyPlateau},
+		},
+		{
+			name: "a single slow point inside L1 is not taken for its edge",
+			points: synthetic(clean, 25, map[int64]float64{
+				nthSize(4*kib, 2): 0.4,
+			}),
+			levels:    []CacheLevel{{"L1", 64 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}},
+			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
+			wantFlags: []string{FlagNoisyPlateau},
+		},
+		{
+			name:      "VM reporting an L2 8 times the real one",
+			points:    synthetic(clean, 25, nil),
+			levels:    []CacheLevel{{"L1", 32 * kib}, {"L2", 8 * mib}, {"L3", 64 * mib}},
+			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
+			wantFlags: []string{FlagNoisyPlateau, FlagCacheMismatch},
+		},
+		{
+			name:      "VM hiding the L3: no step between L3 and DRAM",
+			points:    synthetic([]step{{32 * kib, 200}, {1 * mib, 100}}, 25, nil),
+			levels:    threeLevels,
+			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 25, "DRAM": 25},
+			wantFlags: []string{FlagNoPlateau},
+		},
+		{
+			name:      "sweep too short for DRAM",
+			points:    synthetic(clean, 25, nil)[:30],
+			levels:    threeLevels,
+			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60},
+			wantFlags: []string{FlagNoPlateau},
+		},
+		{
+			name:      "levels too close for a window between them",
+			points:    synthetic(clean, 25, nil),
+			levels:    []CacheLevel{{"L1", 32 * kib}, {"L2", 48 * kib}, {"L3", 32 * mib}},
+			want:      map[string]float64{"L1": 200, "L3": 100, "DRAM": 25},
+			wantFlags: []string{FlagNoPlateau, FlagNoisyPlateau},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, flags, err := Plateaus(tt.points, tt.levels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotMap := map[string]float64{}
+			for _, p := range got {
+				gotMap[p.Level] = p.GBytesPerS
+				if p.Points == 0 || p.WorkingSetBytes <= 0 || !(p.CI.Lo <= p.GBytesPerS && p.GBytesPerS <= p.CI.Hi) {
+					t.Errorf("%s: incomplete plateau %+v", p.Level, p)
+				}
+			}
+			if fmt.Sprint(gotMap) != fmt.Sprint(tt.want) {
+				t.Errorf("plateaus %v, want %v", gotMap, tt.want)
+			}
+			var codes []string
+			for _, f := range flags {
+				codes = append(codes, f.Code)
+				if f.Message == "" {
+					t.Errorf("flag %s has no message", f.Code)
+				}
+			}
+			if !slices.Equal(codes, tt.wantFlags) {
+				t.Errorf("flags %v, want %v: %v", codes, tt.wantFlags, flags)
+			}
+		})
+	}
+}
+
+func TestPlateausRejectsBadInput(t *testing.T) {
+	good := synthetic([]step{{32 * kib, 200}}, 25, nil)
+	tests := []struct {
+		name   string
+		points []SweepPoint
+		levels []CacheLevel
+		want   string
+	}{
+		{"empty sweep", nil, threeLevels, "empty sweep"},
+		{"no cache sizes", good, nil, "no cache sizes"},
+		{"zero-sized level", good, []CacheLevel{{"L2", 0}}, "L2"},
+		{"zero bandwidth", append(slices.Clone(good), SweepPoint{WorkingSetBytes: 4096}), threeLevels, "not a measurement"},
+		{"NaN bandwidth", append(slices.Clone(good), SweepPoint{WorkingSetBytes: 4096, GBytesPerS: math.NaN()}), threeLevels, "not a measurement"},
+		{"infinite bandwidth", append(slices.Clone(good), SweepPoint{WorkingSetBytes: 4096, GBytesPerS: math.Inf(1)}), threeLevels, "not a measurement"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Plateaus(tt.points, tt.levels)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestScopeCachesSumsPrivateAndCountsSharedOnce(t *testing.T) {
+	// Two cores without SMT, as sysfs shows this VM: private L1D, L1I and L2,
+	// one L3 shared by both.
+	caches := []pmu.Cache{
+		{Level: 1, Type: "Data", SizeBytes: 32 * kib, SharedCPUs: []int{0}},
+		{Level: 1, Type: "Instruction", SizeBytes: 32 * kib, SharedCPUs: []int{0}},
+		{Level: 1, Type: "Data", SizeBytes: 32 * kib, SharedCPUs: []int{1}},
+		{Level: 1, Type: "Instruction", SizeBytes: 32 * kib, SharedCPUs: []int{1}},
+		{Level: 2, Type: "Unified", SizeBytes: 1 * mib, SharedCPUs: []int{0}},
+		{Level: 2, Type: "Unified", SizeBytes: 1 * mib, SharedCPUs: []int{1}},
+		{Level: 3, Type: "Unified", SizeBytes: 32 * mib, SharedCPUs: []int{0, 1}},
+		{Level: 4, Type: "Unified", SizeBytes: 0, SharedCPUs: []int{0, 1}}, // no size: ignored
+	}
+	tests := []struct {
+		cpus []int
+		want []CacheLevel
+	}{
+		{[]int{0}, []CacheLevel{{"L1", 32 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}}},
+		{[]int{1}, []CacheLevel{{"L1", 32 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}}},
+		{[]int{0, 1}, []CacheLevel{{"L1", 64 * kib}, {"L2", 2 * mib}, {"L3", 32 * mib}}},
+		{[]int{7}, nil},
+	}
+	for _, tt := range tests {
+		if got := ScopeCaches(caches, tt.cpus); !slices.Equal(got, tt.want) {
+			t.Errorf("cpus %v: %v, want %v", tt.cpus, got, tt.want)
+		}
+	}
+}
+
+// TestPlateausOfRecordedSweeps reads the ceilings from sweeps recorded on
+// real machines (see TestRecordSweep) and compares them, with the warnings,
+// with golden files.
+func TestPlateausOfRecordedSweeps(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "sweep", "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no recorded sweeps under testdata/sweep")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec recordedSweep
+			if err := json.Unmarshal(b, &rec); err != nil {
+				t.Fatal(err)
+			}
+			got, flags, err := Plateaus(rec.Points, rec.Levels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A real sweep must at least find every cache level it was
+			// recorded with, plus DRAM, and find DRAM slowest.
+			if len(got) != len(rec.Levels)+1 {
+				t.Errorf("found %d levels, want %d", len(got), len(rec.Levels)+1)
+			}
+			for _, p := range got[:len(got)-1] {
+				if p.GBytesPerS <= got[len(got)-1].GBytesPerS {
+					t.Errorf("%s (%.3g GB/s) not faster than DRAM (%.3g GB/s)", p.Level, p.GBytesPerS, got[len(got)-1].GBytesPerS)
+				}
+			}
+			var out strings.Builder
+			fmt.Fprintf(&out, "%s %s on cpus %v, %s\n", rec.ISA, rec.Kernel, rec.CPUs, rec.Machine)
+			for _, p := range got {
+				fmt.Fprintf(&out, "%-4s %8.2f GB/s  [%.2f, %.2f]  at %s  (%d points inside)\n",
+					p.Level, p.GBytesPerS, p.CI.Lo, p.CI.Hi, FormatBytes(p.WorkingSetBytes), p.Points)
+			}
+			for _, f := range flags {
+				fmt.Fprintf(&out, "warning %s: %s\n", f.Code, f.Message)
+			}
+			testutil.Golden(t, strings.TrimSuffix(f, ".json")+".golden", []byte(out.String()))
+		})
+	}
+}
