@@ -3,14 +3,328 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rprof/rprof/internal/gate"
+	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/roofline"
 )
 
-// Placeholder until the gate issue lands; replaced by the real command.
 var cmdGate = &command{
 	Name:      "gate",
-	UsageLine: "rprof gate",
-	Short:     "(not built yet)",
-	Run: func(ctx context.Context, e *env, args []string) error {
-		return errors.New("not built yet")
-	},
+	UsageLine: "rprof gate --baseline FILE [--max-slowdown PCT] [--max-work-growth PCT] [--max-traffic-growth PCT] [--min-fraction PCT] [flags] -- CMD [ARGS...]",
+	Short:     "fail CI when a kernel regresses against its baseline",
+	Long: `
+Gate runs CMD as 'rprof run' does, repeating it until the confidence
+interval of its time is within --ci of the mean (or --max-repeat or
+--max-time is reached), compares the new point with the point of the same
+label in the baseline file, and exits:
+
+  0  pass: no significant change beyond the limits
+  1  regression: a significant slowdown, or growth of W or Q, beyond a limit
+  2  could not decide or could not measure (the command failed, too few
+     repetitions, no baseline, machines differ without roofs to compare)
+
+with the reason on one line on stderr. A slowdown fails only when the
+two-sample test (Welch's t on the per-repetition times, or Mann-Whitney U
+with --test) finds it significant at --alpha and it exceeds --max-slowdown,
+so noise passes. W and Q are counted figures and are compared to their
+limits directly.
+
+When the machine or the roofs differ from the baseline's, the gate compares
+fractions of attainable performance (which need W and --roofs on both runs)
+instead of time, and says so: a changed roof is never a kernel regression.
+Traffic is not compared across machines.
+
+Without hardware counters (most hosted CI runners), the gate works on time
+alone, or on analytic W and Q given with --work and --traffic, and lists the
+checks it could not make.
+
+--update-baseline measures and writes (or replaces, in a point set) the
+baseline point instead of gating.
+
+CI outputs: --markdown FILE (and, when GITHUB_STEP_SUMMARY is set, the same
+appended there), --junit FILE, --benchfmt FILE (baseline and new samples in
+Go benchmark format: 'benchstat -col run FILE'), and GitHub Actions
+annotations on stdout when GITHUB_ACTIONS=true.
+
+  --baseline FILE          baseline point or point set (required)
+  --update-baseline        write the new point to the baseline file and exit
+  --label NAME             label of the point (default: CMD's base name)
+  --max-slowdown PCT       largest slowdown accepted (default 5%)
+  --max-work-growth PCT    largest growth of W accepted, or off (default 1%)
+  --max-traffic-growth PCT largest growth of Q accepted, or off (default 10%)
+  --min-fraction PCT       lowest fraction of attainable accepted (default 0: off)
+  --test NAME              welch-t (default) or mann-whitney-u
+  --alpha P                significance level (default 0.05)
+  --ci PCT                 repeat until the time's interval is within PCT of
+                           the mean (default 2%)
+  --max-repeat N           most repetitions (default 30)
+  --max-time DURATION      most time spent repeating (default 1m)
+  --roofs FILE             roofs document to place the point under
+  --threads N              thread scope of the roofs
+  --work FLOP              analytic W, instead of counters
+  --traffic BYTES          analytic Q, instead of counters
+  --json FILE              also write the new point
+  --markdown FILE          write a Markdown summary
+  --junit FILE             write JUnit XML
+  --benchfmt FILE          write Go benchmark format
+`,
+	Run: runGate,
+}
+
+// gateMeasure runs the target; tests replace it with recorded points.
+var gateMeasure = measure.Run
+
+func runGate(ctx context.Context, e *env, args []string) error {
+	fset := newFlagSet(e, "gate")
+	baselinePath := fset.String("baseline", "", "baseline point or point set `FILE`")
+	update := fset.Bool("update-baseline", false, "write the new point to the baseline file instead of gating")
+	label := fset.String("label", "", "label of the point (default: the command's base name)")
+	limits := gate.DefaultLimits
+	slowdown := ratioFlag{v: limits.MaxSlowdown}
+	workGrowth := ratioFlag{v: limits.MaxWorkGrowth, allowOff: true}
+	trafficGrowth := ratioFlag{v: limits.MaxTrafficGrowth, allowOff: true}
+	minFraction := ratioFlag{v: limits.MinFraction}
+	fset.Var(&slowdown, "max-slowdown", "largest slowdown accepted")
+	fset.Var(&workGrowth, "max-work-growth", "largest growth of W accepted, or off")
+	fset.Var(&trafficGrowth, "max-traffic-growth", "largest growth of Q accepted, or off")
+	fset.Var(&minFraction, "min-fraction", "lowest fraction of attainable accepted (0: off)")
+	opts := gate.DefaultOptions
+	fset.StringVar(&opts.Test, "test", opts.Test, "two-sample test: welch-t or mann-whitney-u")
+	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level")
+	ci := ratioFlag{v: 0.02}
+	fset.Var(&ci, "ci", "repeat until the time's interval is within this of the mean")
+	maxRepeat := fset.Int("max-repeat", measure.DefaultMaxRepeat, "most repetitions")
+	maxTime := fset.Duration("max-time", measure.DefaultMaxTime, "most time spent repeating")
+	roofsPath := fset.String("roofs", "", "roofs document `FILE` to place the point under")
+	threads := fset.Int("threads", 0, "thread scope of the roofs")
+	var work, traffic optFloat
+	fset.Var(&work, "work", "analytic W in FLOP")
+	fset.Var(&traffic, "traffic", "analytic Q in bytes")
+	jsonPath := fset.String("json", "", "also write the new point to `FILE`")
+	mdPath := fset.String("markdown", "", "write a Markdown summary to `FILE`")
+	junitPath := fset.String("junit", "", "write JUnit XML to `FILE`")
+	benchPath := fset.String("benchfmt", "", "write Go benchmark format to `FILE`")
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	cmd := fset.Args()
+	switch {
+	case *baselinePath == "":
+		return usagef("--baseline is required")
+	case len(cmd) == 0:
+		return usagef("no command to gate: put it after --")
+	case !(ci.v > 0 && ci.v < 1):
+		return usagef("--ci %s: want a fraction of the mean in (0, 1), e.g. 2%%", ci.String())
+	}
+	if err := checkTest(opts.Test); err != nil {
+		return err
+	}
+	limits = gate.Limits{MaxSlowdown: slowdown.v, MaxWorkGrowth: workGrowth.v, MaxTrafficGrowth: trafficGrowth.v, MinFraction: minFraction.v}
+	if *label == "" {
+		*label = filepath.Base(cmd[0])
+	}
+
+	// Read the baseline before running anything: a missing one is the most
+	// common mistake and should not cost a measurement.
+	var baseline []roofline.Point
+	var base roofline.Point
+	if !*update {
+		var err error
+		if baseline, err = readBaseline(*baselinePath); err != nil {
+			return err
+		}
+		if base, err = pickLabel(*baselinePath, baseline, *label); err != nil {
+			return err
+		}
+	}
+
+	cfg := measure.Config{
+		Command: cmd, Label: *label, Stderr: e.stderr,
+		CI: ci.v, MaxRepeat: *maxRepeat, MaxTime: *maxTime,
+		Work: work.v, Traffic: traffic.v, RoofsPath: *roofsPath, Threads: *threads,
+	}
+	p, timeOnly, err := measureForGate(ctx, cfg)
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("could not measure: %s", advice(err))}
+	}
+	if *jsonPath != "" {
+		if err := roofline.WriteJSON(*jsonPath, p); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	if *update {
+		return updateBaseline(e, *baselinePath, p)
+	}
+
+	v, err := gate.Decide(base, *p, limits, opts)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if timeOnly != "" {
+		v.Notes = append(v.Notes, timeOnly)
+	}
+	if err := gateOutputs(e, v, base, *p, *mdPath, *junitPath, *benchPath); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	switch v.Outcome {
+	case gate.Regression:
+		return &exitError{code: exitFailure, err: errors.New(v.Reason)}
+	case gate.Undecided:
+		return &exitError{code: exitUsage, err: errors.New(v.Reason)}
+	}
+	fmt.Fprintf(e.stderr, "rprof gate: %s\n", v.Reason)
+	return nil
+}
+
+// measureForGate runs the target. Where neither counters nor analytic
+// values can give W and Q, `rprof run` refuses; the gate still has time to
+// judge, so it runs the target again counting only task-clock (a software
+// event every Linux kernel has) and says which checks that leaves out.
+func measureForGate(ctx context.Context, cfg measure.Config) (*roofline.Point, string, error) {
+	p, err := gateMeasure(ctx, cfg)
+	var nc *measure.NoCountersError
+	if !errors.As(err, &nc) {
+		return p, "", err
+	}
+	cfg.Events = append(cfg.Events, "task-clock")
+	p, err = gateMeasure(ctx, cfg)
+	note := fmt.Sprintf("W and Q cannot be counted here (%v): gated on time only; give --work and --traffic to check them", nc.Err)
+	return p, note, err
+}
+
+// readBaseline reads the baseline; every failure is one line saying what to
+// do (exit 2).
+func readBaseline(path string) ([]roofline.Point, error) {
+	ps, err := roofline.ReadPoints(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("baseline %s does not exist; create it with --update-baseline", path)}
+	case errors.Is(err, roofline.ErrSchema):
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("baseline %w; regenerate it with --update-baseline", err)}
+	case err != nil:
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("baseline: %w", err)}
+	}
+	return ps, nil
+}
+
+// pickLabel finds the baseline point of the label.
+func pickLabel(path string, ps []roofline.Point, label string) (roofline.Point, error) {
+	var labels []string
+	for _, p := range ps {
+		if p.Label == label {
+			return p, nil
+		}
+		labels = append(labels, strconv.Quote(p.Label))
+	}
+	return roofline.Point{}, &exitError{code: exitUsage, err: fmt.Errorf(
+		"baseline %s has no point labelled %q (it has %s); pass --label, or add it with --update-baseline",
+		path, label, strings.Join(labels, ", "))}
+}
+
+// updateBaseline writes p as the baseline: alone, or replacing (or joining)
+// the point of its label when the file holds a point set.
+func updateBaseline(e *env, path string, p *roofline.Point) error {
+	if p.Exit.Code != 0 || p.Exit.Signal != "" {
+		return &exitError{code: exitUsage, err: fmt.Errorf("could not measure: the command %s; baseline %s not written", exitText(p.Exit), path)}
+	}
+	var doc any = p
+	existing, err := roofline.ReadPoints(path)
+	if err == nil && (len(existing) > 1 || (len(existing) == 1 && existing[0].Label != p.Label)) {
+		set := roofline.PointSet{Schema: roofline.PointSetSchema}
+		replaced := false
+		for _, q := range existing {
+			if q.Label == p.Label {
+				q, replaced = *p, true
+			}
+			set.Points = append(set.Points, q)
+		}
+		if !replaced {
+			set.Points = append(set.Points, *p)
+		}
+		doc = set
+	}
+	if err := roofline.WriteJSON(path, doc); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	fmt.Fprintf(e.stderr, "rprof gate: wrote baseline %s: %q, %s ± %s over %d repetitions\n",
+		path, p.Label, fmtSeconds(p.Seconds), relHalf(p), len(p.Samples.Seconds))
+	return nil
+}
+
+func exitText(x roofline.Exit) string {
+	if x.Signal != "" {
+		return "was killed by " + x.Signal
+	}
+	return fmt.Sprintf("exited with status %d", x.Code)
+}
+
+func fmtSeconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
+}
+
+func relHalf(p *roofline.Point) string {
+	if p.Seconds <= 0 || p.CI.N < 2 {
+		return "?"
+	}
+	return fmt.Sprintf("%.2g%%", (p.CI.Seconds.Hi-p.CI.Seconds.Lo)/2/p.Seconds*100)
+}
+
+// gateOutputs writes the text report to stdout and the CI outputs asked
+// for, or found in the environment.
+func gateOutputs(e *env, v *gate.Verdict, base, cur roofline.Point, mdPath, junitPath, benchPath string) error {
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		if err := gate.WriteAnnotations(e.stdout, v); err != nil {
+			return err
+		}
+	}
+	if err := gate.WriteVerdictText(e.stdout, v); err != nil {
+		return err
+	}
+	if mdPath != "" {
+		if err := roofline.WriteFileAtomic(mdPath, func(w io.Writer) error { return gate.WriteMarkdown(w, v) }); err != nil {
+			return err
+		}
+	}
+	if summary := os.Getenv("GITHUB_STEP_SUMMARY"); summary != "" {
+		// The job summary collects every step's output: append.
+		f, err := os.OpenFile(summary, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("job summary: %w", err)
+		}
+		werr := gate.WriteMarkdown(f, v)
+		if err := f.Close(); werr == nil {
+			werr = err
+		}
+		if werr != nil {
+			return fmt.Errorf("job summary %s: %w", summary, werr)
+		}
+	}
+	if junitPath != "" {
+		if err := roofline.WriteFileAtomic(junitPath, func(w io.Writer) error { return gate.WriteJUnit(w, v) }); err != nil {
+			return err
+		}
+	}
+	if benchPath != "" {
+		err := roofline.WriteFileAtomic(benchPath, func(w io.Writer) error {
+			if len(base.Samples.Seconds) > 0 {
+				if err := gate.WriteBenchfmt(w, "baseline", []roofline.Point{base}); err != nil {
+					return err
+				}
+			}
+			return gate.WriteBenchfmt(w, "new", []roofline.Point{cur})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

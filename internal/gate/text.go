@@ -14,7 +14,7 @@ func WriteText(w io.Writer, c *Comparison) error {
 		if i > 0 {
 			fmt.Fprintln(ew)
 		}
-		writePairText(ew, &c.Pairs[i], c.Options)
+		writePairText(ew, &c.Pairs[i], c.Options, true)
 	}
 	fmt.Fprintln(ew)
 	writeFooter(ew, c.Options)
@@ -25,7 +25,7 @@ func WriteText(w io.Writer, c *Comparison) error {
 // check and the result.
 func WriteVerdictText(w io.Writer, v *Verdict) error {
 	ew := &errWriter{w: w}
-	writePairText(ew, &v.Pair, v.Options)
+	writePairText(ew, &v.Pair, v.Options, false) // the notes hold the context
 	fmt.Fprintln(ew)
 	fmt.Fprintln(ew, "checks:")
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
@@ -33,12 +33,18 @@ func WriteVerdictText(w io.Writer, v *Verdict) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Outcome, c.Name, c.Detail)
 	}
 	tw.Flush()
+	if len(v.Notes) > 0 {
+		fmt.Fprintln(ew, "notes:")
+		for _, n := range v.Notes {
+			fmt.Fprintf(ew, "  %s\n", n)
+		}
+	}
 	fmt.Fprintf(ew, "result: %s\n\n", v.Reason)
 	writeFooter(ew, v.Options)
 	return ew.err
 }
 
-func writePairText(w io.Writer, p *Pair, opts Options) {
+func writePairText(w io.Writer, p *Pair, opts Options, context bool) {
 	fmt.Fprintf(w, "%s\n", p.Label)
 	if !p.anyKnown() {
 		return
@@ -52,7 +58,7 @@ func writePairText(w io.Writer, p *Pair, opts Options) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Metric, cell(r.Old, r.Unit), cell(r.New, r.Unit), signedPct(r.Change), verdictCell(r, opts))
 	}
 	tw.Flush()
-	if len(p.Context) > 0 {
+	if context && len(p.Context) > 0 {
 		fmt.Fprintln(w, "  context:")
 		for _, c := range p.Context {
 			fmt.Fprintf(w, "    %s\n", c)
