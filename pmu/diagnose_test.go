@@ -1,0 +1,183 @@
+package pmu
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestDiagnoseVMWithoutPMUSaysWhyAndHowToFix(t *testing.T) {
+	sysfs, procfs := machineFS(t, "vm-zen5")
+	d, err := Diagnose(sysfs, procfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.HardwarePMU || !d.VM || d.Usable() || d.Live {
+		t.Errorf("hardware PMU %v, VM %v, usable %v, live %v; want false, true, false, false", d.HardwarePMU, d.VM, d.Usable(), d.Live)
+	}
+	for name, c := range map[string]Check{"work": d.Work, "traffic": d.Traffic} {
+		if !errors.Is(c.Err, ErrNoPMU) {
+			t.Errorf("%s: error %v, want ErrNoPMU", name, c.Err)
+		}
+	}
+	if len(d.Problems) == 0 || d.Problems[0].Code != ProblemNoPMU {
+		t.Fatalf("first problem should be no-pmu: %v", d.Problems)
+	}
+	p := d.Problems[0]
+	for _, want := range []string{"breakpoint, msr, software, tracepoint, uprobe", "VM without a virtual PMU"} {
+		if !strings.Contains(p.What, want) {
+			t.Errorf("problem %q does not say %q", p.What, want)
+		}
+	}
+	for _, want := range []string{"<pmu state='on'/>", "-cpu host,pmu=on", "Virtualize CPU performance counters", "bare metal"} {
+		if !strings.Contains(p.Fix, want) {
+			t.Errorf("fix %q does not say %q", p.Fix, want)
+		}
+	}
+}
+
+func TestDiagnoseCapturedServerTreeIsNotProbed(t *testing.T) {
+	sysfs, procfs := machineFS(t, "zen4")
+	d, err := Diagnose(sysfs, procfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Work.Usable || d.Work.Probed || !d.Traffic.Usable || d.Traffic.Probed {
+		t.Errorf("work %+v, traffic %+v: want usable by the tree, not probed", d.Work, d.Traffic)
+	}
+	if d.CapsKnown {
+		t.Errorf("the tree has no self/status, yet capabilities are known: %#x", d.CapEff)
+	}
+	// The tree's nmi_watchdog is 1 and paranoid 2: both are warnings with
+	// fixes, since capabilities of a future rprof process are unknown.
+	for _, code := range []string{"paranoid", "nmi-watchdog"} {
+		if countCode(d.Problems, code) != 1 {
+			t.Errorf("want one %s problem: %v", code, d.Problems)
+		}
+	}
+}
+
+// withProc returns a procfs with the zen4 tree's cpuinfo and the given
+// paranoid level and CapEff.
+func withProc(t *testing.T, paranoid int, capEff uint64) fs.FS {
+	_, procfs := machineFS(t, "zen4")
+	cpuinfo, err := fs.ReadFile(procfs, "cpuinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fstest.MapFS{
+		"cpuinfo":                        {Data: cpuinfo},
+		"sys/kernel/perf_event_paranoid": {Data: fmt.Appendf(nil, "%d\n", paranoid)},
+		"sys/kernel/nmi_watchdog":        {Data: []byte("0\n")},
+		"self/status":                    {Data: fmt.Appendf(nil, "Name:\trprof\nCapInh:\t0000000000000000\nCapEff:\t%016x\n", capEff)},
+	}
+}
+
+func TestDiagnosePermissionsDecideWhatCanBeCounted(t *testing.T) {
+	const perfmon = 1 << 38
+	tests := []struct {
+		name          string
+		paranoid      int
+		capEff        uint64
+		work, traffic error // nil: usable
+	}{
+		{"paranoid 2 unprivileged: per-process only", 2, 0, nil, ErrPermission},
+		{"paranoid 2 with CAP_PERFMON", 2, perfmon, nil, nil},
+		{"paranoid 0 unprivileged", 0, 0, nil, nil},
+		{"paranoid 3 unprivileged: nothing", 3, 0, ErrPermission, ErrPermission},
+		{"paranoid 3 with CAP_SYS_ADMIN", 3, 1 << 21, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sysfs, _ := machineFS(t, "zen4")
+			d, err := Diagnose(sysfs, withProc(t, tt.paranoid, tt.capEff))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				name string
+				got  Check
+				want error
+			}{{"work", d.Work, tt.work}, {"traffic", d.Traffic, tt.traffic}} {
+				if c.want == nil && !c.got.Usable || c.want != nil && !errors.Is(c.got.Err, c.want) {
+					t.Errorf("%s: usable %v err %v, want err %v", c.name, c.got.Usable, c.got.Err, c.want)
+				}
+			}
+			var perm *PermissionError
+			if tt.traffic != nil && (!errors.As(d.Traffic.Err, &perm) || !perm.SystemWide || perm.Paranoid != tt.paranoid) {
+				t.Errorf("traffic error %v: want a system-wide PermissionError at paranoid %d", d.Traffic.Err, tt.paranoid)
+			}
+			if (tt.work != nil || tt.traffic != nil) && countCode(d.Problems, "paranoid") == 0 {
+				t.Errorf("no paranoid problem with a fix: %v", d.Problems)
+			}
+		})
+	}
+}
+
+func TestHypervisorIsNamedFromDMIOrClockSource(t *testing.T) {
+	tests := []struct {
+		name string
+		fs   fstest.MapFS
+		want string
+	}{
+		{"DMI QEMU", fstest.MapFS{"class/dmi/id/sys_vendor": {Data: []byte("QEMU\n")}}, "QEMU"},
+		{"KVM clock without DMI", fstest.MapFS{"devices/system/clocksource/clocksource0/available_clocksource": {Data: []byte("tsc kvm-clock \n")}}, "KVM"},
+		{"Hyper-V clock", fstest.MapFS{"devices/system/clocksource/clocksource0/available_clocksource": {Data: []byte("tsc hyperv_clocksource_tsc_page acpi_pm\n")}}, "Hyper-V"},
+		{"bare metal laptop by a hypervisor vendor", fstest.MapFS{
+			"class/dmi/id/sys_vendor": {Data: []byte("Microsoft Corporation\n")},
+			"devices/system/clocksource/clocksource0/available_clocksource": {Data: []byte("tsc hpet acpi_pm\n")},
+		}, ""},
+		{"nothing known", fstest.MapFS{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := hypervisor(tt.fs); got != tt.want {
+				t.Errorf("hypervisor() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestVMPMUFixNamesTheHypervisorsSetting(t *testing.T) {
+	tests := map[string]string{
+		"KVM":     "<pmu state='on'/>",
+		"QEMU":    "-cpu host,pmu=on",
+		"VMware":  "Virtualize CPU performance counters",
+		"Hyper-V": "Hyper-V",
+		"":        "AWS *.metal",
+	}
+	for vendor, want := range tests {
+		if fix := VMPMUFix(vendor); !strings.Contains(fix, want) {
+			t.Errorf("VMPMUFix(%q) = %q, want it to mention %q", vendor, fix, want)
+		}
+	}
+}
+
+// TestDiagnoseLiveMatchesOpeningAnEvent runs the live diagnosis and checks
+// it against B1's direct probe: without a hardware PMU (as on the KVM
+// guests rprof is built on) it must say so and refuse counting.
+func TestDiagnoseLiveMatchesOpeningAnEvent(t *testing.T) {
+	d, err := DiagnoseLive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Live {
+		t.Error("live diagnosis not marked live")
+	}
+	hwErr := HaveHardwareCounters()
+	if errors.Is(hwErr, ErrNoPMU) {
+		if d.HardwarePMU || d.Work.Usable || !errors.Is(d.Work.Err, ErrNoPMU) {
+			t.Errorf("no hardware PMU here (%v), but diagnosis says hardware %v, work %+v", hwErr, d.HardwarePMU, d.Work)
+		}
+		if countCode(d.Problems, ProblemNoPMU) != 1 {
+			t.Errorf("no no-pmu problem: %v", d.Problems)
+		}
+		return
+	}
+	if hwErr == nil && !d.HardwarePMU {
+		t.Errorf("an instructions counter opens here, but the diagnosis finds no hardware PMU in sysfs")
+	}
+}
