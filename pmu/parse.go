@@ -73,7 +73,11 @@ var rawEvent = regexp.MustCompile(`^r[0-9a-fA-F]{1,16}$`)
 //   - perf's generic hardware event names (cycles, instructions, ...).
 //
 // Software and generic hardware names resolve even when the PMU is absent;
-// whether they open is for the kernel to say. Modifiers such as ":u" are
+// whether they open is for the kernel to say. Raw and generic hardware
+// events name the core PMU ("cpu", or "cpu_core" on hybrid Intel, where
+// perf itself opens one event per core PMU with the PMU's type in config
+// bits 63-32; rprof does not, so on hybrid machines they cover the P-cores
+// only, and E-core events must name cpu_atom). Modifiers such as ":u" are
 // rejected. Errors name the input and match ErrMalformed (syntax) or
 // ErrNotSupported (a PMU or alias this machine lacks).
 func ParseEvent(s string, pmus PMUs) (Event, error) {
