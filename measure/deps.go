@@ -22,7 +22,7 @@ func systemDeps() deps {
 		exec: runCounted,
 		idle: countIdle,
 		now:  time.Now,
-		cpus: onlineCPUs(),
+		cpus: OnlineCPUs(),
 	}
 }
 

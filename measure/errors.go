@@ -1,15 +1,10 @@
 package measure
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/rprof/rprof/pmu"
 )
-
-// ErrSubtraction: subtracting the overhead run left nothing to measure (the
-// overhead command took at least as long as the target).
-var ErrSubtraction = errors.New("overhead subtraction failed")
 
 // NoCountersError is the refusal to run a target whose work and traffic
 // cannot be counted here, when no analytic values and no user events were

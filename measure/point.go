@@ -129,24 +129,11 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 		}
 	}
 
-	// Rates: mean and interval of the per-repetition rates.
-	if p.WorkFlops != nil {
-		var w stats.Welford
-		for i := range n {
-			w.Add(works[i] / seconds[i] / 1e9)
-		}
-		p.GFlops = ptr(w.Mean())
-		if n >= 2 {
-			ci := interval(&w, cfg.Confidence)
-			p.CI.GFlops = &ci
-		}
-	}
-	if p.TrafficBytes != nil {
-		var w stats.Welford
-		for i := range n {
-			w.Add(traffics[i] / seconds[i] / 1e9)
-		}
-		p.GBytesPerS = ptr(w.Mean())
+	// Rates: mean and interval of the per-repetition rates, when every
+	// repetition's net time is positive.
+	if timeUsable(p, seconds) {
+		p.GFlops, p.CI.GFlops = rate(works, seconds, cfg.Confidence, p.WorkFlops != nil)
+		p.GBytesPerS, _ = rate(traffics, seconds, cfg.Confidence, p.TrafficBytes != nil)
 	}
 	if p.WorkFlops != nil && p.TrafficBytes != nil && *p.TrafficBytes > 0 {
 		p.Intensity = ptr(*p.WorkFlops / *p.TrafficBytes)
@@ -162,8 +149,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 }
 
 // netTallies computes each repetition's tally less its overhead run and less
-// the idle DRAM rate x its time. A repetition whose net time is not
-// positive makes rates meaningless: that is an error, not a point.
+// the idle DRAM rate x its time.
 func netTallies(in inputs, p *roofline.Point) ([]tally, error) {
 	var idle *tally
 	if in.idle != nil {
@@ -183,9 +169,6 @@ func netTallies(in inputs, p *roofline.Point) ([]tally, error) {
 			ohRuns = append(ohRuns, o)
 			ohSeconds.Add(o.seconds)
 			t = t.minus(o)
-		}
-		if !(t.seconds > 0) {
-			return nil, fmt.Errorf("%w: repetition %d: the target took %.6fs, no longer than the overhead command (%.6fs); nothing is left to measure", ErrSubtraction, i+1, r.kernel.wall.Seconds(), r.kernel.wall.Seconds()-t.seconds)
 		}
 		if idle != nil {
 			f := t.seconds / idle.seconds
@@ -219,6 +202,38 @@ func overheadRecord(in inputs, oh []tally, idle *tally) *roofline.Overhead {
 		o.IdleBytesPerS = ptr(idle.traffic / idle.seconds)
 	}
 	return o
+}
+
+// timeUsable reports whether rates can be computed from the net times: all
+// must be positive. Otherwise the time and the rates are unknown, and a
+// flag says that the overhead run took as long as the target.
+func timeUsable(p *roofline.Point, seconds []float64) bool {
+	for i, s := range seconds {
+		if !(s > 0) {
+			p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNegative,
+				Message: fmt.Sprintf("time is not positive after subtraction (repetition %d: %.6f s): the overhead command took as long as the target, so GFLOP/s and GB/s are unknown", i+1, s)})
+			p.Seconds = 0
+			return false
+		}
+	}
+	return true
+}
+
+// rate is the mean and interval of xs[i]/seconds[i] in units of 1e9 per
+// second; nil when the figure is unknown.
+func rate(xs, seconds []float64, confidence float64, known bool) (*float64, *roofline.Interval) {
+	if !known {
+		return nil, nil
+	}
+	var w stats.Welford
+	for i := range xs {
+		w.Add(xs[i] / seconds[i] / 1e9)
+	}
+	if w.N() < 2 {
+		return ptr(w.Mean()), nil
+	}
+	ci := interval(&w, confidence)
+	return ptr(w.Mean()), &ci
 }
 
 // checkedMedian is the median of a per-repetition figure, or nil with a
@@ -361,7 +376,9 @@ func place(p *roofline.Point, in inputs) {
 		return
 	}
 	pl, err := in.roofs.Place(*p.Intensity, *p.GFlops, p.Threads, precisionOf(p.WorkByPrecision))
-	if err != nil {
+	if err != nil || !(pl.AttainableGFlops > 0) {
+		// No roof for the scope, or a zero roof in the document: the point
+		// stays unplaced rather than infinitely far above it.
 		return
 	}
 	p.Bound = pl.Bound

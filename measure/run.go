@@ -22,7 +22,7 @@ import (
 // A target that ran but failed is not an error: the point records its exit
 // status and carries a flag, and repetition stops there. Errors are rprof's
 // own failures and bad input: ErrInvalidConfig, *NoCountersError,
-// *OverheadError, ErrSubtraction, roofs-file errors (*roofline.SchemaError
+// *OverheadError, roofs-file errors (*roofline.SchemaError
 // among them) and the launcher's typed not-found and not-executable errors.
 func Run(ctx context.Context, cfg Config) (*roofline.Point, error) {
 	return run(ctx, cfg, systemDeps())
@@ -170,4 +170,6 @@ func spread(specs []counterSpec, o outcome) outcome {
 	return out
 }
 
-func onlineCPUs() int { return runtime.NumCPU() }
+// OnlineCPUs is the CPU count the default thread scope of the roofs is
+// chosen against: the CPUs this process may run on.
+func OnlineCPUs() int { return runtime.NumCPU() }

@@ -3,14 +3,468 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
 )
 
-// Placeholder until the run issue lands; replaced by the real command.
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "rprof run",
-	Short:     "(not built yet)",
-	Run: func(ctx context.Context, e *env, args []string) error {
-		return errors.New("not built yet")
-	},
+	UsageLine: "rprof run [flags] [--] CMD [ARG...]",
+	Short:     "measure a program's roofline point",
+	Long: `
+Run runs CMD and places it on the roofline: it counts the floating-point
+work W (FLOPs) and the DRAM traffic Q (bytes) with hardware counters, times
+the run (T, wall seconds), and reports the arithmetic intensity W/Q, GFLOP/s
+and GB/s, which roof binds the program and how far below that roof it is.
+Counting starts at CMD's exec and covers all its threads and children. CMD
+owns stdin and stdout; the summary goes to stderr, in the style of
+perf stat. Validity warnings are numbered footnotes.
+
+Without hardware counters (a VM without a virtual PMU, an unsupported CPU)
+run does not pretend: it refuses before running CMD and prints the same
+diagnosis as 'rprof doctor', unless W and Q are given (--work, --traffic:
+CMD is only timed and the point is marked analytic) or only -e events are
+asked for (they are reported, as perf stat would, and W and Q are not).
+
+Flags:
+  -e EVENT           also count EVENT (perf syntax: page-faults,
+                     cpu/event=0x3,umask=0x8f/, rNNNN); repeatable
+  --overhead 'CMD'   a command doing everything CMD does except the kernel
+                     (setup, allocation, teardown); it runs before each
+                     repetition under the same counters and its W, Q, T
+                     and event counts are subtracted. Split at white space,
+                     no quoting: use a script for arguments with spaces.
+  --idle-baseline D  count DRAM traffic for duration D with nothing running,
+                     right before the first repetition, and subtract that
+                     rate x T from Q (e.g. 500ms)
+  --repeat N         run N times (default 1)
+  --ci F             repeat until the CI of the mean time is within F x the
+                     mean (e.g. 0.02), at most --max-repeat times (default
+                     30) or --max-time (default 1m) of runs
+  --confidence C     level of every interval (default 0.95)
+  --work FLOPS       analytic work of one run (e.g. 2e9)
+  --traffic BYTES    analytic DRAM traffic of one run
+  --roofs FILE       roofs document to place the point under (default: the
+                     one 'rprof roofs' wrote, if any)
+  --threads N        thread scope of the roofs (default: the largest
+                     measured scope not above the online CPUs)
+  --json FILE        write the point document (schema rprof.point/v1)
+  --plot FILE        draw the point under the roofs (.png, .svg or .pdf)
+  --label NAME       name of the point (default: CMD's base name)
+
+Exit status: CMD's own (128+N when signal N killed it); rprof's failures:
+2 bad command line (empty command, --repeat 0, unparsable event), 125 rprof
+could not measure (no counters, unreadable or foreign roofs file, failing
+overhead command, unwritable output), 126 CMD not executable, 127 CMD not
+found.
+`,
+	Run: runRun,
+}
+
+// eventList is a repeatable -e flag.
+type eventList []string
+
+func (l *eventList) String() string     { return strings.Join(*l, ",") }
+func (l *eventList) Set(s string) error { *l = append(*l, s); return nil }
+
+// optFloat is a float flag that knows whether it was given.
+type optFloat struct{ v *float64 }
+
+func (o *optFloat) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*o.v, 'g', -1, 64)
+}
+
+func (o *optFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Errorf("%q is not a non-negative number", s)
+	}
+	o.v = &v
+	return nil
+}
+
+func runRun(ctx context.Context, e *env, args []string) error {
+	fset := newFlagSet(e, "run")
+	var events eventList
+	var work, traffic optFloat
+	fset.Var(&events, "e", "count `EVENT` too (perf syntax; repeatable)")
+	overhead := fset.String("overhead", "", "overhead `command` to subtract")
+	idle := fset.Duration("idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
+	repeat := fset.Int("repeat", 1, "number of runs")
+	ci := fset.Float64("ci", 0, "repeat until the time's CI is within this `fraction` of the mean")
+	maxRepeat := fset.Int("max-repeat", measure.DefaultMaxRepeat, "at most this many runs with --ci")
+	maxTime := fset.Duration("max-time", measure.DefaultMaxTime, "at most this much run time with --ci")
+	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level of intervals")
+	fset.Var(&work, "work", "analytic work in `FLOPs`")
+	fset.Var(&traffic, "traffic", "analytic DRAM traffic in `bytes`")
+	roofsPath := fset.String("roofs", "", "roofs document")
+	threads := fset.Int("threads", 0, "thread scope of the roofs")
+	jsonPath := fset.String("json", "", "write the point document to `FILE`")
+	plotPath := fset.String("plot", "", "draw the point to `FILE`")
+	label := fset.String("label", "", "name of the point")
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	cfg := measure.Config{
+		Command: fset.Args(), Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
+		Label: *label, Events: events, IdleBaseline: *idle,
+		Confidence: *confidence, Work: work.v, Traffic: traffic.v, Threads: *threads,
+	}
+	if len(cfg.Command) == 0 {
+		return usagef("empty command: give the program to measure after the flags")
+	}
+	switch {
+	case set["ci"] && set["repeat"]:
+		return usagef("--repeat and --ci exclude each other: a fixed number of runs or an adaptive one")
+	case *repeat < 1:
+		return usagef("--repeat %d: must be at least 1", *repeat)
+	case set["ci"] && !(*ci > 0 && *ci < 1):
+		return usagef("--ci %g: must be a fraction of the mean in (0, 1), e.g. 0.02", *ci)
+	case set["ci"]:
+		cfg.CI, cfg.MaxRepeat, cfg.MaxTime = *ci, *maxRepeat, *maxTime
+	default:
+		cfg.Repeat = *repeat
+	}
+	if set["overhead"] {
+		cfg.Overhead = strings.Fields(*overhead)
+		if len(cfg.Overhead) == 0 {
+			return usagef("--overhead: empty command")
+		}
+	}
+	if *plotPath != "" {
+		if _, err := chart.FormatOf(*plotPath); err != nil {
+			return usagef("--plot %v", err)
+		}
+	}
+	for _, out := range []string{*jsonPath, *plotPath} {
+		if out == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
+			return usagef("%s: directory %s does not exist", out, filepath.Dir(out))
+		}
+	}
+	scope := "--threads"
+	cfg.RoofsPath = *roofsPath
+	if cfg.RoofsPath == "" {
+		if def, err := roofline.DefaultRoofsPath(); err == nil {
+			if _, err := os.Stat(def); err == nil {
+				cfg.RoofsPath = def
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return &exitError{code: exitInternal, err: fmt.Errorf("roofs: %w", err)}
+			}
+		}
+	}
+	if cfg.Threads == 0 {
+		scope = fmt.Sprintf("the largest measured scope not above the %d online CPUs", measure.OnlineCPUs())
+	}
+
+	p, err := measure.Run(ctx, cfg)
+	if err != nil {
+		return runFailure(e, err)
+	}
+	writeRunSummary(e.stderr, p, scope)
+
+	if *jsonPath != "" {
+		if err := roofline.WriteJSON(*jsonPath, p); err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+	}
+	if *plotPath != "" {
+		var roofs *roofline.Roofs
+		if p.RoofsFile != "" {
+			if roofs, err = roofline.ReadRoofs(p.RoofsFile); err != nil {
+				return &exitError{code: exitInternal, err: fmt.Errorf("roofs: %w", err)}
+			}
+		}
+		notes, err := chart.Write(*plotPath, roofs, []roofline.Point{*p}, chart.Options{Threads: p.Threads})
+		if err != nil {
+			return &exitError{code: exitInternal, err: fmt.Errorf("plot: %w", err)}
+		}
+		for _, n := range notes {
+			fmt.Fprintf(e.stderr, "rprof run: plot: %s\n", n)
+		}
+	}
+	if p.Exit.Code != 0 {
+		return &exitError{code: p.Exit.Code}
+	}
+	return nil
+}
+
+// runFailure turns Run's errors into exit statuses: bad input 2, a target
+// not found 127 or not executable 126, anything else rprof could not do
+// 125. A refusal for want of counters prints the doctor's diagnosis.
+func runFailure(e *env, err error) error {
+	var oe *measure.OverheadError
+	var nc *measure.NoCountersError
+	switch {
+	case errors.Is(err, measure.ErrInvalidConfig):
+		return usagef("%s", strings.TrimPrefix(err.Error(), measure.ErrInvalidConfig.Error()+": "))
+	case errors.As(err, &oe):
+		return &exitError{code: exitInternal, err: err}
+	case errors.As(err, &nc):
+		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
+		writeRunDiagnosis(e.stderr, nc.Diagnosis)
+		fmt.Fprintln(e.stderr, "\nTo measure anyway, give the work and traffic (--work FLOPS, --traffic BYTES), or count software events with -e.")
+		return &exitError{code: exitInternal}
+	case errors.Is(err, measure.ErrNotFound):
+		return &exitError{code: exitNotFound, err: err}
+	case errors.Is(err, measure.ErrNotExecutable):
+		return &exitError{code: exitNoExec, err: err}
+	}
+	return &exitError{code: exitInternal, err: err}
+}
+
+// writeRunDiagnosis prints what stops counting here, with the fixes, in
+// the doctor's words.
+func writeRunDiagnosis(w io.Writer, d pmu.Diagnosis) {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "FP work (W)\t%s\n", checkText(checkDoc(d.Work)))
+	fmt.Fprintf(tw, "DRAM traffic (Q)\t%s\n", checkText(checkDoc(d.Traffic)))
+	tw.Flush()
+	writeProblems(&b, d.Problems)
+	io.WriteString(w, b.String())
+}
+
+// footnotes numbers a point's flags and marks the lines they concern; the
+// flags no line claims are marked on the heading.
+type footnotes struct {
+	flags []roofline.Flag
+	used  map[int]bool
+}
+
+// marks returns " [1][3]" for the flags matched by keep, or "".
+func (fn *footnotes) marks(keep func(roofline.Flag) bool) string {
+	var b strings.Builder
+	for i, f := range fn.flags {
+		if keep(f) {
+			fmt.Fprintf(&b, "[%d]", i+1)
+			fn.used[i] = true
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return " " + b.String()
+}
+
+// rest marks the flags no line has claimed.
+func (fn *footnotes) rest() string {
+	var b strings.Builder
+	for i := range fn.flags {
+		if !fn.used[i] {
+			fmt.Fprintf(&b, "[%d]", i+1)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return " " + b.String()
+}
+
+func about(codes ...string) func(roofline.Flag) bool {
+	return func(f roofline.Flag) bool {
+		for _, c := range codes {
+			if f.Code == c {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// aboutFigure matches subtraction flags whose message starts with the
+// figure's name ("work", "DRAM traffic", ...).
+func aboutFigure(name string) func(roofline.Flag) bool {
+	return func(f roofline.Flag) bool {
+		return (f.Code == roofline.FlagNegative || f.Code == roofline.FlagBelowNoise) && strings.HasPrefix(f.Message, name)
+	}
+}
+
+// aboutEvent matches counter flags naming the event.
+func aboutEvent(name string) func(roofline.Flag) bool {
+	return func(f roofline.Flag) bool {
+		return (f.Code == roofline.FlagMultiplexed || f.Code == roofline.FlagMissingCounter) && strings.HasPrefix(f.Message, name+" ")
+	}
+}
+
+// writeRunSummary prints the point the way perf stat prints counts: value,
+// unit, what it is and how it was obtained, then the events and the
+// footnotes.
+func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
+	fn := &footnotes{flags: p.Flags, used: map[int]bool{}}
+	var body strings.Builder
+	w := &body
+	runs := "1 run"
+	if p.CI.N != 1 {
+		runs = fmt.Sprintf("%d runs", p.CI.N)
+	}
+	how := map[string]string{
+		measure.SourceCounters: "W and Q from hardware counters",
+		measure.SourceAnalytic: "analytic W and Q, time measured",
+		measure.SourceEvents:   "events only: W and Q not measured",
+	}[p.Source]
+
+	median := ""
+	if p.CI.N > 1 && p.Source == measure.SourceCounters {
+		median = fmt.Sprintf("median of %d", p.CI.N)
+	}
+	if p.Overhead != nil {
+		median = strings.TrimPrefix(median+", overhead subtracted", ", ")
+	}
+	line := func(value, unit, what, detail string) {
+		fmt.Fprintf(w, "  %18s %-8s %-14s %s\n", value, unit, what, strings.TrimSpace(detail))
+	}
+	if p.Source != measure.SourceEvents {
+		by := ""
+		if len(p.WorkByPrecision) > 0 {
+			var parts []string
+			for _, k := range sortedKeys(p.WorkByPrecision) {
+				parts = append(parts, k+" "+fmtCount(p.WorkByPrecision[k]))
+			}
+			by = strings.Join(parts, ", ") + "; "
+		}
+		line(orUnknown(p.WorkFlops, fmtCount), "FLOP", "work", by+median+fn.marks(aboutFigure("work")))
+		rw := ""
+		if p.ReadBytes != nil || p.WriteBytes != nil {
+			rw = fmt.Sprintf("read %s, write %s; ", orUnknown(p.ReadBytes, fmtCount), orUnknown(p.WriteBytes, fmtCount))
+		}
+		line(orUnknown(p.TrafficBytes, fmtCount), "B", "DRAM traffic", rw+median+
+			fn.marks(func(f roofline.Flag) bool {
+				return f.Code == roofline.FlagNoUncore || aboutFigure("DRAM")(f)
+			}))
+		line(orUnknown(p.Intensity, chart.FormatValue), "FLOP/B", "intensity", "")
+	}
+	tci := ""
+	if p.CI.N > 1 {
+		pm, _ := chart.FormatCI(p.Seconds, p.CI.Seconds)
+		tci = fmt.Sprintf("± %s (%g%% CI %.6f .. %.6f, %s, n=%d)", pm, p.CI.Confidence*100, p.CI.Seconds.Lo, p.CI.Seconds.Hi, p.CI.Method, p.CI.N)
+	}
+	if p.Overhead != nil && p.Overhead.Command != nil {
+		tci = strings.TrimSpace(tci + " overhead subtracted")
+	}
+	secs := fmt.Sprintf("%.6f", p.Seconds)
+	if p.Seconds == 0 {
+		secs = "<unknown>"
+	}
+	line(secs, "s", "time", strings.TrimSuffix("mean; "+tci, "; "))
+	if p.Source != measure.SourceEvents {
+		gci := ""
+		if p.GFlops != nil && p.CI.GFlops != nil {
+			if pm, ok := chart.FormatCI(*p.GFlops, *p.CI.GFlops); ok {
+				gci = "± " + pm
+			}
+		}
+		line(orUnknown(p.GFlops, chart.FormatValue), "GFLOP/s", "performance", "mean "+gci)
+		line(orUnknown(p.GBytesPerS, chart.FormatValue), "GB/s", "bandwidth", "mean")
+	}
+	if p.RoofsFile != "" {
+		fmt.Fprintln(w)
+		if p.Bound != "" {
+			line(chart.FormatValue(*p.AttainableGFlops), "GFLOP/s", "attainable", "at this intensity; bound: "+p.Bound)
+			line(fmt.Sprintf("%.1f%%", *p.FractionOfAttainable*100), "", "of attainable", fn.marks(about(roofline.FlagAboveRoof)))
+		} else {
+			line("", "", "not placed", notPlacedReason(p))
+		}
+		fmt.Fprintf(w, "  roofs %s, %d threads (%s)\n", p.RoofsFile, p.Threads, scope)
+	}
+
+	if len(p.Events) > 0 {
+		what := "counts"
+		if p.CI.N > 1 {
+			what = fmt.Sprintf("median of %d runs", p.CI.N)
+		}
+		if p.Overhead != nil && p.Overhead.Command != nil {
+			what += ", overhead run subtracted"
+		}
+		fmt.Fprintf(w, "\n  events (%s):\n", what)
+		for _, ev := range p.Events {
+			counted := "not counted"
+			if ev.Enabled > 0 {
+				counted = fmt.Sprintf("(%.1f%% counted)", 100*float64(ev.Running)/float64(ev.Enabled))
+			}
+			unit := ev.Unit
+			fmt.Fprintf(w, "  %18s %-8s %-30s %s%s\n", fmtCount(ev.Value), unit, ev.Name, counted, fn.marks(aboutEvent(ev.Name)))
+		}
+	}
+	if p.Exit.Code != 0 || p.Exit.Signal != "" {
+		fmt.Fprintf(w, "\n  exit status %d%s\n", p.Exit.Code, fn.marks(about(roofline.FlagNonzeroExit, roofline.FlagSignaled)))
+	}
+	fmt.Fprintf(out, "\n Roofline point of '%s' (%s, %s)%s:\n\n", strings.Join(p.Command, " "), runs, how, fn.rest())
+	io.WriteString(out, body.String())
+	if len(fn.flags) > 0 {
+		fmt.Fprintln(out)
+		for i, f := range fn.flags {
+			fmt.Fprintf(out, "  [%d] %s: %s\n", i+1, f.Code, f.Message)
+		}
+	}
+	fmt.Fprintln(out)
+}
+
+func notPlacedReason(p *roofline.Point) string {
+	switch {
+	case p.Intensity == nil:
+		return "intensity unknown, so the point has no place under the roofs"
+	case p.GFlops == nil:
+		return "GFLOP/s unknown"
+	case *p.Intensity == 0 || *p.GFlops == 0:
+		return "no floating-point work: the point has no place on log axes"
+	}
+	return fmt.Sprintf("the roofs have no compute or DRAM roof for %d threads", p.Threads)
+}
+
+func orUnknown(v *float64, format func(float64) string) string {
+	if v == nil {
+		return "<unknown>"
+	}
+	return format(*v)
+}
+
+// fmtCount prints a count with thousands separators, as perf stat does.
+func fmtCount(v float64) string {
+	if math.Abs(v) >= 1e18 || v != math.Trunc(v) && math.Abs(v) < 1000 {
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	s := strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64)
+	var b strings.Builder
+	if v < 0 {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
