@@ -162,6 +162,9 @@ type Overhead struct {
 	// IdleBytesPerS is the background DRAM rate measured before the run;
 	// IdleBytesPerS * T was subtracted from Q.
 	IdleBytesPerS *float64 `json:"idle_bytes_per_s,omitempty"`
+	// Events are the overhead runs' counts (medians), subtracted from the
+	// point's events.
+	Events []EventCount `json:"events,omitempty"`
 }
 
 // Exit is how the target ended.
