@@ -3,14 +3,280 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/term"
+
+	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs"
 )
 
-// Placeholder until the roofs issue lands; replaced by the real command.
 var cmdRoofs = &command{
 	Name:      "roofs",
-	UsageLine: "rprof roofs",
-	Short:     "(not built yet)",
-	Run: func(ctx context.Context, e *env, args []string) error {
-		return errors.New("not built yet")
-	},
+	UsageLine: "rprof roofs [-o FILE] [--threads LIST] [--quick | --fixed N] [--blas PATH] [--blas-arch NAME] [flags]",
+	Short:     "measure compute and bandwidth roofs",
+	Long: `
+Roofs measures this machine's ceilings: peak FLOP/s of FMA and mul+add
+kernels for each ISA and precision, DGEMM through the vendor BLAS, and the
+bandwidth of L1, L2, L3 and DRAM from a working-set sweep, for each thread
+scope (1 thread, the cores of one socket, all cores). Parameters are
+autotuned and every evaluation stops as soon as its confidence interval
+allows (seed 000's four stop conditions); compute and DGEMM invocations run
+in fresh worker processes.
+
+The table goes to stderr; the roofs document (docs/schema-roofs.md) is
+written to -o, by default where 'rprof run' looks for it.
+
+Flags:
+  -o FILE            roofs document to write (default: the user cache dir)
+  --threads LIST     thread counts to measure, e.g. 1,2 (default: 1, one
+                     socket, all cores)
+  --quick            a fast, reduced roof set (seconds)
+  --fixed N          no early stopping: N iterations per invocation for
+                     every configuration (seed 000's baseline)
+  --method M         median (default), mean or bootstrap
+  --order O          search order: forward (default) or reverse
+  --invocations N    outer-loop invocations per configuration (default 3,
+                     1 with --quick)
+  --blas PATH        BLAS library for DGEMM (default: search the usual
+                     places for OpenBLAS, MKL, BLIS)
+  --blas-arch NAME   kernel set the BLAS must use: sets OPENBLAS_CORETYPE
+                     and BLIS_ARCH_TYPE for the workers (e.g. SkylakeX for
+                     OpenBLAS, skx or zen4 for BLIS)
+  --dgemm-space S    DGEMM search space: quick, default or seed
+  --no-dgemm         skip DGEMM
+  --in-process       run invocations in this process (no worker processes)
+`,
+	Run: runRoofs,
+}
+
+func runRoofs(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "roofs")
+	out := fs.String("o", "", "roofs document to write")
+	threads := fs.String("threads", "", "thread counts, e.g. 1,2")
+	quick := fs.Bool("quick", false, "fast reduced roof set")
+	fixed := fs.Int("fixed", 0, "fixed iterations per invocation, no early stopping")
+	method := fs.String("method", string(stats.DefaultMethod), "median, mean or bootstrap")
+	order := fs.String("order", "forward", "forward or reverse")
+	invocations := fs.Int("invocations", 0, "invocations per configuration")
+	blas := fs.String("blas", "", "BLAS library path")
+	blasArch := fs.String("blas-arch", "", "OPENBLAS_CORETYPE / BLIS_ARCH_TYPE for the workers")
+	space := fs.String("dgemm-space", "", "quick, default or seed")
+	noDGEMM := fs.Bool("no-dgemm", false, "skip DGEMM")
+	inProcess := fs.Bool("in-process", false, "no worker processes")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	o := roofs.Options{Quick: *quick, Fixed: *fixed, Invocations: *invocations, BLAS: *blas, NoDGEMM: *noDGEMM, DGEMMSpace: *space}
+	var err error
+	if o.Threads, err = parseThreads(*threads); err != nil {
+		return err
+	}
+	if o.Method, err = stats.ParseMethod(*method); err != nil {
+		return usagef("--method: %v", err)
+	}
+	if o.Order, err = stats.ParseOrder(*order); err != nil {
+		return usagef("--order: %v", err)
+	}
+	if _, err := roofs.DGEMMSpace(*space); err != nil {
+		return usagef("--dgemm-space: %v", err)
+	}
+	switch {
+	case *fixed < 0:
+		return usagef("--fixed %d: want a positive count", *fixed)
+	case *fixed > 0 && *quick:
+		return usagef("--fixed and --quick do not go together")
+	case *invocations < 0:
+		return usagef("--invocations %d: want a positive count", *invocations)
+	}
+	path := *out
+	if path == "" {
+		if path, err = roofline.DefaultRoofsPath(); err != nil {
+			return err
+		}
+	}
+	// Fail before a minute of measuring, not after.
+	if err := checkWritable(path); err != nil {
+		return err
+	}
+	if *inProcess {
+		if *blasArch != "" {
+			return usagef("--blas-arch needs worker processes (the variable is read when the library loads); drop --in-process")
+		}
+		o.Invoker = roofs.InProcess{}
+	} else {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find rprof's executable for worker processes: %w (use --in-process)", err)
+		}
+		w := roofs.Subprocess{Argv: []string{exe, roofs.WorkerArg}}
+		if *blasArch != "" {
+			w.Env = []string{"OPENBLAS_CORETYPE=" + *blasArch, "BLIS_ARCH_TYPE=" + *blasArch}
+		}
+		o.Invoker = w
+	}
+	p := newProgress(e.stderr)
+	o.Progress = p.show
+	rep, err := roofs.Measure(ctx, o)
+	p.clear()
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{code: 130, err: errors.New("interrupted; no roofs document written")}
+	case errors.Is(err, roofs.ErrThreads):
+		return usagef("--threads: %v", err)
+	case err != nil:
+		return err
+	}
+	writeRoofsTable(e.stderr, rep)
+	if err := roofline.WriteJSON(path, rep.Roofs); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "wrote %s\n", path)
+	return nil
+}
+
+func parseThreads(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, usagef("--threads %q: want thread counts like 1,2", s)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// checkWritable creates path's directory and checks a file can be created
+// there.
+func checkWritable(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".probe*")
+	if err != nil {
+		return fmt.Errorf("output %s: %w", path, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// progress shows the current step on one line, only on a terminal.
+type progress struct {
+	w     io.Writer
+	on    bool
+	shown bool
+}
+
+func newProgress(w io.Writer) *progress {
+	f, ok := w.(*os.File)
+	return &progress{w: w, on: ok && term.IsTerminal(int(f.Fd()))}
+}
+
+func (p *progress) show(step string) {
+	if p.on {
+		fmt.Fprintf(p.w, "\r\033[K%s", step)
+		p.shown = true
+	}
+}
+
+func (p *progress) clear() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// writeRoofsTable prints the roofs with their intervals, their share of
+// the theoretical peak and why their evaluations stopped.
+func writeRoofsTable(w io.Writer, rep *roofs.Report) {
+	r := rep.Roofs
+	fmt.Fprintf(w, "roofs of %s (%s, %d cores), measured in %.1f s: %d configurations, %d iterations; %s\n",
+		r.Machine.CPU.ModelName, orDash(r.Machine.CPU.Microarch), r.Machine.Cores, r.Tuning.Seconds,
+		r.Tuning.Configurations, r.Tuning.Evaluations, methodLine(stats.Method(r.Tuning.Method)))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "roof\tthreads\tvalue\t99% interval\tof theory\tconfiguration\tstops")
+	details := map[string]roofs.Detail{}
+	for _, d := range rep.Details {
+		details[fmt.Sprintf("%s/%s/%d", d.Kind, d.Name, d.Threads)] = d
+	}
+	for _, c := range r.Compute {
+		d := details[fmt.Sprintf("compute/%s/%d", c.Name, c.Threads)]
+		theory := "-"
+		if c.TheoreticalGFlops > 0 {
+			theory = fmt.Sprintf("%.0f%% of %.4g", 100*c.GFlops/c.TheoreticalGFlops, c.TheoreticalGFlops)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.4g GFLOP/s\t[%.4g, %.4g]\t%s\t%s\t%s\n", c.Name, c.Threads, c.GFlops, c.CI.Lo, c.CI.Hi, theory, d.Config, reasons(d.Reasons))
+	}
+	for _, d := range rep.Details {
+		if d.Kind == "dgemm" {
+			fmt.Fprintf(tw, "dgemm\t%d\t%.4g GFLOP/s\t[%.4g, %.4g]\t-\t%s\t%s\n", d.Threads, d.Value, d.CI.Lo, d.CI.Hi, d.Config, reasons(d.Reasons))
+		}
+	}
+	for _, b := range r.Bandwidth {
+		d := details[fmt.Sprintf("bandwidth/%s/%d", b.Level, b.Threads)]
+		fmt.Fprintf(tw, "%s\t%d\t%.4g GB/s\t[%.4g, %.4g]\t-\t%s\t\n", b.Level, b.Threads, b.GBytesPerS, b.CI.Lo, b.CI.Hi, d.Config)
+	}
+	tw.Flush()
+	if rep.DGEMMSkipped != "" {
+		fmt.Fprintf(w, "DGEMM skipped: %s\n", rep.DGEMMSkipped)
+	}
+	if g := r.DGEMM; g != nil {
+		fmt.Fprintf(w, "dgemm: %s %s (%s kernels, %s); the document keeps the %d-thread figure\n", g.Library, orDash(g.Version), orDash(g.CoreName), rep.DGEMMPath, g.Threads)
+		for _, f := range g.Flags {
+			fmt.Fprintf(w, "note (%s): %s\n", f.Code, f.Message)
+		}
+	}
+	for _, f := range r.Flags {
+		if f.Code == roofs.FlagDGEMMSkipped {
+			continue // said above
+		}
+		fmt.Fprintf(w, "note (%s): %s\n", f.Code, f.Message)
+	}
+}
+
+func methodLine(m stats.Method) string {
+	switch m {
+	case stats.MethodMean:
+		return "means with Student-t (normal from 30 samples) 99% intervals"
+	case stats.MethodBootstrap:
+		return "medians with bootstrap 99% intervals"
+	}
+	return "medians with order-statistic 99% intervals"
+}
+
+func reasons(m map[stats.StopReason]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, r := range []stats.StopReason{stats.StopConverged, stats.StopBelowBest, stats.StopMaxCount, stats.StopMaxTime} {
+		if m[r] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", r, m[r]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/roofs"
 )
 
 // The hidden launcher of `rprof run` must exec its target from the main
@@ -20,6 +21,9 @@ func main() {
 		measure.Launch(os.Args)
 	}
 	runtime.UnlockOSThread()
+	if len(os.Args) > 1 && os.Args[1] == roofs.WorkerArg {
+		os.Exit(roofs.Worker(context.Background(), os.Stdin, os.Stdout))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -59,7 +59,12 @@ type Estimate struct {
 	Lo    float64
 	Hi    float64
 	N     int
+	// Min and Max are the sample's range.
+	Min, Max float64
 }
+
+// Bounded reports whether the interval is finite.
+func (e Estimate) Bounded() bool { return !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) }
 
 // HalfWidth is half the interval's width (+Inf when unbounded).
 func (e Estimate) HalfWidth() float64 { return (e.Hi - e.Lo) / 2 }
@@ -80,25 +85,26 @@ func unbounded(v float64, n int) Estimate {
 // Estimate estimates the centre of xs with method m at the given two-sided
 // confidence (e.g. 0.99).
 func (m Method) Estimate(xs []float64, confidence float64) Estimate {
+	var e Estimate
 	switch m {
 	case MethodMedian:
-		return MedianCI(xs, confidence)
+		e = MedianCI(xs, confidence)
 	case MethodBootstrap:
-		return BootstrapMedianCI(xs, confidence, bootstrapResamples)
+		e = BootstrapMedianCI(xs, confidence, bootstrapResamples)
+	default:
+		var w Welford
+		for _, x := range xs {
+			w.Add(x)
+		}
+		e = unbounded(w.Mean(), w.N())
+		if w.N() >= 2 {
+			e.Lo, e.Hi = w.MeanCI(confidence)
+		}
 	}
-	var w Welford
-	for _, x := range xs {
-		w.Add(x)
+	if len(xs) > 0 {
+		e.Min, e.Max = slices.Min(xs), slices.Max(xs)
 	}
-	return welfordEstimate(&w, confidence)
-}
-
-func welfordEstimate(w *Welford, confidence float64) Estimate {
-	if w.N() < 2 {
-		return unbounded(w.Mean(), w.N())
-	}
-	lo, hi := w.MeanCI(confidence)
-	return Estimate{Value: w.Mean(), Lo: lo, Hi: hi, N: w.N()}
+	return e
 }
 
 // MedianCI is the median of xs with the distribution-free interval

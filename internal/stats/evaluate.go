@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -72,9 +73,10 @@ type Result struct {
 // another process.
 type InvokeFunc func(ctx context.Context, inner StopRule, best float64) (Inner, error)
 
-// Evaluate runs the outer loop. With one invocation the result is the inner
-// loop's estimate; with several it is the estimate over the invocations'
-// estimates, so variation between processes widens the interval. An
+// Evaluate runs the outer loop. The estimate is over all samples of all
+// invocations, with the interval of the inner method widened to the range
+// of the invocations' own estimates, so that variation between processes
+// shows even with too few invocations for an interval of their own. An
 // invocation that finds the configuration below the best ends it: more
 // invocations could not make it win.
 func (e Evaluator) Evaluate(ctx context.Context, best float64, invoke InvokeFunc) (Result, error) {
@@ -83,7 +85,7 @@ func (e Evaluator) Evaluate(ctx context.Context, best float64, invoke InvokeFunc
 		outer.MaxCount = 1
 	}
 	res := Result{Method: e.Inner.method(), InnerReasons: map[StopReason]int{}}
-	var estimates []float64
+	var all, estimates []float64
 	for {
 		in, err := invoke(ctx, e.Inner, best)
 		if err != nil {
@@ -97,18 +99,21 @@ func (e Evaluator) Evaluate(ctx context.Context, best float64, invoke InvokeFunc
 		res.Iterations += len(in.Samples)
 		res.Elapsed += in.Elapsed
 		res.InnerReasons[in.Reason]++
+		all = append(all, in.Samples...)
 		estimates = append(estimates, in.Estimate.Value)
+		res.Estimate = e.Inner.method().Estimate(all, e.Inner.confidence())
+		if len(estimates) > 1 {
+			res.Estimate.Lo = min(res.Estimate.Lo, slices.Min(estimates))
+			res.Estimate.Hi = max(res.Estimate.Hi, slices.Max(estimates))
+		}
 		if outer.MaxCount == 1 || in.Reason == StopBelowBest {
-			if res.Invocations == 1 {
-				res.Estimate = in.Estimate
-			} else {
-				res.Estimate = outer.method().Estimate(estimates, outer.confidence())
-			}
 			res.Reason = in.Reason
 			return res, nil
 		}
-		res.Estimate = outer.method().Estimate(estimates, outer.confidence())
-		if reason, stop := outer.Check(res.Estimate, res.Elapsed, best); stop {
+		// The outer rule counts invocations, not samples.
+		counted := res.Estimate
+		counted.N = res.Invocations
+		if reason, stop := outer.Check(counted, res.Elapsed, best); stop {
 			res.Reason = reason
 			return res, nil
 		}

@@ -120,7 +120,8 @@ func TestEvaluateRunsTheOuterLoopOverInvocations(t *testing.T) {
 	}{
 		{"one invocation keeps the inner estimate", Evaluator{Inner: Fixed(4, 0.99, MethodMedian)}, 0, 1, StopMaxCount, 100},
 		{"outer count cap", Evaluator{Inner: Fixed(4, 0.99, MethodMedian), Outer: Fixed(5, 0.95, MethodMedian)}, 0, 5, StopMaxCount, 100},
-		{"outer converges", Evaluator{Inner: Fixed(4, 0.99, MethodMedian), Outer: StopRule{MaxCount: 10, RelError: 0.05, Confidence: 0.95, MinCount: 2, Method: MethodMedian}}, 0, 6, StopConverged, 100},
+		{"outer converges once invocations agree", Evaluator{Inner: Fixed(4, 0.99, MethodMedian), Outer: StopRule{MaxCount: 10, RelError: 0.05, Confidence: 0.95, MinCount: 2, Method: MethodMedian}}, 0, 2, StopConverged, 102},
+		{"outer spread keeps a tight rule going", Evaluator{Inner: Fixed(4, 0.99, MethodMedian), Outer: StopRule{MaxCount: 10, RelError: 0.01, Confidence: 0.95, MinCount: 2, Method: MethodMedian}}, 0, 10, StopMaxCount, 100},
 		{"outer stops below best", Evaluator{Inner: Fixed(4, 0.99, MethodMedian), Outer: StopRule{MaxCount: 10, Confidence: 0.95, BestMinCount: 2, Method: MethodMean}}, 1000, 2, StopBelowBest, 102},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,85 @@
+package roofs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs/kernels"
+)
+
+// Iteration counts are tuned around the count that takes baseSample: long
+// enough that the timer and the start barrier vanish, short enough that a
+// preemption spoils one sample rather than the estimate.
+const (
+	baseSample    = 200 * time.Microsecond
+	computeBudget = 250 * time.Millisecond // per configuration and invocation
+)
+
+// iterFactors are the configurations of the compute search: multiples of
+// the calibrated count.
+var iterFactors = []int64{1, 4, 16}
+
+// calibrate returns the smallest power-of-two iteration count at which k
+// runs for at least d on this thread.
+func calibrate(k kernels.Compute, d time.Duration) int64 {
+	iters := int64(1024)
+	for {
+		t0 := time.Now()
+		k.Run(iters)
+		if time.Since(t0) >= d || iters >= 1<<40 {
+			return iters
+		}
+		iters *= 2
+	}
+}
+
+func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k kernels.Compute, cpus []int, units FPUnits, ghz float64) error {
+	base := calibrate(k, baseSample)
+	factors := iterFactors
+	if o.Quick {
+		factors = []int64{4}
+	}
+	ev := o.evaluator(computeBudget)
+	mhz := make([]float64, len(factors))
+	o.progress("compute %s, %d threads", k.Name, len(cpus))
+	tuned, err := stats.Search(ctx, len(factors), o.Order, func(ctx context.Context, i int, best float64) (stats.Result, error) {
+		job := Job{Kind: "compute", CPUs: cpus, Kernel: k.Name, Iters: base * factors[i]}
+		return ev.Evaluate(ctx, best, func(ctx context.Context, inner stats.StopRule, best float64) (stats.Inner, error) {
+			job.Inner, job.Best = inner, best
+			r, err := o.Invoker.Invoke(ctx, job)
+			mhz[i] = r.MHz
+			return r.Inner, err
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("measure %s on %d threads: %w", k.Name, len(cpus), err)
+	}
+	best := tuned.Results[tuned.Best]
+	roof := roofline.ComputeRoof{
+		Name: k.Name, ISA: k.ISA, Precision: k.Precision, Threads: len(cpus),
+		GFlops: best.Estimate.Value, CI: interval(best.Estimate),
+		TheoreticalGFlops: TheoreticalGFlops(units, ghz, len(cpus), k.ISA, k.Precision, k.FMA),
+		FrequencyGHz:      mhz[tuned.Best] / 1000,
+	}
+	rep.Roofs.Compute = append(rep.Roofs.Compute, roof)
+	if roof.TheoreticalGFlops > 0 && roof.GFlops > roof.TheoreticalGFlops*1.02 {
+		rep.flag(FlagAboveTheory, fmt.Sprintf("%s (%d threads): %.4g GFLOP/s is %.0f%% of the theoretical %.4g: the clock used for the theory is below the one the cores ran at",
+			k.Name, len(cpus), roof.GFlops, 100*roof.GFlops/roof.TheoreticalGFlops, roof.TheoreticalGFlops))
+	}
+	noteInterval(rep, k.Name, len(cpus), best.Estimate)
+	rep.Details = append(rep.Details, Detail{Kind: "compute", Name: k.Name, Threads: len(cpus),
+		Config: fmt.Sprintf("iters=%d", base*factors[tuned.Best]), Invocations: best.Invocations,
+		Iterations: best.Iterations, Value: roof.GFlops, CI: roof.CI, Reasons: t.add(tuned.Results...)})
+	return nil
+}
+
+// noteInterval flags a roof whose interval is the sample range, because the
+// sample was too small for one at the confidence asked.
+func noteInterval(rep *Report, name string, threads int, e stats.Estimate) {
+	if !e.Bounded() {
+		rep.flag(FlagNoInterval, fmt.Sprintf("%s (%d threads): %d samples are too few for a %.0f%% interval; the sample range is given instead", name, threads, e.N, confidence*100))
+	}
+}

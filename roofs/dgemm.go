@@ -1,0 +1,143 @@
+package roofs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/roofline"
+)
+
+// Shape is one DGEMM configuration: A is n×k, B k×m, C n×m (seed 000).
+type Shape struct{ N, M, K int }
+
+func (s Shape) String() string { return fmt.Sprintf("n=%d m=%d k=%d", s.N, s.M, s.K) }
+
+// DGEMMSpace returns a DGEMM search space by name, smallest work first:
+// "seed" is seed 000's reduced space (n, m in 500..4000 as multiples of 2
+// per Intel's advice, k in 64..2048: 96 shapes); "default" keeps the part
+// of it where seed 000's optima lay (n, m in 1000..4000, k in 128..256: 18
+// shapes) so a run fits a minute; "quick" is two shapes.
+func DGEMMSpace(name string) ([]Shape, error) {
+	var ns, ks []int
+	switch name {
+	case "seed":
+		ns, ks = []int{500, 1000, 2000, 4000}, []int{64, 128, 256, 512, 1024, 2048}
+	case "", "default":
+		ns, ks = []int{1000, 2000, 4000}, []int{128, 256}
+	case "quick":
+		return []Shape{{2000, 2000, 128}, {2000, 2000, 256}}, nil
+	default:
+		return nil, fmt.Errorf("unknown DGEMM search space %q (want quick, default or seed)", name)
+	}
+	var space []Shape
+	for _, k := range ks {
+		for _, n := range ns {
+			for _, m := range ns {
+				space = append(space, Shape{n, m, k})
+			}
+		}
+	}
+	return space, nil
+}
+
+// dgemmBudget bounds one configuration's iteration loop; large shapes take
+// a tenth of a second per call, so they stop at max-time after a few.
+const dgemmBudget = 400 * time.Millisecond
+
+// dgemmSkip is why there is no DGEMM roof when that is not a failure.
+type dgemmSkip struct{ why string }
+
+func (e *dgemmSkip) Error() string { return e.why }
+
+// slowDGEMM is the fraction of the FMA peak below which DGEMM is flagged.
+const slowDGEMM = 0.75
+
+func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, scopes [][]int) error {
+	space, err := DGEMMSpace(o.DGEMMSpace)
+	if err != nil {
+		return err
+	}
+	if o.Quick && o.DGEMMSpace == "" {
+		space, _ = DGEMMSpace("quick")
+	}
+	// Probe here, once, so a missing library is reported as a skip
+	// rather than as every invocation failing.
+	lib, err := blasFor(o.BLAS)
+	if errors.Is(err, ErrNoBLAS) {
+		return &dgemmSkip{why: "no BLAS library found; install one: " + BLASHint}
+	}
+	if err != nil {
+		return &dgemmSkip{why: err.Error()}
+	}
+	ev := o.evaluator(dgemmBudget)
+	var best *roofline.DGEMM
+	for _, cpus := range scopes {
+		o.progress("dgemm (%s), %d threads", lib.Library, len(cpus))
+		var used *BLAS
+		tuned, err := stats.Search(ctx, len(space), o.Order, func(ctx context.Context, i int, bestSoFar float64) (stats.Result, error) {
+			job := Job{Kind: "dgemm", CPUs: cpus, BLAS: lib.Path, N: space[i].N, M: space[i].M, K: space[i].K}
+			return ev.Evaluate(ctx, bestSoFar, func(ctx context.Context, inner stats.StopRule, b float64) (stats.Inner, error) {
+				job.Inner, job.Best = inner, b
+				r, err := o.Invoker.Invoke(ctx, job)
+				if r.BLAS != nil {
+					used = r.BLAS
+				}
+				return r.Inner, err
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("measure dgemm on %d threads: %w", len(cpus), err)
+		}
+		if used == nil {
+			used = lib
+		}
+		r := tuned.Results[tuned.Best]
+		s := space[tuned.Best]
+		d := &roofline.DGEMM{Library: used.Library, Version: used.Version, CoreName: used.CoreName,
+			N: s.N, M: s.M, K: s.K, Threads: len(cpus), GFlops: r.Estimate.Value, CI: interval(r.Estimate)}
+		if !used.Threaded && len(cpus) > 1 {
+			d.Flags = append(d.Flags, roofline.Flag{Code: "threads-unset", Message: "rprof cannot set this library's thread count; it used its default"})
+		}
+		if fma := bestFMA64(rep.Roofs.Compute, len(cpus)); fma != nil && d.GFlops < slowDGEMM*fma.GFlops {
+			d.Flags = append(d.Flags, roofline.Flag{Code: FlagDGEMMSlow, Message: slowAdvice(used, d.GFlops, fma)})
+		}
+		noteInterval(rep, "dgemm", len(cpus), r.Estimate)
+		rep.Details = append(rep.Details, Detail{Kind: "dgemm", Name: "dgemm", Threads: len(cpus), Config: s.String(),
+			Invocations: r.Invocations, Iterations: r.Iterations, Value: d.GFlops, CI: d.CI, Reasons: t.add(tuned.Results...)})
+		rep.DGEMMPath = used.Path
+		// The document holds one DGEMM roof: the widest scope's.
+		best = d
+	}
+	rep.Roofs.DGEMM = best
+	return nil
+}
+
+// bestFMA64 is the fastest fp64 FMA roof measured on threads threads.
+func bestFMA64(roofs []roofline.ComputeRoof, threads int) *roofline.ComputeRoof {
+	var best *roofline.ComputeRoof
+	for i, r := range roofs {
+		if r.Precision == roofline.Double && strings.Contains(r.Name, "-fma-") && r.Threads == threads && (best == nil || r.GFlops > best.GFlops) {
+			best = &roofs[i]
+		}
+	}
+	return best
+}
+
+// slowAdvice says how far DGEMM is below the FMA kernels and names the
+// known fix: the library picked kernels for an older CPU.
+func slowAdvice(b *BLAS, gflops float64, fma *roofline.ComputeRoof) string {
+	msg := fmt.Sprintf("DGEMM reached %.4g GFLOP/s, %.0f%% of the %s kernel's %.4g on %d threads", gflops, 100*gflops/fma.GFlops, fma.Name, fma.GFlops, fma.Threads)
+	switch b.Library {
+	case "OpenBLAS":
+		msg += fmt.Sprintf("; OpenBLAS chose its %s kernels: try --blas-arch SkylakeX (sets OPENBLAS_CORETYPE; on Zen 5 it nearly doubles Debian's OpenBLAS)", b.CoreName)
+	case "BLIS":
+		msg += fmt.Sprintf("; BLIS chose its %s kernels: try --blas-arch skx or zen4 (sets BLIS_ARCH_TYPE)", b.CoreName)
+	default:
+		msg += "; the library may not have kernels for this CPU"
+	}
+	return msg
+}

@@ -1,0 +1,285 @@
+package roofs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rprof/rprof/internal/affinity"
+	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/roofs/kernels"
+)
+
+// WorkerArg is the hidden first argument with which rprof re-executes
+// itself as a worker: one invocation of seed 000's outer loop, in a fresh
+// process, reading a Job on stdin and writing a Reply on stdout.
+const WorkerArg = "__roofs-worker"
+
+// Job is one invocation: an inner iteration loop over one configuration.
+type Job struct {
+	// Kind is "compute" (an FMA or mul+add kernel) or "dgemm".
+	Kind string `json:"kind"`
+	// CPUs are the CPUs the invocation runs on, one pinned thread each.
+	CPUs []int `json:"cpus"`
+	// Kernel and Iters (per thread and sample) for compute jobs.
+	Kernel string `json:"kernel,omitempty"`
+	Iters  int64  `json:"iters,omitempty"`
+	// BLAS and the DGEMM shape for dgemm jobs.
+	BLAS string `json:"blas,omitempty"`
+	N    int    `json:"n,omitempty"`
+	M    int    `json:"m,omitempty"`
+	K    int    `json:"k,omitempty"`
+
+	Inner stats.StopRule `json:"inner"`
+	Best  float64        `json:"best"`
+}
+
+// Reply is what an invocation sends back.
+type Reply struct {
+	Inner stats.Inner `json:"inner"`
+	// MHz is the clock of the job's first CPU seen after the loop, 0 when
+	// the kernel does not expose it.
+	MHz float64 `json:"mhz,omitempty"`
+	// BLAS identifies the library a dgemm job used.
+	BLAS *BLAS  `json:"blas,omitempty"`
+	Err  string `json:"error,omitempty"`
+}
+
+// Invoker runs invocations, in this process or in worker processes.
+type Invoker interface {
+	Invoke(ctx context.Context, job Job) (Reply, error)
+}
+
+// InProcess runs invocations in this process. Process state (page
+// placement, the BLAS's thread pool, the heap) then carries over between
+// invocations; it is for tests and for work where that does not matter.
+type InProcess struct{}
+
+// Invoke runs job here.
+func (InProcess) Invoke(ctx context.Context, job Job) (Reply, error) {
+	r := runJob(ctx, job)
+	if r.Err != "" {
+		return r, errors.New(r.Err)
+	}
+	return r, nil
+}
+
+// Subprocess runs each invocation in a new process started with Argv (for
+// rprof: its own executable and WorkerArg) and Env added to the
+// environment, so every invocation starts from fresh process state.
+type Subprocess struct {
+	Argv []string
+	Env  []string
+}
+
+// Invoke starts a worker process for job and waits for its reply.
+func (s Subprocess) Invoke(ctx context.Context, job Job) (Reply, error) {
+	in, err := json.Marshal(job)
+	if err != nil {
+		return Reply{}, fmt.Errorf("encode job: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
+	cmd.Env = append(os.Environ(), s.Env...)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return Reply{}, ctx.Err()
+	}
+	var r Reply
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		msg := strings.TrimSpace(errOut.String())
+		if runErr != nil {
+			return Reply{}, fmt.Errorf("worker for %s: %w: %s", job.describe(), runErr, msg)
+		}
+		return Reply{}, fmt.Errorf("worker for %s: bad reply: %w", job.describe(), err)
+	}
+	if r.Err != "" {
+		return r, errors.New(r.Err)
+	}
+	return r, nil
+}
+
+func (j Job) describe() string {
+	if j.Kind == "dgemm" {
+		return fmt.Sprintf("dgemm %dx%dx%d on %d threads", j.N, j.M, j.K, len(j.CPUs))
+	}
+	return fmt.Sprintf("%s on %d threads", j.Kernel, len(j.CPUs))
+}
+
+// Worker serves one job: it reads a Job from r, runs it and writes the
+// Reply to w. rprof's main calls it when started with WorkerArg; it returns
+// the process's exit status.
+func Worker(ctx context.Context, r io.Reader, w io.Writer) int {
+	var job Job
+	var reply Reply
+	if err := json.NewDecoder(r).Decode(&job); err != nil {
+		reply.Err = fmt.Sprintf("worker: read job: %v", err)
+	} else {
+		reply = runJob(ctx, job)
+	}
+	if err := json.NewEncoder(w).Encode(reply); err != nil || reply.Err != "" {
+		return 1
+	}
+	return 0
+}
+
+func runJob(ctx context.Context, job Job) Reply {
+	var (
+		r   Reply
+		err error
+	)
+	switch job.Kind {
+	case "compute":
+		r, err = runCompute(ctx, job)
+	case "dgemm":
+		r, err = runDgemm(ctx, job)
+	default:
+		err = fmt.Errorf("unknown job kind %q", job.Kind)
+	}
+	if err != nil {
+		r.Err = err.Error()
+	}
+	return r
+}
+
+// computeByName finds a compute kernel this CPU can run.
+func computeByName(name string) (kernels.Compute, error) {
+	ok, skipped := kernels.ComputeKernels()
+	for _, k := range ok {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	for _, s := range skipped {
+		if s.Name == name {
+			return kernels.Compute{}, fmt.Errorf("kernel %s: %s", name, s.Reason)
+		}
+	}
+	return kernels.Compute{}, fmt.Errorf("no kernel %q", name)
+}
+
+// pinnedSample runs body once on every CPU, started together at a barrier,
+// and returns the wall time from the first start to the last end. Timing
+// inside the workers keeps goroutine start-up and pinning out of the
+// sample.
+func pinnedSample(cpus []int, body func(worker int)) (time.Duration, error) {
+	starts := make([]time.Time, len(cpus))
+	ends := make([]time.Time, len(cpus))
+	err := affinity.RunPinned(cpus, nil, func(w int) {
+		starts[w] = time.Now()
+		body(w)
+		ends[w] = time.Now()
+	})
+	if err != nil {
+		return 0, err
+	}
+	first, last := starts[0], ends[0]
+	for i := range cpus {
+		if starts[i].Before(first) {
+			first = starts[i]
+		}
+		if ends[i].After(last) {
+			last = ends[i]
+		}
+	}
+	return last.Sub(first), nil
+}
+
+func runCompute(ctx context.Context, job Job) (Reply, error) {
+	k, err := computeByName(job.Kernel)
+	if err != nil {
+		return Reply{}, err
+	}
+	if job.Iters <= 0 || len(job.CPUs) == 0 {
+		return Reply{}, fmt.Errorf("compute job for %s: no iterations or CPUs", k.Name)
+	}
+	work := float64(job.Iters) * k.FlopsPerIter * float64(len(job.CPUs))
+	body := func(int) { k.Run(job.Iters) }
+	// One untimed sample warms up the clock and the vector units.
+	if _, err := pinnedSample(job.CPUs, body); err != nil {
+		return Reply{}, err
+	}
+	in, err := stats.Iterate(ctx, job.Inner, job.Best, func() (float64, time.Duration, error) {
+		d, err := pinnedSample(job.CPUs, body)
+		if err != nil {
+			return 0, 0, err
+		}
+		return work / d.Seconds() / 1e9, d, nil
+	})
+	if err != nil {
+		return Reply{}, err
+	}
+	return Reply{Inner: in, MHz: cpuMHz(job.CPUs[0])}, nil
+}
+
+// loadedBLAS keeps the libraries this process has opened: a library cannot
+// be unloaded, so in-process invocations reuse it.
+var loadedBLAS sync.Map // path → *BLAS
+
+func blasFor(path string) (*BLAS, error) {
+	if b, ok := loadedBLAS.Load(path); ok {
+		return b.(*BLAS), nil
+	}
+	b, err := LoadBLAS(path)
+	if err != nil {
+		return nil, err
+	}
+	loadedBLAS.Store(path, b)
+	return b, nil
+}
+
+func runDgemm(ctx context.Context, job Job) (Reply, error) {
+	if job.N <= 0 || job.M <= 0 || job.K <= 0 || len(job.CPUs) == 0 {
+		return Reply{}, fmt.Errorf("dgemm job: bad shape %dx%dx%d or no CPUs", job.N, job.M, job.K)
+	}
+	// One thread is pinned to its CPU before the library is loaded, so the
+	// library's thread pool inherits the mask too; wider scopes use the
+	// process's mask (see docs/roofs.md). The matrices are first-touched
+	// from this thread.
+	restore := runtime.UnlockOSThread
+	runtime.LockOSThread()
+	if len(job.CPUs) == 1 {
+		var err error
+		if restore, err = affinity.Pin(job.CPUs[0]); err != nil {
+			runtime.UnlockOSThread()
+			return Reply{}, err
+		}
+		runtime.UnlockOSThread() // Pin holds its own lock
+	}
+	defer restore()
+	lib, err := blasFor(job.BLAS)
+	if err != nil {
+		return Reply{}, err
+	}
+	lib.SetThreads(len(job.CPUs))
+	a, b, c := kernels.Alloc(job.N*job.K), kernels.Alloc(job.K*job.M), kernels.Alloc(job.N*job.M)
+	for i := range a {
+		a[i] = 1 + float64(i%7)/8
+	}
+	for i := range b {
+		b[i] = 1 - float64(i%5)/8
+	}
+	work := DgemmFlops(job.N, job.M, job.K)
+	lib.Dgemm(job.N, job.M, job.K, a, b, c) // pre-heat, as seed 000 does
+	in, err := stats.Iterate(ctx, job.Inner, job.Best, func() (float64, time.Duration, error) {
+		t0 := time.Now()
+		lib.Dgemm(job.N, job.M, job.K, a, b, c)
+		d := time.Since(t0)
+		return work / d.Seconds() / 1e9, d, nil
+	})
+	if err != nil {
+		return Reply{}, err
+	}
+	return Reply{Inner: in, MHz: cpuMHz(job.CPUs[0]), BLAS: lib}, nil
+}

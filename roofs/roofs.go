@@ -1,0 +1,357 @@
+package roofs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rprof/rprof/internal/affinity"
+	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs/kernels"
+)
+
+// Options configure Measure. The zero value measures everything with the
+// defaults, in this process.
+type Options struct {
+	// Threads are the thread counts of the scopes to measure; nil means one
+	// thread, the cores of one socket and all cores.
+	Threads []int
+	// Quick measures a reduced set (widest FMA kernels, one DGEMM shape,
+	// one sweep point per octave, one invocation) in seconds.
+	Quick bool
+	// Fixed, when > 0, evaluates every configuration with a fixed sample of
+	// Fixed iterations in each of the invocations and no early stopping,
+	// as the baseline of seed 000's tables.
+	Fixed int
+	// Method summarises samples (default stats.DefaultMethod).
+	Method stats.Method
+	// Order is the search order over configurations.
+	Order stats.Order
+	// Invocations is the outer loop's maximum count (default 3; 1 with
+	// Quick).
+	Invocations int
+	// BLAS is the BLAS library to load; "" searches the usual places.
+	BLAS string
+	// NoDGEMM skips the DGEMM roof.
+	NoDGEMM bool
+	// DGEMMSpace is the DGEMM search space: "quick", "default" or "seed"
+	// (seed 000's reduced space of 96 shapes).
+	DGEMMSpace string
+	// Invoker runs compute and DGEMM invocations (default InProcess).
+	Invoker Invoker
+	// Progress, if set, receives a line of text before each step.
+	Progress func(step string)
+	// Sysfs and Procfs are the roots of /sys and /proc (default the real
+	// ones).
+	Sysfs, Procfs fs.FS
+}
+
+// Detail says how one roof was obtained, for the summary table.
+type Detail struct {
+	// Kind is "compute", "dgemm" or "bandwidth".
+	Kind    string
+	Name    string // roof name, DGEMM shape or memory level
+	Threads int
+	// Config is the winning configuration, e.g. "iters=65536" or
+	// "n=2000 m=4000 k=128".
+	Config      string
+	Invocations int
+	Iterations  int
+	// Value and CI are the roof's figure (GFLOP/s or GB/s).
+	Value float64
+	CI    roofline.Interval
+	// Reasons counts why the evaluations of this roof's configurations
+	// ended.
+	Reasons map[stats.StopReason]int
+}
+
+// Report is what Measure found.
+type Report struct {
+	Roofs   roofline.Roofs
+	Details []Detail
+	// DGEMMSkipped says why there is no DGEMM roof ("" when there is one).
+	DGEMMSkipped string
+	// DGEMMPath is the BLAS library file DGEMM used.
+	DGEMMPath string
+}
+
+// ErrThreads is returned when a thread scope asks for more CPUs than the
+// process may use.
+var ErrThreads = errors.New("not enough CPUs")
+
+// Flag codes of roofs documents.
+const (
+	FlagKernelSkipped  = "kernel-skipped"
+	FlagDGEMMSkipped   = "dgemm-skipped"
+	FlagDGEMMSlow      = "dgemm-below-fma"
+	FlagFrequency      = "frequency-source"
+	FlagAboveTheory    = "above-theoretical"
+	FlagUnverifiedPeak = "unverified-peak"
+	FlagNoInterval     = "no-interval"
+)
+
+// Defaults of the stop rules (seed 000 Table I uses 99% confidence, 1%
+// error, 200 iterations, 10 invocations and 10 s; the budgets here are
+// smaller so that the whole roof set takes under a minute).
+const (
+	confidence   = 0.99
+	relError     = 0.01
+	maxCount     = 200
+	minCount     = 8 // the fewest samples for a 99% order-statistic interval
+	bestMinCount = 3
+)
+
+func (o Options) method() stats.Method {
+	if o.Method == "" {
+		return stats.DefaultMethod
+	}
+	return o.Method
+}
+
+// innerRule is the iteration loop's rule with the given time budget.
+func (o Options) innerRule(budget time.Duration) stats.StopRule {
+	if o.Fixed > 0 {
+		return stats.Fixed(o.Fixed, confidence, o.method())
+	}
+	return stats.StopRule{MaxTime: budget, MaxCount: maxCount, Confidence: confidence, RelError: relError,
+		MinCount: minCount, BestMinCount: bestMinCount, Method: o.method()}
+}
+
+func (o Options) evaluator(budget time.Duration) stats.Evaluator {
+	inv := o.Invocations
+	if inv <= 0 {
+		inv = 3
+		if o.Quick {
+			inv = 1
+		}
+	}
+	ev := stats.Evaluator{Inner: o.innerRule(budget)}
+	if o.Fixed > 0 {
+		ev.Outer = stats.Fixed(inv, 0.95, o.method())
+		return ev
+	}
+	// The outer loop stops early when the invocations so far agree within
+	// the error asked, or when their pooled interval is below the best.
+	ev.Outer = stats.StopRule{MaxCount: inv, Confidence: confidence, RelError: relError, MinCount: 2, BestMinCount: 2, Method: o.method()}
+	return ev
+}
+
+func (o Options) progress(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// Measure measures the roofs of this machine.
+func Measure(ctx context.Context, o Options) (*Report, error) {
+	start := time.Now()
+	if o.Sysfs == nil {
+		o.Sysfs = os.DirFS("/sys")
+	}
+	if o.Procfs == nil {
+		o.Procfs = os.DirFS("/proc")
+	}
+	if o.Invoker == nil {
+		o.Invoker = InProcess{}
+	}
+	cpu, err := pmu.ReadCPU(o.Procfs)
+	if err != nil {
+		return nil, err
+	}
+	topo, err := pmu.ReadTopology(o.Sysfs)
+	if err != nil {
+		return nil, err
+	}
+	scopes, err := Scopes(topo, o.Threads)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Roofs: roofline.Roofs{
+		Schema:  roofline.RoofsSchema,
+		Created: time.Now().UTC(),
+		Machine: machine(cpu, topo, o.Procfs),
+		Tuning:  roofline.Tuning{StopReasons: map[string]int{}, Method: string(o.method())},
+	}}
+	t := &tally{tuning: &rep.Roofs.Tuning}
+	if cpu.Hypervisor() {
+		rep.flag(roofline.FlagVM, "measured in a virtual machine: other guests share the host, and the clock in /proc/cpuinfo is nominal")
+	}
+
+	units, known := fpUnits[pmu.Microarch(cpu)]
+	freq, ferr := nominalFrequency(o.Sysfs, o.Procfs)
+	switch {
+	case !known:
+		rep.flag(FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", pmu.Microarch(cpu), cpu.ModelName))
+	case ferr != nil:
+		rep.flag(FlagFrequency, "no clock frequency: theoretical peaks left out: "+ferr.Error())
+		units = FPUnits{}
+	default:
+		rep.flag(FlagFrequency, fmt.Sprintf("theoretical peaks use %.3g GHz from %s and %d FMA pipes of %d bits per core (%s)", freq.GHz, freq.Source, units.FMAUnits, units.Bits, units.Source))
+		if !units.Verified {
+			rep.flag(FlagUnverifiedPeak, "the FMA pipe figures for "+pmu.Microarch(cpu)+" are UNVERIFIED")
+		}
+	}
+
+	comp, skipped := kernels.ComputeKernels()
+	if o.Quick {
+		comp = widestFMA(comp)
+	}
+	for _, s := range skipped {
+		rep.flag(FlagKernelSkipped, fmt.Sprintf("%s skipped: %s", s.Name, s.Reason))
+	}
+	for _, cpus := range scopes {
+		for _, k := range comp {
+			if err := measureCompute(ctx, o, rep, t, k, cpus, units, freq.GHz); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if o.NoDGEMM {
+		rep.DGEMMSkipped = "not asked for (--no-dgemm)"
+	} else if err := measureDGEMM(ctx, o, rep, t, scopes); err != nil {
+		var skip *dgemmSkip
+		if !errors.As(err, &skip) {
+			return nil, err
+		}
+		rep.DGEMMSkipped = skip.why
+		rep.flag(FlagDGEMMSkipped, "DGEMM skipped: "+skip.why)
+	}
+	bw, bwSkipped := kernels.BandwidthKernels()
+	bw = widestBandwidth(bw)
+	for _, s := range bwSkipped {
+		rep.flag(FlagKernelSkipped, fmt.Sprintf("%s skipped: %s", s.Name, s.Reason))
+	}
+	for _, cpus := range scopes {
+		if err := measureBandwidth(ctx, o, rep, t, bw, cpus, topo); err != nil {
+			return nil, err
+		}
+	}
+	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+func (r *Report) flag(code, msg string) {
+	r.Roofs.Flags = append(r.Roofs.Flags, roofline.Flag{Code: code, Message: msg})
+}
+
+// tally adds evaluations to the tuning summary.
+type tally struct{ tuning *roofline.Tuning }
+
+func (t *tally) add(rs ...stats.Result) map[stats.StopReason]int {
+	reasons := map[stats.StopReason]int{}
+	for _, r := range rs {
+		if r.Invocations == 0 {
+			continue // not evaluated
+		}
+		t.tuning.Configurations++
+		t.tuning.Evaluations += r.Iterations
+		t.tuning.StopReasons[string(r.Reason)]++
+		reasons[r.Reason]++
+	}
+	return reasons
+}
+
+// Scopes returns the CPUs of each thread scope: one thread per physical
+// core (SMT siblings add no FMA pipes and share the core's caches), taken
+// in order from the CPUs this process may use. Without threads the scopes
+// are one core, the cores of one socket and all cores, without duplicates.
+func Scopes(topo pmu.Topology, threads []int) ([][]int, error) {
+	allowed, err := affinity.Allowed()
+	if err != nil {
+		return nil, err
+	}
+	var cores []int
+	for _, sib := range topo.SMTSiblings {
+		for _, c := range sib {
+			if slices.Contains(allowed, c) {
+				cores = append(cores, c)
+				break
+			}
+		}
+	}
+	if len(cores) == 0 {
+		cores = allowed
+	}
+	if threads == nil {
+		perSocket := len(cores)
+		if topo.Sockets > 1 {
+			perSocket = max(1, topo.Cores/topo.Sockets)
+		}
+		threads = []int{1}
+		for _, n := range []int{min(perSocket, len(cores)), len(cores)} {
+			if !slices.Contains(threads, n) {
+				threads = append(threads, n)
+			}
+		}
+	}
+	var scopes [][]int
+	for _, n := range threads {
+		if n < 1 {
+			return nil, fmt.Errorf("thread scope %d: want at least 1", n)
+		}
+		if n > len(cores) {
+			return nil, fmt.Errorf("thread scope %d: this machine lets rprof use %d cores (%d CPUs): %w", n, len(cores), len(allowed), ErrThreads)
+		}
+		scopes = append(scopes, cores[:n])
+	}
+	return scopes, nil
+}
+
+func machine(cpu pmu.CPUInfo, topo pmu.Topology, procfs fs.FS) roofline.Machine {
+	m := roofline.Machine{
+		CPU: roofline.CPU{Vendor: cpu.Vendor, Family: cpu.Family, Model: cpu.Model, Stepping: cpu.Stepping,
+			ModelName: cpu.ModelName, Microarch: pmu.Microarch(cpu)},
+		VM:      cpu.Hypervisor(),
+		Sockets: topo.Sockets, Cores: topo.Cores, Threads: topo.Threads,
+	}
+	if b, err := fs.ReadFile(procfs, "sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	m.Hostname, _ = os.Hostname()
+	return m
+}
+
+// widestFMA keeps the FMA kernels of the widest ISA, one per precision.
+func widestFMA(ks []kernels.Compute) []kernels.Compute {
+	best := map[string]kernels.Compute{}
+	for _, k := range ks {
+		if !k.FMA {
+			continue
+		}
+		if b, ok := best[k.Precision]; !ok || isaBits[k.ISA] > isaBits[b.ISA] {
+			best[k.Precision] = k
+		}
+	}
+	var out []kernels.Compute
+	for _, k := range ks {
+		if best[k.Precision].Name == k.Name {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// widestBandwidth keeps the widest ISA of each bandwidth kernel: the
+// narrower ones cannot be faster, and the sweep is the costliest step.
+func widestBandwidth(ks []kernels.Bandwidth) []kernels.Bandwidth {
+	best := map[string]kernels.Bandwidth{}
+	for _, k := range ks {
+		if b, ok := best[k.Name]; !ok || isaBits[k.ISA] > isaBits[b.ISA] {
+			best[k.Name] = k
+		}
+	}
+	var out []kernels.Bandwidth
+	for _, k := range ks {
+		if best[k.Name].ISA == k.ISA {
+			out = append(out, k)
+		}
+	}
+	return out
+}
