@@ -3,14 +3,166 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/roofline"
 )
 
-// Placeholder until the plot issue lands; replaced by the real command.
 var cmdPlot = &command{
 	Name:      "plot",
-	UsageLine: "rprof plot",
-	Short:     "(not built yet)",
-	Run: func(ctx context.Context, e *env, args []string) error {
-		return errors.New("not built yet")
-	},
+	UsageLine: "rprof plot [--roofs FILE] [--threads N] [--theoretical] [--title TEXT] [--ascii] [-o chart.png|.svg|.pdf] [POINT.json...]",
+	Short:     "draw the roofline chart of roofs and points",
+	Long: `
+Plot draws the roofs of this machine and the given points on a log-log
+roofline chart: arithmetic intensity (FLOP per byte of DRAM traffic)
+across, GFLOP/s up. Every compute roof (per ISA and precision, and DGEMM)
+and every bandwidth roof (per memory level) is drawn and labelled with its
+value and confidence interval; crosses mark the ridge points where the
+bandwidth roofs meet the compute peak. Each point carries its confidence
+interval as an error bar; a triangle marks a memory-bound point, a square a
+compute-bound one; hollow markers are analytic points, red ones flagged
+points (above their roof, multiplexed counters, ...).
+
+POINT.json files are written by 'rprof run --json'; each holds one point or
+a set of points. Points with an unknown or zero intensity or performance
+cannot sit on log axes: they are left out with a note on stderr.
+
+The output format follows the file extension of -o: .png, .svg or .pdf.
+--ascii prints a text chart to stdout instead (or as well), for terminals
+without an image viewer; it fits 80 columns.
+
+Flags:
+  --roofs FILE    roofs document (default: the one 'rprof roofs' wrote, if any)
+  --threads N     thread scope of the roofs to draw (default: the points')
+  --theoretical   also draw each compute roof's theoretical peak, dashed
+  --title TEXT    chart title (default: CPU, thread scope and date)
+  --ascii         print a text chart to stdout
+  -o FILE         write the chart to FILE
+`,
+	Run: runPlot,
+}
+
+func runPlot(ctx context.Context, e *env, args []string) error {
+	fset := newFlagSet(e, "plot")
+	roofsPath := fset.String("roofs", "", "roofs document")
+	out := fset.String("o", "", "output file (.png, .svg or .pdf)")
+	threads := fset.Int("threads", 0, "thread scope of the roofs")
+	theoretical := fset.Bool("theoretical", false, "draw theoretical peaks dashed")
+	title := fset.String("title", "", "chart title")
+	ascii := fset.Bool("ascii", false, "print a text chart to stdout")
+	files, err := parseInterspersed(fset, args)
+	if err != nil {
+		return err
+	}
+	if *out == "" && !*ascii {
+		return usagef("no output: give -o FILE (.png, .svg or .pdf) or --ascii")
+	}
+	if *out != "" {
+		if _, err := chart.FormatOf(*out); err != nil {
+			return usagef("-o %v", err)
+		}
+	}
+	if *threads < 0 {
+		return usagef("--threads %d: want a positive thread count", *threads)
+	}
+	in, err := loadInputs(*roofsPath, files)
+	if err != nil {
+		return err
+	}
+	for _, n := range in.notes {
+		fmt.Fprintf(e.stderr, "rprof plot: note: %s\n", n)
+	}
+	opts := chart.Options{Threads: *threads, Theoretical: *theoretical, Title: *title}
+	if *ascii {
+		notes, err := chart.WriteText(e.stdout, in.roofs, in.points, opts)
+		if err != nil {
+			return err
+		}
+		if *out == "" {
+			printNotes(e, "plot", notes)
+		}
+	}
+	if *out != "" {
+		notes, err := chart.Write(*out, in.roofs, in.points, opts)
+		if err != nil {
+			return err
+		}
+		printNotes(e, "plot", notes)
+		fmt.Fprintf(e.stderr, "rprof plot: wrote %s\n", *out)
+	}
+	return nil
+}
+
+func printNotes(e *env, cmd string, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(e.stderr, "rprof %s: note: %s\n", cmd, n)
+	}
+}
+
+// inputs are the documents plot and report draw from.
+type inputs struct {
+	roofs     *roofline.Roofs // nil when there are none
+	roofsPath string
+	points    []roofline.Point
+	notes     []string
+}
+
+// loadInputs reads the roofs (the default file when path is "" and it
+// exists) and every point file. Having neither roofs nor points is an
+// error: there would be nothing to show.
+func loadInputs(roofsPath string, pointFiles []string) (*inputs, error) {
+	in := &inputs{roofsPath: roofsPath}
+	if roofsPath == "" {
+		def, err := roofline.DefaultRoofsPath()
+		if err == nil {
+			if _, statErr := os.Stat(def); statErr == nil {
+				in.roofsPath = def
+			} else if errors.Is(statErr, fs.ErrNotExist) {
+				in.notes = append(in.notes, fmt.Sprintf("no roofs at %s (run 'rprof roofs' or give --roofs): drawing points only", def))
+			}
+		}
+	}
+	if in.roofsPath != "" {
+		r, err := roofline.ReadRoofs(in.roofsPath)
+		if err != nil {
+			return nil, fmt.Errorf("read roofs: %w", err)
+		}
+		in.roofs = r
+	}
+	for _, f := range pointFiles {
+		pts, err := roofline.ReadPoints(f)
+		if err != nil {
+			return nil, fmt.Errorf("read points: %w", err)
+		}
+		in.points = append(in.points, pts...)
+	}
+	if in.roofs == nil && len(in.points) == 0 {
+		return nil, usagef("nothing to draw: no POINT.json given and no roofs (give --roofs FILE or run 'rprof roofs')")
+	}
+	return in, nil
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// the file arguments ("rprof plot a.json -o x.png"), returning the files.
+func parseInterspersed(fset *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := parseFlags(fset, args); err != nil {
+			return nil, err
+		}
+		rest := fset.Args()
+		if len(rest) == 0 {
+			return files, nil
+		}
+		// "--" ends the flags; flag.Parse has consumed it.
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(files, rest...), nil
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
 }

@@ -2,15 +2,114 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/rprof/rprof/internal/chart"
+	rpreport "github.com/rprof/rprof/internal/report"
+	"github.com/rprof/rprof/roofline"
 )
 
-// Placeholder until the report issue lands; replaced by the real command.
 var cmdReport = &command{
 	Name:      "report",
-	UsageLine: "rprof report",
-	Short:     "(not built yet)",
-	Run: func(ctx context.Context, e *env, args []string) error {
-		return errors.New("not built yet")
-	},
+	UsageLine: "rprof report [--roofs FILE] [--format html|md] [--threads N] [--theoretical] [--title TEXT] [-o FILE|-] [POINT.json...]",
+	Short:     "write an HTML or Markdown roofline report",
+	Long: `
+Report writes the roofline of the given points under this machine's roofs
+as a report: the machine, the roofs with their confidence intervals and
+percentage of the theoretical peak, a table of the points (W, Q, T,
+intensity, GFLOP/s, binding roof, fraction of attainable, flags with their
+explanations) and every point's raw counter readings.
+
+--format html (the default, or when -o ends in .html) writes one
+self-contained page with the chart as inline SVG: no network fetches, no
+external style sheets or scripts. --format md (or -o FILE.md) writes
+Markdown for a CI job summary, with a text chart, e.g.
+  rprof report --format md run.json >> "$GITHUB_STEP_SUMMARY"
+
+Flags:
+  --roofs FILE    roofs document (default: the one 'rprof roofs' wrote, if any)
+  --format F      html or md (default: from the -o extension, else html)
+  --threads N     thread scope of the roofs (default: the points')
+  --theoretical   also draw theoretical peaks, dashed
+  --title TEXT    report title
+  -o FILE         write to FILE; '-' or none: stdout
+`,
+	Run: runReport,
+}
+
+func runReport(ctx context.Context, e *env, args []string) error {
+	fset := newFlagSet(e, "report")
+	roofsPath := fset.String("roofs", "", "roofs document")
+	out := fset.String("o", "-", "output file, - for stdout")
+	format := fset.String("format", "", "html or md")
+	threads := fset.Int("threads", 0, "thread scope of the roofs")
+	theoretical := fset.Bool("theoretical", false, "draw theoretical peaks dashed")
+	title := fset.String("title", "", "report title")
+	files, err := parseInterspersed(fset, args)
+	if err != nil {
+		return err
+	}
+	f, err := reportFormat(*format, *out)
+	if err != nil {
+		return err
+	}
+	if *threads < 0 {
+		return usagef("--threads %d: want a positive thread count", *threads)
+	}
+	in, err := loadInputs(*roofsPath, files)
+	if err != nil {
+		return err
+	}
+	printNotes(e, "report", in.notes)
+	input := rpreport.Input{
+		Roofs: in.roofs, RoofsPath: in.roofsPath, Points: in.points,
+		Chart: chart.Options{Threads: *threads, Theoretical: *theoretical, Title: *title},
+	}
+	write := rpreport.HTML
+	if f == "md" {
+		write = rpreport.Markdown
+	}
+	var notes []string
+	if *out == "-" {
+		notes, err = write(e.stdout, input)
+	} else {
+		err = roofline.WriteFileAtomic(*out, func(w io.Writer) error {
+			var werr error
+			notes, werr = write(w, input)
+			return werr
+		})
+	}
+	if err != nil {
+		return err
+	}
+	printNotes(e, "report", notes)
+	if *out != "-" {
+		fmt.Fprintf(e.stderr, "rprof report: wrote %s\n", *out)
+	}
+	return nil
+}
+
+// reportFormat returns "html" or "md" from --format, else from the output
+// file's extension.
+func reportFormat(flagValue, out string) (string, error) {
+	switch strings.ToLower(flagValue) {
+	case "html", "md":
+		return strings.ToLower(flagValue), nil
+	case "markdown":
+		return "md", nil
+	case "":
+	default:
+		return "", usagef("--format %q: want html or md", flagValue)
+	}
+	switch ext := strings.ToLower(filepath.Ext(out)); ext {
+	case ".md", ".markdown":
+		return "md", nil
+	case ".html", ".htm", "":
+		return "html", nil
+	default:
+		return "", usagef("-o %s: unknown report extension %q (want .html or .md, or give --format)", out, ext)
+	}
 }

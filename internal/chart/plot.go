@@ -18,6 +18,8 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
+const xAxisTitle = "Arithmetic intensity (FLOP per byte of DRAM traffic)"
+
 const (
 	defaultWidth  = 9 * vg.Inch
 	defaultHeight = 6 * vg.Inch
@@ -75,7 +77,11 @@ func (s *scene) render(w io.Writer, format string, opts Options) error {
 func (s *scene) plot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = s.title
-	p.X.Label.Text = "Arithmetic intensity (FLOP per byte of DRAM traffic)"
+	// gonum centres the x label at the linear mean of the range when it
+	// pads the axes, which on a log axis pushes the data area far from
+	// the right edge; a blank label keeps the room, the labels plotter
+	// writes the text.
+	p.X.Label.Text = " "
 	p.Y.Label.Text = "Performance (GFLOP/s)"
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Scale = plot.LogScale{}
@@ -148,7 +154,7 @@ func (s *scene) addPoints(p *plot.Plot) error {
 	}
 
 	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(4), vg.Points(4)
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(10), vg.Points(6)
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	entry := func(name string, g draw.GlyphStyle) {
 		p.Legend.Add(name, glyphThumb(g))
@@ -285,6 +291,12 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 		c.FillText(st, box.Min, text)
 		taken = append(taken, box)
 	}
+
+	// The x axis title, centred under the data area at the bottom of the
+	// image, where gonum would put it.
+	xl := p.X.Label.TextStyle
+	below := p.X.Width/2 + p.X.Padding + p.X.Tick.Length + p.X.Tick.Label.Height("0") + p.X.Label.Padding + xl.Height(" ")
+	c.FillText(xl, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Min.Y - below + xl.FontExtents().Descent}, xAxisTitle)
 
 	// Bandwidth roofs: along the line, starting a little right of its
 	// left end.

@@ -305,7 +305,16 @@ func PlacePoint(r *roofline.Roofs, p *roofline.Point, threads int) (roofline.Pla
 	if p.Intensity == nil || p.GFlops == nil {
 		return roofline.Placement{}, errors.New("place point: intensity or GFLOP/s unknown")
 	}
-	return r.Place(*p.Intensity, *p.GFlops, threads, precisionOf(p))
+	pl, err := r.Place(*p.Intensity, *p.GFlops, threads, precisionOf(p))
+	if err != nil {
+		return pl, err
+	}
+	// A zero roof in the document would make every point infinitely far
+	// above it.
+	if !(pl.AttainableGFlops > 0) || math.IsInf(pl.Fraction, 0) {
+		return roofline.Placement{}, fmt.Errorf("place point: the binding roof (%s) is not a positive number", pl.Bound)
+	}
+	return pl, nil
 }
 
 // precisionOf returns the one precision a point's work was done in, or ""
@@ -359,7 +368,7 @@ func (s *scene) setRanges() {
 		}
 	}
 	s.ymin = decadeBelow(slices.Min(ys) / 1.5)
-	s.ymax = decadeAbove(slices.Max(ys) * 3)
+	s.ymax = decadeAbove(slices.Max(ys) * 1.5)
 	// At least four decades of performance; the bandwidth roofs are cut
 	// where they leave the chart rather than stretching it downwards.
 	if s.ymax/s.ymin < 1e4*(1-1e-9) {

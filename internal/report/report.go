@@ -54,13 +54,12 @@ type bandwidthRow struct {
 }
 
 type pointRow struct {
-	Label, Source, Work, Traffic, Seconds, Intensity, GFlops, Bound, Attainable, Fraction string
-	Flags                                                                                 []flagRef
-	Command                                                                               string
-	Events                                                                                []eventRow
-	Overhead                                                                              string
-	Samples                                                                               string
-	Exit                                                                                  string
+	Label, Source, Command, Exit              string
+	Work, Traffic, Seconds, Intensity, GFlops string
+	Bound, Attainable, Fraction               string
+	Flags                                     []flagRef
+	Events                                    []eventRow
+	Overhead, Samples                         string
 }
 
 type flagRef struct {

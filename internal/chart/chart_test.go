@@ -1,0 +1,288 @@
+package chart
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/roofline"
+)
+
+const fixtures = "../../roofline/testdata/"
+
+func readRoofs(t *testing.T, name string) *roofline.Roofs {
+	t.Helper()
+	r, err := roofline.ReadRoofs(fixtures + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func readPoints(t *testing.T, names ...string) []roofline.Point {
+	t.Helper()
+	var out []roofline.Point
+	for _, n := range names {
+		p, err := roofline.ReadPoints(fixtures + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p...)
+	}
+	return out
+}
+
+var allPoints = []string{"point_triad.json", "point_dgemm.json", "point_above_roof.json", "point_no_traffic.json", "points_set.json"}
+
+// The SVG and text renderings are deterministic, so they are compared with
+// golden files; regenerate with go test ./internal/chart -update.
+func TestRenderMatchesGolden(t *testing.T) {
+	tests := []struct {
+		name   string
+		roofs  string // "" for none
+		points []string
+		opts   Options
+	}{
+		{"full", "roofs_zen5_vm.json", allPoints, Options{Theoretical: true}},
+		{"two-threads", "roofs_zen5_vm.json", []string{"points_set.json"}, Options{Threads: 2}},
+		{"compute-only", "roofs_compute_only.json", []string{"point_triad.json", "point_dgemm.json"}, Options{}},
+		{"roofs-only", "roofs_zen5_vm.json", nil, Options{Title: "Roofs of the fixture machine"}},
+		{"points-only", "", []string{"point_triad.json", "point_dgemm.json"}, Options{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r *roofline.Roofs
+			if tt.roofs != "" {
+				r = readRoofs(t, tt.roofs)
+			}
+			pts := readPoints(t, tt.points...)
+			var svg, text bytes.Buffer
+			notes, err := Render(&svg, "svg", r, pts, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			textNotes, err := WriteText(&text, r, pts, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(notes, textNotes) {
+				t.Errorf("SVG notes %q differ from text notes %q", notes, textNotes)
+			}
+			text.WriteString("\nnotes:\n" + strings.Join(notes, "\n") + "\n")
+			testutil.Golden(t, filepath.Join("testdata", tt.name+".svg"), svg.Bytes())
+			testutil.Golden(t, filepath.Join("testdata", tt.name+".txt"), text.Bytes())
+		})
+	}
+}
+
+func TestTextChartFitsEightyColumns(t *testing.T) {
+	var text bytes.Buffer
+	if _, err := WriteText(&text, readRoofs(t, "roofs_zen5_vm.json"), readPoints(t, "point_triad.json"), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(text.String(), "\n")
+	// The chart itself, up to the axis title; the key below may be
+	// longer, like any wrapped text.
+	for _, l := range lines {
+		if strings.Contains(l, "arithmetic intensity") {
+			break
+		}
+		if n := len([]rune(l)); n > 80 {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+	}
+}
+
+func TestSceneLeavesOutWhatLogAxesCannotShow(t *testing.T) {
+	zero, neg := 0.0, -1.0
+	base := readPoints(t, "point_triad.json")[0]
+	withGFlops := func(v *float64) roofline.Point { p := base; p.GFlops = v; return p }
+	withIntensity := func(v *float64) roofline.Point { p := base; p.Intensity = v; return p }
+	tests := []struct {
+		name  string
+		point roofline.Point
+		note  string
+	}{
+		{"unknown intensity", withIntensity(nil), "intensity unknown"},
+		{"zero intensity", withIntensity(&zero), "intensity 0 FLOP/byte cannot be shown on a log axis"},
+		{"unknown GFLOP/s", withGFlops(nil), "GFLOP/s unknown"},
+		{"zero GFLOP/s", withGFlops(&zero), "0 GFLOP/s cannot be shown"},
+		{"negative GFLOP/s", withGFlops(&neg), "-1 GFLOP/s cannot be shown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := readRoofs(t, "roofs_zen5_vm.json")
+			var out bytes.Buffer
+			// Rendering, not only building the scene: gonum panics at
+			// Save on a value <= 0 on a log axis.
+			notes, err := Render(&out, "png", r, []roofline.Point{tt.point}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(notes) != 1 || !strings.Contains(notes[0], tt.note) {
+				t.Errorf("notes = %q, want one containing %q", notes, tt.note)
+			}
+		})
+	}
+}
+
+func TestSceneLeavesOutZeroRoofs(t *testing.T) {
+	r := readRoofs(t, "roofs_zen5_vm.json")
+	r.Compute[0].GFlops = 0
+	r.Bandwidth[4].GBytesPerS = 0 // DRAM triad-nt, 1 thread
+	r.Bandwidth[5].GBytesPerS = 0 // DRAM triad, 1 thread
+	var out bytes.Buffer
+	notes, err := Render(&out, "svg", r, readPoints(t, "point_triad.json"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"compute roof avx512-fma-fp64 left out: 0 GFLOP/s is not a positive number",
+		"DRAM bandwidth roof left out: 0 GB/s is not a positive number",
+		`point "fixture: stream triad" not placed: place point: the binding roof (memory (DRAM)) is not a positive number`,
+	}
+	if !slices.Equal(notes, want) {
+		t.Errorf("notes:\n got %q\nwant %q", notes, want)
+	}
+}
+
+func TestScenePlacesPoints(t *testing.T) {
+	s, err := buildScene(readRoofs(t, "roofs_zen5_vm.json"), readPoints(t, allPoints...), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		bound    string
+		flagged  bool
+		analytic bool
+	}
+	wants := map[string]want{
+		"fixture: stream triad":              {"memory", false, false},
+		"fixture: dgemm n=4096":              {"compute", false, false},
+		"fixture: stencil above roof":        {"memory", true, false},
+		"fixture: blocked matmul (analytic)": {"compute", false, true},
+		// Drawn under the 1-thread roofs, its 2-thread bandwidth is
+		// above the 1-thread DRAM roof.
+		"fixture: stream triad, 2 threads": {"memory", true, false},
+	}
+	if len(s.points) != len(wants) {
+		t.Fatalf("%d points drawn, want %d (the one without DRAM traffic left out)", len(s.points), len(wants))
+	}
+	for _, p := range s.points {
+		w, ok := wants[p.label]
+		if !ok {
+			t.Errorf("unexpected point %q", p.label)
+			continue
+		}
+		if p.bound != w.bound || p.flagged != w.flagged || p.analytic != w.analytic {
+			t.Errorf("%s: bound %q flagged %v analytic %v, want %+v", p.label, p.bound, p.flagged, p.analytic, w)
+		}
+	}
+	above := s.points[slices.IndexFunc(s.points, func(p placed) bool { return p.label == "fixture: stencil above roof" })]
+	if !slices.Contains(above.flags, roofline.FlagAboveRoof) || above.fraction <= 1 {
+		t.Errorf("stencil: flags %q fraction %g, want above-roof and > 1", above.flags, above.fraction)
+	}
+}
+
+func TestRidgesUseThePeakOfThePointsPrecision(t *testing.T) {
+	s, err := buildScene(readRoofs(t, "roofs_zen5_vm.json"), readPoints(t, "point_triad.json"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fp64 work: ridges on the 117.8 GFLOP/s avx512-fma-fp64 roof, not
+	// on the higher fp32 one; DRAM ridge 117.8/45.6.
+	i := slices.IndexFunc(s.ridges, func(r ridge) bool { return r.level == "DRAM" })
+	if i < 0 || s.ridges[i].gflops != 117.8 || FormatValue(s.ridges[i].intensity) != "2.58" {
+		t.Errorf("ridges = %+v, want DRAM ridge at 2.58 FLOP/byte on 117.8 GFLOP/s", s.ridges)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	r := readRoofs(t, "roofs_zen5_vm.json")
+	tests := []struct {
+		name   string
+		do     func() error
+		is     error
+		substr string
+	}{
+		{"unknown extension", func() error {
+			_, err := Write(filepath.Join(t.TempDir(), "chart.gif"), r, nil, Options{})
+			return err
+		}, ErrFormat, `chart.gif: unknown chart format ".gif" (want .png, .svg or .pdf)`},
+		{"no extension", func() error {
+			_, err := Write(filepath.Join(t.TempDir(), "chart"), r, nil, Options{})
+			return err
+		}, ErrFormat, "no file extension"},
+		{"nothing to draw", func() error {
+			_, err := Write(filepath.Join(t.TempDir(), "chart.svg"), nil, nil, Options{})
+			return err
+		}, ErrEmpty, "no points and no roofs"},
+		{"thread scope not measured", func() error {
+			_, err := Render(&bytes.Buffer{}, "svg", r, nil, Options{Threads: 4})
+			return err
+		}, nil, "none measured for 4 threads (measured for 1, 2)"},
+		{"unknown render format", func() error {
+			_, err := Render(&bytes.Buffer{}, "gif", r, nil, Options{})
+			return err
+		}, ErrFormat, `"gif"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.do()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %v is not %v", err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.substr) {
+				t.Errorf("error %q does not say %q", err, tt.substr)
+			}
+		})
+	}
+}
+
+func TestWriteEachFormat(t *testing.T) {
+	magic := map[string]string{"png": "\x89PNG", "svg": "<?xml", "pdf": "%PDF"}
+	r := readRoofs(t, "roofs_zen5_vm.json")
+	pts := readPoints(t, allPoints...)
+	for _, f := range Formats {
+		path := filepath.Join(t.TempDir(), "chart."+f)
+		if _, err := Write(path, r, pts, Options{Theoretical: true}); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte(magic[f])) {
+			t.Errorf("%s file starts with %q", f, b[:min(8, len(b))])
+		}
+	}
+}
+
+func TestDecadeTicksLabelEveryDecadeInPlainNumbers(t *testing.T) {
+	var labels []string
+	for _, tk := range decadeTicks(0.001, 10000) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	want := []string{"0.001", "0.01", "0.1", "1", "10", "100", "1k", "10k"}
+	if !slices.Equal(labels, want) {
+		t.Errorf("labels %q, want %q", labels, want)
+	}
+}
+
+func TestFormatValue(t *testing.T) {
+	for v, want := range map[float64]string{117.8: "118", 45.6: "45.6", 0.0833: "0.0833", 2.58: "2.58", 1234: "1234", 0: "0"} {
+		if got := FormatValue(v); got != want {
+			t.Errorf("FormatValue(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
