@@ -75,6 +75,19 @@ func TestReadCPUIdentifiesEveryMachine(t *testing.T) {
 	}
 }
 
+func TestReadCPULive(t *testing.T) {
+	if _, err := os.Stat("/proc/cpuinfo"); err != nil {
+		t.Skipf("no Linux procfs here: %v", err)
+	}
+	c, err := ReadCPU(os.DirFS("/proc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Vendor == "" || !c.Arm && c.Family == 0 || c.Arm && c.Implementer == 0 || len(c.Flags) == 0 {
+		t.Errorf("live cpuinfo read as %+v", c)
+	}
+}
+
 func TestReadCPUArmFields(t *testing.T) {
 	_, procfs := machineFS(t, "neoverse-v2")
 	c, err := ReadCPU(procfs)

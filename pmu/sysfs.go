@@ -198,9 +198,13 @@ func readOptionalDir(fsys fs.FS, dir string) ([]string, error) {
 	return names, nil
 }
 
-// corePMUs are the x86 core PMU names: non-hybrid, hybrid P-core, E-core and
-// Arrow Lake's low-power E-core.
-var corePMUs = []string{"cpu", "cpu_core", "cpu_atom", "cpu_lowpower"}
+// hybridPMUs are the core PMUs of hybrid Intel parts: P-core, E-core and
+// Arrow Lake's low-power E-core; each lists its CPUs in a cpus file.
+var hybridPMUs = []string{"cpu_core", "cpu_atom", "cpu_lowpower"}
+
+// corePMUs are the x86 core PMU names: "cpu" on non-hybrid parts, else the
+// hybrid ones.
+var corePMUs = append([]string{"cpu"}, hybridPMUs...)
 
 // Core reports whether p counts events of the cores it runs on (a CPU PMU)
 // rather than of a shared unit such as a memory controller.

@@ -129,7 +129,7 @@ func readTopology(sysfs fs.FS) (Topology, error) {
 	if t.NUMANodes, err = readNUMA(sysfs); err != nil {
 		return t, err
 	}
-	for _, name := range corePMUs[1:] {
+	for _, name := range hybridPMUs {
 		cpus, err := readOptionalCPUList(sysfs, path.Join(devicesDir, name, "cpus"))
 		if err != nil {
 			return t, err

@@ -105,7 +105,7 @@ product=$(cat "$SYS/class/dmi/id/product_name" 2>/dev/null || echo "no DMI")
 	echo "- CPU: ${model:-unknown} ($signature), $(grep -c '^processor' "$PROC/cpuinfo") logical CPUs"
 	echo "- Platform: $vendor / $product"
 	echo "- Kernel: $(uname -s) $(uname -r) $(uname -m)"
-	echo "- PMUs: $(ls "$SYS/bus/event_source/devices" | tr '\n' ' ')"
+	echo "- PMUs: $(cd "$SYS/bus/event_source/devices" && echo *)"
 	if [ -n "$note" ]; then
 		echo
 		echo "$note"
