@@ -3,8 +3,10 @@ package chart
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -74,9 +76,29 @@ func TestRenderMatchesGolden(t *testing.T) {
 				t.Errorf("SVG notes %q differ from text notes %q", notes, textNotes)
 			}
 			text.WriteString("\nnotes:\n" + strings.Join(notes, "\n") + "\n")
-			testutil.Golden(t, filepath.Join("testdata", tt.name+".svg"), svg.Bytes())
+			testutil.Golden(t, filepath.Join("testdata", tt.name+".svg"), elideFonts(svg.Bytes()))
 			testutil.Golden(t, filepath.Join("testdata", tt.name+".txt"), text.Bytes())
 		})
+	}
+}
+
+// elideFonts replaces the embedded fonts, 500 kB of base64, by their size,
+// so golden files stay readable.
+func elideFonts(svg []byte) []byte {
+	return embeddedFont.ReplaceAllFunc(svg, func(m []byte) []byte {
+		return fmt.Appendf(nil, "base64,<%d bytes of font>", len(m)-len("base64,"))
+	})
+}
+
+var embeddedFont = regexp.MustCompile(`base64,[A-Za-z0-9+/=]+`)
+
+func TestSVGEmbedsItsFont(t *testing.T) {
+	var svg bytes.Buffer
+	if _, err := Render(&svg, "svg", readRoofs(t, "roofs_zen5_vm.json"), nil, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(svg.Bytes(), []byte("@font-face")) || !embeddedFont.Match(svg.Bytes()) {
+		t.Error("SVG has no embedded font")
 	}
 }
 

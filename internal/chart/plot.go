@@ -61,7 +61,9 @@ func (s *scene) render(w io.Writer, format string, opts Options) error {
 	case "png":
 		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(pngDPI))}
 	case "svg":
-		c = vgsvg.New(width, height)
+		// Embedded, so that a viewer without Liberation Serif lays the
+		// labels out with the metrics they were placed by.
+		c = vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
 	case "pdf":
 		c = vgpdf.New(width, height)
 	default:
