@@ -40,7 +40,7 @@ var armImplementers = map[int]string{
 func ReadCPU(procfs fs.FS) (CPUInfo, error) {
 	b, err := fs.ReadFile(procfs, "cpuinfo")
 	if err != nil {
-		return CPUInfo{}, fmt.Errorf("read cpuinfo: %w", err)
+		return CPUInfo{}, err
 	}
 	c, err := parseCPUInfo(string(b))
 	if err != nil {

@@ -173,11 +173,11 @@ func readAlias(sysfs fs.FS, dir, name string) (Alias, error) {
 }
 
 // readString reads a small sysfs or procfs file without its trailing
-// newline.
+// newline. Errors are *fs.PathError, which name the file.
 func readString(fsys fs.FS, name string) (string, error) {
 	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", name, err)
+		return "", err
 	}
 	return strings.TrimSpace(string(b)), nil
 }
@@ -189,7 +189,7 @@ func readOptionalDir(fsys fs.FS, dir string) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", dir, err)
+		return nil, err
 	}
 	names := make([]string, len(entries))
 	for i, e := range entries {

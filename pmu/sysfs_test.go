@@ -322,7 +322,7 @@ func TestDiscoverPMUsReportsBadDirectories(t *testing.T) {
 		absent bool
 		text   string
 	}{
-		{"type missing", func(m fstest.MapFS) { delete(m, dev+"imc/type") }, true, "PMU imc: read bus/event_source/devices/imc/type"},
+		{"type missing", func(m fstest.MapFS) { delete(m, dev+"imc/type") }, true, "PMU imc: open bus/event_source/devices/imc/type"},
 		{"type not a number", func(m fstest.MapFS) { m[dev+"imc/type"].Data = []byte("twelve") }, false, `PMU imc: type "twelve"`},
 		{"type too large", func(m fstest.MapFS) { m[dev+"imc/type"].Data = []byte("4294967296") }, false, "PMU imc: type"},
 		{"cpumask malformed", func(m fstest.MapFS) { m[dev+"imc/cpumask"].Data = []byte("0-") }, false, "PMU imc: cpumask"},
