@@ -90,7 +90,7 @@ func diagnose(sysfs, procfs fs.FS, live bool) (Diagnosis, error) {
 	if err != nil {
 		return Diagnosis{}, err
 	}
-	d := Diagnosis{Live: live, NMIWatchdog: -1, CPU: m.cpu, Topology: m.topo, Hypervisor: m.hypervisor}
+	d := Diagnosis{Live: live, NMIWatchdog: m.nmiWatchdog, CPU: m.cpu, Topology: m.topo, Hypervisor: m.hypervisor}
 	d.Microarch = Microarch(d.CPU)
 	for name := range m.pmus {
 		d.PMUs = append(d.PMUs, name)
@@ -107,22 +107,10 @@ func diagnose(sysfs, procfs fs.FS, live bool) (Diagnosis, error) {
 	if c, err := readCapEff(procfs); err == nil {
 		d.CapEff, d.CapsKnown = c, true
 	}
-	if n, err := readString(procfs, "sys/kernel/nmi_watchdog"); err == nil {
-		if v, err := strconv.Atoi(n); err == nil {
-			d.NMIWatchdog = v
-		}
-	}
 
 	d.Work = d.workCheck()
 	d.Traffic = d.trafficCheck()
 	d.Uprobes = d.uprobeCheck(m.pmus)
-	if d.HardwarePMU && d.NMIWatchdog > 0 {
-		d.Problems = append(d.Problems, Problem{
-			Code: "nmi-watchdog",
-			What: "the NMI watchdog (kernel.nmi_watchdog=1) keeps one core counter busy, so fewer are left for rprof's groups",
-			Fix:  "sysctl kernel.nmi_watchdog=0",
-		})
-	}
 	return d, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -96,6 +97,7 @@ const (
 	ProblemMultiplexed    = "multiplexed"
 	ProblemKernelAlias    = "kernel-alias"
 	ProblemEncode         = "encode"
+	ProblemNMIWatchdog    = "nmi-watchdog"
 )
 
 // String is the problem as one line: what, then the fix.
@@ -152,6 +154,8 @@ type machine struct {
 	topo       Topology
 	pmus       PMUs
 	hypervisor string
+	// nmiWatchdog is kernel.nmi_watchdog, -1 when unknown.
+	nmiWatchdog int
 }
 
 func readMachine(sysfs, procfs fs.FS) (machine, error) {
@@ -167,13 +171,20 @@ func readMachine(sysfs, procfs fs.FS) (machine, error) {
 		return machine{}, err
 	}
 	m.hypervisor = hypervisor(sysfs)
+	m.nmiWatchdog = -1
+	if s, err := readString(procfs, "sys/kernel/nmi_watchdog"); err == nil {
+		if v, err := strconv.Atoi(s); err == nil {
+			m.nmiWatchdog = v
+		}
+	}
 	return m, nil
 }
 
 // plan builds the machine's plan, naming the hypervisor's own setting in
-// the no-PMU fix when DMI or the clock source says which it is.
+// the no-PMU fix when DMI or the clock source says which it is, and leaving
+// out the counter the NMI watchdog holds.
 func (m machine) plan() Plan {
-	p := NewPlan(m.cpu, m.pmus, m.topo)
+	p := newPlan(m.cpu, m.pmus, m.topo, m.nmiWatchdog)
 	if m.hypervisor != "" {
 		for i, pr := range p.Problems {
 			if pr.Code == ProblemNoPMU {
@@ -185,11 +196,33 @@ func (m machine) plan() Plan {
 	return p
 }
 
+// addWatchdog explains the counter the NMI watchdog's cycles event holds.
+// AMD cores have no fixed counters, so it takes one of the general ones and
+// a group using all of them would never be scheduled: the groups are sized
+// without it.
+func (p *Plan) addWatchdog() {
+	pr := Problem{
+		Code: ProblemNMIWatchdog,
+		What: "the NMI watchdog (kernel.nmi_watchdog=1) keeps a cycles counter busy on every CPU",
+		Fix:  "sysctl kernel.nmi_watchdog=0",
+	}
+	if p.CPU.Vendor == "AuthenticAMD" && p.Counters > 0 {
+		p.Counters--
+		pr.What += fmt.Sprintf("; on AMD it is a general counter, so rprof sizes its groups for the %d left", p.Counters)
+	}
+	p.Problems = append(p.Problems, pr)
+}
+
 // NewPlan resolves the catalogue entry of cpu's microarchitecture against
 // pmus. Kernel aliases are preferred when they encode what the catalogue
 // says; otherwise the catalogue's raw terms are encoded with the PMU's
 // format files, and the difference is reported.
 func NewPlan(cpu CPUInfo, pmus PMUs, topo Topology) Plan {
+	return newPlan(cpu, pmus, topo, -1)
+}
+
+// newPlan is NewPlan knowing kernel.nmi_watchdog (-1: unknown).
+func newPlan(cpu CPUInfo, pmus PMUs, topo Topology, nmiWatchdog int) Plan {
 	p := Plan{CPU: cpu, Microarch: Microarch(cpu)}
 	hardware := pmus.HasHardware()
 	if !hardware {
@@ -211,6 +244,9 @@ func NewPlan(cpu CPUInfo, pmus PMUs, topo Topology) Plan {
 		p.Counters = spec.Counters
 		if spec.CountersNoSMT > 0 && !smtOn(topo) {
 			p.Counters = spec.CountersNoSMT
+		}
+		if nmiWatchdog > 0 {
+			p.addWatchdog()
 		}
 	}
 	// Uncore PMUs are independent of the core PMU (and a VM exposes
