@@ -16,19 +16,19 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-// fakeMeasure makes the gate measure by returning results in turn instead of
+// fakeGateMeasure makes the gate measure by returning results in turn instead of
 // running anything, and records the configurations it was given.
-type fakeMeasure struct {
-	results []fakeResult
+type fakeGateMeasure struct {
+	results []fakeGateResult
 	got     []measure.Config
 }
 
-type fakeResult struct {
+type fakeGateResult struct {
 	point *roofline.Point
 	err   error
 }
 
-func (f *fakeMeasure) install(t *testing.T) {
+func (f *fakeGateMeasure) install(t *testing.T) {
 	t.Helper()
 	old := gateMeasure
 	gateMeasure = func(ctx context.Context, cfg measure.Config) (*roofline.Point, error) {
@@ -42,13 +42,13 @@ func (f *fakeMeasure) install(t *testing.T) {
 	t.Cleanup(func() { gateMeasure = old })
 }
 
-// outsideCI keeps a CI runner's environment out of the tests.
-func outsideCI(t *testing.T) {
+// gateOutsideCI keeps a CI runner's environment out of the tests.
+func gateOutsideCI(t *testing.T) {
 	t.Setenv("GITHUB_ACTIONS", "")
 	t.Setenv("GITHUB_STEP_SUMMARY", "")
 }
 
-func readPoint(t *testing.T, path string) *roofline.Point {
+func gateReadPoint(t *testing.T, path string) *roofline.Point {
 	t.Helper()
 	ps, err := roofline.ReadPoints(path)
 	if err != nil {
@@ -59,8 +59,8 @@ func readPoint(t *testing.T, path string) *roofline.Point {
 
 func TestGateCommand(t *testing.T) {
 	const dir = "testdata/gate/"
-	base := readPoint(t, dir+"baseline.json")
-	slower := readPoint(t, dir+"slower.json")
+	base := gateReadPoint(t, dir+"baseline.json")
+	slower := gateReadPoint(t, dir+"slower.json")
 	failed := *slower
 	failed.Exit = roofline.Exit{Code: 3}
 	noPMU := &measure.NoCountersError{Err: fmt.Errorf("%w: no cpu PMU in sysfs", pmu.ErrNoPMU)}
@@ -68,26 +68,26 @@ func TestGateCommand(t *testing.T) {
 	tests := []struct {
 		name     string
 		args     []string
-		results  []fakeResult
+		results  []fakeGateResult
 		code     int
 		measured int
 	}{
-		{"pass", []string{"--baseline", dir + "baseline.json"}, []fakeResult{{point: base}}, exitOK, 1},
-		{"regression", []string{"--baseline", dir + "baseline.json", "--max-slowdown", "1%"}, []fakeResult{{point: slower}}, exitFailure, 1},
-		{"within-limit", []string{"--baseline", dir + "baseline.json"}, []fakeResult{{point: slower}}, exitOK, 1},
-		{"time-only-without-counters", []string{"--baseline", dir + "baseline.json", "--max-slowdown", "1%"}, []fakeResult{{err: noPMU}, {point: slower}}, exitFailure, 2},
+		{"pass", []string{"--baseline", dir + "baseline.json"}, []fakeGateResult{{point: base}}, exitOK, 1},
+		{"regression", []string{"--baseline", dir + "baseline.json", "--max-slowdown", "1%"}, []fakeGateResult{{point: slower}}, exitFailure, 1},
+		{"within-limit", []string{"--baseline", dir + "baseline.json"}, []fakeGateResult{{point: slower}}, exitOK, 1},
+		{"time-only-without-counters", []string{"--baseline", dir + "baseline.json", "--max-slowdown", "1%"}, []fakeGateResult{{err: noPMU}, {point: slower}}, exitFailure, 2},
 		{"missing-baseline", []string{"--baseline", dir + "absent.json"}, nil, exitUsage, 0},
 		{"other-schema-version", []string{"--baseline", dir + "future.json"}, nil, exitUsage, 0},
 		{"label-not-in-baseline", []string{"--baseline", dir + "set.json", "--label", "stream"}, nil, exitUsage, 0},
-		{"command-failed", []string{"--baseline", dir + "baseline.json"}, []fakeResult{{point: &failed}}, exitUsage, 1},
-		{"command-not-found", []string{"--baseline", dir + "baseline.json"}, []fakeResult{{err: notFound}}, exitUsage, 1},
+		{"command-failed", []string{"--baseline", dir + "baseline.json"}, []fakeGateResult{{point: &failed}}, exitUsage, 1},
+		{"command-not-found", []string{"--baseline", dir + "baseline.json"}, []fakeGateResult{{err: notFound}}, exitUsage, 1},
 		{"no-command", []string{"--baseline", dir + "baseline.json", "--"}, nil, exitUsage, 0},
 		{"no-baseline-flag", nil, nil, exitUsage, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			outsideCI(t)
-			f := &fakeMeasure{results: tt.results}
+			gateOutsideCI(t)
+			f := &fakeGateMeasure{results: tt.results}
 			f.install(t)
 			args := append([]string{"gate"}, tt.args...)
 			if !slices.Contains(tt.args, "--") {
@@ -110,8 +110,8 @@ func TestGateCommand(t *testing.T) {
 }
 
 func TestGatePassesSettingsToMeasure(t *testing.T) {
-	outsideCI(t)
-	f := &fakeMeasure{results: []fakeResult{{err: &measure.NoCountersError{Err: pmu.ErrNoPMU}}, {point: readPoint(t, "testdata/gate/baseline.json")}}}
+	gateOutsideCI(t)
+	f := &fakeGateMeasure{results: []fakeGateResult{{err: &measure.NoCountersError{Err: pmu.ErrNoPMU}}, {point: gateReadPoint(t, "testdata/gate/baseline.json")}}}
 	f.install(t)
 	code, _, stderr := rprofCLI(t, "gate", "--baseline", "testdata/gate/baseline.json", "--label", "spin",
 		"--ci", "3%", "--max-repeat", "7", "--roofs", "r.json", "--work", "1e9", "--", "./k", "-n", "5")
@@ -129,19 +129,19 @@ func TestGatePassesSettingsToMeasure(t *testing.T) {
 }
 
 func TestGateUpdatesBaseline(t *testing.T) {
-	outsideCI(t)
+	gateOutsideCI(t)
 	dir := t.TempDir()
-	slower := readPoint(t, "testdata/gate/slower.json")
+	slower := gateReadPoint(t, "testdata/gate/slower.json")
 	failed := *slower
 	failed.Exit = roofline.Exit{Signal: "SIGSEGV"}
 
 	single := filepath.Join(dir, "base.json")
-	f := &fakeMeasure{results: []fakeResult{{point: slower}, {point: &failed}}}
+	f := &fakeGateMeasure{results: []fakeGateResult{{point: slower}, {point: &failed}}}
 	f.install(t)
 	if code, _, stderr := rprofCLI(t, "gate", "--baseline", single, "--update-baseline", "--", "./spin"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if got := readPoint(t, single); got.Seconds != slower.Seconds || got.Label != slower.Label {
+	if got := gateReadPoint(t, single); got.Seconds != slower.Seconds || got.Label != slower.Label {
 		t.Errorf("baseline holds %q %v s, want %q %v s", got.Label, got.Seconds, slower.Label, slower.Seconds)
 	}
 	// A failed run never replaces a baseline.
@@ -149,7 +149,7 @@ func TestGateUpdatesBaseline(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "killed by SIGSEGV") {
 		t.Errorf("exit %d, stderr %q; want 2 saying the command was killed", code, stderr)
 	}
-	if got := readPoint(t, single); got.Exit.Signal != "" {
+	if got := gateReadPoint(t, single); got.Exit.Signal != "" {
 		t.Error("failed run written as baseline")
 	}
 
@@ -162,7 +162,7 @@ func TestGateUpdatesBaseline(t *testing.T) {
 	if err := os.WriteFile(set, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f = &fakeMeasure{results: []fakeResult{{point: slower}}}
+	f = &fakeGateMeasure{results: []fakeGateResult{{point: slower}}}
 	f.install(t)
 	if code, _, stderr := rprofCLI(t, "gate", "--baseline", set, "--update-baseline", "--", "./spin"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -182,7 +182,7 @@ func TestGateCIOutputs(t *testing.T) {
 	t.Setenv("GITHUB_ACTIONS", "true")
 	t.Setenv("GITHUB_STEP_SUMMARY", summary)
 	md, junit, bench := filepath.Join(dir, "gate.md"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "gate.bench")
-	f := &fakeMeasure{results: []fakeResult{{point: readPoint(t, "testdata/gate/slower.json")}, {point: readPoint(t, "testdata/gate/slower.json")}}}
+	f := &fakeGateMeasure{results: []fakeGateResult{{point: gateReadPoint(t, "testdata/gate/slower.json")}, {point: gateReadPoint(t, "testdata/gate/slower.json")}}}
 	f.install(t)
 	for range 2 {
 		code, stdout, stderr := rprofCLI(t, "gate", "--baseline", "testdata/gate/baseline.json", "--max-slowdown", "1%",
