@@ -150,7 +150,16 @@ func TestChangedRoofIsNotARegression(t *testing.T) {
 				t.Errorf("detail %q does not say %q", c.Detail, tt.detail)
 			}
 			if c := check(t, v, CheckTraffic); c.Outcome != Skipped {
-				t.Errorf("traffic checked across contexts: %+v", c)
+				t.Errorf("counted traffic checked across contexts: %+v", c)
+			}
+			analyticOld, analyticNew := base, tt.new
+			analyticOld.Source, analyticNew.Source = sourceAnalytic, sourceAnalytic
+			v, err = Decide(analyticOld, analyticNew, DefaultLimits, DefaultOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := check(t, v, CheckTraffic); c.Outcome != Pass {
+				t.Errorf("analytic traffic not checked across contexts: %+v", c)
 			}
 			if !strings.Contains(strings.Join(v.Notes, "\n"), "instead of time") {
 				t.Errorf("notes do not say fractions were compared: %q", v.Notes)
