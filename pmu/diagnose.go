@@ -149,7 +149,7 @@ func (d *Diagnosis) workCheck() Check {
 	c.Detail = countEvents(len(d.Plan.Work), workPMUs(d.Plan))
 	if d.ParanoidKnown && d.Paranoid > 2 && !d.privileged() {
 		d.Problems = append(d.Problems, Problem{
-			Code: "paranoid",
+			Code: ProblemParanoid,
 			What: fmt.Sprintf("perf_event_paranoid=%d forbids counting without CAP_PERFMON%s", d.Paranoid, d.unknownCaps()),
 			Fix:  "sysctl kernel.perf_event_paranoid=2, or setcap cap_perfmon+ep $(command -v rprof)",
 		})
@@ -185,7 +185,7 @@ func (d *Diagnosis) trafficCheck() Check {
 	c.Detail = countEvents(len(d.Plan.Traffic), trafficPMUs(d.Plan))
 	if d.ParanoidKnown && d.Paranoid > 0 && !d.privileged() {
 		d.Problems = append(d.Problems, Problem{
-			Code: "paranoid",
+			Code: ProblemParanoid,
 			What: fmt.Sprintf("perf_event_paranoid=%d: memory-controller (system-wide) events need CAP_PERFMON or root%s", d.Paranoid, d.unknownCaps()),
 			Fix:  "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root",
 		})
@@ -220,7 +220,7 @@ func (d *Diagnosis) uprobeCheck(pmus PMUs) Check {
 			c.Err = err
 			if d.CapsKnown && d.CapEff&(1<<capBPF|1<<capSysAdmin) == 0 {
 				d.Problems = append(d.Problems, Problem{
-					Code: "bpf",
+					Code: ProblemBPF,
 					What: "eBPF programs cannot be loaded: the process lacks CAP_BPF",
 					Fix:  "setcap cap_bpf,cap_perfmon+ep $(command -v rprof), or run as root",
 				})

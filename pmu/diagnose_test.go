@@ -53,7 +53,7 @@ func TestDiagnoseCapturedServerTreeIsNotProbed(t *testing.T) {
 	}
 	// The tree's nmi_watchdog is 1 and paranoid 2: both are warnings with
 	// fixes, since capabilities of a future rprof process are unknown.
-	for _, code := range []string{"paranoid", "nmi-watchdog"} {
+	for _, code := range []string{ProblemParanoid, ProblemNMIWatchdog} {
 		if countCode(d.Problems, code) != 1 {
 			t.Errorf("want one %s problem: %v", code, d.Problems)
 		}
@@ -110,7 +110,7 @@ func TestDiagnosePermissionsDecideWhatCanBeCounted(t *testing.T) {
 			if tt.traffic != nil && (!errors.As(d.Traffic.Err, &perm) || !perm.SystemWide || perm.Paranoid != tt.paranoid) {
 				t.Errorf("traffic error %v: want a system-wide PermissionError at paranoid %d", d.Traffic.Err, tt.paranoid)
 			}
-			if (tt.work != nil || tt.traffic != nil) && countCode(d.Problems, "paranoid") == 0 {
+			if (tt.work != nil || tt.traffic != nil) && countCode(d.Problems, ProblemParanoid) == 0 {
 				t.Errorf("no paranoid problem with a fix: %v", d.Problems)
 			}
 		})

@@ -98,6 +98,8 @@ const (
 	ProblemKernelAlias    = "kernel-alias"
 	ProblemEncode         = "encode"
 	ProblemNMIWatchdog    = "nmi-watchdog"
+	ProblemParanoid       = "paranoid"
+	ProblemBPF            = "bpf"
 )
 
 // String is the problem as one line: what, then the fix.
