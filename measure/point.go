@@ -201,6 +201,17 @@ func overheadRecord(in inputs, oh []tally, idle *tally) *roofline.Overhead {
 	if idle != nil && idle.hasTraffic {
 		o.IdleBytesPerS = ptr(idle.traffic / idle.seconds)
 	}
+	var runs []outcome
+	for _, r := range in.reps {
+		if r.overhead != nil {
+			runs = append(runs, *r.overhead)
+		}
+	}
+	if runs != nil {
+		for i, s := range in.specs {
+			o.Events = append(o.Events, medianCount(s, i, runs))
+		}
+	}
 	return o
 }
 
@@ -277,40 +288,58 @@ func medianBy(nets []tally) map[string]float64 {
 // of the multiplex-scaled count less the overhead run's; Raw, Enabled and
 // Running are the medians of the target's own readings.
 func eventCounts(in inputs, nets []tally) []roofline.EventCount {
+	kernels := make([]outcome, len(in.reps))
+	for j, r := range in.reps {
+		kernels[j] = r.kernel
+	}
 	out := []roofline.EventCount{}
 	user := 0
 	for i, s := range in.specs {
-		var vals, raws, ens, runs []float64
+		ec := medianCount(s, i, kernels)
+		vals := make([]float64, len(in.reps))
 		for j, r := range in.reps {
-			c := r.kernel.counts[i]
-			raws = append(raws, float64(c.Raw))
-			ens = append(ens, float64(c.Enabled))
-			runs = append(runs, float64(c.Running))
-			v := c.Value()
-			if s.kind == kindUser {
-				v = nets[j].events[user]
-			} else if r.overhead != nil {
-				v -= r.overhead.counts[i].Value()
+			switch {
+			case s.kind == kindUser:
+				vals[j] = nets[j].events[user]
+			case r.overhead != nil:
+				vals[j] = r.kernel.counts[i].Value() - r.overhead.counts[i].Value()
+			default:
+				vals[j] = r.kernel.counts[i].Value()
 			}
-			vals = append(vals, v)
 		}
 		if s.kind == kindUser {
 			user++
 		}
-		ec := roofline.EventCount{
-			Name:    s.event.Name,
-			PMU:     s.event.PMU,
-			Value:   median(vals),
-			Raw:     uint64(median(raws)),
-			Enabled: uint64(median(ens)),
-			Running: uint64(median(runs)),
-		}
-		if s.event.Scale == 0 || s.event.Scale == 1 {
-			ec.Unit = s.event.Unit
-		}
+		ec.Value = median(vals)
 		out = append(out, ec)
 	}
 	return out
+}
+
+// medianCount is counter i's reading, the median of each field over runs.
+func medianCount(s counterSpec, i int, runs []outcome) roofline.EventCount {
+	var vals, raws, ens, runnings []float64
+	for _, o := range runs {
+		c := o.counts[i]
+		vals = append(vals, c.Value())
+		raws = append(raws, float64(c.Raw))
+		ens = append(ens, float64(c.Enabled))
+		runnings = append(runnings, float64(c.Running))
+	}
+	ec := roofline.EventCount{
+		Name:    s.event.Name,
+		PMU:     s.event.PMU,
+		Value:   median(vals),
+		Raw:     uint64(median(raws)),
+		Enabled: uint64(median(ens)),
+		Running: uint64(median(runnings)),
+	}
+	// A kernel alias's scale (MiB per count) is not applied to Value, so
+	// its unit would mislabel it.
+	if s.event.Scale == 0 || s.event.Scale == 1 {
+		ec.Unit = s.event.Unit
+	}
+	return ec
 }
 
 // countFlags flags counters that were multiplexed (with the smallest

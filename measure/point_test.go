@@ -191,7 +191,8 @@ func TestBuildPointSubtractsOverheadRuns(t *testing.T) {
 	if p.Events[6].Value != 1000 || p.Events[6].Raw != 1300 {
 		t.Errorf("page-faults value %v raw %v, want net 1000 of raw 1300", p.Events[6].Value, p.Events[6].Raw)
 	}
-	if p.Overhead == nil || !near(*p.Overhead.WorkFlops, 801e6*0.25) || !near(p.Overhead.Seconds, 0.125) || len(p.Overhead.Command) != 3 {
+	if p.Overhead == nil || !near(*p.Overhead.WorkFlops, 801e6*0.25) || !near(p.Overhead.Seconds, 0.125) || len(p.Overhead.Command) != 3 ||
+		len(p.Overhead.Events) != len(skxSpecs) || p.Overhead.Events[6].Value != 300 {
 		t.Errorf("overhead record = %+v", p.Overhead)
 	}
 }

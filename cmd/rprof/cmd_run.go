@@ -164,7 +164,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			return usagef("%s: directory %s does not exist", out, filepath.Dir(out))
 		}
 	}
-	scope := "--threads"
+	scope := "as asked with --threads"
 	cfg.RoofsPath = *roofsPath
 	if cfg.RoofsPath == "" {
 		if def, err := roofline.DefaultRoofsPath(); err == nil {
@@ -334,7 +334,8 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		median = strings.TrimPrefix(median+", overhead subtracted", ", ")
 	}
 	line := func(value, unit, what, detail string) {
-		fmt.Fprintf(w, "  %18s %-8s %-14s %s\n", value, unit, what, strings.TrimSpace(detail))
+		l := fmt.Sprintf("  %18s %-8s %-14s %s", value, unit, what, strings.TrimSpace(detail))
+		fmt.Fprintln(w, strings.TrimRight(l, " "))
 	}
 	if p.Source != measure.SourceEvents {
 		by := ""
@@ -362,7 +363,7 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		tci = fmt.Sprintf("± %s (%g%% CI %.6f .. %.6f, %s, n=%d)", pm, p.CI.Confidence*100, p.CI.Seconds.Lo, p.CI.Seconds.Hi, p.CI.Method, p.CI.N)
 	}
 	if p.Overhead != nil && p.Overhead.Command != nil {
-		tci = strings.TrimSpace(tci + " overhead subtracted")
+		tci = strings.TrimPrefix(tci+"; overhead subtracted", "; ")
 	}
 	secs := fmt.Sprintf("%.6f", p.Seconds)
 	if p.Seconds == 0 {
@@ -404,8 +405,7 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 			if ev.Enabled > 0 {
 				counted = fmt.Sprintf("(%.1f%% counted)", 100*float64(ev.Running)/float64(ev.Enabled))
 			}
-			unit := ev.Unit
-			fmt.Fprintf(w, "  %18s %-8s %-30s %s%s\n", fmtCount(ev.Value), unit, ev.Name, counted, fn.marks(aboutEvent(ev.Name)))
+			fmt.Fprintf(w, "  %18s %-8s %-30s %s%s\n", fmtCount(ev.Value), ev.Unit, ev.Name, counted, fn.marks(aboutEvent(ev.Name)))
 		}
 	}
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {

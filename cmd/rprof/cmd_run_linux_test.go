@@ -1,0 +1,241 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+)
+
+// targetArgv is the argv of a test target (the test binary itself).
+func targetArgv(t *testing.T, args ...string) []string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{self, testTargetArg}, args...)
+}
+
+// readRunPoint reads the point rprof wrote.
+func readRunPoint(t *testing.T, path string) roofline.Point {
+	t.Helper()
+	ps, err := roofline.ReadPoints(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps[0]
+}
+
+func runEventValue(p roofline.Point, name string) (float64, bool) {
+	for _, e := range p.Events {
+		if e.Name == name {
+			return e.Value, true
+		}
+	}
+	return 0, false
+}
+
+// The page-faults delta of a target touching N pages, less an overhead run
+// of the same program touching none, is N (within the run-to-run noise of
+// the Go runtime's own faults).
+func TestRunSubtractsTheOverheadRunsEvents(t *testing.T) {
+	const pages = 4000
+	out := filepath.Join(t.TempDir(), "point.json")
+	args := append([]string{"-e", "page-faults", "--repeat", "3", "--json", out,
+		"--overhead", strings.Join(targetArgv(t, "pages", "0"), " "), "--"}, targetArgv(t, "pages", "4000")...)
+	code, _, stderr := rprofRun(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	p := readRunPoint(t, out)
+	got, ok := runEventValue(p, "page-faults")
+	if !ok || got < 0.95*pages || got > 1.05*pages {
+		t.Errorf("page-faults delta = %v, want %d ± 5%%\n%s", got, pages, stderr)
+	}
+	if p.Overhead == nil || len(p.Overhead.Events) != 1 || p.Overhead.Events[0].Value <= 0 || len(p.Overhead.Command) != 4 {
+		t.Errorf("overhead = %+v, want the overhead run's page faults recorded", p.Overhead)
+	}
+	if p.CI.N != 3 || len(p.Samples.Seconds) != 3 || p.Source != "events" && p.Source != "counters" {
+		t.Errorf("n %d samples %v source %q", p.CI.N, p.Samples.Seconds, p.Source)
+	}
+	if !strings.Contains(stderr, "page-faults") || !strings.Contains(stderr, "overhead run subtracted") {
+		t.Errorf("summary does not show the subtracted event:\n%s", stderr)
+	}
+}
+
+// Without hardware counters, and with neither analytic values nor events,
+// rprof refuses with the diagnosis before running anything: the target
+// would have created a file.
+func TestRunRefusesWithoutCountersBeforeRunningTheTarget(t *testing.T) {
+	if pmu.HaveHardwareCounters() == nil {
+		t.Skip("this machine has hardware counters: rprof run counts instead of refusing")
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	code, _, stderr := rprofRun(t, "", append([]string{"--"}, targetArgv(t, "touch", marker)...)...)
+	if code != exitInternal {
+		t.Errorf("exit %d, want %d", code, exitInternal)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the target ran although rprof refused")
+	}
+	for _, want := range []string{"the target was not run", "FP work (W)", "Problems:", "fix:", "--work FLOPS"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// maskedPoint replaces what differs between runs and machines in a point
+// document: times and rates, machine, the VM flag.
+func maskedPoint(t *testing.T, path string) []byte {
+	t.Helper()
+	var doc map[string]any
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"created", "seconds", "gflops", "gbytes_per_s", "fraction_of_attainable", "machine"} {
+		if _, ok := doc[k]; ok {
+			doc[k] = "MASKED"
+		}
+	}
+	ci := doc["ci"].(map[string]any)
+	ci["seconds"], ci["gflops"] = "MASKED", "MASKED"
+	doc["samples"].(map[string]any)["seconds"] = "MASKED"
+	var flags []any
+	for _, f := range doc["flags"].([]any) {
+		if f.(map[string]any)["code"] != roofline.FlagVM {
+			flags = append(flags, f)
+		}
+	}
+	doc["flags"] = flags
+	doc["command"] = "MASKED"
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(out, '\n')
+}
+
+func TestRunWritesAnAnalyticPoint(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "point.json")
+	args := append([]string{"--work", "2e6", "--traffic", "1e6", "--repeat", "3", "--label", "analytic",
+		"--roofs", "testdata/run/roofs.json", "--threads", "2", "--json", out, "--"}, targetArgv(t, "exit", "0")...)
+	code, _, stderr := rprofRun(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	testutil.Golden(t, "testdata/run/analytic.json", maskedPoint(t, out))
+	for _, want := range []string{"analytic W and Q", "2.00 FLOP/B", "bound: memory (DRAM)", "analytic:"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+func TestRunExitsWithTheTargetsStatus(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		flag string
+	}{
+		{[]string{"exit", "0"}, 0, ""},
+		{[]string{"exit", "3"}, 3, roofline.FlagNonzeroExit},
+		{[]string{"kill"}, 128 + 9, roofline.FlagSignaled},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "point.json")
+			code, _, stderr := rprofRun(t, "", append([]string{"--work", "1", "--repeat", "2", "--json", out, "--"}, targetArgv(t, tt.args...)...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", code, tt.code, stderr)
+			}
+			p := readRunPoint(t, out)
+			if p.Exit.Code != tt.code {
+				t.Errorf("point exit %+v, want %d", p.Exit, tt.code)
+			}
+			if tt.flag != "" && (!strings.Contains(stderr, tt.flag+":") || p.CI.N != 1) {
+				t.Errorf("want flag %s and repetition stopped after the failed run (n=%d):\n%s", tt.flag, p.CI.N, stderr)
+			}
+		})
+	}
+}
+
+func TestRunPassesStdinAndStdoutThrough(t *testing.T) {
+	code, stdout, stderr := rprofRun(t, "hello, target\n", append([]string{"--work", "1", "--"}, targetArgv(t, "cat")...)...)
+	if code != 0 || stdout != "hello, target\n" {
+		t.Errorf("exit %d stdout %q: %s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "Roofline point") || !strings.Contains(stderr, "Roofline point") {
+		t.Errorf("the summary must go to stderr only")
+	}
+}
+
+func TestRunRejectsBadInputWithOneLineAndNoDocument(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "not-exec")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.json")
+	if err := os.WriteFile(truncated, []byte(`{"schema": "rprof.roofs/v1", "compute": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(other, []byte(`{"schema": "rprof.roofs/v0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok := strings.Join(targetArgv(t, "exit", "0"), " ")
+	fails := strings.Join(targetArgv(t, "exit", "1"), " ")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"empty command", []string{"--work", "1"}, exitUsage, "empty command"},
+		{"repeat 0", []string{"--work", "1", "--repeat", "0", ok}, exitUsage, "--repeat 0"},
+		{"unparsable event", []string{"--work", "1", "-e", "cpu/event=0x3", ok}, exitUsage, `event "cpu/event=0x3"`},
+		{"target not found", []string{"--work", "1", filepath.Join(dir, "missing")}, exitNotFound, "not found"},
+		{"target not executable", []string{"--work", "1", notExec}, exitNoExec, "not executable"},
+		{"roofs file missing", []string{"--work", "1", "--roofs", filepath.Join(dir, "none.json"), ok}, exitInternal, "none.json"},
+		{"roofs file truncated", []string{"--work", "1", "--roofs", truncated, ok}, exitInternal, "truncated.json"},
+		{"roofs file of another schema", []string{"--work", "1", "--roofs", other, ok}, exitInternal, `schema "rprof.roofs/v0"`},
+		{"overhead command fails", []string{"--work", "1", "--overhead", fails, ok}, exitInternal, "overhead command"},
+		{"overhead command not found", []string{"--work", "1", "--overhead", filepath.Join(dir, "missing"), ok}, exitInternal, "overhead command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".json")
+			args := append([]string{"--json", out}, tt.args...)
+			args = append(args[:len(args)-1], strings.Fields(args[len(args)-1])...)
+			if tt.name == "empty command" {
+				args = append([]string{"--json", out}, tt.args...)
+			}
+			code, _, stderr := rprofRun(t, "", args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d: %s", code, tt.code, stderr)
+			}
+			first, _, _ := strings.Cut(stderr, "\n")
+			if !strings.HasPrefix(first, "rprof run: ") || !strings.Contains(first, tt.want) {
+				t.Errorf("first line %q, want an error naming %q", first, tt.want)
+			}
+			if regexp.MustCompile(`goroutine \d+|panic:`).MatchString(stderr) {
+				t.Errorf("stack trace on stderr:\n%s", stderr)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was written despite the error", out)
+			}
+		})
+	}
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/roofline"
+)
+
+// testTargetArg makes the test binary act as a target program (see
+// TestMain), so the end-to-end tests need no compiler.
+const testTargetArg = "__rprof_test_target"
+
+// testTarget is a target program: "pages N" touches N fresh pages once
+// each, "exit N" exits N, "touch FILE" creates FILE, "kill" dies by
+// SIGKILL, "cat" copies stdin to stdout.
+func testTarget(args []string) int {
+	if len(args) == 0 {
+		return 99
+	}
+	arg := ""
+	if len(args) > 1 {
+		arg = args[1]
+	}
+	switch args[0] {
+	case "pages":
+		n, err := strconv.Atoi(arg)
+		if err != nil || n <= 0 {
+			return 0
+		}
+		size := n * os.Getpagesize()
+		mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+		if err != nil {
+			return 98
+		}
+		// One fault per page: no transparent huge pages.
+		unix.Madvise(mem, unix.MADV_NOHUGEPAGE)
+		for i := 0; i < size; i += os.Getpagesize() {
+			mem[i] = 1
+		}
+		return 0
+	case "exit":
+		n, _ := strconv.Atoi(arg)
+		return n
+	case "touch":
+		if os.WriteFile(arg, nil, 0o644) != nil {
+			return 98
+		}
+		return 0
+	case "kill":
+		unix.Kill(os.Getpid(), unix.SIGKILL)
+		time.Sleep(time.Minute)
+	case "cat":
+		if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
+			return 98
+		}
+		return 0
+	}
+	return 99
+}
+
+// rprofRun runs `rprof run args...` in-process.
+func rprofRun(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), append([]string{"run"}, args...), bytes.NewBufferString(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func fptr(v float64) *float64 { return &v }
+
+// A recorded point from a machine with counters, with every kind of
+// footnote, renders the same way every time.
+func TestRunSummaryOfARecordedPoint(t *testing.T) {
+	p := &roofline.Point{
+		Schema: roofline.PointSchema, Label: "triad", Command: []string{"./triad", "-n", "1000000"},
+		Source:          measure.SourceCounters,
+		WorkFlops:       fptr(2e9),
+		WorkByPrecision: map[string]float64{roofline.Double: 2e9},
+		TrafficBytes:    fptr(2.4e10), ReadBytes: fptr(1.6e10), WriteBytes: fptr(8e9),
+		Seconds: 1.25,
+		CI: roofline.Uncertainty{Confidence: 0.95, Method: "student-t", N: 5,
+			Seconds: roofline.Interval{Lo: 1.2, Hi: 1.3}, GFlops: &roofline.Interval{Lo: 1.54, Hi: 1.66}},
+		Intensity: fptr(2e9 / 2.4e10), GFlops: fptr(1.6), GBytesPerS: fptr(19.2),
+		Bound: "memory (DRAM)", AttainableGFlops: fptr(20 * 2e9 / 2.4e10), FractionOfAttainable: fptr(1.6 / (20 * 2e9 / 2.4e10)),
+		RoofsFile: "roofs.json", Threads: 2,
+		Events: []roofline.EventCount{
+			{Name: "fp_ret_sse_avx_ops.all", PMU: "cpu", Value: 2e9, Raw: 1e9, Enabled: 1.25e9, Running: 6.25e8},
+			{Name: "umc_cas_cmd.rd", PMU: "amd_umc_0", Value: 2.5e8, Raw: 2.5e8, Enabled: 1.25e9, Running: 1.25e9},
+			{Name: "page-faults", PMU: "software", Value: 1024, Raw: 1100, Enabled: 1.25e9, Running: 1.25e9},
+		},
+		Overhead: &roofline.Overhead{Command: []string{"./triad", "-n", "0"}, WorkFlops: fptr(1e6), Seconds: 0.01},
+		Exit:     roofline.Exit{Code: 3},
+		Flags: []roofline.Flag{
+			{Code: roofline.FlagVM, Message: "measured in a virtual machine"},
+			{Code: roofline.FlagMultiplexed, Message: "fp_ret_sse_avx_ops.all was multiplexed: on a counter 50.0% of the time"},
+			{Code: roofline.FlagBelowNoise, Message: "DRAM traffic after subtraction is within its half-width"},
+			{Code: roofline.FlagAboveRoof, Message: "the point is above its roof"},
+			{Code: roofline.FlagNonzeroExit, Message: "the target exited with status 3 in repetition 5"},
+		},
+	}
+	var b bytes.Buffer
+	writeRunSummary(&b, p, "as asked with --threads")
+	testutil.Golden(t, "testdata/run/summary.txt", b.Bytes())
+}
