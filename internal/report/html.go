@@ -66,7 +66,7 @@ code { font-size: 0.9em; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p class="meta">{{if .NoRoofs}}No roofs document: points only.{{else}}Roofs: <code>{{.RoofsFile}}</code>{{if .RoofsDate}}, measured {{.RoofsDate}}{{end}}.{{end}} Thread scope of the chart and placements: {{.Threads}}.</p>
+<p class="meta">{{if .NoRoofs}}No roofs document: points only.{{else}}Roofs: <code>{{.RoofsFile}}</code>{{if .RoofsDate}}, measured {{.RoofsDate}}{{end}}.{{end}} Thread scope of the chart: {{.Threads}}; each point is placed under the roofs of its own thread scope when they were measured.</p>
 
 <section id="chart">
 <h2>Roofline</h2>
@@ -110,8 +110,8 @@ code { font-size: 0.9em; }
 <section id="points">
 <h2>Points</h2>
 {{if .Points}}<table>
-<tr><th>point</th><th>source</th><th>W (GFLOP)</th><th>Q (GB)</th><th>T (s) [CI]</th><th>intensity (FLOP/B)</th><th>GFLOP/s [CI]</th><th>bound</th><th>attainable (GFLOP/s)</th><th>of attainable</th><th>flags</th></tr>{{range .Points}}
-<tr><td>{{.Label}}</td><td>{{.Source}}</td><td class="n">{{.Work}}</td><td class="n">{{.Traffic}}</td><td class="n">{{.Seconds}}</td><td class="n">{{.Intensity}}</td><td class="n">{{.GFlops}}</td><td>{{.Bound}}</td><td class="n">{{.Attainable}}</td><td class="n">{{.Fraction}}</td><td>{{range $i, $f := .Flags}}{{if $i}}, {{end}}<span class="flag">{{$f.Code}}</span><sup><a href="#fn{{$f.N}}">{{$f.N}}</a></sup>{{end}}</td></tr>{{end}}
+<tr><th>point</th><th>source</th><th>threads</th><th>W (GFLOP)</th><th>Q (GB)</th><th>T (s) [CI]</th><th>intensity (FLOP/B)</th><th>GFLOP/s [CI]</th><th>bound</th><th>attainable (GFLOP/s)</th><th>of attainable</th><th>flags</th></tr>{{range .Points}}
+<tr><td>{{.Label}}</td><td>{{.Source}}</td><td class="n">{{.Threads}}</td><td class="n">{{.Work}}</td><td class="n">{{.Traffic}}</td><td class="n">{{.Seconds}}</td><td class="n">{{.Intensity}}</td><td class="n">{{.GFlops}}</td><td>{{.Bound}}</td><td class="n">{{.Attainable}}</td><td class="n">{{.Fraction}}</td><td>{{range $i, $f := .Flags}}{{if $i}}, {{end}}<span class="flag">{{$f.Code}}</span><sup><a href="#fn{{$f.N}}">{{$f.N}}</a></sup>{{end}}</td></tr>{{end}}
 </table>
 {{with .Footnotes}}<ol class="note">{{range .}}
 <li id="fn{{.N}}">{{.Point}}: <span class="flag">{{.Code}}</span>: {{.Message}}</li>{{end}}

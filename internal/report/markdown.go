@@ -44,7 +44,7 @@ func (v *view) markdown(w io.Writer, textChart string) {
 		}
 		p(". ")
 	}
-	p("Thread scope of the chart and placements: %d.\n\n", v.Threads)
+	p("Thread scope of the chart: %d; each point is placed under the roofs of its own thread scope when they were measured.\n\n", v.Threads)
 	p("```text\n%s```\n\n", textChart)
 	if len(v.Notes) > 0 {
 		p("Notes:\n\n")
@@ -99,13 +99,13 @@ func (v *view) markdown(w io.Writer, textChart string) {
 		p("No points were given.\n")
 		return
 	}
-	table(w, []string{"point", "source", "W (GFLOP)", "Q (GB)", "T (s) [CI]", "intensity (FLOP/B)", "GFLOP/s [CI]", "bound", "attainable (GFLOP/s)", "of attainable", "flags"}, func(row func(...string)) {
+	table(w, []string{"point", "source", "threads", "W (GFLOP)", "Q (GB)", "T (s) [CI]", "intensity (FLOP/B)", "GFLOP/s [CI]", "bound", "attainable (GFLOP/s)", "of attainable", "flags"}, func(row func(...string)) {
 		for _, pt := range v.Points {
 			var flags []string
 			for _, f := range pt.Flags {
 				flags = append(flags, fmt.Sprintf("%s [%d]", f.Code, f.N))
 			}
-			row(pt.Label, pt.Source, pt.Work, pt.Traffic, pt.Seconds, pt.Intensity, pt.GFlops, pt.Bound, pt.Attainable, pt.Fraction, strings.Join(flags, ", "))
+			row(pt.Label, pt.Source, pt.Threads, pt.Work, pt.Traffic, pt.Seconds, pt.Intensity, pt.GFlops, pt.Bound, pt.Attainable, pt.Fraction, strings.Join(flags, ", "))
 		}
 	})
 	for _, f := range v.Footnotes {

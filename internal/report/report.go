@@ -54,7 +54,7 @@ type bandwidthRow struct {
 }
 
 type pointRow struct {
-	Label, Source, Command, Exit              string
+	Label, Source, Command, Exit, Threads     string
 	Work, Traffic, Seconds, Intensity, GFlops string
 	Bound, Attainable, Fraction               string
 	Flags                                     []flagRef
@@ -198,9 +198,28 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 		row.GFlops += " " + bracket(*p.CI.GFlops)
 	}
 	// Placement under the roofs of this report, which may differ from the
-	// roofs the point was placed under when it was measured.
+	// roofs the point was placed under when it was measured. Without
+	// roofs, the placement recorded in the point is shown as such; with
+	// roofs that cannot place it, none (the chart notes why).
+	if r == nil {
+		if p.Bound != "" {
+			row.Bound += " (as recorded)"
+		}
+	} else {
+		row.Bound, row.Attainable, row.Fraction = dash, dash, dash
+	}
+	// The table places each point under the roofs of its own thread
+	// scope when they were measured; the chart can show only one.
+	threads := v.Threads
+	if r != nil && p.Threads > 0 && slices.Contains(r.ThreadScopes(), p.Threads) {
+		threads = p.Threads
+	}
+	row.Threads = fmt.Sprint(threads)
+	if p.Threads > 0 && p.Threads != threads {
+		row.Threads = fmt.Sprintf("%d (roofs: %d)", p.Threads, threads)
+	}
 	if r != nil && p.Intensity != nil && p.GFlops != nil && *p.Intensity > 0 {
-		if pl, err := chart.PlacePoint(r, p, v.Threads); err == nil {
+		if pl, err := chart.PlacePoint(r, p, threads); err == nil {
 			row.Bound = pl.Bound
 			row.Attainable = chart.FormatValue(pl.AttainableGFlops)
 			row.Fraction = fmt.Sprintf("%.0f%%", pl.Fraction*100)
@@ -209,8 +228,6 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 					"%s GFLOP/s is %.2f× what the %s roof allows at this intensity (%s GFLOP/s): a counting or timing error, not a result",
 					chart.FormatValue(*p.GFlops), pl.Fraction, pl.Bound, chart.FormatValue(pl.AttainableGFlops))})
 			}
-		} else {
-			v.Notes = append(v.Notes, fmt.Sprintf("point %q not placed under these roofs: %v", p.Label, err))
 		}
 	}
 	for _, f := range p.Flags {

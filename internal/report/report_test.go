@@ -1,0 +1,201 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/roofline"
+)
+
+const fixtures = "../../roofline/testdata/"
+
+func input(t *testing.T, roofs string, opts chart.Options, points ...string) Input {
+	t.Helper()
+	in := Input{Chart: opts}
+	if roofs != "" {
+		r, err := roofline.ReadRoofs(fixtures + roofs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Roofs, in.RoofsPath = r, roofs
+	}
+	for _, n := range points {
+		p, err := roofline.ReadPoints(fixtures + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Points = append(in.Points, p...)
+	}
+	return in
+}
+
+var allPoints = []string{"point_triad.json", "point_dgemm.json", "point_above_roof.json", "point_no_traffic.json", "points_set.json"}
+
+// elideFonts replaces the chart's embedded font (500 kB of base64) by its
+// size, so golden files stay readable.
+func elideFonts(b []byte) []byte {
+	return embeddedFont.ReplaceAllFunc(b, func(m []byte) []byte {
+		return fmt.Appendf(nil, "base64,<%d bytes of font>", len(m)-len("base64,"))
+	})
+}
+
+var embeddedFont = regexp.MustCompile(`base64,[A-Za-z0-9+/=]+`)
+
+var cases = []struct {
+	name   string
+	roofs  string
+	opts   chart.Options
+	points []string
+}{
+	// One point above its roof, one with unknown intensity, an analytic
+	// one and one measured at another thread scope.
+	{"full", "roofs_zen5_vm.json", chart.Options{Theoretical: true}, allPoints},
+	{"compute-only", "roofs_compute_only.json", chart.Options{}, []string{"point_triad.json", "point_dgemm.json"}},
+	{"no-roofs", "", chart.Options{Title: "Points without roofs"}, []string{"point_triad.json"}},
+	{"no-points", "roofs_zen5_vm.json", chart.Options{Threads: 2}, nil},
+}
+
+func TestReportsMatchGolden(t *testing.T) {
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			in := input(t, tt.roofs, tt.opts, tt.points...)
+			var html, md bytes.Buffer
+			htmlNotes, err := HTML(&html, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mdNotes, err := Markdown(&md, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(htmlNotes, "\n") != strings.Join(mdNotes, "\n") {
+				t.Errorf("HTML notes %q differ from Markdown notes %q", htmlNotes, mdNotes)
+			}
+			testutil.Golden(t, filepath.Join("testdata", tt.name+".html"), elideFonts(html.Bytes()))
+			testutil.Golden(t, filepath.Join("testdata", tt.name+".md"), md.Bytes())
+		})
+	}
+}
+
+func TestReportNeedsRoofsOrPoints(t *testing.T) {
+	for name, write := range map[string]func(*bytes.Buffer, Input) ([]string, error){
+		"html": func(b *bytes.Buffer, in Input) ([]string, error) { return HTML(b, in) },
+		"md":   func(b *bytes.Buffer, in Input) ([]string, error) { return Markdown(b, in) },
+	} {
+		var b bytes.Buffer
+		if _, err := write(&b, Input{}); err == nil || !strings.Contains(err.Error(), "no points and no roofs") {
+			t.Errorf("%s: error %v, want one saying there is nothing to report", name, err)
+		}
+	}
+}
+
+// A report is attached to pull requests and opened offline: nothing in it
+// may be fetched from elsewhere.
+func TestHTMLIsSelfContained(t *testing.T) {
+	var b bytes.Buffer
+	if _, err := HTML(&b, input(t, "roofs_zen5_vm.json", chart.Options{}, allPoints...)); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, bad := range []string{"<script", "<link", "<img", "<iframe", " src=", "@import", "url(http", `href="http`, `href="//`} {
+		if strings.Contains(html, bad) {
+			t.Errorf("report contains %q", bad)
+		}
+	}
+	if !strings.Contains(html, "<svg") || strings.Contains(html, "<?xml") {
+		t.Error("chart is not inline SVG without an XML declaration")
+	}
+}
+
+// TestHTMLRendersInChromium opens the report in headless Chromium: the page
+// must load without console messages, the DOM must hold the chart and the
+// tables, and the screenshot must show the roofs drawn.
+func TestHTMLRendersInChromium(t *testing.T) {
+	bin := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		t.Skip("unmet requirement: no chromium on PATH (Debian: apt-get install chromium)")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	var b bytes.Buffer
+	if _, err := HTML(&b, input(t, "roofs_zen5_vm.json", chart.Options{}, allPoints...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "shot.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0",
+		"--window-size=1200,900", "--screenshot="+shot, "--dump-dom", "file://"+page)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	// Chromium logs every console message, error or not, as CONSOLE.
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, ":CONSOLE") {
+			t.Errorf("console message: %s", line)
+		}
+	}
+	dom := stdout.String()
+	for _, want := range []string{"<svg", "Roofline report", "fixture: stream triad", "memory (DRAM)", "avx512-fma-fp64"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("rendered DOM lacks %q", want)
+		}
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v\n%s", err, stderr.String())
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The DRAM roof's green (#5aae61) appears only when the SVG chart was
+	// drawn.
+	n := countColor(img, 0x5a, 0xae, 0x61)
+	t.Logf("screenshot: %d pixels of the DRAM roof's colour", n)
+	if n < 50 {
+		t.Errorf("screenshot has %d pixels of the DRAM roof's colour, want the chart drawn", n)
+	}
+}
+
+func countColor(img image.Image, r, g, b uint8) int {
+	near := func(a uint32, want uint8) bool { d := int(a>>8) - int(want); return d > -12 && d < 12 }
+	n := 0
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			if near(cr, r) && near(cg, g) && near(cb, b) {
+				n++
+			}
+		}
+	}
+	return n
+}
