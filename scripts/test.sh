@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 # Packages the tests use for real. Tests that need one skip with the reason
 # when it is absent, so a machine without root still runs the rest.
-apt_pkgs=(libopenblas0-pthread libblis4-openmp likwid)
+apt_pkgs=(libopenblas0-pthread libblis4-openmp likwid chromium)
 
 missing=()
 for p in "${apt_pkgs[@]}"; do
