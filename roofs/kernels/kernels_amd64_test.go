@@ -111,3 +111,25 @@ func TestAccumulatorsStartDistinct(t *testing.T) {
 		seen[v] = true
 	}
 }
+
+func TestLoadKernelsSum(t *testing.T) {
+	for _, k := range bandwidthTable {
+		if k.load == nil {
+			continue
+		}
+		if r := k.needs(); r != "" {
+			t.Logf("%s %s: %s", k.ISA, k.Name, r)
+			continue
+		}
+		for _, off := range []int{0, 1, 3} {
+			for _, n := range []int{0, 5, 64, 200, 4096 + 7} {
+				b := Alloc(n + off)[off : off+n]
+				fill(b, 1)
+				want := loadGo(b)
+				if got := k.sum(b); math.Abs(got-want) > 1e-12*math.Abs(want) {
+					t.Errorf("%s n=%d off=%d: sum %v, want %v", k.ISA, n, off, got, want)
+				}
+			}
+		}
+	}
+}

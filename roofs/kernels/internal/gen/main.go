@@ -251,8 +251,11 @@ func load(s, g *bytes.Buffer, is isa) string {
 		fmt.Fprintf(s, "\tVADDPD %d(SI), %s, %s\n", i*vb, r, r)
 	}
 	fmt.Fprintf(s, "\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ loop\n\nreduce:\n", bwRegs*vb)
-	for i := 1; i < bwRegs; i++ {
-		fmt.Fprintf(s, "\tVADDPD %s%d, %s0, %s0\n", is.reg, i, is.reg, is.reg)
+	// Pairwise, so the reduction is log2(bwRegs) adds deep, not bwRegs-1.
+	for step := 1; step < bwRegs; step *= 2 {
+		for i := 0; i+step < bwRegs; i += 2 * step {
+			fmt.Fprintf(s, "\tVADDPD %s%d, %s%d, %s%d\n", is.reg, i+step, is.reg, i, is.reg, i)
+		}
 	}
 	fmt.Fprintf(s, "\tVMOVUPD %s0, (AX)\n\tVZEROUPPER\n\tRET\n", is.reg)
 	fmt.Fprintf(g, "//go:noescape\nfunc %s(b *float64, n int64, out *float64)\n\n", fn)
