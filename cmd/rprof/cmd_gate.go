@@ -68,7 +68,8 @@ annotations on stdout when GITHUB_ACTIONS=true.
                            the mean (default 2%)
   --max-repeat N           most repetitions (default 30)
   --max-time DURATION      most time spent repeating (default 1m)
-  --roofs FILE             roofs document to place the point under
+  --roofs FILE             roofs document to place the point under (default:
+                           the one 'rprof roofs' wrote, if any)
   --threads N              thread scope of the roofs
   --work FLOP              analytic W, instead of counters
   --traffic BYTES          analytic Q, instead of counters
@@ -147,10 +148,14 @@ func runGate(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
+	roofs, err := roofsOrDefault(*roofsPath)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
 	cfg := measure.Config{
 		Command: cmd, Label: *label, Stderr: e.stderr,
 		CI: ci.v, MaxRepeat: *maxRepeat, MaxTime: *maxTime,
-		Work: work.v, Traffic: traffic.v, RoofsPath: *roofsPath, Threads: *threads,
+		Work: work.v, Traffic: traffic.v, RoofsPath: roofs, Threads: *threads,
 	}
 	p, timeOnly, err := measureForGate(ctx, cfg)
 	if err != nil {
@@ -183,6 +188,26 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "rprof gate: %s\n", v.Reason)
 	return nil
+}
+
+// roofsOrDefault is the roofs document to place the run under: the one
+// given, else the one 'rprof roofs' wrote by default, if it exists (as for
+// 'rprof run').
+func roofsOrDefault(path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	def, err := roofline.DefaultRoofsPath()
+	if err != nil {
+		return "", nil // no cache directory: no default roofs
+	}
+	if _, err := os.Stat(def); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil
+		}
+		return "", fmt.Errorf("roofs: %w", err)
+	}
+	return def, nil
 }
 
 // measureForGate runs the target. Where neither counters nor analytic

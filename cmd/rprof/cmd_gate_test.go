@@ -42,10 +42,12 @@ func (f *fakeGateMeasure) install(t *testing.T) {
 	t.Cleanup(func() { gateMeasure = old })
 }
 
-// gateOutsideCI keeps a CI runner's environment out of the tests.
+// gateOutsideCI keeps a CI runner's environment, and roofs that 'rprof
+// roofs' may have written on this machine, out of the tests.
 func gateOutsideCI(t *testing.T) {
 	t.Setenv("GITHUB_ACTIONS", "")
 	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 }
 
 func gateReadPoint(t *testing.T, path string) *roofline.Point {
@@ -177,6 +179,7 @@ func TestGateUpdatesBaseline(t *testing.T) {
 }
 
 func TestGateCIOutputs(t *testing.T) {
+	gateOutsideCI(t)
 	dir := t.TempDir()
 	summary := filepath.Join(dir, "summary.md")
 	t.Setenv("GITHUB_ACTIONS", "true")
