@@ -534,13 +534,13 @@ func FormatCPUList(cpus []int) string {
 
 // VMPMUFix is the setting that gives a VM a virtual PMU, for the hypervisor
 // named by DMI sys_vendor or detected otherwise ("" when unknown: all of
-// them). A virtual PMU gives core events (W) only: hypervisors do not pass
-// memory-controller PMUs through, so Q needs bare metal.
+// them). A virtual PMU gives core events (W) only: hypervisors generally do
+// not expose memory-controller PMUs, so Q needs bare metal.
 func VMPMUFix(sysVendor string) string {
 	kvm := "KVM/libvirt: <cpu mode='host-passthrough'> with <pmu state='on'/> in the domain XML; QEMU: -cpu host,pmu=on"
 	vmware := "VMware: enable \"Virtualize CPU performance counters\" in the VM's CPU settings"
 	cloud := "cloud: use a bare-metal instance type (e.g. AWS *.metal)"
-	const uncore = " (this gives W; DRAM traffic Q needs bare metal, as VMs get no memory-controller PMU)"
+	const uncore = " (this gives W; DRAM traffic Q needs bare metal, as VMs usually get no memory-controller PMU)"
 	v := strings.ToLower(sysVendor)
 	switch {
 	case strings.Contains(v, "qemu") || strings.Contains(v, "kvm") || strings.Contains(v, "red hat"):
