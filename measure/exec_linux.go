@@ -48,8 +48,9 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 		return Execution{}, err
 	}
 	// release: the launcher reads one byte from it before exec'ing the
-	// target. status: the launcher writes the errno of a failed exec; on
-	// success the exec closes it, so EOF means the target is running.
+	// target. status: the launcher writes launcherReady once it waits for
+	// the release, then the errno of a failed exec; a successful exec
+	// closes it, so EOF means the target is running.
 	relR, relW, err := os.Pipe()
 	if err != nil {
 		return Execution{}, fmt.Errorf("execute: %w", err)
@@ -85,6 +86,16 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 			proc.Wait()
 		}
 	}()
+
+	// Counters are opened only once the launcher waits, its runtime started:
+	// threads it cloned after the group leader was opened would inherit
+	// the events, and the kernel may then swap the launcher's counter
+	// context with theirs, so that opening the group's members fails with
+	// EINVAL.
+	var ready [1]byte
+	if _, err := io.ReadFull(stR, ready[:]); err != nil || ready[0] != launcherReady {
+		return Execution{}, fmt.Errorf("execute: the launcher (%s %s) exited before it was ready", self, LauncherArg)
+	}
 
 	var task *pmu.Counters
 	if len(spec.Groups) > 0 {
@@ -125,8 +136,11 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 	for st == nil {
 		select {
 		case s := <-sigs:
-			// The target may be gone already; then there is nobody to tell.
-			proc.Signal(s)
+			if !fromTerminal(s) {
+				// The target may be gone already; then there is nobody
+				// to tell.
+				proc.Signal(s)
+			}
 		case st = <-done:
 		}
 	}
@@ -172,6 +186,25 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 		}
 	}
 	return x, nil
+}
+
+// fromTerminal reports whether sig is a keyboard signal (Ctrl-C, Ctrl-\)
+// that the terminal has sent to the whole foreground process group, the
+// target included: forwarding it would deliver it twice, and a target that
+// handles the first one gracefully often treats a second as "die now".
+// It cannot tell a kill(1) of rprof alone from a keypress; the keypress is
+// the common case.
+func fromTerminal(sig os.Signal) bool {
+	if sig != unix.SIGINT && sig != unix.SIGQUIT {
+		return false
+	}
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return false // no controlling terminal
+	}
+	defer tty.Close()
+	fg, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
+	return err == nil && fg == unix.Getpgrp()
 }
 
 // beforeRelease lets tests act while the launcher waits for its go-ahead.

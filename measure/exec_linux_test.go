@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/pmu"
 	"golang.org/x/sys/unix"
 )
@@ -292,6 +293,9 @@ func TestExecuteForwardsSignalsAndSurvivesThem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(unix.SignalName(tt.sig), func(t *testing.T) {
+			if fromTerminal(tt.sig) {
+				t.Skipf("in a terminal's foreground group %s is left to the terminal, which reaches the target directly", unix.SignalName(tt.sig))
+			}
 			// Signal this process (as a user's kill or Ctrl-C would) once
 			// the target says it runs: Execute must pass it on and live.
 			w := &readyWriter{ready: make(chan struct{})}
@@ -409,5 +413,69 @@ func checkNoNewFDs(t *testing.T, before map[string]string) {
 		if _, ok := before[fd]; !ok {
 			t.Errorf("fd %s (%s) left open", fd, target)
 		}
+	}
+}
+
+func TestExecuteLeavesNothingBehindWhenCountersFail(t *testing.T) {
+	absent := pmu.Event{Name: "nope/x/", PMU: "nope", Attr: pmu.Attr{Type: 0x7ff0}}
+	tests := []struct {
+		name string
+		spec func(argv []string) ExecSpec
+	}{
+		{"per-process group", func(argv []string) ExecSpec {
+			return ExecSpec{Argv: argv, Groups: [][]pmu.Event{{taskClock}, {absent}}}
+		}},
+		{"system-wide event", func(argv []string) ExecSpec {
+			ev := absent
+			ev.CPUs = []int{0}
+			return ExecSpec{Argv: argv, Groups: swGroup, SystemWide: []pmu.Event{ev}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "ran")
+			before := openFDs(t)
+			_, err := Execute(context.Background(), tt.spec([]string{"touch", marker}))
+			if !errors.Is(err, pmu.ErrNotSupported) {
+				t.Fatalf("err = %v, want one matching pmu.ErrNotSupported", err)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Error("the target ran although its counters could not be opened")
+			}
+			checkNoNewFDs(t, before)
+			if kids := children(t); kids != "" {
+				t.Errorf("child processes left behind: %s", kids)
+			}
+		})
+	}
+}
+
+// children lists this process's child processes (zombies included).
+func children(t *testing.T) string {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		if s := strings.TrimSpace(string(b)); s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func TestExecuteCountsInstructionsOnHardware(t *testing.T) {
+	testutil.SkipUnlessHardware(t, pmu.HaveHardwareCounters())
+	spin := prog(t, "spin")
+	instructions := pmu.Event{Name: "instructions", PMU: "cpu", Attr: pmu.Attr{Type: unix.PERF_TYPE_HARDWARE, Config: unix.PERF_COUNT_HW_INSTRUCTIONS}}
+	const m = 20
+	x := execOK(t, ExecSpec{Argv: []string{spin, strconv.Itoa(m)}, Groups: [][]pmu.Event{{instructions}}})
+	// spin's inner loop runs m million times and takes several
+	// instructions per turn.
+	if n := count(t, x.Task, "instructions"); n < m*1e6*3 {
+		t.Errorf("instructions = %d for %d million loop turns, want > %d", n, m, m*3_000_000)
 	}
 }

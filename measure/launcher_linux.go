@@ -9,7 +9,9 @@ import (
 // Descriptors the parent hands the launcher (see execute).
 const (
 	releaseFD = 3 // one byte means go; EOF means the parent gave up
-	statusFD  = 4 // the errno of a failed exec
+	statusFD  = 4 // launcherReady, then the errno of a failed exec
+
+	launcherReady = 'R'
 )
 
 // Launch is the launcher's whole life, entered from main when IsLauncher
@@ -26,6 +28,9 @@ func Launch(args []string) {
 	syscall.CloseOnExec(releaseFD)
 	syscall.CloseOnExec(statusFD)
 	if len(args) < 4 {
+		os.Exit(125)
+	}
+	if _, err := syscall.Write(statusFD, []byte{launcherReady}); err != nil {
 		os.Exit(125)
 	}
 	var b [1]byte
