@@ -54,7 +54,10 @@ type systemEvent struct {
 // kernel enables them at the task's next execve, otherwise Enable does.
 // Each group must hold events of one PMU; size groups to the PMU's counters
 // with SplitGroups, since a group that does not fit is never scheduled.
-// On error nothing stays open.
+// The task should not be creating threads while its groups are opened:
+// threads it clones in between inherit the leader, the kernel may swap the
+// task's counter context with theirs, and the members are then refused
+// with EINVAL. On error nothing stays open.
 func OpenTask(pid int, groups [][]Event, opts TaskOptions) (*Counters, error) {
 	for _, g := range groups {
 		if err := checkGroup(g); err != nil {
