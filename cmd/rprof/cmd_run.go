@@ -184,6 +184,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return runFailure(e, err)
 	}
 	writeRunSummary(e.stderr, p, scope)
+	if cfg.CI > 0 {
+		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.CI*p.Seconds) {
+			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%.1f%%) did not narrow to ±%g%% within %d runs or %v (--max-repeat, --max-time)\n\n",
+				100*h/p.Seconds, 100*cfg.CI, cfg.MaxRepeat, cfg.MaxTime)
+		}
+	}
 
 	if *jsonPath != "" {
 		if err := roofline.WriteJSON(*jsonPath, p); err != nil {
@@ -377,8 +383,8 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 				gci = "± " + pm
 			}
 		}
-		line(orUnknown(p.GFlops, chart.FormatValue), "GFLOP/s", "performance", "mean "+gci)
-		line(orUnknown(p.GBytesPerS, chart.FormatValue), "GB/s", "bandwidth", "mean")
+		line(orUnknown(p.GFlops, chart.FormatValue), "GFLOP/s", "performance", known(p.GFlops, "mean "+gci))
+		line(orUnknown(p.GBytesPerS, chart.FormatValue), "GB/s", "bandwidth", known(p.GBytesPerS, "mean"))
 	}
 	if p.RoofsFile != "" {
 		fmt.Fprintln(w)
@@ -432,6 +438,14 @@ func notPlacedReason(p *roofline.Point) string {
 		return "no floating-point work: the point has no place on log axes"
 	}
 	return fmt.Sprintf("the roofs have no compute or DRAM roof for %d threads", p.Threads)
+}
+
+// known is detail when v is known, else "".
+func known(v *float64, detail string) string {
+	if v == nil {
+		return ""
+	}
+	return detail
 }
 
 func orUnknown(v *float64, format func(float64) string) string {
