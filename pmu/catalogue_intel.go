@@ -161,7 +161,7 @@ func intelEntries() []archSpec {
 		Fix:  "count W analytically (rprof run --flops) or on a Broadwell or newer machine",
 	}
 	gracemont := Problem{
-		Code: "e-core-unmeasured",
+		Code: ProblemECoreUnmeasured,
 		What: "the E-cores (cpu_atom, Gracemont) have no FP arithmetic event: work done on them is not counted",
 		Fix:  "pin the program to the P-cores (taskset -c <cpu_core cpus>) so that all its work is counted",
 	}

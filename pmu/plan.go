@@ -89,17 +89,18 @@ type Problem struct {
 
 // Problem codes callers act on.
 const (
-	ProblemNoPMU          = "no-pmu"
-	ProblemUnsupportedCPU = "unsupported-cpu"
-	ProblemNoWorkEvent    = "no-work-event"
-	ProblemNoTrafficPMU   = "no-traffic-pmu"
-	ProblemUnverified     = "unverified"
-	ProblemMultiplexed    = "multiplexed"
-	ProblemKernelAlias    = "kernel-alias"
-	ProblemEncode         = "encode"
-	ProblemNMIWatchdog    = "nmi-watchdog"
-	ProblemParanoid       = "paranoid"
-	ProblemBPF            = "bpf"
+	ProblemNoPMU           = "no-pmu"
+	ProblemUnsupportedCPU  = "unsupported-cpu"
+	ProblemNoWorkEvent     = "no-work-event"
+	ProblemNoTrafficPMU    = "no-traffic-pmu"
+	ProblemUnverified      = "unverified"
+	ProblemMultiplexed     = "multiplexed"
+	ProblemKernelAlias     = "kernel-alias"
+	ProblemEncode          = "encode"
+	ProblemECoreUnmeasured = "e-core-unmeasured"
+	ProblemNMIWatchdog     = "nmi-watchdog"
+	ProblemParanoid        = "paranoid"
+	ProblemBPF             = "bpf"
 )
 
 // String is the problem as one line: what, then the fix.
@@ -236,6 +237,9 @@ func newPlan(cpu CPUInfo, pmus PMUs, topo Topology, nmiWatchdog int) Plan {
 		return p
 	}
 	for _, pr := range spec.NoWork {
+		if pr.Code == ProblemECoreUnmeasured && nonHybrid(pmus) {
+			continue // booted with the E-cores off
+		}
 		if cpus := topo.CoreTypes[coreP]; len(cpus) > 0 {
 			pr.Fix = strings.ReplaceAll(pr.Fix, "<cpu_core cpus>", FormatCPUList(cpus))
 		}
@@ -263,8 +267,15 @@ func (p *Plan) addWork(spec archSpec, pmus PMUs) {
 	missing := map[string]bool{}
 	for _, w := range spec.Work {
 		name := w.Core
-		if name == coreAny {
+		switch {
+		case name == coreAny:
 			name = pmus.corePMU()
+		case nonHybrid(pmus) && name == coreP:
+			// A hybrid part booted with its E-cores off has one "cpu"
+			// PMU of P-cores.
+			name = "cpu"
+		case nonHybrid(pmus):
+			continue // no E-cores online
 		}
 		pm := pmus[name]
 		if pm == nil {
@@ -466,6 +477,10 @@ func (p *Plan) addMultiplexed(spec archSpec) {
 		})
 	}
 }
+
+// nonHybrid reports whether the kernel registered one x86 core PMU ("cpu")
+// rather than one per core type.
+func nonHybrid(pmus PMUs) bool { return pmus["cpu"] != nil && pmus[coreP] == nil }
 
 // smtOn reports whether any core runs more than one thread.
 func smtOn(topo Topology) bool {

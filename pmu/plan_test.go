@@ -74,7 +74,7 @@ func TestPlanEncodingsMatchPerf(t *testing.T) {
 			boxes:   8, counters: 8, problems: []string{ProblemNMIWatchdog, ProblemUnverified, ProblemMultiplexed}},
 		{machine: "alderlake", microarch: "alderlake", work: intel("cpu_core", false), workType: 4,
 			traffic: []enc{{"uncore_imc_free_running", 0x20ff, 64, Read}, {"uncore_imc_free_running", 0x30ff, 64, Write}}, boxes: 2,
-			counters: 8, problems: []string{"e-core-unmeasured", ProblemNMIWatchdog}},
+			counters: 8, problems: []string{ProblemECoreUnmeasured, ProblemNMIWatchdog}},
 		{machine: "zen3", microarch: "amdzen3", work: []enc{{"cpu", 0xff03, 1, roofline.Mixed}}, workType: 4,
 			traffic: []enc{
 				{"amd_df", 0x3807, 64, Total}, {"amd_df", 0x3847, 64, Total}, {"amd_df", 0x3887, 64, Total}, {"amd_df", 0x38c7, 64, Total},
@@ -301,7 +301,7 @@ func TestPlanTellsWhichCoresToPinTo(t *testing.T) {
 	pmus := PMUs{"cpu_core": intelCore("cpu_core"), "cpu_atom": intelCore("cpu_atom")}
 	p := NewPlan(cpu, pmus, Topology{CoreTypes: map[string][]int{"cpu_core": {0, 1, 2, 3}, "cpu_atom": {4, 5}}})
 	for _, pr := range p.Problems {
-		if pr.Code == "e-core-unmeasured" {
+		if pr.Code == ProblemECoreUnmeasured {
 			if !strings.Contains(pr.Fix, "taskset -c 0-3") {
 				t.Errorf("fix %q does not name the P-cores 0-3", pr.Fix)
 			}
@@ -309,6 +309,23 @@ func TestPlanTellsWhichCoresToPinTo(t *testing.T) {
 		}
 	}
 	t.Errorf("no e-core-unmeasured problem: %v", p.Problems)
+}
+
+func TestHybridPartWithECoresOffUsesTheCPUPMU(t *testing.T) {
+	cpu := CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0xbd} // Lunar Lake
+	p := NewPlan(cpu, PMUs{"cpu": intelCore("cpu")}, Topology{})
+	if len(p.Work) != 6 {
+		t.Fatalf("got %d work events, want the 6 P-core FP_ARITH_OPS_RETIRED events", len(p.Work))
+	}
+	for _, w := range p.Work {
+		if w.PMU != "cpu" || !strings.HasPrefix(w.Name, "FP_ARITH_OPS_RETIRED.") {
+			t.Errorf("%s on %s, want FP_ARITH_OPS_RETIRED on cpu", w.Name, w.PMU)
+		}
+	}
+	adl := NewPlan(CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x97}, PMUs{"cpu": intelCore("cpu")}, Topology{})
+	if n := countCode(adl.Problems, ProblemECoreUnmeasured); n != 0 || len(adl.Work) != 6 {
+		t.Errorf("Alder Lake without E-cores: %d work events, problems %v", len(adl.Work), adl.Problems)
+	}
 }
 
 // TestEveryCatalogueEntryEncodes resolves every entry against PMUs with
