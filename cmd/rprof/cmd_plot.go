@@ -141,7 +141,7 @@ func loadInputs(roofsPath string, pointFiles []string) (*inputs, error) {
 		in.points = append(in.points, pts...)
 	}
 	if in.roofs == nil && len(in.points) == 0 {
-		return nil, usagef("nothing to draw: no POINT.json given and no roofs (give --roofs FILE or run 'rprof roofs')")
+		return nil, usagef("no points and no roofs: give POINT.json files or --roofs FILE (or run 'rprof roofs' first)")
 	}
 	return in, nil
 }
