@@ -71,13 +71,17 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	in := inputs{cfg: cfg, source: res.source, specs: res.specs, notes: res.notes,
 		machine: res.machine, roofs: roofs, created: d.now(), cpus: d.cpus}
 
-	if sys := systemWide(res.specs); cfg.IdleBaseline > 0 && hasTraffic(res.specs) {
-		o, err := d.idle(ctx, sys, cfg.IdleBaseline)
+	switch {
+	case cfg.IdleBaseline > 0 && hasTraffic(res.specs):
+		o, err := d.idle(ctx, systemWide(res.specs), cfg.IdleBaseline)
 		if err != nil {
 			return nil, fmt.Errorf("idle baseline: %w", err)
 		}
 		idle := spread(res.specs, o)
 		in.idle = &idle
+	case cfg.IdleBaseline > 0:
+		in.notes = append(in.notes, roofline.Flag{Code: roofline.FlagNoUncore,
+			Message: "the idle baseline was not measured: no DRAM traffic is counted here"})
 	}
 
 	rule := stats.Fixed(cfg.Repeat, cfg.Confidence, stats.MethodMean)

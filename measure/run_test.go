@@ -277,7 +277,7 @@ func TestRunMeasuresTheIdleBaselineOnlyWithTrafficCounters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.idleRan != withTraffic || (p.Overhead != nil && p.Overhead.IdleBytesPerS == nil) {
+		if f.idleRan != withTraffic || (p.Overhead != nil && p.Overhead.IdleBytesPerS == nil) || hasFlag(p, roofline.FlagNoUncore, "idle baseline") == withTraffic {
 			t.Errorf("traffic %v: idle ran %v, overhead %+v", withTraffic, f.idleRan, p.Overhead)
 		}
 	}

@@ -71,6 +71,8 @@ func testTarget(args []string) int {
 // rprofRun runs `rprof run args...` in-process.
 func rprofRun(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	// No default roofs from the user's cache: only --roofs places a point.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	var out, errb bytes.Buffer
 	code = run(context.Background(), append([]string{"run"}, args...), bytes.NewBufferString(stdin), &out, &errb)
 	return code, out.String(), errb.String()
