@@ -94,6 +94,9 @@ func identifies(block map[string]string) bool {
 
 func parseX86(block map[string]string) (CPUInfo, error) {
 	c := CPUInfo{Vendor: block["vendor_id"], ModelName: block["model name"], Flags: strings.Fields(block["flags"])}
+	if c.Vendor == "" {
+		return CPUInfo{}, fmt.Errorf("empty vendor_id: %w", ErrMalformed)
+	}
 	for _, f := range []struct {
 		key string
 		dst *int

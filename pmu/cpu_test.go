@@ -190,6 +190,7 @@ func TestReadCPURejectsMalformedCpuinfo(t *testing.T) {
 		{name: "missing file", absent: true},
 		{name: "empty", cpuinfo: ""},
 		{name: "no vendor", cpuinfo: "processor\t: 0\nmodel\t: 85\n"},
+		{name: "empty vendor", cpuinfo: "vendor_id:\ncpu family:0\nmodel:0\nstepping:0"},
 		{name: "family not a number", cpuinfo: "vendor_id\t: GenuineIntel\ncpu family\t: six\nmodel\t: 85\nstepping\t: 4\n"},
 		{name: "no model line", cpuinfo: "vendor_id\t: GenuineIntel\ncpu family\t: 6\nstepping\t: 4\n"},
 		{name: "negative stepping", cpuinfo: "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t: 85\nstepping\t: -1\n"},
@@ -226,4 +227,30 @@ func TestReadCPUSkipsArmHeaderBlock(t *testing.T) {
 	if c.PerfKey() != "0x00000000411fd401" || Microarch(c) != "neoverse-v1" || !c.HasFlag("asimd") {
 		t.Errorf("got %+v (key %s), want processor 0's Neoverse V1", c, c.PerfKey())
 	}
+}
+
+func FuzzParseCPUInfo(f *testing.F) {
+	for _, m := range []string{"skylake-sp", "neoverse-v2", "vm-zen5"} {
+		_, procfs := machineFS(f, m)
+		b, err := fs.ReadFile(procfs, "cpuinfo")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add("vendor_id: GenuineIntel\ncpu family: 6\nmodel: 0x55\nstepping: 4\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		c, err := parseCPUInfo(text)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Errorf("error %v does not match ErrMalformed", err)
+			}
+			return
+		}
+		if c.Vendor == "" && !c.Arm {
+			t.Errorf("parsed %+v without a vendor", c)
+		}
+		_ = c.PerfKey()
+		_ = Microarch(c)
+	})
 }
