@@ -95,10 +95,11 @@ func IsLauncher(args []string) bool { return len(args) > 1 && args[1] == Launche
 //
 // SIGINT, SIGTERM, SIGHUP and SIGQUIT received while the target runs are
 // forwarded to it and do not stop rprof; the Execution then reports the
-// target's death by signal. Cancelling ctx before the target is released
-// stops it unrun and returns ctx's error; afterwards the target is in
-// charge of its own end, so that a Ctrl-C it handles is not turned into a
-// kill.
+// target's death by signal. Ctrl-C and Ctrl-\ typed at the terminal reach
+// the target directly and are not forwarded a second time. One of these
+// signals or the cancellation of ctx before the target is released stops
+// it unrun and returns an error; afterwards the target is in charge of its
+// own end, so that a Ctrl-C it handles is not turned into a kill.
 //
 // A target that runs and fails is not an error: see Execution.ExitCode and
 // Signal. Errors are a *LaunchError (not found, not executable), counter

@@ -33,6 +33,12 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 		return Execution{}, fmt.Errorf("execute: find rprof's own binary: %w", err)
 	}
 
+	// From here on these signals are rprof's to handle: before the release
+	// they stop the target unrun, afterwards they are passed on to it.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+
 	// System-wide counters first: a refusal happens before anything runs.
 	var sys *pmu.Counters
 	if len(spec.SystemWide) > 0 {
@@ -105,13 +111,14 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 		defer closeInto(&err, task)
 	}
 
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
-
 	beforeRelease()
 	if err := ctx.Err(); err != nil {
 		return Execution{}, err
+	}
+	select {
+	case s := <-sigs:
+		return Execution{}, fmt.Errorf("execute: %s before the target started; it was not run", unix.SignalName(s.(syscall.Signal)))
+	default:
 	}
 	if sys != nil {
 		if err := sys.Enable(); err != nil {

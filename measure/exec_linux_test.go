@@ -391,6 +391,27 @@ func TestExecuteStopsUnrunTargetWhenCancelled(t *testing.T) {
 	checkNoNewFDs(t, before)
 }
 
+func TestExecuteStopsUnrunTargetOnSignalBeforeRelease(t *testing.T) {
+	beforeRelease = func() {
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		time.Sleep(50 * time.Millisecond) // let the signal arrive
+	}
+	defer func() { beforeRelease = func() {} }()
+	marker := filepath.Join(t.TempDir(), "ran")
+	before := openFDs(t)
+	_, err := Execute(context.Background(), ExecSpec{Argv: []string{"touch", marker}, Groups: swGroup})
+	if err == nil || !strings.Contains(err.Error(), "SIGTERM before the target started") {
+		t.Fatalf("err = %v, want the signal named", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the target ran although rprof was told to stop before it started")
+	}
+	checkNoNewFDs(t, before)
+	if kids := children(t); kids != "" {
+		t.Errorf("child processes left behind: %s", kids)
+	}
+}
+
 // openFDs lists this process's open descriptors.
 func openFDs(t *testing.T) map[string]string {
 	t.Helper()
