@@ -12,8 +12,9 @@ import (
 
 // ExecSpec is one run of a target under counters.
 type ExecSpec struct {
-	// Argv is the target's command line; Argv[0] is looked up in PATH
-	// unless it contains a slash (relative to Dir when Dir is set).
+	// Argv is the target's command line; Argv[0] is looked up in rprof's
+	// PATH unless it contains a slash (then relative to Dir when Dir is
+	// set).
 	Argv []string
 	// Env is the target's environment; nil means rprof's own.
 	Env []string
@@ -21,7 +22,8 @@ type ExecSpec struct {
 	Dir string
 	// Stdin, Stdout and Stderr are the target's streams. An *os.File is
 	// handed to the target as is; another reader or writer is fed through a
-	// pipe; nil is /dev/null.
+	// pipe, and Execute returns once everything written to it was copied
+	// (also by children the target left running); nil is /dev/null.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Groups are per-process counter groups (see pmu.SplitGroups), enabled
