@@ -31,7 +31,7 @@ func dfChannels(n int, unverifiedFrom int, unverified string) []trafficSpec {
 		s := trafficSpec{
 			PMU:       "amd_df",
 			Name:      fmt.Sprintf("dram_channel_data_controller_%d", ch),
-			Terms:     fmt.Sprintf("event=0x%x,umask=0x38", 0x07+0x40*ch),
+			Terms:     fmt.Sprintf("event=0x%02x,umask=0x38", 0x07+0x40*ch),
 			Bytes:     64,
 			Direction: Total,
 			Source:    srcAMDJSON + " (amdzen3 data-fabric), " + srcLIKWID,
@@ -58,7 +58,7 @@ func dfBeats(readName, writeName string, readUmask, writeUmask int, unverified s
 			specs = append(specs, trafficSpec{
 				PMU:        "amd_df",
 				Name:       fmt.Sprintf(d.name, ch),
-				Terms:      fmt.Sprintf("event=0x%x,umask=0x%x", ev, d.umask),
+				Terms:      fmt.Sprintf("event=0x%02x,umask=0x%03x", ev, d.umask),
 				Bytes:      64,
 				Direction:  d.dir,
 				Source:     srcAMDJSON + " (data-fabric), " + srcLIKWID,

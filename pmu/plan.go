@@ -187,16 +187,7 @@ func readMachine(sysfs, procfs fs.FS) (machine, error) {
 // the no-PMU fix when DMI or the clock source says which it is, and leaving
 // out the counter the NMI watchdog holds.
 func (m machine) plan() Plan {
-	p := newPlan(m.cpu, m.pmus, m.topo, m.nmiWatchdog)
-	if m.hypervisor != "" {
-		for i, pr := range p.Problems {
-			if pr.Code == ProblemNoPMU {
-				p.Problems[i].What = strings.Replace(pr.What, "(a VM without", "(a "+m.hypervisor+" VM without", 1)
-				p.Problems[i].Fix = VMPMUFix(m.hypervisor)
-			}
-		}
-	}
-	return p
+	return newPlan(m.cpu, m.pmus, m.topo, m.nmiWatchdog, m.hypervisor)
 }
 
 // addWatchdog explains the counter the NMI watchdog's cycles event holds.
@@ -221,15 +212,16 @@ func (p *Plan) addWatchdog() {
 // says; otherwise the catalogue's raw terms are encoded with the PMU's
 // format files, and the difference is reported.
 func NewPlan(cpu CPUInfo, pmus PMUs, topo Topology) Plan {
-	return newPlan(cpu, pmus, topo, -1)
+	return newPlan(cpu, pmus, topo, -1, "")
 }
 
-// newPlan is NewPlan knowing kernel.nmi_watchdog (-1: unknown).
-func newPlan(cpu CPUInfo, pmus PMUs, topo Topology, nmiWatchdog int) Plan {
+// newPlan is NewPlan knowing kernel.nmi_watchdog (-1: unknown) and the
+// hypervisor's name ("": bare metal or unknown).
+func newPlan(cpu CPUInfo, pmus PMUs, topo Topology, nmiWatchdog int, hypervisor string) Plan {
 	p := Plan{CPU: cpu, Microarch: Microarch(cpu)}
 	hardware := pmus.HasHardware()
 	if !hardware {
-		p.Problems = append(p.Problems, noPMUProblem(cpu, pmus))
+		p.Problems = append(p.Problems, noPMUProblem(cpu, pmus, hypervisor))
 	}
 	spec, ok := catalogue(p.Microarch)
 	if !ok {
@@ -500,8 +492,9 @@ func encodeProblem(event string, err error) Problem {
 	}
 }
 
-// noPMUProblem explains a machine without a hardware core PMU.
-func noPMUProblem(cpu CPUInfo, pmus PMUs) Problem {
+// noPMUProblem explains a machine without a hardware core PMU, naming the
+// hypervisor's own setting when it is known.
+func noPMUProblem(cpu CPUInfo, pmus PMUs, hypervisor string) Problem {
 	names := make([]string, 0, len(pmus))
 	for name := range pmus {
 		names = append(names, name)
@@ -511,8 +504,12 @@ func noPMUProblem(cpu CPUInfo, pmus PMUs) Problem {
 	if len(names) > 0 {
 		what = fmt.Sprintf("no hardware PMU: the kernel exposes only the %s PMUs", strings.Join(names, ", "))
 	}
-	if cpu.Hypervisor() {
-		return Problem{Code: ProblemNoPMU, What: what + " (a VM without a virtual PMU): neither FP work nor DRAM traffic can be counted", Fix: VMPMUFix("")}
+	if cpu.Hypervisor() || hypervisor != "" {
+		vm := "a VM"
+		if hypervisor != "" {
+			vm = "a " + hypervisor + " VM"
+		}
+		return Problem{Code: ProblemNoPMU, What: what + " (" + vm + " without a virtual PMU): neither FP work nor DRAM traffic can be counted", Fix: VMPMUFix(hypervisor)}
 	}
 	return Problem{Code: ProblemNoPMU, What: what, Fix: "use a kernel built with perf events support for this CPU (CONFIG_PERF_EVENTS and the CPU's PMU driver)"}
 }
