@@ -50,7 +50,9 @@ type systemEvent struct {
 
 // OpenTask opens each group of per-process events on the task pid (0 for
 // the calling thread). Every event inherits to the task's future threads
-// and children. Groups are opened disabled: with opts.EnableOnExec the
+// and children, whose counts are added when they exit; threads that exist
+// already are not counted. With inheritance the Enabled and Running times
+// are summed over threads too: only their ratio is meaningful. Groups are opened disabled: with opts.EnableOnExec the
 // kernel enables them at the task's next execve, otherwise Enable does.
 // Each group must hold events of one PMU; size groups to the PMU's counters
 // with SplitGroups, since a group that does not fit is never scheduled.
