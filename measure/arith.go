@@ -31,9 +31,6 @@ type counterSpec struct {
 	// class is the precision of a work event or the direction of a traffic
 	// event.
 	class string
-	// unverified says why the catalogue entry is not confirmed by its
-	// sources ("" when it is).
-	unverified string
 	// group is the per-process counter group the event is opened in, or -1
 	// for a system-wide event.
 	group int

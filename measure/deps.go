@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,38 +94,40 @@ func analyticNote(cfg Config) roofline.Flag {
 }
 
 // planSpecs turns the plan's work groups and, when countable, its traffic
-// events into specs, and the diagnosis's problems into flags. The plan's
-// multiplexing warning is left out: multiplexing is flagged from the counts
-// themselves.
+// events into specs, and the diagnosis's problems into flags (the plan
+// lists its unverified events there, grouped by reason).
 func planSpecs(d pmu.Diagnosis, notes []roofline.Flag) ([]counterSpec, []roofline.Flag) {
 	var specs []counterSpec
 	for g, group := range d.Plan.Groups() {
 		for _, w := range group {
 			specs = append(specs, counterSpec{event: w.Event, kind: kindWork, weight: w.FlopsPerCount,
-				class: w.Precision, unverified: w.Unverified, group: g})
+				class: w.Precision, group: g})
 		}
 	}
 	if d.Traffic.Usable {
 		for _, t := range d.Plan.Traffic {
 			specs = append(specs, counterSpec{event: t.Event, kind: kindTraffic, weight: t.BytesPerCount,
-				class: t.Direction, unverified: t.Unverified, group: -1})
+				class: t.Direction, group: -1})
 		}
 	}
 	for _, pr := range d.Problems {
 		var code string
 		switch pr.Code {
-		case pmu.ProblemMultiplexed:
-			continue
+		case pmu.ProblemNoWorkEvent, pmu.ProblemECoreUnmeasured, pmu.ProblemEncode:
+			code = roofline.FlagMissingCounter
 		case pmu.ProblemUnverified, pmu.ProblemKernelAlias:
 			code = roofline.FlagUnverified
 		case pmu.ProblemNoTrafficPMU:
 			code = roofline.FlagNoUncore
 		default:
-			code = roofline.FlagMissingCounter
+			// Multiplexing is flagged from the counts themselves; the rest
+			// (permissions, the NMI watchdog, eBPF) is for the doctor, and
+			// what it costs here shows in the checks below or the counts.
+			continue
 		}
 		notes = append(notes, roofline.Flag{Code: code, Message: pr.String()})
 	}
-	if !d.Traffic.Usable {
+	if !d.Traffic.Usable && !slices.ContainsFunc(notes, func(f roofline.Flag) bool { return f.Code == roofline.FlagNoUncore }) {
 		notes = append(notes, roofline.Flag{Code: roofline.FlagNoUncore,
 			Message: fmt.Sprintf("DRAM traffic not counted (%v): work and GFLOP/s are reported, intensity is unknown", d.Traffic.Err)})
 	}

@@ -282,3 +282,63 @@ func TestRunMeasuresTheIdleBaselineOnlyWithTrafficCounters(t *testing.T) {
 		}
 	}
 }
+
+// On captured machines, Run turns per-event counts into W and Q with the
+// catalogue's weights, summing every memory-controller box and socket.
+func TestRunOnCapturedMachinesWeighsCountsWithTheCatalogue(t *testing.T) {
+	tests := []struct {
+		machine string
+		// counts by event name (per box for traffic events)
+		counts      map[string]uint64
+		work, read  float64
+		write       float64
+		byPrecision map[string]float64
+		noUncore    bool
+	}{
+		{machine: "skylake-sp",
+			counts: map[string]uint64{"FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE": 1, "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE": 1,
+				"cas_count_read": 10, "cas_count_write": 5},
+			work: 8 + 16, byPrecision: map[string]float64{roofline.Double: 8, roofline.Single: 16},
+			read: 6 * 10 * 64, write: 6 * 5 * 64},
+		{machine: "zen5",
+			counts: map[string]uint64{"RETIRED_SSE_AVX_FLOPS_ALL_DP_PACKED": 100, "RETIRED_SSE_AVX_FLOPS_ALL_SP_SCALAR": 3,
+				"umc_cas_cmd.rd": 2, "umc_cas_cmd.wr": 1},
+			work: 103, byPrecision: map[string]float64{roofline.Double: 100, roofline.Single: 3},
+			read: 12 * 2 * 64, write: 12 * 1 * 64},
+		{machine: "neoverse-v2", counts: map[string]uint64{}, noUncore: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.machine, func(t *testing.T) {
+			res, err := resolveOn(t, tt.machine, Config{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := outcome{wall: time.Second, counts: make([]pmu.Count, len(res.specs))}
+			for i, s := range res.specs {
+				o.counts[i] = full(tt.counts[s.event.Name])
+			}
+			f := &fakeDeps{res: res, outs: []outcome{o}}
+			p, err := run(context.Background(), Config{Command: []string{"k"}}, f.deps())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.WorkFlops == nil || *p.WorkFlops != tt.work {
+				t.Errorf("W = %v, want %v", deref(p.WorkFlops), tt.work)
+			}
+			for k, v := range tt.byPrecision {
+				if p.WorkByPrecision[k] != v {
+					t.Errorf("W[%s] = %v, want %v", k, p.WorkByPrecision[k], v)
+				}
+			}
+			if tt.noUncore {
+				if p.TrafficBytes != nil || p.Intensity != nil || !hasFlag(p, roofline.FlagNoUncore, "") || p.GFlops == nil {
+					t.Errorf("Q %v I %v GFLOP/s %v flags %+v: want W and GFLOP/s, Q and intensity unknown and flagged", deref(p.TrafficBytes), deref(p.Intensity), deref(p.GFlops), p.Flags)
+				}
+				return
+			}
+			if *p.ReadBytes != tt.read || *p.WriteBytes != tt.write || *p.TrafficBytes != tt.read+tt.write {
+				t.Errorf("read %v write %v Q %v, want %v + %v", *p.ReadBytes, *p.WriteBytes, *p.TrafficBytes, tt.read, tt.write)
+			}
+		})
+	}
+}
