@@ -76,16 +76,25 @@ const (
 // opening anything, as for a tree captured on another machine. An unreadable
 // or partial tree is an error.
 func Diagnose(sysfs, procfs fs.FS) (Diagnosis, error) {
-	return diagnose(sysfs, procfs, false)
+	return diagnose(sysfs, procfs, nil)
 }
 
 // DiagnoseLive inspects this machine (/sys and /proc) and probes its events
 // by opening each one once.
 func DiagnoseLive() (Diagnosis, error) {
-	return diagnose(os.DirFS("/sys"), os.DirFS("/proc"), true)
+	return diagnose(os.DirFS("/sys"), os.DirFS("/proc"), &prober{event: Probe, bpf: haveBPFKprobe})
 }
 
-func diagnose(sysfs, procfs fs.FS, live bool) (Diagnosis, error) {
+// prober opens things on the live machine; tests substitute it.
+type prober struct {
+	event func(Event) error
+	bpf   func() error
+}
+
+// diagnose reads the trees and, when probe is not nil, opens events on this
+// machine.
+func diagnose(sysfs, procfs fs.FS, probe *prober) (Diagnosis, error) {
+	live := probe != nil
 	m, err := readMachine(sysfs, procfs)
 	if err != nil {
 		return Diagnosis{}, err
@@ -108,9 +117,9 @@ func diagnose(sysfs, procfs fs.FS, live bool) (Diagnosis, error) {
 		d.CapEff, d.CapsKnown = c, true
 	}
 
-	d.Work = d.workCheck()
-	d.Traffic = d.trafficCheck()
-	d.Uprobes = d.uprobeCheck(m.pmus)
+	d.Work = d.workCheck(probe)
+	d.Traffic = d.trafficCheck(probe)
+	d.Uprobes = d.uprobeCheck(m.pmus, probe)
 	return d, nil
 }
 
@@ -140,7 +149,7 @@ func (d Diagnosis) privileged() bool {
 	return d.CapsKnown && d.CapEff&(1<<capPerfmon|1<<capSysAdmin) != 0
 }
 
-func (d *Diagnosis) workCheck() Check {
+func (d *Diagnosis) workCheck(probe *prober) Check {
 	c := Check{}
 	if err := d.Plan.Err(); err != nil {
 		c.Err = err
@@ -160,8 +169,9 @@ func (d *Diagnosis) workCheck() Check {
 	}
 	if d.Live {
 		c.Probed = true
-		if err := probeAll(workEvents(d.Plan)); err != nil {
+		if err := probeAll(probe.event, workEvents(d.Plan)); err != nil {
 			c.Err = err
+			d.Problems = append(d.Problems, probeProblem(err, false))
 			return c
 		}
 	}
@@ -169,7 +179,7 @@ func (d *Diagnosis) workCheck() Check {
 	return c
 }
 
-func (d *Diagnosis) trafficCheck() Check {
+func (d *Diagnosis) trafficCheck(probe *prober) Check {
 	c := Check{}
 	if !d.Plan.TrafficUsable() {
 		switch {
@@ -200,8 +210,9 @@ func (d *Diagnosis) trafficCheck() Check {
 		for _, t := range d.Plan.Traffic {
 			evs = append(evs, t.Event)
 		}
-		if err := probeAll(evs); err != nil {
+		if err := probeAll(probe.event, evs); err != nil {
 			c.Err = err
+			d.Problems = append(d.Problems, probeProblem(err, true))
 			return c
 		}
 	}
@@ -209,14 +220,14 @@ func (d *Diagnosis) trafficCheck() Check {
 	return c
 }
 
-func (d *Diagnosis) uprobeCheck(pmus PMUs) Check {
+func (d *Diagnosis) uprobeCheck(pmus PMUs, probe *prober) Check {
 	if pmus["uprobe"] == nil {
 		return Check{Err: fmt.Errorf("no uprobe PMU in sysfs: %w", ErrNotSupported)}
 	}
 	c := Check{Detail: "uprobe PMU present"}
 	if d.Live {
 		c.Probed = true
-		if err := haveBPFKprobe(); err != nil {
+		if err := probe.bpf(); err != nil {
 			c.Err = err
 			if d.CapsKnown && d.CapEff&(1<<capBPF|1<<capSysAdmin) == 0 {
 				d.Problems = append(d.Problems, Problem{
@@ -250,10 +261,24 @@ func countEvents(n int, pmus []string) string {
 	return fmt.Sprintf("%d %s on %s", n, noun, strings.Join(pmus, ", "))
 }
 
+// probeProblem explains an event that resolved but did not open.
+func probeProblem(err error, systemWide bool) Problem {
+	pr := Problem{Code: ProblemProbe, What: fmt.Sprintf("an event rprof needs does not open here: %v", err)}
+	switch {
+	case errors.Is(err, ErrPermission) && systemWide:
+		pr.Fix = "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root"
+	case errors.Is(err, ErrPermission):
+		pr.Fix = "sysctl kernel.perf_event_paranoid=2, or setcap cap_perfmon+ep $(command -v rprof)"
+	case errors.Is(err, ErrNotSupported):
+		pr.Fix = "use a kernel whose perf driver supports this CPU (rprof events shows the encoding tried)"
+	}
+	return pr
+}
+
 // probeAll opens each event once; the first failure is returned.
-func probeAll(evs []Event) error {
+func probeAll(probe func(Event) error, evs []Event) error {
 	for _, ev := range evs {
-		if err := Probe(ev); err != nil {
+		if err := probe(ev); err != nil {
 			return err
 		}
 	}

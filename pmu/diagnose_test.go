@@ -181,3 +181,93 @@ func TestDiagnoseLiveMatchesOpeningAnEvent(t *testing.T) {
 		t.Errorf("an instructions counter opens here, but the diagnosis finds no hardware PMU in sysfs")
 	}
 }
+
+// TestDiagnoseProbesEveryEventOnTheLiveMachine runs the live path on a
+// server tree with a fake prober, since this machine has no PMU to open.
+func TestDiagnoseProbesEveryEventOnTheLiveMachine(t *testing.T) {
+	refuseUncore := func(ev Event) error {
+		if ev.SystemWide() {
+			return &EventError{Event: ev.Name, PMU: ev.PMU, CPU: ev.CPUs[0], Err: &PermissionError{Event: ev.Name, SystemWide: true, Paranoid: 2}}
+		}
+		return nil
+	}
+	absent := func(Event) error { return &EventError{Event: "x", CPU: -1, Err: ErrNotSupported} }
+	tests := []struct {
+		name          string
+		event         func(Event) error
+		bpf           error
+		work, traffic error // nil: usable
+		fix           string
+	}{
+		{"everything opens", func(Event) error { return nil }, nil, nil, nil, ""},
+		{"uncore refused", refuseUncore, nil, nil, ErrPermission, "setcap cap_perfmon+ep"},
+		{"kernel lacks the events", absent, nil, ErrNotSupported, ErrNotSupported, "kernel"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var opened []string
+			event := func(ev Event) error {
+				opened = append(opened, ev.PMU+"/"+ev.Name)
+				return tt.event(ev)
+			}
+			sysfs, _ := machineFS(t, "zen4")
+			d, err := diagnose(sysfs, withProc(t, 0, 0), &prober{event: event, bpf: func() error { return tt.bpf }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !d.Live || !d.Work.Probed {
+				t.Errorf("live %v, work probed %v", d.Live, d.Work.Probed)
+			}
+			for _, c := range []struct {
+				name string
+				got  Check
+				want error
+			}{{"work", d.Work, tt.work}, {"traffic", d.Traffic, tt.traffic}} {
+				if c.want == nil && !c.got.Usable || c.want != nil && (c.got.Usable || !errors.Is(c.got.Err, c.want)) {
+					t.Errorf("%s: usable %v err %v, want err %v", c.name, c.got.Usable, c.got.Err, c.want)
+				}
+			}
+			if tt.work == nil && tt.traffic == nil && len(opened) != len(d.Plan.Work)+len(d.Plan.Traffic) {
+				t.Errorf("opened %d events, want every one of the plan's %d", len(opened), len(d.Plan.Work)+len(d.Plan.Traffic))
+			}
+			if tt.fix != "" {
+				found := false
+				for _, p := range d.Problems {
+					found = found || p.Code == ProblemProbe && strings.Contains(p.Fix, tt.fix)
+				}
+				if !found {
+					t.Errorf("no probe problem with a fix mentioning %q: %v", tt.fix, d.Problems)
+				}
+			}
+			if d.Uprobes.Usable || d.Uprobes.Probed {
+				t.Errorf("uprobes %+v: the zen4 tree has no uprobe PMU, so there is nothing to probe", d.Uprobes)
+			}
+		})
+	}
+}
+
+func TestDiagnoseProbesEBPFWhereTheUprobePMUExists(t *testing.T) {
+	sysfs, _ := machineFS(t, "vm-zen5")
+	noEvents := func(Event) error { t.Error("no event should be opened on a machine without PMU"); return nil }
+	for _, tt := range []struct {
+		name   string
+		bpf    error
+		usable bool
+	}{
+		{"loads", nil, true},
+		{"refused", fmt.Errorf("load an eBPF kprobe program: %w", ErrPermission), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := diagnose(sysfs, withProc(t, 2, 0), &prober{event: noEvents, bpf: func() error { return tt.bpf }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Uprobes.Usable != tt.usable || !d.Uprobes.Probed {
+				t.Errorf("uprobes %+v, want usable %v and probed", d.Uprobes, tt.usable)
+			}
+			if !tt.usable && countCode(d.Problems, ProblemBPF) != 1 {
+				t.Errorf("no bpf problem with the setcap fix: %v", d.Problems)
+			}
+		})
+	}
+}

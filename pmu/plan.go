@@ -101,6 +101,7 @@ const (
 	ProblemNMIWatchdog     = "nmi-watchdog"
 	ProblemParanoid        = "paranoid"
 	ProblemBPF             = "bpf"
+	ProblemProbe           = "probe"
 )
 
 // String is the problem as one line: what, then the fix.
