@@ -301,24 +301,47 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 	c.FillText(xl, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Min.Y - below + xl.FontExtents().Descent}, xAxisTitle)
 
 	// Bandwidth roofs: along the line, starting a little right of its
-	// left end.
+	// left end. The lines are parallel; a label is moved along its line
+	// past the labels of lines closer than a text line.
+	type span struct {
+		value  float64
+		x0, x1 vg.Length
+	}
+	var spans []span
 	for _, b := range l.s.bandwidth {
 		x0, y0 := trX(b.from), trY(b.value*b.from)
 		x1, y1 := trX(b.to), trY(b.value*b.to)
 		angle := math.Atan2(float64(y1-y0), float64(x1-x0))
+		sin, cos := vg.Length(math.Sin(angle)), vg.Length(math.Cos(angle))
+		text := b.label("GB/s")
 		st := sty
 		st.Color = bandwidthColors[b.color%len(bandwidthColors)]
 		st.Rotation = angle
-		sin, cos := vg.Length(math.Sin(angle)), vg.Length(math.Cos(angle))
-		at := vg.Point{X: x0 + 2*pad*cos - pad/2*sin, Y: y0 + 2*pad*sin + pad/2*cos}
-		c.FillText(st, at, b.label("GB/s"))
+		run := st.Width(text) * cos // the label's extent across
+		start := x0 + 2*pad*cos
+		for moved := true; moved; {
+			moved = false
+			for _, sp := range spans {
+				// Vertical distance of the two lines, perpendicular
+				// to them.
+				gapY := vg.Length(math.Abs(float64(trY(b.value*xAt(p, c, start))-trY(sp.value*xAt(p, c, start))))) * cos
+				if gapY < lineH && start < sp.x1+pad && sp.x0 < start+run {
+					start, moved = sp.x1+2*pad, true
+				}
+			}
+		}
+		spans = append(spans, span{value: b.value, x0: start, x1: start + run})
+		y := trY(b.value * xAt(p, c, start))
+		c.FillText(st, vg.Point{X: start - pad/2*sin, Y: y + pad/2*cos}, text)
 	}
 
-	// Ridge points: a cross on the peak roof and the intensity below it.
+	// Ridge points: a cross on the peak roof and the intensity below it,
+	// a line lower when it would overlap the previous ridge's.
 	rs := sty
 	rs.Color = ridgeColor
 	rs.Font.Size = vg.Points(7)
 	rh := rs.FontExtents().Height
+	var ridgeLabels []vg.Rectangle
 	for _, rd := range l.s.ridges {
 		pt := vg.Point{X: trX(rd.intensity), Y: trY(rd.gflops)}
 		if !c.Contains(pt) {
@@ -327,10 +350,16 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 		c.DrawGlyph(ridgeGlyph(), pt)
 		text := FormatValue(rd.intensity)
 		w := rs.Width(text)
-		at := vg.Point{X: pt.X - w/2, Y: pt.Y - pad - 1 - rh}
-		c.FillText(rs, at, text)
-		taken = append(taken, vg.Rectangle{Min: at, Max: vg.Point{X: at.X + w, Y: at.Y + rh}})
+		box := vg.Rectangle{Min: vg.Point{X: pt.X - w/2, Y: pt.Y - pad - 1 - rh}}
+		box.Max = vg.Point{X: box.Min.X + w, Y: box.Min.Y + rh}
+		for slices.ContainsFunc(ridgeLabels, func(r vg.Rectangle) bool { return overlaps(box, r) }) {
+			box.Min.Y -= rh
+			box.Max.Y -= rh
+		}
+		c.FillText(rs, box.Min, text)
+		ridgeLabels = append(ridgeLabels, box)
 	}
+	taken = append(taken, ridgeLabels...)
 
 	taken = append(taken, markers...)
 	gap := vg.Points(7)
@@ -385,6 +414,12 @@ func freeBox(area vg.Rectangle, taken []vg.Rectangle, m vg.Point, w, h, gap vg.L
 
 func overlaps(a, b vg.Rectangle) bool {
 	return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
+}
+
+// xAt is the intensity at canvas position x of the data area.
+func xAt(p *plot.Plot, c draw.Canvas, x vg.Length) float64 {
+	lo, hi := math.Log10(p.X.Min), math.Log10(p.X.Max)
+	return math.Pow(10, lo+float64((x-c.Min.X)/(c.Max.X-c.Min.X))*(hi-lo))
 }
 
 func labelStyle(p *plot.Plot, size float64) text.Style {

@@ -78,16 +78,15 @@ func (g *textGrid) set(col, row int, c byte) bool {
 func (s *scene) writeText(w io.Writer) {
 	g := newTextGrid(s)
 	// Bandwidth roofs first, so that compute roofs stay unbroken lines.
-	bwStart := make([][2]int, len(s.bandwidth))
+	bwCells := make([][][2]int, len(s.bandwidth))
 	for i, b := range s.bandwidth {
-		bwStart[i] = [2]int{-1, -1}
 		for col := g.col(b.from); col <= g.col(b.to); col++ {
 			x := g.x(col)
 			if x < b.from*0.999 || x > b.to*1.001 {
 				continue
 			}
-			if row := g.row(b.value * x); g.set(col, row, '/') && bwStart[i][0] < 0 {
-				bwStart[i] = [2]int{col, row}
+			if row := g.row(b.value * x); g.set(col, row, '/') {
+				bwCells[i] = append(bwCells[i], [2]int{col, row})
 			}
 		}
 	}
@@ -127,7 +126,13 @@ func (s *scene) writeText(w io.Writer) {
 		tag++
 	}
 	for i, b := range s.bandwidth {
-		g.set(bwStart[i][0], bwStart[i][1], tag)
+		// The first cell of the line not tagged by a close roof.
+		for _, cell := range bwCells[i] {
+			if !isTag(g.cells[cell[1]][cell[0]]) {
+				g.set(cell[0], cell[1], tag)
+				break
+			}
+		}
 		key = append(key, fmt.Sprintf("  %c  %s", tag, b.label("GB/s")))
 		tag++
 	}
