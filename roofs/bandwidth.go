@@ -107,7 +107,7 @@ func interval(e stats.Estimate) roofline.Interval {
 }
 
 // bandwidthBudget bounds one size's iteration loop.
-const bandwidthBudget = 150 * time.Millisecond
+const bandwidthBudget = 50 * time.Millisecond
 
 // measureBandwidth sweeps every kernel over the same working-set sizes and
 // reads the levels' ceilings from the envelope, the best kernel at each

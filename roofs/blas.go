@@ -71,7 +71,7 @@ func LoadBLAS(path string) (*BLAS, error) {
 func openBLAS(path string) (*BLAS, error) {
 	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
-		return nil, fmt.Errorf("load BLAS %s: %w", path, err)
+		return nil, fmt.Errorf("load BLAS: %w", err)
 	}
 	if _, err := purego.Dlsym(lib, "cblas_dgemm"); err != nil {
 		return nil, fmt.Errorf("load BLAS %s: no cblas_dgemm: %w", path, err)

@@ -213,6 +213,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 	}
+	noteAboveTheory(rep, freq.GHz)
 	if o.NoDGEMM {
 		rep.DGEMMSkipped = "not asked for (--no-dgemm)"
 	} else if err := measureDGEMM(ctx, o, rep, t, scopes); err != nil {
@@ -235,6 +236,28 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// noteAboveTheory flags roofs above their theoretical peak once, with the
+// clock they imply: the usual cause is a nominal clock below the real one
+// (VMs show the host's base clock in /proc/cpuinfo).
+func noteAboveTheory(rep *Report, ghz float64) {
+	lo, hi, n := 0.0, 0.0, 0
+	for _, c := range rep.Roofs.Compute {
+		if c.TheoreticalGFlops == 0 || c.GFlops <= c.TheoreticalGFlops*1.02 {
+			continue
+		}
+		r := c.GFlops / c.TheoreticalGFlops
+		if n == 0 || r < lo {
+			lo = r
+		}
+		hi = max(hi, r)
+		n++
+	}
+	if n > 0 {
+		rep.flag(FlagAboveTheory, fmt.Sprintf("%d compute roofs are %.0f%% to %.0f%% of their theoretical peak at %.3g GHz: the cores ran at about %.2g to %.2g GHz, above the clock the peaks use",
+			n, 100*lo, 100*hi, ghz, lo*ghz, hi*ghz))
+	}
 }
 
 func (r *Report) flag(code, msg string) {
@@ -267,6 +290,10 @@ func Scopes(topo pmu.Topology, threads []int) ([][]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	return scopes(topo, allowed, threads)
+}
+
+func scopes(topo pmu.Topology, allowed, threads []int) ([][]int, error) {
 	var cores []int
 	for _, sib := range topo.SMTSiblings {
 		for _, c := range sib {
@@ -291,17 +318,17 @@ func Scopes(topo pmu.Topology, threads []int) ([][]int, error) {
 			}
 		}
 	}
-	var scopes [][]int
+	var out [][]int
 	for _, n := range threads {
 		if n < 1 {
 			return nil, fmt.Errorf("thread scope %d: want at least 1", n)
 		}
 		if n > len(cores) {
-			return nil, fmt.Errorf("thread scope %d: this machine lets rprof use %d cores (%d CPUs): %w", n, len(cores), len(allowed), ErrThreads)
+			return nil, fmt.Errorf("thread scope %d: rprof may use %d cores here (%d CPUs): %w", n, len(cores), len(allowed), ErrThreads)
 		}
-		scopes = append(scopes, cores[:n])
+		out = append(out, cores[:n])
 	}
-	return scopes, nil
+	return out, nil
 }
 
 func machine(cpu pmu.CPUInfo, topo pmu.Topology, procfs fs.FS) roofline.Machine {

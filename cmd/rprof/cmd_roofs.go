@@ -100,6 +100,11 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	case *invocations < 0:
 		return usagef("--invocations %d: want a positive count", *invocations)
 	}
+	if *blas != "" {
+		if _, err := roofs.LoadBLAS(*blas); err != nil {
+			return usagef("--blas: %v", err)
+		}
+	}
 	path := *out
 	if path == "" {
 		if path, err = roofline.DefaultRoofsPath(); err != nil {

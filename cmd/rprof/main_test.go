@@ -1,21 +1,27 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"testing"
 
 	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/roofs"
 )
 
 // TestMain lets the test binary play the roles the rprof binary plays for
 // itself: the launcher of `rprof run` (which re-executes os.Executable),
-// and the test targets of cmd_run_test.go.
+// the test targets of cmd_run_test.go, and the worker processes of
+// `rprof roofs`.
 func TestMain(m *testing.M) {
 	if measure.IsLauncher(os.Args) {
 		measure.Launch(os.Args)
 	}
 	runtime.UnlockOSThread()
+	if len(os.Args) > 1 && os.Args[1] == roofs.WorkerArg {
+		os.Exit(roofs.Worker(context.Background(), os.Stdin, os.Stdout))
+	}
 	if len(os.Args) > 1 && os.Args[1] == testTargetArg {
 		os.Exit(testTarget(os.Args[2:]))
 	}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/roofline"
+)
+
+func TestRoofsRejectsBadInputInOneLine(t *testing.T) {
+	const dir = "testdata/roofs/"
+	out := filepath.Join(t.TempDir(), "roofs.json")
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"threads-zero", []string{"--threads", "0", "-o", out}, exitUsage},
+		{"threads-not-a-list", []string{"--threads", "one,two", "-o", out}, exitUsage},
+		{"fixed-negative", []string{"--fixed", "-3", "-o", out}, exitUsage},
+		{"fixed-and-quick", []string{"--fixed", "5", "--quick", "-o", out}, exitUsage},
+		{"unknown-method", []string{"--method", "mode", "-o", out}, exitUsage},
+		{"unknown-order", []string{"--order", "random", "-o", out}, exitUsage},
+		{"unknown-dgemm-space", []string{"--dgemm-space", "huge", "-o", out}, exitUsage},
+		{"blas-arch-in-process", []string{"--blas-arch", "SkylakeX", "--in-process", "-o", out}, exitUsage},
+		{"missing-blas", []string{"--blas", "/nonexistent/libopenblas.so.0", "-o", out}, exitUsage},
+		{"extra-argument", []string{"-o", out, "now"}, exitUsage},
+		{"unwritable-output", []string{"-o", dir + "not-a-dir/roofs.json"}, exitFailure},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := rprofCLI(t, append([]string{"roofs"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr: %s", code, tt.code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if n := strings.Count(stderr, "\n"); n > 2 {
+				t.Errorf("error takes %d lines (want one, plus usage): %q", n, stderr)
+			}
+			testutil.Golden(t, dir+tt.name+".stderr", []byte(stderr))
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was written", out)
+			}
+		})
+	}
+}
+
+func TestRoofsThreadsBeyondTheMachineIsAUsageError(t *testing.T) {
+	code, _, stderr := rprofCLI(t, "roofs", "--threads", "1,100000", "-o", filepath.Join(t.TempDir(), "r.json"))
+	if code != exitUsage || !strings.Contains(stderr, "thread scope 100000: rprof may use") {
+		t.Errorf("exit %d, stderr %q; want a usage error naming the scope", code, stderr)
+	}
+}
+
+// TestRoofsQuickWritesADocument runs the quick roof set on one thread with
+// worker processes (this test binary plays the worker, see TestMain).
+func TestRoofsQuickWritesADocument(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures for several seconds")
+	}
+	out := filepath.Join(t.TempDir(), "sub", "roofs.json")
+	code, stdout, stderr := rprofCLI(t, "roofs", "--quick", "--threads", "1", "--dgemm-space", "quick", "-o", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("stdout %q, want nothing (the table goes to stderr)", stdout)
+	}
+	r, err := roofline.ReadRoofs(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Compute) == 0 || len(r.Bandwidth) == 0 {
+		t.Fatalf("document has %d compute and %d bandwidth roofs", len(r.Compute), len(r.Bandwidth))
+	}
+	for _, c := range r.Compute {
+		if !(c.GFlops > 0) || c.CI.Lo > c.GFlops || c.CI.Hi < c.GFlops || c.Threads != 1 {
+			t.Errorf("compute roof %+v: want a positive rate inside its interval on 1 thread", c)
+		}
+	}
+	for _, b := range r.Bandwidth {
+		if !(b.GBytesPerS > 0) || b.WorkingSetBytes <= 0 || b.Kernel == "" {
+			t.Errorf("bandwidth roof %+v: want a rate, a working set and a kernel", b)
+		}
+	}
+	if r.Tuning.Configurations == 0 || r.Tuning.Evaluations == 0 || len(r.Tuning.StopReasons) == 0 {
+		t.Errorf("tuning %+v: want the search summarised", r.Tuning)
+	}
+	if r.DGEMM == nil && !strings.Contains(stderr, "DGEMM skipped") {
+		t.Errorf("no DGEMM roof and no word why:\n%s", stderr)
+	}
+	for _, want := range []string{"roof", "GFLOP/s", "GB/s", "DRAM", "wrote " + out} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("table lacks %q:\n%s", want, stderr)
+		}
+	}
+}

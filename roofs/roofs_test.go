@@ -1,0 +1,230 @@
+package roofs
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs/kernels"
+)
+
+func TestScopesPickOneCPUPerCoreAndRejectTooMany(t *testing.T) {
+	// Two sockets of two cores with SMT: CPUs 0-3 on socket 0 (siblings
+	// 0/4, 1/5 ...), as Linux numbers them.
+	smt := pmu.Topology{Sockets: 2, Cores: 4, Threads: 8, SMTSiblings: [][]int{{0, 4}, {1, 5}, {2, 6}, {3, 7}}}
+	vm := pmu.Topology{Sockets: 1, Cores: 2, Threads: 2, SMTSiblings: [][]int{{0}, {1}}}
+	tests := []struct {
+		name    string
+		topo    pmu.Topology
+		allowed []int
+		threads []int
+		want    [][]int
+		wantErr error
+	}{
+		{"2-core VM: 1 and 2 threads", vm, []int{0, 1}, nil, [][]int{{0}, {0, 1}}, nil},
+		{"two sockets: 1, one socket, all", smt, []int{0, 1, 2, 3, 4, 5, 6, 7}, nil, [][]int{{0}, {0, 1}, {0, 1, 2, 3}}, nil},
+		{"taskset narrows the cores", smt, []int{2, 3, 6, 7}, nil, [][]int{{2}, {2, 3}}, nil},
+		{"explicit list", smt, []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{3}, [][]int{{0, 1, 2}}, nil},
+		{"beyond the machine", vm, []int{0, 1}, []int{4}, nil, ErrThreads},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := scopes(tt.topo, tt.allowed, tt.threads)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if !slices.EqualFunc(got, tt.want, slices.Equal) {
+				t.Errorf("scopes = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTheoreticalGFlops(t *testing.T) {
+	zen4 := FPUnits{FMAUnits: 2, Bits: 256}
+	zen5 := FPUnits{FMAUnits: 2, Bits: 512}
+	tests := []struct {
+		name      string
+		u         FPUnits
+		threads   int
+		isa, prec string
+		fma       bool
+		want      float64
+	}{
+		{"zen5 avx512 fp64: 8 lanes x 2 pipes x 2", zen5, 1, "avx512", "fp64", true, 3 * 8 * 2 * 2},
+		{"zen4 splits avx512 into 256-bit halves", zen4, 1, "avx512", "fp64", true, 3 * 4 * 2 * 2},
+		{"fp32 doubles the lanes", zen5, 2, "avx512", "fp32", true, 3 * 2 * 16 * 2 * 2},
+		{"scalar is one lane", zen5, 1, "scalar", "fp32", true, 3 * 1 * 2 * 2},
+		{"mul+add has no theoretical peak here", zen5, 1, "avx512", "fp64", false, 0},
+		{"unknown microarchitecture", FPUnits{}, 1, "avx2", "fp64", true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := TheoreticalGFlops(tt.u, 3, tt.threads, tt.isa, tt.prec, tt.fma); got != tt.want {
+				t.Errorf("= %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEveryPeakTableEntryNamesItsSource(t *testing.T) {
+	for arch, u := range fpUnits {
+		if u.Source == "" || (!u.Verified && !strings.Contains(u.Source, "UNVERIFIED")) {
+			t.Errorf("%s: source %q must be given, and marked UNVERIFIED unless verified", arch, u.Source)
+		}
+	}
+}
+
+func TestDGEMMSpaces(t *testing.T) {
+	tests := []struct {
+		name string
+		want int
+	}{{"seed", 96}, {"default", 9}, {"", 9}, {"quick", 2}}
+	for _, tt := range tests {
+		space, err := DGEMMSpace(tt.name)
+		if err != nil || len(space) != tt.want {
+			t.Errorf("DGEMMSpace(%q) = %d shapes, %v; want %d", tt.name, len(space), err, tt.want)
+		}
+		for i := 1; i < len(space); i++ {
+			if DgemmFlops(space[i].N, space[i].M, space[i].K) < DgemmFlops(space[i-1].N, space[i-1].M, space[i-1].K) {
+				t.Errorf("%q: %v before %v is not smallest work first", tt.name, space[i-1], space[i])
+			}
+		}
+	}
+	if _, err := DGEMMSpace("huge"); err == nil {
+		t.Error(`DGEMMSpace("huge") succeeded`)
+	}
+}
+
+func TestNominalFrequency(t *testing.T) {
+	cpuinfo := "processor\t: 0\ncpu MHz\t\t: 2596.134\n\nprocessor\t: 1\ncpu MHz\t\t: 2400.000\n"
+	tests := []struct {
+		name       string
+		sys, proc  fstest.MapFS
+		wantGHz    float64
+		wantSource string
+	}{
+		{"cpufreq max wins", fstest.MapFS{"devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq": {Data: []byte("3700000\n")}},
+			fstest.MapFS{"cpuinfo": {Data: []byte(cpuinfo)}}, 3.7, "cpufreq"},
+		{"VM without cpufreq uses cpuinfo", fstest.MapFS{}, fstest.MapFS{"cpuinfo": {Data: []byte(cpuinfo)}}, 2.596134, "cpu MHz"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := nominalFrequency(tt.sys, tt.proc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(f.GHz-tt.wantGHz) > 1e-9 || !strings.Contains(f.Source, tt.wantSource) {
+				t.Errorf("= %+v, want %v GHz from %s", f, tt.wantGHz, tt.wantSource)
+			}
+		})
+	}
+	if _, err := nominalFrequency(fstest.MapFS{}, fstest.MapFS{"cpuinfo": {Data: []byte("processor : 0\n")}}); err == nil {
+		t.Error("a cpuinfo without cpu MHz gave a frequency")
+	}
+	if mhz, err := cpuinfoMHz(cpuinfo, 1); err != nil || mhz != 2400 {
+		t.Errorf("cpuinfoMHz(cpu 1) = %v, %v; want 2400", mhz, err)
+	}
+}
+
+func TestWidestKernelsAreKept(t *testing.T) {
+	comp := []kernels.Compute{
+		{Name: "sse-fma-fp64", ISA: "sse", Precision: "fp64", FMA: true},
+		{Name: "avx2-fma-fp64", ISA: "avx2", Precision: "fp64", FMA: true},
+		{Name: "avx2-muladd-fp64", ISA: "avx2", Precision: "fp64"},
+		{Name: "sse-fma-fp32", ISA: "sse", Precision: "fp32", FMA: true},
+	}
+	var names []string
+	for _, k := range widestFMA(comp) {
+		names = append(names, k.Name)
+	}
+	if want := []string{"avx2-fma-fp64", "sse-fma-fp32"}; !slices.Equal(names, want) {
+		t.Errorf("widestFMA = %v, want %v", names, want)
+	}
+	bw := []kernels.Bandwidth{{Name: "triad", ISA: "avx2"}, {Name: "triad", ISA: "avx512"}, {Name: "load", ISA: "avx2"}}
+	names = nil
+	for _, k := range widestBandwidth(bw) {
+		names = append(names, k.ISA+" "+k.Name)
+	}
+	if want := []string{"avx512 triad", "avx2 load"}; !slices.Equal(names, want) {
+		t.Errorf("widestBandwidth = %v, want %v", names, want)
+	}
+}
+
+func TestMissingBLASSkipsDGEMMWithTheFix(t *testing.T) {
+	saved := blasCandidates
+	blasCandidates = []string{"/nonexistent/libopenblas.so.0"}
+	defer func() { blasCandidates = saved }()
+	rep := &Report{}
+	err := measureDGEMM(context.Background(), Options{}, rep, &tally{tuning: &roofline.Tuning{StopReasons: map[string]int{}}}, [][]int{{0}})
+	var skip *dgemmSkip
+	if !errors.As(err, &skip) || !strings.Contains(skip.why, "apt-get install libopenblas0-pthread") {
+		t.Errorf("err = %v, want a skip that names the package to install", err)
+	}
+}
+
+func TestSlowDGEMMAdviceNamesTheFix(t *testing.T) {
+	fma := &roofline.ComputeRoof{Name: "avx512-fma-fp64", GFlops: 116, Threads: 1}
+	tests := []struct {
+		lib, want string
+	}{
+		{"OpenBLAS", "OPENBLAS_CORETYPE"},
+		{"BLIS", "BLIS_ARCH_TYPE"},
+		{"unknown", "may not have kernels for this CPU"},
+	}
+	for _, tt := range tests {
+		msg := slowAdvice(&BLAS{Library: tt.lib, CoreName: "Haswell"}, 56, fma)
+		if !strings.Contains(msg, tt.want) || !strings.Contains(msg, "48%") {
+			t.Errorf("%s: %q should give the share (48%%) and mention %s", tt.lib, msg, tt.want)
+		}
+	}
+}
+
+func TestWorkerRunsAComputeJob(t *testing.T) {
+	ok, _ := kernels.ComputeKernels()
+	if len(ok) == 0 {
+		t.Skip("no compute kernels on this architecture")
+	}
+	job := `{"kind":"compute","cpus":[0],"kernel":"` + ok[0].Name + `","iters":4096,"inner":{"MaxCount":5,"Confidence":0.99,"Method":"median"}}`
+	var out strings.Builder
+	if code := Worker(context.Background(), strings.NewReader(job), &out); code != 0 {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	if !strings.Contains(out.String(), `"reason":"max-count"`) {
+		t.Errorf("reply %s: want 5 samples stopped at max-count", out.String())
+	}
+}
+
+func TestWorkerRejectsBadJobs(t *testing.T) {
+	tests := []struct{ name, job, want string }{
+		{"not JSON", "{", "read job"},
+		{"unknown kind", `{"kind":"fft"}`, "unknown job kind"},
+		{"unknown kernel", `{"kind":"compute","cpus":[0],"kernel":"avx9-fma","iters":1}`, "no kernel"},
+		{"bad dgemm shape", `{"kind":"dgemm","cpus":[0],"n":0}`, "bad shape"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			if code := Worker(context.Background(), strings.NewReader(tt.job), &out); code == 0 || !strings.Contains(out.String(), tt.want) {
+				t.Errorf("exit %d, reply %s; want failure mentioning %q", code, out.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestInvocationsAddUpInTheTuningSummary(t *testing.T) {
+	tuning := roofline.Tuning{StopReasons: map[string]int{}}
+	tl := &tally{tuning: &tuning}
+	got := tl.add(stats.Result{Invocations: 2, Iterations: 30, Reason: stats.StopConverged},
+		stats.Result{Invocations: 1, Iterations: 3, Reason: stats.StopBelowBest}, stats.Result{})
+	if tuning.Configurations != 2 || tuning.Evaluations != 33 || tuning.StopReasons["converged"] != 1 || got[stats.StopBelowBest] != 1 {
+		t.Errorf("tuning = %+v, reasons %v", tuning, got)
+	}
+}
