@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rprof/rprof/internal/gate"
 	"github.com/rprof/rprof/measure"
@@ -280,8 +279,8 @@ func updateBaseline(e *env, path string, p *roofline.Point) error {
 	if err := roofline.WriteJSON(path, doc); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	fmt.Fprintf(e.stderr, "rprof gate: wrote baseline %s: %q, %s ± %s over %d repetitions\n",
-		path, p.Label, fmtSeconds(p.Seconds), relHalf(p), len(p.Samples.Seconds))
+	fmt.Fprintf(e.stderr, "rprof gate: wrote baseline %s: %q, %.4g s ± %s over %d repetitions\n",
+		path, p.Label, p.Seconds, relHalf(p), len(p.Samples.Seconds))
 	return nil
 }
 
@@ -290,10 +289,6 @@ func exitText(x roofline.Exit) string {
 		return "was killed by " + x.Signal
 	}
 	return fmt.Sprintf("exited with status %d", x.Code)
-}
-
-func fmtSeconds(s float64) string {
-	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
 }
 
 func relHalf(p *roofline.Point) string {
