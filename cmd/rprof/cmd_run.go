@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -165,16 +164,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	scope := "as asked with --threads"
-	cfg.RoofsPath = *roofsPath
-	if cfg.RoofsPath == "" {
-		if def, err := roofline.DefaultRoofsPath(); err == nil {
-			if _, err := os.Stat(def); err == nil {
-				cfg.RoofsPath = def
-			} else if !errors.Is(err, fs.ErrNotExist) {
-				return &exitError{code: exitInternal, err: fmt.Errorf("roofs: %w", err)}
-			}
-		}
+	roofsFile, err := roofsOrDefault(*roofsPath)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
 	}
+	cfg.RoofsPath = roofsFile
 	if cfg.Threads == 0 {
 		scope = fmt.Sprintf("the largest measured scope not above the %d online CPUs", measure.OnlineCPUs())
 	}

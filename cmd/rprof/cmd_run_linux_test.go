@@ -128,14 +128,18 @@ func maskedPoint(t *testing.T, path string) []byte {
 }
 
 func TestRunWritesAnAnalyticPoint(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "point.json")
+	dir := t.TempDir()
+	out, chartFile := filepath.Join(dir, "point.json"), filepath.Join(dir, "point.svg")
 	args := append([]string{"--work", "2e6", "--traffic", "1e6", "--repeat", "3", "--label", "analytic",
-		"--roofs", "testdata/run/roofs.json", "--threads", "2", "--json", out, "--"}, targetArgv(t, "exit", "0")...)
+		"--roofs", "testdata/run/roofs.json", "--threads", "2", "--json", out, "--plot", chartFile, "--"}, targetArgv(t, "exit", "0")...)
 	code, _, stderr := rprofRun(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	testutil.Golden(t, "testdata/run/analytic.json", maskedPoint(t, out))
+	if svg, err := os.ReadFile(chartFile); err != nil || !strings.Contains(string(svg), "<svg") {
+		t.Errorf("--plot wrote no SVG chart: %v", err)
+	}
 	for _, want := range []string{"analytic W and Q", "2.00 FLOP/B", "bound: memory (DRAM)", "analytic:"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stderr)
@@ -205,6 +209,7 @@ func TestRunRejectsBadInputWithOneLineAndNoDocument(t *testing.T) {
 	}{
 		{"empty command", []string{"--work", "1"}, exitUsage, "empty command"},
 		{"repeat 0", []string{"--work", "1", "--repeat", "0", ok}, exitUsage, "--repeat 0"},
+		{"chart format unknown", []string{"--work", "1", "--plot", filepath.Join(dir, "chart.gif"), ok}, exitUsage, "chart.gif"},
 		{"unparsable event", []string{"--work", "1", "-e", "cpu/event=0x3", ok}, exitUsage, `event "cpu/event=0x3"`},
 		{"target not found", []string{"--work", "1", filepath.Join(dir, "missing")}, exitNotFound, "not found"},
 		{"target not executable", []string{"--work", "1", notExec}, exitNoExec, "not executable"},
