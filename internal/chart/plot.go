@@ -172,7 +172,7 @@ func (s *scene) addPoints(p *plot.Plot) error {
 		entry("analytic (W, Q not counted)", glyphFor("", true, pointColor))
 	}
 	if used["flagged"] {
-		entry("flagged (see report)", glyphFor("", false, flaggedColor))
+		entry("flagged (!): see its flags", glyphFor("", false, flaggedColor))
 	}
 	if len(s.ridges) > 0 {
 		entry("ridge point", ridgeGlyph())
