@@ -82,13 +82,14 @@ func Diagnose(sysfs, procfs fs.FS) (Diagnosis, error) {
 // DiagnoseLive inspects this machine (/sys and /proc) and probes its events
 // by opening each one once.
 func DiagnoseLive() (Diagnosis, error) {
-	return diagnose(os.DirFS("/sys"), os.DirFS("/proc"), &prober{event: Probe, bpf: haveBPFKprobe})
+	return diagnose(os.DirFS("/sys"), os.DirFS("/proc"), &prober{event: Probe, hardware: HaveHardwareCounters, bpf: haveBPFKprobe})
 }
 
 // prober opens things on the live machine; tests substitute it.
 type prober struct {
-	event func(Event) error
-	bpf   func() error
+	event    func(Event) error
+	hardware func() error
+	bpf      func() error
 }
 
 // diagnose reads the trees and, when probe is not nil, opens events on this
@@ -153,6 +154,16 @@ func (d *Diagnosis) workCheck(probe *prober) Check {
 	c := Check{}
 	if err := d.Plan.Err(); err != nil {
 		c.Err = err
+		if d.Live && !d.HardwarePMU {
+			// Confirm what sysfs says by opening the generic
+			// instructions event.
+			c.Probed = true
+			if hwErr := probe.hardware(); hwErr != nil {
+				c.Detail = "opening the instructions event fails: " + hwErr.Error()
+			} else {
+				c.Detail = "yet the generic instructions event opens"
+			}
+		}
 		return c
 	}
 	c.Detail = countEvents(len(d.Plan.Work), workPMUs(d.Plan))

@@ -258,12 +258,15 @@ func TestDiagnoseProbesEBPFWhereTheUprobePMUExists(t *testing.T) {
 		{"refused", fmt.Errorf("load an eBPF kprobe program: %w", ErrPermission), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := diagnose(sysfs, withProc(t, 2, 0), &prober{event: noEvents, bpf: func() error { return tt.bpf }})
+			d, err := diagnose(sysfs, withProc(t, 2, 0), &prober{event: noEvents, hardware: func() error { return ErrNoPMU }, bpf: func() error { return tt.bpf }})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d.Uprobes.Usable != tt.usable || !d.Uprobes.Probed {
 				t.Errorf("uprobes %+v, want usable %v and probed", d.Uprobes, tt.usable)
+			}
+			if !d.Work.Probed || !strings.Contains(d.Work.Detail, "instructions event fails") {
+				t.Errorf("work %+v: want the failed open of instructions as evidence", d.Work)
 			}
 			if !tt.usable && countCode(d.Problems, ProblemBPF) != 1 {
 				t.Errorf("no bpf problem with the setcap fix: %v", d.Problems)

@@ -251,20 +251,19 @@ func writeDoctorText(w io.Writer, doc doctorDoc, d pmu.Diagnosis) error {
 }
 
 func checkText(c checkJSON) string {
-	var s string
-	switch {
-	case c.Usable && c.Probed:
-		s = "yes (probed)"
-	case c.Usable:
+	if !c.Usable {
+		s := "no: " + c.Error
+		if c.Detail != "" {
+			s += " (" + c.Detail + ")"
+		}
+		return s
+	}
+	s := "yes (probed)"
+	if !c.Probed {
 		s = "yes by the tree (not probed: captured tree)"
-	default:
-		s = "no"
 	}
 	if c.Detail != "" {
 		s += ": " + c.Detail
-	}
-	if c.Error != "" {
-		s += ": " + c.Error
 	}
 	return s
 }
