@@ -30,6 +30,11 @@ type ExecSpec struct {
 	// by the kernel at the target's exec and inherited by all its threads
 	// and children.
 	Groups [][]pmu.Event
+	// ExcludeKernel counts the groups in user mode only: what
+	// perf_event_paranoid=2 allows for hardware events without
+	// CAP_PERFMON, as perf stat's fallback to ":u" does. Say so in the
+	// output when set.
+	ExcludeKernel bool
 	// SystemWide events are counted on their CPUs from just before the
 	// target is released until it is reaped.
 	SystemWide []pmu.Event

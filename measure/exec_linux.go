@@ -105,7 +105,7 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 
 	var task *pmu.Counters
 	if len(spec.Groups) > 0 {
-		if task, err = pmu.OpenTask(proc.Pid, spec.Groups, pmu.TaskOptions{EnableOnExec: true}); err != nil {
+		if task, err = pmu.OpenTask(proc.Pid, spec.Groups, pmu.TaskOptions{EnableOnExec: true, ExcludeKernel: spec.ExcludeKernel}); err != nil {
 			return Execution{}, err
 		}
 		defer closeInto(&err, task)

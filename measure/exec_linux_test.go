@@ -120,6 +120,22 @@ func launcherFaults(t *testing.T) uint64 {
 	return count(t, x.Task, "page-faults")
 }
 
+func TestExecuteExcludesKernelModeWhenAsked(t *testing.T) {
+	threads := prog(t, "threads")
+	// Two threads on a machine with fewer free CPUs switch context in
+	// the kernel; user-mode-only counting sees none of those switches.
+	argv := []string{threads, "2", "50"}
+	all := execOK(t, ExecSpec{Argv: argv, Groups: swGroup})
+	user := execOK(t, ExecSpec{Argv: argv, Groups: swGroup, ExcludeKernel: true})
+	t.Logf("context-switches: %d counting all modes, %d user mode only", count(t, all.Task, "context-switches"), count(t, user.Task, "context-switches"))
+	if n := count(t, all.Task, "context-switches"); n == 0 {
+		t.Skip("the target never switched context; nothing to exclude")
+	}
+	if n := count(t, user.Task, "context-switches"); n != 0 {
+		t.Errorf("context-switches = %d in user mode only, want 0", n)
+	}
+}
+
 func TestExecuteCountsAllThreads(t *testing.T) {
 	threads := prog(t, "threads")
 	const nthreads, ms = 4, 100

@@ -91,8 +91,14 @@ func (c *Counters) Disable() error { return c.enable(false) }
 // groups first, then system-wide events.
 func (c *Counters) Read() ([]Reading, error) { return c.read() }
 
-// Close closes every descriptor of the set, returning the first error.
-func (c *Counters) Close() error { return c.close() }
+// Close closes every descriptor of the set, returning the first error. A
+// nil set has nothing to close.
+func (c *Counters) Close() error {
+	if c == nil {
+		return nil
+	}
+	return c.close()
+}
 
 // Probe opens ev once and closes it: per process on the calling thread for
 // core events, on the first of ev.CPUs for system-wide ones. It returns nil
