@@ -177,7 +177,19 @@ func (s *scene) addPoints(p *plot.Plot) error {
 	if len(s.ridges) > 0 {
 		entry("ridge point", ridgeGlyph())
 	}
+	if slices.ContainsFunc(s.compute, func(r roof) bool { return r.theoretical }) {
+		p.Legend.Add("theoretical peak", dashedThumb{})
+	}
 	return nil
+}
+
+// dashedThumb shows the dashed theoretical roofs in the legend.
+type dashedThumb struct{}
+
+func (dashedThumb) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	sty := draw.LineStyle{Color: ridgeColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+	c.StrokeLine2(sty, c.Min.X, y, c.Max.X, y)
 }
 
 // glyphThumb shows a glyph in the legend.
