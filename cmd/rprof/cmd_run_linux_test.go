@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,29 +45,46 @@ func runEventValue(p roofline.Point, name string) (float64, bool) {
 
 // The page-faults delta of a target touching N pages, less an overhead run
 // of the same program touching none, is N (within the run-to-run noise of
-// the Go runtime's own faults).
+// the Go runtime's own faults), whether the pages are touched by the
+// target, by its threads or by its child.
 func TestRunSubtractsTheOverheadRunsEvents(t *testing.T) {
-	const pages = 4000
-	out := filepath.Join(t.TempDir(), "point.json")
-	args := append([]string{"-e", "page-faults", "--repeat", "3", "--json", out,
-		"--overhead", strings.Join(targetArgv(t, "pages", "0"), " "), "--"}, targetArgv(t, "pages", "4000")...)
-	code, _, stderr := rprofRun(t, "", args...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+	tests := []struct {
+		mode  string
+		pages int // in total
+	}{
+		{"pages", 4000},
+		{"threads", 4 * 1000},
+		{"fork", 4000},
 	}
-	p := readRunPoint(t, out)
-	got, ok := runEventValue(p, "page-faults")
-	if !ok || got < 0.95*pages || got > 1.05*pages {
-		t.Errorf("page-faults delta = %v, want %d ± 5%%\n%s", got, pages, stderr)
-	}
-	if p.Overhead == nil || len(p.Overhead.Events) != 1 || p.Overhead.Events[0].Value <= 0 || len(p.Overhead.Command) != 4 {
-		t.Errorf("overhead = %+v, want the overhead run's page faults recorded", p.Overhead)
-	}
-	if p.CI.N != 3 || len(p.Samples.Seconds) != 3 || p.Source != "events" && p.Source != "counters" {
-		t.Errorf("n %d samples %v source %q", p.CI.N, p.Samples.Seconds, p.Source)
-	}
-	if !strings.Contains(stderr, "page-faults") || !strings.Contains(stderr, "overhead run subtracted") {
-		t.Errorf("summary does not show the subtracted event:\n%s", stderr)
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			n := strconv.Itoa(tt.pages)
+			if tt.mode == "threads" {
+				n = strconv.Itoa(tt.pages / 4)
+			}
+			out := filepath.Join(t.TempDir(), "point.json")
+			args := append([]string{"-e", "page-faults", "--repeat", "3", "--json", out,
+				"--overhead", strings.Join(targetArgv(t, tt.mode, "0"), " "), "--"}, targetArgv(t, tt.mode, n)...)
+			code, _, stderr := rprofRun(t, "", args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			p := readRunPoint(t, out)
+			got, ok := runEventValue(p, "page-faults")
+			t.Logf("%s: page-faults delta %v for %d pages (overhead run: %v)", tt.mode, got, tt.pages, p.Overhead.Events)
+			if want := float64(tt.pages); !ok || got < 0.95*want || got > 1.05*want {
+				t.Errorf("page-faults delta = %v, want %d ± 5%%\n%s", got, tt.pages, stderr)
+			}
+			if p.Overhead == nil || len(p.Overhead.Events) != 1 || p.Overhead.Events[0].Value <= 0 || len(p.Overhead.Command) != 4 {
+				t.Errorf("overhead = %+v, want the overhead run's page faults recorded", p.Overhead)
+			}
+			if p.CI.N != 3 || len(p.Samples.Seconds) != 3 {
+				t.Errorf("n %d samples %v, want 3 repetitions", p.CI.N, p.Samples.Seconds)
+			}
+			if !strings.Contains(stderr, "page-faults") || !strings.Contains(stderr, "overhead run subtracted") {
+				t.Errorf("summary does not show the subtracted event:\n%s", stderr)
+			}
+		})
 	}
 }
 

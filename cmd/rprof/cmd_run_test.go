@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -21,7 +23,8 @@ import (
 const testTargetArg = "__rprof_test_target"
 
 // testTarget is a target program: "pages N" touches N fresh pages once
-// each, "exit N" exits N, "touch FILE" creates FILE, "kill" dies by
+// each, "threads N" does so on 4 threads, "fork N" in a child process,
+// "exit N" exits N, "touch FILE" creates FILE, "kill" dies by
 // SIGKILL, "cat" copies stdin to stdout.
 func testTarget(args []string) int {
 	if len(args) == 0 {
@@ -33,19 +36,32 @@ func testTarget(args []string) int {
 	}
 	switch args[0] {
 	case "pages":
-		n, err := strconv.Atoi(arg)
-		if err != nil || n <= 0 {
-			return 0
+		n, _ := strconv.Atoi(arg)
+		return touchPages(n)
+	case "threads":
+		// 4 OS threads touching arg pages each.
+		n, _ := strconv.Atoi(arg)
+		codes := make(chan int)
+		for range 4 {
+			go func() {
+				runtime.LockOSThread()
+				codes <- touchPages(n)
+			}()
 		}
-		size := n * os.Getpagesize()
-		mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+		code := 0
+		for range 4 {
+			code = max(code, <-codes)
+		}
+		return code
+	case "fork":
+		// A child process touching arg pages.
+		self, err := os.Executable()
 		if err != nil {
 			return 98
 		}
-		// One fault per page: no transparent huge pages.
-		unix.Madvise(mem, unix.MADV_NOHUGEPAGE)
-		for i := 0; i < size; i += os.Getpagesize() {
-			mem[i] = 1
+		cmd := exec.Command(self, testTargetArg, "pages", arg)
+		if cmd.Run() != nil {
+			return 98
 		}
 		return 0
 	case "exit":
@@ -66,6 +82,24 @@ func testTarget(args []string) int {
 		return 0
 	}
 	return 99
+}
+
+// touchPages touches n fresh pages once each.
+func touchPages(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	size := n * os.Getpagesize()
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return 98
+	}
+	// One fault per page: no transparent huge pages.
+	unix.Madvise(mem, unix.MADV_NOHUGEPAGE)
+	for i := 0; i < size; i += os.Getpagesize() {
+		mem[i] = 1
+	}
+	return 0
 }
 
 // rprofRun runs `rprof run args...` in-process.
