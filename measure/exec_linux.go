@@ -290,7 +290,23 @@ func (s *stdio) setup(spec ExecSpec) error {
 	if err := s.output(1, spec.Stdout); err != nil {
 		return err
 	}
+	if _, isFile := spec.Stderr.(*os.File); !isFile && spec.Stderr != nil && sameWriter(spec.Stdout, spec.Stderr) {
+		// One pipe and one copier, so the writer is never written to
+		// concurrently (as os/exec does).
+		s.child[2] = s.child[1]
+		return nil
+	}
 	return s.output(2, spec.Stderr)
+}
+
+// sameWriter compares writers whose dynamic types may not be comparable.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 func (s *stdio) null() (*os.File, error) {

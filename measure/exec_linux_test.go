@@ -203,6 +203,14 @@ func TestExecutePassesStreamsThrough(t *testing.T) {
 			t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
 		}
 	})
+	t.Run("one writer for both outputs", func(t *testing.T) {
+		// One pipe keeps the target's order and never writes concurrently.
+		var out bytes.Buffer
+		execOK(t, ExecSpec{Argv: []string{"sh", "-c", "echo a; echo b >&2; echo c"}, Stdout: &out, Stderr: &out})
+		if out.String() != "a\nb\nc\n" {
+			t.Errorf("output %q, want a, b, c in order", out.String())
+		}
+	})
 	t.Run("files handed over as they are", func(t *testing.T) {
 		in := filepath.Join(dir, "in")
 		if err := os.WriteFile(in, []byte("data\n"), 0o644); err != nil {
