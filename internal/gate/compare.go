@@ -95,6 +95,9 @@ type Row struct {
 	// run, and NoTest says why.
 	Test   *stats.Comparison
 	NoTest string
+	// FromIntervals: a point kept no samples, so the test ran on summaries
+	// recovered from the confidence intervals.
+	FromIntervals bool
 	// Significant: the test's p is below Alpha (timed rows), or the change
 	// is beyond the tolerance (deterministic rows).
 	Significant bool
@@ -108,6 +111,8 @@ type Pair struct {
 	// Context lists what differs between the two measurements besides the
 	// kernel: machine, thread scope, roofs. Empty when they are alike.
 	Context []string
+	// Flags are both points' validity warnings, as "old|new code: message".
+	Flags []string
 	// SameRoofs is true when both points were placed under roofs giving the
 	// same ceiling (false when either was not placed).
 	SameRoofs bool
@@ -211,6 +216,14 @@ func comparePair(old, new roofline.Point, opts Options) Pair {
 	}
 	pr := Pair{Label: label, Old: old, New: new}
 	pr.Context, pr.SameRoofs = contextChanges(old, new)
+	for _, side := range []struct {
+		name string
+		p    roofline.Point
+	}{{"old", old}, {"new", new}} {
+		for _, f := range side.p.Flags {
+			pr.Flags = append(pr.Flags, fmt.Sprintf("%s %s: %s", side.name, f.Code, f.Message))
+		}
+	}
 	for _, m := range []string{MetricTime, MetricGFlops, MetricFraction} {
 		pr.Rows = append(pr.Rows, timedRow(m, old, new, opts))
 	}
@@ -349,6 +362,7 @@ func timedRow(metric string, old, new roofline.Point, opts Options) Row {
 			return r
 		}
 		cmp, err = stats.WelchTSummary(*osum, *nsum, opts.Confidence)
+		r.FromIntervals = true
 	}
 	if err != nil {
 		r.NoTest = fmt.Sprintf("n=%d+%d: too few repetitions to test", r.Old.N, r.New.N)

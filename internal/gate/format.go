@@ -26,6 +26,10 @@ func signedPct(x float64) string {
 	if math.Abs(x) < 1e-6 {
 		x = 0
 	}
+	if x >= 10 {
+		// Past +1000%, a factor reads better.
+		return "×" + strconv.FormatFloat(1+x, 'g', 3, 64)
+	}
 	if x >= 0 {
 		return "+" + pct(x)
 	}
@@ -115,10 +119,15 @@ func verdictCell(r Row, opts Options) string {
 		return fmt.Sprintf("same (within ±%s)", pct(opts.Tolerance))
 	case r.Test == nil:
 		return "? (" + r.NoTest + ")"
-	case r.Significant:
-		return fmt.Sprintf("%s n=%d+%d", pField(r.Test.P), r.Test.N1, r.Test.N2)
 	}
-	return fmt.Sprintf("~ (%s n=%d+%d)", pField(r.Test.P), r.Test.N1, r.Test.N2)
+	how := ""
+	if r.FromIntervals {
+		how = ", from intervals"
+	}
+	if r.Significant {
+		return fmt.Sprintf("%s n=%d+%d%s", pField(r.Test.P), r.Test.N1, r.Test.N2, how)
+	}
+	return fmt.Sprintf("~ (%s n=%d+%d%s)", pField(r.Test.P), r.Test.N1, r.Test.N2, how)
 }
 
 // testName names the test of timed rows for footers.

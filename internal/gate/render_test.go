@@ -99,6 +99,9 @@ func TestCompareTextMatchesGoldenFile(t *testing.T) {
 	placedOld := placed(slowOld, 4e7, 3.2e8, 50)
 	placedNew := placed(slowNew, 4.2e7, 3.2e8, 50)
 	placedOld.Label, placedNew.Label = "placed", "placed"
+	// The old point kept only its mean and interval.
+	placedOld.Samples = roofline.Samples{}
+	placedNew.Flags = []roofline.Flag{{Code: roofline.FlagAboveRoof, Message: "above its roof"}}
 	c, err := Compare([]roofline.Point{slowOld, noiseOld, placedOld}, []roofline.Point{placedNew, noiseNew, slowNew}, DefaultOptions)
 	if err != nil {
 		t.Fatal(err)

@@ -58,10 +58,13 @@ func writePairText(w io.Writer, p *Pair, opts Options, context bool) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Metric, cell(r.Old, r.Unit), cell(r.New, r.Unit), signedPct(r.Change), verdictCell(r, opts))
 	}
 	tw.Flush()
-	if context && len(p.Context) > 0 {
-		fmt.Fprintln(w, "  context:")
+	if context && len(p.Context)+len(p.Flags) > 0 {
+		fmt.Fprintln(w, "  notes:")
 		for _, c := range p.Context {
 			fmt.Fprintf(w, "    %s\n", c)
+		}
+		for _, f := range p.Flags {
+			fmt.Fprintf(w, "    %s\n", f)
 		}
 	}
 }
