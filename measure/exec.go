@@ -49,8 +49,9 @@ type Execution struct {
 	// until it was reaped.
 	Wall time.Duration
 	// CPU is the user plus system time of the target and the descendants
-	// it waited for, from wait4's rusage (a cross-check of task-clock that
-	// needs no counter).
+	// it waited for, from wait4's rusage: a cross-check of task-clock that
+	// needs no counter, which also includes the launcher's start-up before
+	// the exec (about a millisecond).
 	CPU time.Duration
 	// ExitCode is the target's exit status, or 128+N when signal N killed
 	// it (as shells report it).
