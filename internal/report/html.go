@@ -57,6 +57,8 @@ table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th { background: #f4f4f4; }
+.wide { overflow-x: auto; }
+td.label { min-width: 12em; }
 figure { margin: 0; }
 figure svg { max-width: 100%; height: auto; }
 figcaption, .meta, .note { color: #555; font-size: 0.9em; }
@@ -109,10 +111,10 @@ code { font-size: 0.9em; }
 
 <section id="points">
 <h2>Points</h2>
-{{if .Points}}<table>
+{{if .Points}}<div class="wide"><table>
 <tr><th>point</th><th>source</th><th>threads</th><th>W (GFLOP)</th><th>Q (GB)</th><th>T (s) [CI]</th><th>intensity (FLOP/B)</th><th>GFLOP/s [CI]</th><th>bound</th><th>attainable (GFLOP/s)</th><th>of attainable</th><th>flags</th></tr>{{range .Points}}
-<tr><td>{{.Label}}</td><td>{{.Source}}</td><td class="n">{{.Threads}}</td><td class="n">{{.Work}}</td><td class="n">{{.Traffic}}</td><td class="n">{{.Seconds}}</td><td class="n">{{.Intensity}}</td><td class="n">{{.GFlops}}</td><td>{{.Bound}}</td><td class="n">{{.Attainable}}</td><td class="n">{{.Fraction}}</td><td>{{range $i, $f := .Flags}}{{if $i}}, {{end}}<span class="flag">{{$f.Code}}</span><sup><a href="#fn{{$f.N}}">{{$f.N}}</a></sup>{{end}}</td></tr>{{end}}
-</table>
+<tr><td class="label">{{.Label}}</td><td>{{.Source}}</td><td class="n">{{.Threads}}</td><td class="n">{{.Work}}</td><td class="n">{{.Traffic}}</td><td class="n">{{.Seconds}}</td><td class="n">{{.Intensity}}</td><td class="n">{{.GFlops}}</td><td>{{.Bound}}</td><td class="n">{{.Attainable}}</td><td class="n">{{.Fraction}}</td><td>{{range $i, $f := .Flags}}{{if $i}}, {{end}}<span class="flag">{{$f.Code}}</span><sup><a href="#fn{{$f.N}}">{{$f.N}}</a></sup>{{end}}</td></tr>{{end}}
+</table></div>
 {{with .Footnotes}}<ol class="note">{{range .}}
 <li id="fn{{.N}}">{{.Point}}: <span class="flag">{{.Code}}</span>: {{.Message}}</li>{{end}}
 </ol>{{end}}{{else}}<p>No points were given.</p>{{end}}

@@ -6,7 +6,9 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rprof/rprof/internal/chart"
@@ -243,7 +245,7 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 			running = fmt.Sprintf("%.0f%%", float64(e.Running)/float64(e.Enabled)*100)
 		}
 		row.Events = append(row.Events, eventRow{
-			Name: e.Name, PMU: orDash(e.PMU), Value: fmt.Sprintf("%.6g", e.Value), Raw: fmt.Sprint(e.Raw),
+			Name: e.Name, PMU: orDash(e.PMU), Value: count(e.Value), Raw: fmt.Sprint(e.Raw),
 			Running: running, Unit: orDash(e.Unit),
 		})
 	}
@@ -297,6 +299,15 @@ func interval(v float64, ci roofline.Interval) string {
 
 func bracket(ci roofline.Interval) string {
 	return "[" + chart.FormatValue(ci.Lo) + ", " + chart.FormatValue(ci.Hi) + "]"
+}
+
+// count writes a scaled counter value: whole numbers in full, like the raw
+// count next to it.
+func count(v float64) string {
+	if math.Abs(v) >= 1000 || v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
 func optional(v *float64) string {
