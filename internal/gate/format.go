@@ -28,6 +28,9 @@ func signedPct(x float64) string {
 	}
 	if x >= 10 {
 		// Past +1000%, a factor reads better.
+		if 1+x >= 1000 {
+			return "×" + strconv.FormatFloat(1+x, 'f', 0, 64)
+		}
 		return "×" + strconv.FormatFloat(1+x, 'g', 3, 64)
 	}
 	if x >= 0 {

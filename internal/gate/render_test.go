@@ -160,3 +160,22 @@ func TestBenchfmt(t *testing.T) {
 		t.Error("point without samples written")
 	}
 }
+
+func TestSignedPct(t *testing.T) {
+	tests := []struct {
+		x    float64
+		want string
+	}{
+		{0.0312, "+3.12%"},
+		{-0.04, "-4%"},
+		{-2e-14, "+0%"},
+		{9.5, "+950%"},
+		{25.56, "×26.6"},
+		{2702, "×2703"},
+	}
+	for _, tt := range tests {
+		if got := signedPct(tt.x); got != tt.want {
+			t.Errorf("signedPct(%v) = %q, want %q", tt.x, got, tt.want)
+		}
+	}
+}
