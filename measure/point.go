@@ -223,7 +223,7 @@ func timeUsable(p *roofline.Point, seconds []float64) bool {
 		if !(s > 0) {
 			p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNegative,
 				Message: fmt.Sprintf("time is not positive after subtraction (repetition %d: %.6f s): the overhead command took as long as the target, so GFLOP/s and GB/s are unknown", i+1, s)})
-			p.Seconds = 0
+			p.Seconds, p.CI.Seconds = 0, roofline.Interval{}
 			return false
 		}
 	}

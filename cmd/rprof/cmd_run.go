@@ -369,7 +369,7 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	if p.Seconds == 0 {
 		secs = "<unknown>"
 	}
-	line(secs, "s", "time", strings.TrimSuffix("mean; "+tci, "; "))
+	line(secs, "s", "time", strings.TrimSuffix("mean; "+tci, "; ")+fn.marks(aboutFigure("time")))
 	if p.Source != measure.SourceEvents {
 		gci := ""
 		if p.GFlops != nil && p.CI.GFlops != nil {
