@@ -25,7 +25,9 @@ type Compute struct {
 	FlopsPerIter float64
 	// Run is safe for concurrent use: each call keeps its accumulators on
 	// its own stack and stores them there when done, so the work cannot be
-	// optimised away.
+	// optimised away. The Go runtime cannot preempt assembly, so a call
+	// holds up garbage collection until it returns: keep calls to
+	// milliseconds.
 	Run func(iters int64)
 }
 
@@ -44,7 +46,9 @@ type Bandwidth struct {
 	// hierarchy really moves 32), 8 for load. It is also the working set per
 	// element.
 	BytesPerElement float64
-	Run             func(a, b, c []float64, s float64)
+	// Run is safe for concurrent use on distinct arrays. Like
+	// Compute.Run, one call is not preemptible.
+	Run func(a, b, c []float64, s float64)
 }
 
 // Skipped is a kernel that cannot run here, and why.
