@@ -27,7 +27,7 @@ With --sysfs or --procfs it reads a tree captured on another machine;
 nothing can be opened there, so checks say "not probed".
 
 Exit status: 0 when both FP work and DRAM traffic can be counted, 1 when
-either cannot.
+either cannot, 2 for a missing, unreadable or partial tree.
 
   --json          write the diagnosis as JSON
   --sysfs DIR     root of the sysfs tree (default /sys)

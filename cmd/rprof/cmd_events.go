@@ -30,7 +30,8 @@ the source of the encoding. It then lists what cannot be counted and why,
 with the fix, and every entry the sources do not confirm (UNVERIFIED).
 
 --sysfs and --procfs read a tree captured on another machine instead of
-/sys and /proc (both default to this machine's).
+/sys and /proc (both default to this machine's). A missing, unreadable or
+partial tree exits 2.
 
   --json          write the list as JSON
   --sysfs DIR     root of the sysfs tree (default /sys)
@@ -67,9 +68,14 @@ func (m *machineFlags) trees() (sysfs, procfs fs.FS, err error) {
 	return os.DirFS(m.sysfs), os.DirFS(m.procfs), nil
 }
 
-// treeError names the trees an unreadable or partial tree came from.
+// treeError names the trees an unreadable or partial tree came from. A
+// tree given on the command line is bad input (exit 2); this machine's own
+// /sys and /proc failing is rprof's failure (exit 125).
 func (m *machineFlags) treeError(err error) error {
-	return fmt.Errorf("read machine (sysfs %s, procfs %s): %w", m.sysfs, m.procfs, err)
+	if m.live() {
+		return &exitError{code: exitInternal, err: fmt.Errorf("read this machine's /sys and /proc: %w", err)}
+	}
+	return usagef("read machine (sysfs %s, procfs %s): %v", m.sysfs, m.procfs, err)
 }
 
 func runEvents(ctx context.Context, e *env, args []string) error {

@@ -97,8 +97,8 @@ func TestEventsAndDoctorRejectBadTreesInOneLine(t *testing.T) {
 	}{
 		{"missing sysfs", []string{"--sysfs", filepath.Join(empty, "nope"), "--procfs", vm[3]}, exitUsage, "--sysfs " + filepath.Join(empty, "nope") + ": no such directory"},
 		{"procfs is a file", []string{"--sysfs", vm[1], "--procfs", filepath.Join(vm[3], "cpuinfo")}, exitUsage, "not a directory"},
-		{"empty procfs", []string{"--sysfs", vm[1], "--procfs", empty}, exitFailure, "cpuinfo"},
-		{"partial sysfs", []string{"--sysfs", empty, "--procfs", vm[3]}, exitFailure, "sysfs " + empty},
+		{"empty procfs", []string{"--sysfs", vm[1], "--procfs", empty}, exitUsage, "cpuinfo"},
+		{"partial sysfs", []string{"--sysfs", empty, "--procfs", vm[3]}, exitUsage, "sysfs " + empty},
 		{"stray argument", append(append([]string{}, vm...), "extra"), exitUsage, `unexpected argument "extra"`},
 		{"unknown flag", []string{"--sysf", "x"}, exitUsage, "flag provided but not defined"},
 	}
