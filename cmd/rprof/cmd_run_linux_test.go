@@ -9,10 +9,30 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
+
+// touchPages touches n fresh pages once each.
+func touchPages(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	size := n * os.Getpagesize()
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return 98
+	}
+	// One fault per page: no transparent huge pages.
+	unix.Madvise(mem, unix.MADV_NOHUGEPAGE)
+	for i := 0; i < size; i += os.Getpagesize() {
+		mem[i] = 1
+	}
+	return 0
+}
 
 // targetArgv is the argv of a test target (the test binary itself).
 func targetArgv(t *testing.T, args ...string) []string {

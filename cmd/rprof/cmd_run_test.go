@@ -84,24 +84,6 @@ func testTarget(args []string) int {
 	return 99
 }
 
-// touchPages touches n fresh pages once each.
-func touchPages(n int) int {
-	if n <= 0 {
-		return 0
-	}
-	size := n * os.Getpagesize()
-	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
-	if err != nil {
-		return 98
-	}
-	// One fault per page: no transparent huge pages.
-	unix.Madvise(mem, unix.MADV_NOHUGEPAGE)
-	for i := 0; i < size; i += os.Getpagesize() {
-		mem[i] = 1
-	}
-	return 0
-}
-
 // rprofRun runs `rprof run args...` in-process.
 func rprofRun(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
