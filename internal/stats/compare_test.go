@@ -3,6 +3,7 @@ package stats
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -160,5 +161,38 @@ func TestMannWhitneyUAllTiedIsNotSignificant(t *testing.T) {
 	}
 	if c.P != 1 || c.Delta != 0 {
 		t.Errorf("all tied: p=%v delta=%v, want 1 and 0", c.P, c.Delta)
+	}
+}
+
+// TestTestsHoldTheirSignificanceLevel draws both samples from one
+// distribution many times: a test at level 0.05 must call about 5% of the
+// pairs significant. Normal samples suit Welch's t; Mann-Whitney U, being
+// discrete at these sizes, may only be below its level.
+func TestTestsHoldTheirSignificanceLevel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const trials, n = 2000, 8
+	draw := func() []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = 1 + 0.05*rng.NormFloat64()
+		}
+		return xs
+	}
+	var welch, mw int
+	for range trials {
+		a, b := draw(), draw()
+		if c, err := WelchT(a, b, 0.95); err == nil && c.Significant(0.05) {
+			welch++
+		}
+		if c, err := MannWhitneyU(a, b); err == nil && c.Significant(0.05) {
+			mw++
+		}
+	}
+	// 2000 trials at p=0.05: mean 100, standard deviation about 9.7.
+	if welch < 70 || welch > 130 {
+		t.Errorf("welch t called %d of %d same-distribution pairs significant, want about 100", welch, trials)
+	}
+	if mw > 130 {
+		t.Errorf("mann-whitney u called %d of %d same-distribution pairs significant, want at most about 100", mw, trials)
 	}
 }
