@@ -419,3 +419,20 @@ func TestLoadPlanRejectsBadTrees(t *testing.T) {
 		})
 	}
 }
+
+func TestVMWithVirtualPMUCountsWorkButNotTraffic(t *testing.T) {
+	cpu := CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x8f, Flags: []string{"hypervisor"}}
+	p := NewPlan(cpu, PMUs{"cpu": intelCore("cpu"), "software": {Name: "software", Type: 1}}, Topology{})
+	if !p.WorkUsable() || p.TrafficUsable() || p.Err() != nil {
+		t.Fatalf("work %v traffic %v err %v: want work only", p.WorkUsable(), p.TrafficUsable(), p.Err())
+	}
+	for _, pr := range p.Problems {
+		if pr.Code == ProblemNoTrafficPMU {
+			if !strings.Contains(pr.What, "uncore_imc") || !strings.Contains(pr.Fix, "bare metal") {
+				t.Errorf("problem %q: want the missing PMU named and bare metal as the fix", pr)
+			}
+			return
+		}
+	}
+	t.Errorf("no no-traffic-pmu problem: %v", p.Problems)
+}
