@@ -290,7 +290,7 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 				pt.bound = "memory"
 				pt.boundRoofLabel = pl.Memory.Level
 			}
-			if pl.Fraction > 1 && !slices.Contains(pt.flags, roofline.FlagAboveRoof) {
+			if AboveRoof(p, pl) && !slices.Contains(pt.flags, roofline.FlagAboveRoof) {
 				pt.flags = append(pt.flags, roofline.FlagAboveRoof)
 			}
 		}
@@ -315,6 +315,29 @@ func PlacePoint(r *roofline.Roofs, p *roofline.Point, threads int) (roofline.Pla
 		return roofline.Placement{}, fmt.Errorf("place point: the binding roof (%s) is not a positive number", pl.Bound)
 	}
 	return pl, nil
+}
+
+// AboveRoof says whether a placed point is above its roof by more than the
+// two intervals allow: the low end of its GFLOP/s interval is above the
+// high end of the roof's at this intensity. A point a hair above its roof
+// within the noise is not singled out.
+func AboveRoof(p *roofline.Point, pl roofline.Placement) bool {
+	if p.GFlops == nil || p.Intensity == nil {
+		return false
+	}
+	lo := *p.GFlops
+	if ci := p.CI.GFlops; ci != nil && ci.Lo > 0 && ci.Lo <= lo {
+		lo = ci.Lo
+	}
+	roofHi := pl.AttainableGFlops
+	if strings.HasPrefix(pl.Bound, "memory") {
+		if hi := pl.Memory.CI.Hi * *p.Intensity; hi > roofHi {
+			roofHi = hi
+		}
+	} else if pl.Peak.CI.Hi > roofHi {
+		roofHi = pl.Peak.CI.Hi
+	}
+	return lo > roofHi
 }
 
 // precisionOf returns the one precision a point's work was done in, or ""

@@ -225,7 +225,7 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 			row.Bound = pl.Bound
 			row.Attainable = chart.FormatValue(pl.AttainableGFlops)
 			row.Fraction = fmt.Sprintf("%.0f%%", pl.Fraction*100)
-			if pl.Fraction > 1 && !hasFlag(p.Flags, roofline.FlagAboveRoof) {
+			if chart.AboveRoof(p, pl) && !hasFlag(p.Flags, roofline.FlagAboveRoof) {
 				v.addFootnote(&row, roofline.Flag{Code: roofline.FlagAboveRoof, Message: fmt.Sprintf(
 					"%s GFLOP/s is %.2f× what the %s roof allows at this intensity (%s GFLOP/s): a counting or timing error, not a result",
 					chart.FormatValue(*p.GFlops), pl.Fraction, pl.Bound, chart.FormatValue(pl.AttainableGFlops))})
