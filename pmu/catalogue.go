@@ -86,7 +86,6 @@ const (
 	casBytes = 64 // one CAS moves one 64-byte line: kernel scale 6.103515625e-5 MiB = 64/2^20
 
 	srcPerfmon   = "Intel perfmon JSON"
-	srcPerfmonFP = "Intel perfmon JSON (FP_ARITH_INST_RETIRED, FMA counts twice)"
 	srcUncoreSNB = "Linux arch/x86/events/intel/uncore_snbep.c"
 	srcUncoreCli = "Linux arch/x86/events/intel/uncore_snb.c"
 	srcAMDJSON   = "Linux tools/perf/pmu-events/arch/x86 AMD JSON"

@@ -37,7 +37,7 @@ func fpArith(core, name string, with512 bool) []workSpec {
 			Terms:     fmt.Sprintf("event=0xc7,umask=0x%02x", e.umask),
 			Flops:     e.flops,
 			Precision: e.prec,
-			Source:    srcPerfmonFP,
+			Source:    srcPerfmon + " (" + name + "; FMA counts twice)",
 		})
 	}
 	return specs
