@@ -95,3 +95,34 @@ func BenchmarkBandwidth(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkComputeAllCPUs reports the widest fp64 FMA kernel's GFLOP/s
+// summed over one pinned worker per allowed CPU, started together.
+func BenchmarkComputeAllCPUs(b *testing.B) {
+	cpus, err := affinity.Allowed()
+	if err != nil {
+		b.Skip(err)
+	}
+	ok, _ := ComputeKernels()
+	var k Compute
+	for _, c := range ok {
+		if c.FMA && c.Precision == "fp64" {
+			k = c // the table runs from narrow to wide
+		}
+	}
+	if k.Run == nil {
+		b.Skip("no fp64 FMA kernel on this CPU")
+	}
+	// Each sample pins fresh goroutines, so it runs long enough (about a
+	// millisecond) for that to vanish.
+	const iters = 1 << 16
+	mean, best := timeCalls(b, func() {
+		if err := affinity.RunPinned(cpus, nil, func(int) { k.Run(iters) }); err != nil {
+			b.Fatal(err)
+		}
+	})
+	flops := k.FlopsPerIter * iters * float64(len(cpus))
+	b.ReportMetric(flops/mean/1e9, "GFLOP/s")
+	b.ReportMetric(flops/best/1e9, "best-GFLOP/s")
+	b.ReportMetric(float64(len(cpus)), "threads")
+}
