@@ -41,7 +41,8 @@ asked for (they are reported, as perf stat would, and W and Q are not).
 
 Flags:
   -e EVENT           also count EVENT (perf syntax: page-faults,
-                     cpu/event=0x3,umask=0x8f/, rNNNN); repeatable
+                     cpu/event=0x3,umask=0x8f/, rNNNN); repeatable, or
+                     several separated by commas
   --overhead 'CMD'   a command doing everything CMD does except the kernel
                      (setup, allocation, teardown); it runs before each
                      repetition under the same counters and its W, Q, T
@@ -74,11 +75,26 @@ found.
 	Run: runRun,
 }
 
-// eventList is a repeatable -e flag.
+// eventList is a repeatable -e flag; like perf stat, one -e may list
+// several events separated by commas outside pmu/.../ terms.
 type eventList []string
 
-func (l *eventList) String() string     { return strings.Join(*l, ",") }
-func (l *eventList) Set(s string) error { *l = append(*l, s); return nil }
+func (l *eventList) String() string { return strings.Join(*l, ",") }
+
+func (l *eventList) Set(s string) error {
+	start, inTerms := 0, false
+	for i, c := range s {
+		switch {
+		case c == '/':
+			inTerms = !inTerms
+		case c == ',' && !inTerms:
+			*l = append(*l, s[start:i])
+			start = i + 1
+		}
+	}
+	*l = append(*l, s[start:])
+	return nil
+}
 
 // optFloat is a float flag that knows whether it was given.
 type optFloat struct{ v *float64 }
