@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot/vg"
 
 	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/roofline"
@@ -14,7 +18,7 @@ import (
 
 var cmdPlot = &command{
 	Name:      "plot",
-	UsageLine: "rprof plot [--roofs FILE] [--threads N] [--theoretical] [--title TEXT] [--ascii] [-o chart.png|.svg|.pdf] [POINT.json...]",
+	UsageLine: "rprof plot [--roofs FILE] [--threads N] [--theoretical] [--title TEXT] [--size WxH] [--ascii] [-o chart.png|.svg|.pdf] [POINT.json...]",
 	Short:     "draw the roofline chart of roofs and points",
 	Long: `
 Plot draws the roofs of this machine and the given points on a log-log
@@ -40,6 +44,7 @@ Flags:
   --threads N     thread scope of the roofs to draw (default: the points')
   --theoretical   also draw each compute roof's theoretical peak, dashed
   --title TEXT    chart title (default: CPU, thread scope and date)
+  --size WxH      image size in inches (default 9x6; PNG at 120 dots per inch)
   --ascii         print a text chart to stdout
   -o FILE         write the chart to FILE
 `,
@@ -54,7 +59,12 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 	theoretical := fset.Bool("theoretical", false, "draw theoretical peaks dashed")
 	title := fset.String("title", "", "chart title")
 	ascii := fset.Bool("ascii", false, "print a text chart to stdout")
+	size := fset.String("size", "9x6", "image size in inches, WxH")
 	files, err := parseInterspersed(fset, args)
+	if err != nil {
+		return err
+	}
+	width, height, err := parseSize(*size)
 	if err != nil {
 		return err
 	}
@@ -76,7 +86,7 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 	for _, n := range in.notes {
 		fmt.Fprintf(e.stderr, "rprof plot: note: %s\n", n)
 	}
-	opts := chart.Options{Threads: *threads, Theoretical: *theoretical, Title: *title}
+	opts := chart.Options{Threads: *threads, Theoretical: *theoretical, Title: *title, Width: width, Height: height}
 	if *ascii {
 		notes, err := chart.WriteText(e.stdout, in.roofs, in.points, opts)
 		if err != nil {
@@ -95,6 +105,20 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "rprof plot: wrote %s\n", *out)
 	}
 	return nil
+}
+
+// parseSize reads --size: "WxH" in inches, each between 2 and 40.
+func parseSize(s string) (w, h vg.Length, err error) {
+	ws, hs, ok := strings.Cut(s, "x")
+	wi, werr := strconv.ParseFloat(ws, 64)
+	hi, herr := strconv.ParseFloat(hs, 64)
+	if !ok || werr != nil || herr != nil {
+		return 0, 0, usagef("--size %q: want WIDTHxHEIGHT in inches, e.g. 9x6", s)
+	}
+	if wi < 2 || hi < 2 || wi > 40 || hi > 40 {
+		return 0, 0, usagef("--size %q: width and height must be between 2 and 40 inches", s)
+	}
+	return vg.Length(wi) * vg.Inch, vg.Length(hi) * vg.Inch, nil
 }
 
 func printNotes(e *env, cmd string, notes []string) {

@@ -63,6 +63,8 @@ func TestPlotCommand(t *testing.T) {
 		{"point-is-roofs", []string{"plot", "--roofs", roofs, "--ascii", roofs}, exitFailure},
 		{"roofs-is-point", []string{"plot", "--roofs", triad, "--ascii", triad}, exitFailure},
 		{"missing-file", []string{"plot", "--roofs", roofs, "--ascii", "testdata/plot/absent.json"}, exitFailure},
+		{"bad-size", []string{"plot", "--roofs", roofs, "--size", "9by6", "-o", "$TMP/chart.png", triad}, exitUsage},
+		{"tiny-size", []string{"plot", "--roofs", roofs, "--size", "1x1", "-o", "$TMP/chart.png", triad}, exitUsage},
 		{"threads-not-measured", []string{"plot", "--roofs", roofs, "--threads", "8", "--ascii"}, exitFailure},
 	})
 }

@@ -337,7 +337,7 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 				// Vertical distance of the two lines, perpendicular
 				// to them.
 				gapY := vg.Length(math.Abs(float64(trY(b.value*xAt(p, c, start))-trY(sp.value*xAt(p, c, start))))) * cos
-				if gapY < lineH && start < sp.x1+pad && sp.x0 < start+run {
+				if gapY < lineH+pad && start < sp.x1+pad && sp.x0 < start+run {
 					start, moved = sp.x1+2*pad, true
 				}
 			}
