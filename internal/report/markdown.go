@@ -34,11 +34,11 @@ func Markdown(w io.Writer, in Input) (notes []string, err error) {
 
 func (v *view) markdown(w io.Writer, textChart string) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	p("## %s\n\n", v.Title)
+	p("## %s\n\n", mdEscape(v.Title))
 	if v.NoRoofs {
 		p("No roofs document: points only. ")
 	} else {
-		p("Roofs: `%s`", v.RoofsFile)
+		p("Roofs: `%s`", strings.ReplaceAll(v.RoofsFile, "`", "'"))
 		if v.RoofsDate != "" {
 			p(", measured %s", v.RoofsDate)
 		}
@@ -87,7 +87,7 @@ func (v *view) markdown(w io.Writer, textChart string) {
 			p("Autotuning: %s.\n\n", mdEscape(v.Tuning))
 		}
 		for _, f := range v.RoofFlags {
-			p("- **%s**: %s\n", f.Code, mdEscape(f.Message))
+			p("- **%s**: %s\n", mdEscape(f.Code), mdEscape(f.Message))
 		}
 		if len(v.RoofFlags) > 0 {
 			p("\n")
@@ -109,7 +109,7 @@ func (v *view) markdown(w io.Writer, textChart string) {
 		}
 	})
 	for _, f := range v.Footnotes {
-		p("%d. %s: **%s**: %s\n", f.N, mdEscape(f.Point), f.Code, mdEscape(f.Message))
+		p("%d. %s: **%s**: %s\n", f.N, mdEscape(f.Point), mdEscape(f.Code), mdEscape(f.Message))
 	}
 	if len(v.Footnotes) > 0 {
 		p("\n")
@@ -118,7 +118,7 @@ func (v *view) markdown(w io.Writer, textChart string) {
 	p("<details><summary>Raw events</summary>\n\n")
 	for _, pt := range v.Points {
 		p("#### %s\n\n", mdEscape(pt.Label))
-		p("Command: `%s`; exit status %s", pt.Command, pt.Exit)
+		p("Command: `%s`; exit status %s", strings.ReplaceAll(pt.Command, "`", "'"), pt.Exit)
 		if pt.Samples != "" {
 			p("; wall time samples: %s", pt.Samples)
 		}
@@ -132,18 +132,19 @@ func (v *view) markdown(w io.Writer, textChart string) {
 		}
 		table(w, []string{"event", "PMU", "value (scaled)", "raw", "running", "unit"}, func(row func(...string)) {
 			for _, e := range pt.Events {
-				row("`"+e.Name+"`", e.PMU, e.Value, e.Raw, e.Running, e.Unit)
+				row(e.Name, e.PMU, e.Value, e.Raw, e.Running, e.Unit)
 			}
 		})
 	}
 	p("</details>\n")
 }
 
-// table writes a Markdown table; header cells may be empty.
+// table writes a Markdown table of plain-text cells; header cells may be
+// empty.
 func table(w io.Writer, header []string, rows func(row func(...string))) {
 	line := func(cells ...string) {
 		for i := range cells {
-			cells[i] = strings.ReplaceAll(cells[i], "|", `\|`)
+			cells[i] = mdEscape(cells[i])
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
@@ -157,7 +158,7 @@ func table(w io.Writer, header []string, rows func(row func(...string))) {
 	fmt.Fprintln(w)
 }
 
-// mdEscape keeps text from being read as Markdown markup.
+// mdEscape keeps text from being read as Markdown or HTML markup.
 func mdEscape(s string) string {
-	return strings.NewReplacer("*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", "|", `\|`).Replace(s)
+	return strings.NewReplacer("*", `\*`, "_", `\_`, "`", "\\`", "&", "&amp;", "<", "&lt;", ">", "&gt;", "|", `\|`).Replace(s)
 }

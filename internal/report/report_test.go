@@ -119,6 +119,26 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	}
 }
 
+// Labels come from the command line of whoever ran rprof run: they are
+// text, never markup, in the page and in its chart.
+func TestLabelsAreEscaped(t *testing.T) {
+	in := input(t, "roofs_zen5_vm.json", chart.Options{}, "point_triad.json")
+	in.Points[0].Label = `<script>alert("x")</script> | *a_b*`
+	var html, md bytes.Buffer
+	if _, err := HTML(&html, in); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(html.String(), "<script") || !strings.Contains(html.String(), "&lt;script&gt;") {
+		t.Error("label not escaped in the HTML report")
+	}
+	if _, err := Markdown(&md, in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), `&lt;script&gt;alert("x")&lt;/script&gt; \| \*a\_b\*`) {
+		t.Errorf("label not escaped in the Markdown report:\n%s", md.String())
+	}
+}
+
 // TestHTMLRendersInChromium opens the report in headless Chromium: the page
 // must load without console messages, the DOM must hold the chart and the
 // tables, and the screenshot must show the roofs drawn.
