@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Measures rprof's roofs and its peers' figures side by side in one run on
+# this machine, and prints the ratios the roofs issue asks for:
+#   - FMA peaks against likwid-bench peakflops_{avx512_fma,avx_fma,sse}
+#     (double and single precision) at each thread count;
+#   - L1, L2, L3 and DRAM bandwidth against the best of likwid-bench's
+#     stream_mem, stream and load kernels at working sets inside each level;
+#   - the DGEMM roof against the best cblas_dgemm rate of a plain C loop over
+#     seed 000's 96 shapes, with the same library and thread count;
+#   - wall time of the default run and of --quick, and early stopping against
+#     --fixed (one thread: speedup and largest difference between the roofs).
+# Needs likwid (apt-get install likwid), jq, and for the DGEMM baseline a C
+# compiler and OpenBLAS. Extra arguments go to every rprof roofs run (e.g.
+# --blas-arch SkylakeX). Set FIXED=N (default 100) and FIXED_INV (default 3)
+# for the --fixed baseline, or FIXED=0 to skip it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+for tool in likwid-bench jq; do
+	command -v "$tool" >/dev/null || { echo "compare-likwid: $tool not found (apt-get install likwid jq)" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/rprof" ./cmd/rprof
+
+ncpu=$(nproc)
+threads="1"
+[ "$ncpu" -gt 1 ] && threads="1 $ncpu"
+fixed=${FIXED:-100}
+fixed_inv=${FIXED_INV:-3}
+
+now() { date +%s.%N; }
+secs() { echo "$2 - $1" | bc -l | xargs printf '%.1f'; }
+ratio() { echo "$1 / $2" | bc -l | xargs printf '%.3f'; }
+
+echo "# compare-likwid on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $ncpu CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+t0=$(now)
+"$tmp/rprof" roofs -o "$tmp/default.json" "$@" 2>"$tmp/default.txt"
+t1=$(now)
+"$tmp/rprof" roofs --quick -o "$tmp/quick.json" "$@" 2>"$tmp/quick.txt"
+t2=$(now)
+echo "rprof roofs: default $(secs "$t0" "$t1") s (target < 60), --quick $(secs "$t1" "$t2") s (target < 15)"
+
+# rprof figure from the default document.
+rcompute() { jq -r --arg n "$1" --argjson t "$2" '.compute[] | select(.name == $n and .threads == $t) | .gflops' "$tmp/default.json"; }
+rbw() { jq -r --arg l "$1" --argjson t "$2" '.bandwidth[] | select(.level == $l and .threads == $t) | .gbytes_per_s' "$tmp/default.json"; }
+
+# likwid-bench figure: MFlops/s or MByte/s, in G.
+lb() { # test size threads field
+	likwid-bench -s 0.5 -t "$1" -W "N:$2:$3" 2>/dev/null | awk -v f="$4" '$1 == f":" {printf "%.4f\n", $2 / 1000}'
+}
+
+echo
+echo "compute (GFLOP/s): rprof / likwid-bench, want >= 0.97"
+printf '%-8s %-26s %10s %10s %7s\n' threads "rprof kernel vs likwid" rprof likwid ratio
+for t in $threads; do
+	for pair in avx512-fma-fp64:peakflops_avx512_fma avx2-fma-fp64:peakflops_avx_fma sse-fma-fp64:peakflops_sse \
+		avx512-fma-fp32:peakflops_sp_avx512_fma avx2-fma-fp32:peakflops_sp_avx_fma sse-fma-fp32:peakflops_sp_sse; do
+		rk=${pair%%:*} lk=${pair##*:}
+		r=$(rcompute "$rk" "$t")
+		l=$(lb "$lk" "$((16 * t))kB" "$t" MFlops/s)
+		[ -n "$r" ] && [ -n "$l" ] || { printf '%-8s %-26s skipped (not measured by one of the two)\n' "$t" "$rk/$lk"; continue; }
+		printf '%-8s %-26s %10.2f %10.2f %7s\n' "$t" "$rk/$lk" "$r" "$l" "$(ratio "$r" "$l")"
+	done
+done
+
+echo
+echo "bandwidth (GB/s): rprof / best of likwid-bench stream_mem, stream, load (avx512), want >= 0.95"
+printf '%-8s %-6s %-10s %10s %10s %7s\n' threads level "likwid ws" rprof likwid ratio
+for t in $threads; do
+	for lv in L1:16kB L2:512kB L3:8MB DRAM:1GB; do
+		level=${lv%%:*} size=${lv##*:}
+		[ "$level" = L1 ] || [ "$level" = L2 ] && size="$(( ${size%kB} * t ))kB"
+		best=0
+		for k in stream_mem_avx512 stream_avx512 load_avx512; do
+			v=$(lb "$k" "$size" "$t" MByte/s)
+			[ -n "$v" ] && best=$(echo "if ($v > $best) $v else $best" | bc -l)
+		done
+		r=$(rbw "$level" "$t")
+		[ -n "$r" ] || { printf '%-8s %-6s no rprof roof\n' "$t" "$level"; continue; }
+		printf '%-8s %-6s %-10s %10.2f %10.2f %7s\n' "$t" "$level" "$size" "$r" "$best" "$(ratio "$r" "$best")"
+	done
+done
+
+echo
+echo "dgemm (GFLOP/s): rprof roof / best cblas_dgemm of a C loop over seed 000's 96 shapes, want >= 1"
+lib=$(ls /usr/lib/*-linux-gnu/libopenblas.so.0 2>/dev/null | head -1 || true)
+if command -v cc >/dev/null && [ -n "$lib" ]; then
+	cat >"$tmp/dgemm.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+void cblas_dgemm(int, int, int, int, int, int, double, const double *, int, const double *, int, double, double *, int);
+void openblas_set_num_threads(int);
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+int main(int argc, char **argv) {
+	int threads = atoi(argv[1]), ns[] = {500, 1000, 2000, 4000}, ks[] = {64, 128, 256, 512, 1024, 2048};
+	openblas_set_num_threads(threads);
+	double *a = malloc(sizeof(double) * 4000 * 2048), *b = malloc(sizeof(double) * 2048 * 4000), *c = malloc(sizeof(double) * 4000 * 4000);
+	for (long i = 0; i < 4000L * 2048; i++) a[i] = b[i] = 1.0 + (i % 7) / 8.0;
+	double best = 0; int bn = 0, bm = 0, bk = 0;
+	for (int x = 0; x < 6; x++) for (int y = 0; y < 4; y++) for (int z = 0; z < 4; z++) {
+		int k = ks[x], n = ns[y], m = ns[z];
+		cblas_dgemm(101, 111, 111, n, m, k, 1, a, k, b, m, 0, c, m); /* warm up */
+		for (int r = 0; r < 3; r++) {
+			double t = now();
+			cblas_dgemm(101, 111, 111, n, m, k, 1, a, k, b, m, 0, c, m);
+			double g = 2.0 * n * m * k / (now() - t) / 1e9;
+			if (g > best) { best = g; bn = n; bm = m; bk = k; }
+		}
+	}
+	printf("%.4f %d %d %d\n", best, bn, bm, bk);
+	return 0;
+}
+EOF
+	cc -O2 -o "$tmp/dgemm" "$tmp/dgemm.c" "$lib"
+	rt=$(jq -r '.dgemm.threads // empty' "$tmp/default.json")
+	rg=$(jq -r '.dgemm.gflops // empty' "$tmp/default.json")
+	if [ -n "$rg" ]; then
+		read -r cg cn cm ck < <("$tmp/dgemm" "$rt")
+		printf 'threads %s: rprof %.2f (%s) vs C loop %.2f (n=%s m=%s k=%s): ratio %s\n' "$rt" "$rg" \
+			"$(jq -r '.dgemm | "\(.library) \(.corename) n=\(.n) m=\(.m) k=\(.k)"' "$tmp/default.json")" "$cg" "$cn" "$cm" "$ck" "$(ratio "$rg" "$cg")"
+	else
+		echo "rprof measured no DGEMM roof: $(grep 'DGEMM skipped' "$tmp/default.txt" || true)"
+	fi
+else
+	echo "skipped: needs a C compiler and libopenblas.so.0"
+fi
+
+if [ "$fixed" -gt 0 ]; then
+	echo
+	echo "early stopping vs --fixed $fixed --invocations $fixed_inv (1 thread): want >= 20x faster, roofs within 2%"
+	t0=$(now)
+	"$tmp/rprof" roofs --threads 1 -o "$tmp/es.json" "$@" 2>/dev/null
+	t1=$(now)
+	"$tmp/rprof" roofs --threads 1 --fixed "$fixed" --invocations "$fixed_inv" -o "$tmp/fixed.json" "$@" 2>/dev/null
+	t2=$(now)
+	es=$(secs "$t0" "$t1") fx=$(secs "$t1" "$t2")
+	echo "early stopping $es s, fixed $fx s: speedup $(ratio "$fx" "$es")x"
+	jq -r -n --slurpfile e "$tmp/es.json" --slurpfile f "$tmp/fixed.json" '
+		[($e[0].compute[] | {k: "\(.name)", v: .gflops}), ($e[0].bandwidth[] | {k: .level, v: .gbytes_per_s}), {k: "dgemm", v: ($e[0].dgemm.gflops // null)}] as $es |
+		[($f[0].compute[] | {k: "\(.name)", v: .gflops}), ($f[0].bandwidth[] | {k: .level, v: .gbytes_per_s}), {k: "dgemm", v: ($f[0].dgemm.gflops // null)}] as $fs |
+		$es[] | . as $x | ($fs[] | select(.k == $x.k) | .v) as $fv | select($x.v != null and $fv != null) |
+		"\($x.k)\t\($x.v * 100 | round / 100)\t\($fv * 100 | round / 100)\t\((($x.v - $fv) / $fv * 1000 | round) / 10)%"' |
+		column -t -N "roof,early,fixed,difference"
+fi
