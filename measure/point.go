@@ -139,7 +139,9 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 		p.Intensity = ptr(*p.WorkFlops / *p.TrafficBytes)
 	}
 
-	p.Events = eventCounts(in, nets)
+	var evFlags []roofline.Flag
+	p.Events, evFlags = eventCounts(in, nets)
+	p.Flags = append(p.Flags, evFlags...)
 	p.Flags = append(p.Flags, countFlags(in)...)
 	p.Flags = append(p.Flags, exitFlags(in.reps)...)
 	if in.roofs != nil {
@@ -286,13 +288,14 @@ func medianBy(nets []tally) map[string]float64 {
 
 // eventCounts reports every counter: Value is the median over repetitions
 // of the multiplex-scaled count less the overhead run's; Raw, Enabled and
-// Running are the medians of the target's own readings.
-func eventCounts(in inputs, nets []tally) []roofline.EventCount {
+// Running are the medians of the target's own readings. A negative Value
+// is reported as measured, with a flag.
+func eventCounts(in inputs, nets []tally) (out []roofline.EventCount, flags []roofline.Flag) {
 	kernels := make([]outcome, len(in.reps))
 	for j, r := range in.reps {
 		kernels[j] = r.kernel
 	}
-	out := []roofline.EventCount{}
+	out = []roofline.EventCount{}
 	user := 0
 	for i, s := range in.specs {
 		ec := medianCount(s, i, kernels)
@@ -311,9 +314,13 @@ func eventCounts(in inputs, nets []tally) []roofline.EventCount {
 			user++
 		}
 		ec.Value = median(vals)
+		if ec.Value < 0 {
+			flags = append(flags, roofline.Flag{Code: roofline.FlagNegative,
+				Message: fmt.Sprintf("%s is negative after subtraction (median %s): the overhead run counted more than the target", s.event.Name, fmtNum(ec.Value))})
+		}
 		out = append(out, ec)
 	}
-	return out
+	return out, flags
 }
 
 // medianCount is counter i's reading, the median of each field over runs.

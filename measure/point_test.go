@@ -213,6 +213,9 @@ func TestBuildPointNeverReportsANegativeSubtraction(t *testing.T) {
 	if !hasFlag(p, roofline.FlagNegative, "work is negative") {
 		t.Errorf("flags = %+v, want negative-subtraction for work", p.Flags)
 	}
+	if p.Events[1].Value != -1e8 || !hasFlag(p, roofline.FlagNegative, "fp_arith_inst_retired.512b_packed_double is negative") {
+		t.Errorf("event %+v flags %+v: want the negative count reported and flagged", p.Events[1], p.Flags)
+	}
 
 	slow := skxRun(0.6, 0) // the overhead run took longer: no time left
 	p, err = buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &slow}}})

@@ -321,7 +321,8 @@ func aboutFigure(name string) func(roofline.Flag) bool {
 // aboutEvent matches counter flags naming the event.
 func aboutEvent(name string) func(roofline.Flag) bool {
 	return func(f roofline.Flag) bool {
-		return (f.Code == roofline.FlagMultiplexed || f.Code == roofline.FlagMissingCounter) && strings.HasPrefix(f.Message, name+" ")
+		return (f.Code == roofline.FlagMultiplexed || f.Code == roofline.FlagMissingCounter || f.Code == roofline.FlagNegative) &&
+			strings.HasPrefix(f.Message, name+" ")
 	}
 }
 
@@ -354,20 +355,16 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		fmt.Fprintln(w, strings.TrimRight(l, " "))
 	}
 	if p.Source != measure.SourceEvents {
-		by := ""
-		if len(p.WorkByPrecision) > 0 {
-			var parts []string
-			for _, k := range sortedKeys(p.WorkByPrecision) {
-				parts = append(parts, k+" "+fmtCount(p.WorkByPrecision[k]))
-			}
-			by = strings.Join(parts, ", ") + "; "
+		var by []string
+		for _, k := range sortedKeys(p.WorkByPrecision) {
+			by = append(by, k+" "+fmtCount(p.WorkByPrecision[k]))
 		}
-		line(orUnknown(p.WorkFlops, fmtCount), "FLOP", "work", by+median+fn.marks(aboutFigure("work")))
+		line(orUnknown(p.WorkFlops, fmtCount), "FLOP", "work", details(strings.Join(by, ", "), median)+fn.marks(aboutFigure("work")))
 		rw := ""
 		if p.ReadBytes != nil || p.WriteBytes != nil {
-			rw = fmt.Sprintf("read %s, write %s; ", orUnknown(p.ReadBytes, fmtCount), orUnknown(p.WriteBytes, fmtCount))
+			rw = fmt.Sprintf("read %s, write %s", orUnknown(p.ReadBytes, fmtCount), orUnknown(p.WriteBytes, fmtCount))
 		}
-		line(orUnknown(p.TrafficBytes, fmtCount), "B", "DRAM traffic", rw+median+
+		line(orUnknown(p.TrafficBytes, fmtCount), "B", "DRAM traffic", details(rw, median)+
 			fn.marks(func(f roofline.Flag) bool {
 				return f.Code == roofline.FlagNoUncore || aboutFigure("DRAM")(f)
 			}))
@@ -379,13 +376,13 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		tci = fmt.Sprintf("± %s (%g%% CI %.6f .. %.6f, %s, n=%d)", pm, p.CI.Confidence*100, p.CI.Seconds.Lo, p.CI.Seconds.Hi, p.CI.Method, p.CI.N)
 	}
 	if p.Overhead != nil && p.Overhead.Command != nil {
-		tci = strings.TrimPrefix(tci+"; overhead subtracted", "; ")
+		tci = details(tci, "overhead subtracted")
 	}
 	secs := fmt.Sprintf("%.6f", p.Seconds)
 	if p.Seconds == 0 {
 		secs = "<unknown>"
 	}
-	line(secs, "s", "time", strings.TrimSuffix("mean; "+tci, "; ")+fn.marks(aboutFigure("time")))
+	line(secs, "s", "time", details("mean", tci)+fn.marks(aboutFigure("time")))
 	if p.Source != measure.SourceEvents {
 		gci := ""
 		if p.GFlops != nil && p.CI.GFlops != nil {
@@ -404,7 +401,7 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		} else {
 			line("", "", "not placed", notPlacedReason(p))
 		}
-		fmt.Fprintf(w, "  roofs %s, %d threads (%s)\n", p.RoofsFile, p.Threads, scope)
+		fmt.Fprintf(w, "  roofs %s, thread scope %d (%s)\n", p.RoofsFile, p.Threads, scope)
 	}
 
 	if len(p.Events) > 0 {
@@ -416,12 +413,16 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 			what += ", overhead run subtracted"
 		}
 		fmt.Fprintf(w, "\n  events (%s):\n", what)
+		width := 0
+		for _, ev := range p.Events {
+			width = max(width, len(ev.Name))
+		}
 		for _, ev := range p.Events {
 			counted := "not counted"
 			if ev.Enabled > 0 {
 				counted = fmt.Sprintf("(%.1f%% counted)", 100*float64(ev.Running)/float64(ev.Enabled))
 			}
-			fmt.Fprintf(w, "  %18s %-8s %-30s %s%s\n", fmtCount(ev.Value), ev.Unit, ev.Name, counted, fn.marks(aboutEvent(ev.Name)))
+			fmt.Fprintf(w, "  %18s %-8s %-*s  %s%s\n", fmtCount(ev.Value), ev.Unit, width, ev.Name, counted, fn.marks(aboutEvent(ev.Name)))
 		}
 	}
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {
@@ -448,6 +449,17 @@ func notPlacedReason(p *roofline.Point) string {
 		return "no floating-point work: the point has no place on log axes"
 	}
 	return fmt.Sprintf("the roofs have no compute or DRAM roof for %d threads", p.Threads)
+}
+
+// details joins the non-empty parts of a line's detail with "; ".
+func details(parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if p != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, "; ")
 }
 
 // known is detail when v is known, else "".

@@ -97,9 +97,10 @@ func rprofRun(t *testing.T, stdin string, args ...string) (code int, stdout, std
 
 func fptr(v float64) *float64 { return &v }
 
-// A recorded point from a machine with counters, with every kind of
-// footnote, renders the same way every time.
-func TestRunSummaryOfARecordedPoint(t *testing.T) {
+// Recorded points render the same way every time: one from a machine with
+// counters and every kind of footnote, one without DRAM traffic, one of
+// events only.
+func TestRunSummaryOfRecordedPoints(t *testing.T) {
 	p := &roofline.Point{
 		Schema: roofline.PointSchema, Label: "triad", Command: []string{"./triad", "-n", "1000000"},
 		Source:          measure.SourceCounters,
@@ -127,9 +128,37 @@ func TestRunSummaryOfARecordedPoint(t *testing.T) {
 			{Code: roofline.FlagNonzeroExit, Message: "the target exited with status 3 in repetition 5"},
 		},
 	}
-	var b bytes.Buffer
-	writeRunSummary(&b, p, "as asked with --threads")
-	testutil.Golden(t, "testdata/run/summary.txt", b.Bytes())
+	noUncore := &roofline.Point{
+		Schema: roofline.PointSchema, Label: "dgemm", Command: []string{"./dgemm"},
+		Source: measure.SourceCounters, WorkFlops: fptr(4e10), WorkByPrecision: map[string]float64{roofline.Double: 4e10},
+		Seconds: 0.8, CI: roofline.Uncertainty{Confidence: 0.95, Method: "none", N: 1, Seconds: roofline.Interval{Lo: 0.8, Hi: 0.8}},
+		GFlops: fptr(50), RoofsFile: "roofs.json", Threads: 1,
+		Events: []roofline.EventCount{{Name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", PMU: "cpu", Value: 5e9, Raw: 5e9, Enabled: 8e8, Running: 8e8}},
+		Flags:  []roofline.Flag{{Code: roofline.FlagNoUncore, Message: "DRAM traffic not counted (no memory-controller PMU): work and GFLOP/s are reported, intensity is unknown"}},
+	}
+	events := &roofline.Point{
+		Schema: roofline.PointSchema, Label: "ls", Command: []string{"ls", "/"}, Source: measure.SourceEvents,
+		CI:       roofline.Uncertainty{Confidence: 0.95, Method: "none", N: 1},
+		Events:   []roofline.EventCount{{Name: "page-faults", PMU: "software", Value: -12, Raw: 101, Enabled: 9e5, Running: 9e5}},
+		Overhead: &roofline.Overhead{Command: []string{"ls", "/etc"}, Seconds: 0.003},
+		Exit:     roofline.Exit{Code: 128 + 9, Signal: "SIGKILL"},
+		Flags: []roofline.Flag{
+			{Code: roofline.FlagMissingCounter, Message: "work and traffic were not measured (no hardware PMU): only the events asked for were counted"},
+			{Code: roofline.FlagNegative, Message: "time is not positive after subtraction"},
+			{Code: roofline.FlagNegative, Message: "page-faults is negative after subtraction (median -12)"},
+			{Code: roofline.FlagSignaled, Message: "the target was killed by SIGKILL in repetition 1"},
+		},
+	}
+	for _, tt := range []struct {
+		name string
+		p    *roofline.Point
+	}{{"counters", p}, {"no-uncore", noUncore}, {"events", events}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			writeRunSummary(&b, tt.p, "as asked with --threads")
+			testutil.Golden(t, "testdata/run/summary-"+tt.name+".txt", b.Bytes())
+		})
+	}
 }
 
 func TestEventListSplitsCommasOutsideTerms(t *testing.T) {
