@@ -275,6 +275,11 @@ func TestBadInput(t *testing.T) {
 			_, err := Write(filepath.Join(t.TempDir(), "chart.svg"), nil, nil, Options{})
 			return err
 		}, ErrEmpty, "no points and no roofs"},
+		{"nothing drawable", func() error {
+			p := readPoints(t, "point_no_traffic.json")
+			_, err := Render(&bytes.Buffer{}, "svg", nil, p, Options{})
+			return err
+		}, ErrEmpty, "no roof or point has a value a log axis can show (point \"fixture: spmv without DRAM counter\" left out: intensity unknown"},
 		{"thread scope not measured", func() error {
 			_, err := Render(&bytes.Buffer{}, "svg", r, nil, Options{Threads: 4})
 			return err

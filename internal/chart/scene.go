@@ -11,7 +11,7 @@ import (
 )
 
 // ErrEmpty is returned when there is neither a roof nor a point to draw.
-var ErrEmpty = errors.New("nothing to draw: no points and no roofs")
+var ErrEmpty = errors.New("nothing to draw")
 
 // scene is what a chart shows, in data units, computed once and drawn by
 // both the graphical and the text renderers so they never disagree.
@@ -57,7 +57,8 @@ func (r roof) label(unit string) string {
 	return s
 }
 
-// ridge is where a bandwidth roof meets the highest compute roof.
+// ridge is where a bandwidth roof meets the compute peak that binds the
+// points.
 type ridge struct {
 	level     string
 	intensity float64 // FLOP/byte
@@ -82,7 +83,7 @@ type placed struct {
 // under them. Values that a log axis cannot show are left out with a note.
 func buildScene(r *roofline.Roofs, points []roofline.Point, opts Options) (*scene, error) {
 	if r == nil && len(points) == 0 {
-		return nil, ErrEmpty
+		return nil, fmt.Errorf("%w: no points and no roofs", ErrEmpty)
 	}
 	s := &scene{}
 	threads, err := ThreadScope(r, points, opts.Threads)
@@ -98,7 +99,7 @@ func buildScene(r *roofline.Roofs, points []roofline.Point, opts Options) (*scen
 		s.addPoint(r, &points[i])
 	}
 	if len(s.compute) == 0 && len(s.bandwidth) == 0 && len(s.points) == 0 {
-		return nil, fmt.Errorf("%w (every value was missing or not positive)", ErrEmpty)
+		return nil, fmt.Errorf("%w: no roof or point has a value a log axis can show (%s)", ErrEmpty, strings.Join(s.notes, "; "))
 	}
 	s.setRanges()
 	s.title = opts.Title

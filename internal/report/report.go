@@ -83,7 +83,7 @@ const dash = "—"
 
 func buildView(in Input) (*view, error) {
 	if in.Roofs == nil && len(in.Points) == 0 {
-		return nil, chart.ErrEmpty
+		return nil, fmt.Errorf("%w: no points and no roofs", chart.ErrEmpty)
 	}
 	threads, err := chart.ThreadScope(in.Roofs, in.Points, in.Chart.Threads)
 	if err != nil {
