@@ -368,7 +368,14 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 			fn.marks(func(f roofline.Flag) bool {
 				return f.Code == roofline.FlagNoUncore || aboutFigure("DRAM")(f)
 			}))
-		line(orUnknown(p.Intensity, chart.FormatValue), "FLOP/B", "intensity", "")
+		why := ""
+		if p.Intensity == nil {
+			why = fn.marks(func(f roofline.Flag) bool {
+				return about(roofline.FlagNoUncore, roofline.FlagAnalytic)(f) ||
+					f.Code == roofline.FlagNegative && (strings.HasPrefix(f.Message, "work") || strings.HasPrefix(f.Message, "DRAM traffic"))
+			})
+		}
+		line(orUnknown(p.Intensity, chart.FormatValue), "FLOP/B", "intensity", why)
 	}
 	tci := ""
 	if p.CI.N > 1 {
