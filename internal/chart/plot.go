@@ -378,7 +378,7 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 	for _, pt := range l.s.points {
 		text := pt.label + " " + FormatValue(pt.y) + " GFLOP/s"
 		if pt.fraction > 0 {
-			text += fmt.Sprintf(" (%.0f%% of roof)", pt.fraction*100)
+			text += fmt.Sprintf(" (%.0f%% of %s roof)", pt.fraction*100, pt.boundRoofLabel)
 		}
 		st := sty
 		if pt.flagged {
