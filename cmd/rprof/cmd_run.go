@@ -194,7 +194,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return runFailure(e, err)
 	}
 	writeRunSummary(e.stderr, p, scope)
-	if cfg.CI > 0 {
+	if cfg.CI > 0 && p.Seconds > 0 {
 		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.CI*p.Seconds) {
 			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%.1f%%) did not narrow to ±%g%% within %d runs or %v (--max-repeat, --max-time)\n\n",
 				100*h/p.Seconds, 100*cfg.CI, cfg.MaxRepeat, cfg.MaxTime)
