@@ -37,10 +37,11 @@ with --test) finds it significant at --alpha and it exceeds --max-slowdown,
 so noise passes. W and Q are counted figures and are compared to their
 limits directly.
 
-When the machine or the roofs differ from the baseline's, the gate compares
-fractions of attainable performance (which need W and --roofs on both runs)
-instead of time, and says so: a changed roof is never a kernel regression.
-Traffic is not compared across machines.
+When the machine differs from the baseline's, the gate compares fractions
+of attainable performance (which need W and --roofs on both runs) instead
+of time, and says so; counted traffic is not compared across machines. On
+the same machine under roofs measured again, a regression must show in
+both time and fraction. A changed roof is never a kernel regression.
 
 Without hardware counters (most hosted CI runners), the gate works on time
 alone, or on analytic W and Q given with --work and --traffic, and lists the

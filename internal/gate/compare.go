@@ -113,9 +113,10 @@ type Pair struct {
 	Context []string
 	// Flags are both points' validity warnings, as "old|new code: message".
 	Flags []string
-	// SameRoofs is true when both points were placed under roofs giving the
-	// same ceiling (false when either was not placed).
-	SameRoofs bool
+	// OtherMachine: the CPU or the thread scope differs. OtherRoofs: both
+	// points were placed, under roofs giving different ceilings.
+	// SameRoofs: both were placed, under the same ceiling.
+	OtherMachine, OtherRoofs, SameRoofs bool
 }
 
 // Row returns the row of a metric, or nil.
@@ -215,7 +216,7 @@ func comparePair(old, new roofline.Point, opts Options) Pair {
 		label = old.Label + " → " + new.Label
 	}
 	pr := Pair{Label: label, Old: old, New: new}
-	pr.Context, pr.SameRoofs = contextChanges(old, new)
+	contextChanges(&pr)
 	for _, side := range []struct {
 		name string
 		p    roofline.Point
@@ -384,15 +385,18 @@ func summaryOf(s series) *stats.Summary {
 	return nil
 }
 
-// contextChanges lists what differs between the two measurements besides
-// the kernel, and whether both were placed under the same roof.
-func contextChanges(old, new roofline.Point) (changes []string, sameRoofs bool) {
+// contextChanges records what differs between the two measurements besides
+// the kernel: machine, thread scope, roofs.
+func contextChanges(pr *Pair) {
+	old, new := pr.Old, pr.New
 	oc, nc := old.Machine.CPU, new.Machine.CPU
 	if oc.Vendor != nc.Vendor || oc.Family != nc.Family || oc.Model != nc.Model || oc.Microarch != nc.Microarch || oc.ModelName != nc.ModelName {
-		changes = append(changes, fmt.Sprintf("machine differs: %s → %s", cpuName(oc), cpuName(nc)))
+		pr.OtherMachine = true
+		pr.Context = append(pr.Context, fmt.Sprintf("machine differs: %s → %s", cpuName(oc), cpuName(nc)))
 	}
 	if old.Threads != new.Threads && old.Threads != 0 && new.Threads != 0 {
-		changes = append(changes, fmt.Sprintf("thread scope differs: %d → %d threads", old.Threads, new.Threads))
+		pr.OtherMachine = true
+		pr.Context = append(pr.Context, fmt.Sprintf("thread scope differs: %d → %d threads", old.Threads, new.Threads))
 	}
 	ok, ov := roofOf(old)
 	nk, nv := roofOf(new)
@@ -400,12 +404,12 @@ func contextChanges(old, new roofline.Point) (changes []string, sameRoofs bool) 
 		// The same roofs document gives the same ceiling to the last bit;
 		// any difference means the roofs were measured again.
 		if ov == nv || math.Abs(nv/ov-1) < 1e-9 {
-			sameRoofs = true
+			pr.SameRoofs = true
 		} else {
-			changes = append(changes, fmt.Sprintf("roofs differ: %s roof %s → %s", ok, roofValue(ok, ov), roofValue(nk, nv)))
+			pr.OtherRoofs = true
+			pr.Context = append(pr.Context, fmt.Sprintf("roofs differ: %s roof %s → %s", ok, roofValue(ok, ov), roofValue(nk, nv)))
 		}
 	}
-	return changes, sameRoofs
 }
 
 // roofOf returns the kind and value of the roof that binds p: "memory" and

@@ -66,12 +66,15 @@ const sourceAnalytic = "analytic"
 
 // Check names.
 const (
-	CheckRun         = "run"
-	CheckTime        = "time"
-	CheckFraction    = "fraction of attainable"
-	CheckWork        = "work W"
-	CheckTraffic     = "traffic Q"
-	CheckMinFraction = "minimum fraction"
+	CheckRun      = "run"
+	CheckTime     = "time"
+	CheckFraction = "fraction of attainable"
+	// CheckTimeAndFraction judges a run on the baseline's machine under
+	// roofs measured again: see bothCheck.
+	CheckTimeAndFraction = "time and fraction of attainable"
+	CheckWork            = "work W"
+	CheckTraffic         = "traffic Q"
+	CheckMinFraction     = "minimum fraction"
 )
 
 // Check is one rule applied to the new run.
@@ -88,8 +91,9 @@ type Verdict struct {
 	Outcome Outcome
 	// Reason is one line saying why.
 	Reason string
-	// Basis is what speed was judged on: CheckTime, or CheckFraction when
-	// machine or roofs differ from the baseline's.
+	// Basis is what speed was judged on: CheckTime; CheckFraction when the
+	// machine differs from the baseline's; CheckTimeAndFraction when only
+	// the roofs do.
 	Basis  string
 	Checks []Check
 	// Notes are context (what differs from the baseline, the new run's
@@ -122,19 +126,24 @@ func Decide(baseline, current roofline.Point, limits Limits, opts Options) (*Ver
 		v.finish()
 		return v, nil
 	}
-	machineChanged := len(pair.Context) > 0
-	if machineChanged {
+	switch {
+	case pair.OtherMachine:
 		v.Basis = CheckFraction
+		v.Checks = append(v.Checks, speedCheck(&pair, CheckFraction, limits.MaxSlowdown, opts))
+	case pair.OtherRoofs:
+		v.Basis = CheckTimeAndFraction
+		v.Checks = append(v.Checks, bothCheck(&pair, limits.MaxSlowdown, opts))
+	default:
+		v.Checks = append(v.Checks, speedCheck(&pair, CheckTime, limits.MaxSlowdown, opts))
 	}
-	v.Checks = append(v.Checks, speedCheck(&pair, v.Basis, limits.MaxSlowdown, opts))
 	v.Checks = append(v.Checks,
 		growthCheck(CheckWork, pair.Row(MetricWork), limits.MaxWorkGrowth, baseline.Source, current.Source, ""),
 	)
 	trafficSkip := ""
 	// Counted traffic depends on the machine's caches; analytic traffic is
 	// the algorithm's and compares anywhere.
-	if machineChanged && (baseline.Source != sourceAnalytic || current.Source != sourceAnalytic) {
-		trafficSkip = "not checked: the measurement context differs, and DRAM traffic depends on the caches and prefetchers"
+	if pair.OtherMachine && (baseline.Source != sourceAnalytic || current.Source != sourceAnalytic) {
+		trafficSkip = "not checked: the machine differs, and counted DRAM traffic depends on the caches and prefetchers"
 	}
 	v.Checks = append(v.Checks,
 		growthCheck(CheckTraffic, pair.Row(MetricTraffic), limits.MaxTrafficGrowth, baseline.Source, current.Source, trafficSkip),
@@ -174,7 +183,7 @@ func speedCheck(pair *Pair, basis string, limit float64, opts Options) Check {
 	case r == nil || !r.Old.Known || !r.New.Known:
 		c.Outcome = Undecided
 		if basis == CheckFraction {
-			c.Detail = "could not decide: the measurement context differs from the baseline's and the fraction of attainable is unknown (it needs W and roofs on both points)"
+			c.Detail = "could not decide: the machine differs from the baseline's and the fraction of attainable is unknown (it needs W and roofs on both points)"
 		} else {
 			c.Detail = "could not decide: time is unknown in a point"
 		}
@@ -209,6 +218,29 @@ func speedCheck(pair *Pair, basis string, limit float64, opts Options) Check {
 			better = "higher"
 		}
 		c.Detail = fmt.Sprintf("%s %s %s (%s)", basis, pct(-worse), better, test)
+	}
+	return c
+}
+
+// bothCheck judges a run on the baseline's machine whose roofs were
+// measured again. Time is the kernel's own figure there, and the fraction
+// of attainable tells a slower kernel from a slower machine: a regression
+// must show in both. Time alone worse means the roof moved down with it;
+// fraction alone worse means the roof moved up (or its measurement did).
+func bothCheck(pair *Pair, limit float64, opts Options) Check {
+	t := speedCheck(pair, CheckTime, limit, opts)
+	f := speedCheck(pair, CheckFraction, limit, opts)
+	c := Check{Name: CheckTimeAndFraction, Outcome: max(t.Outcome, f.Outcome)}
+	switch {
+	case t.Outcome == Regression && f.Outcome == Regression:
+		c.Detail = t.Detail + "; " + f.Detail
+	case t.Outcome == Undecided || f.Outcome == Undecided:
+		c.Detail = t.Detail + "; " + f.Detail
+	case t.Outcome == Regression || f.Outcome == Regression:
+		c.Outcome = Pass
+		c.Detail = t.Detail + "; but " + f.Detail + ": the roofs differ, so this is not counted as a kernel regression"
+	default:
+		c.Detail = t.Detail + "; " + f.Detail
 	}
 	return c
 }
@@ -337,7 +369,11 @@ func (v *Verdict) finish() {
 			v.Reason += "; not checked: " + strings.Join(skipped, ", ")
 		}
 	}
-	if v.Basis == CheckFraction && v.Outcome != Undecided {
-		v.Notes = append(v.Notes, "compared fractions of attainable performance instead of time, because the measurement context differs")
+	switch {
+	case v.Outcome == Undecided:
+	case v.Basis == CheckFraction:
+		v.Notes = append(v.Notes, "compared fractions of attainable performance instead of time, because the machine differs")
+	case v.Basis == CheckTimeAndFraction:
+		v.Notes = append(v.Notes, "compared time and fraction of attainable performance, because the roofs differ: a regression must show in both")
 	}
 }
