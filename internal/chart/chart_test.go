@@ -104,19 +104,38 @@ func TestSVGEmbedsItsFont(t *testing.T) {
 
 func TestTextChartFitsEightyColumns(t *testing.T) {
 	var text bytes.Buffer
-	if _, err := WriteText(&text, readRoofs(t, "roofs_zen5_vm.json"), readPoints(t, "point_triad.json"), Options{}); err != nil {
+	r := readRoofs(t, "roofs_zen5_vm.json")
+	r.Machine.CPU.ModelName = strings.Repeat("Very Long Processor Name ", 5)
+	if _, err := WriteText(&text, r, readPoints(t, allPoints...), Options{Theoretical: true}); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(text.String(), "\n")
-	// The chart itself, up to the axis title; the key below may be
-	// longer, like any wrapped text.
-	for _, l := range lines {
-		if strings.Contains(l, "arithmetic intensity") {
-			break
-		}
+	for _, l := range strings.Split(text.String(), "\n") {
 		if n := len([]rune(l)); n > 80 {
 			t.Errorf("line of %d columns: %q", n, l)
 		}
+	}
+}
+
+func TestWrapBreaksAtSpacesWithAHangingIndent(t *testing.T) {
+	long := "  A  " + strings.Repeat("word ", 30) + "end"
+	got := wrap(long, "     ")
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("not wrapped: %q", got)
+	}
+	for i, l := range lines {
+		if len(l) > 80 {
+			t.Errorf("line %d has %d columns", i, len(l))
+		}
+		if i > 0 && !strings.HasPrefix(l, "     word") && !strings.HasPrefix(l, "     end") {
+			t.Errorf("continuation line %q lacks the indent", l)
+		}
+	}
+	if strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(long), " ") {
+		t.Error("wrapping lost or changed words")
+	}
+	if got := wrap("short", "  "); got != "short\n" {
+		t.Errorf("wrap(short) = %q", got)
 	}
 }
 

@@ -148,7 +148,7 @@ func (s *scene) writeText(w io.Writer) {
 		g.set(col, row, pointTag(i))
 	}
 
-	fmt.Fprintln(w, s.title)
+	fmt.Fprint(w, wrap(s.title, ""))
 	fmt.Fprintln(w, "GFLOP/s")
 	decadeRows := map[int]string{}
 	for e := int(math.Round(g.ly0)); e <= int(math.Round(g.ly1)); e++ {
@@ -172,15 +172,41 @@ func (s *scene) writeText(w io.Writer) {
 	if len(key) > 0 {
 		fmt.Fprintln(w, "\nroofs ('-' measured, '.' theoretical, '/' bandwidth, 'x' ridge):")
 		for _, k := range key {
-			fmt.Fprintln(w, k)
+			fmt.Fprint(w, wrap(k, "     "))
 		}
 	}
 	if len(s.points) > 0 {
 		fmt.Fprintln(w, "\npoints:")
 	}
 	for i, p := range s.points {
-		fmt.Fprintf(w, "  %c  %s\n", pointTag(i), p.describe())
+		fmt.Fprint(w, wrap(fmt.Sprintf("  %c  %s", pointTag(i), p.describe()), "     "))
 	}
+}
+
+// textWidth is the width the text chart's lines are wrapped to.
+const textWidth = 80
+
+// wrap breaks a line at spaces to textWidth columns, indenting the
+// continuation lines, and ends it with a newline.
+func wrap(line, indent string) string {
+	var b strings.Builder
+	col := 0
+	for i, word := range strings.Split(line, " ") {
+		n := len([]rune(word))
+		switch {
+		case i == 0:
+		case col+1+n > textWidth && col > len(indent):
+			b.WriteString("\n" + indent)
+			col = len(indent)
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	b.WriteByte('\n')
+	return b.String()
 }
 
 // pointTag is the letter of the i-th point: A to Z, then a digit.
