@@ -282,3 +282,22 @@ func TestRunRejectsBadInputWithOneLineAndNoDocument(t *testing.T) {
 		})
 	}
 }
+
+func TestRunRepeatsAdaptively(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "point.json")
+	code, _, stderr := rprofRun(t, "", append([]string{"--work", "1", "--ci", "0.5", "--max-repeat", "6", "--json", out, "--"}, targetArgv(t, "exit", "0")...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	p := readRunPoint(t, out)
+	if p.CI.N < 3 || p.CI.N > 6 || len(p.Samples.Seconds) != p.CI.N || p.CI.Method != "student-t" {
+		t.Errorf("n %d, %d samples, method %q: want 3 to 6 runs with a Student-t interval", p.CI.N, len(p.Samples.Seconds), p.CI.Method)
+	}
+}
+
+func TestRunSaysWhenTheIdleBaselineCannotBeMeasured(t *testing.T) {
+	code, _, stderr := rprofRun(t, "", append([]string{"--work", "1", "--idle-baseline", "10ms", "--"}, targetArgv(t, "exit", "0")...)...)
+	if code != 0 || !strings.Contains(stderr, "idle baseline was not measured") {
+		t.Errorf("exit %d, want a footnote saying the idle baseline was not measured:\n%s", code, stderr)
+	}
+}
