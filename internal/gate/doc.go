@@ -15,8 +15,9 @@
 //     compared against a relative tolerance instead of a test.
 //
 // The gate fails only on a change that is both statistically significant and
-// beyond its limit, so noise passes. When the machine or the roofs differ
-// from the baseline's, it compares fractions of attainable performance
-// instead of time, so a changed roof is never reported as a kernel
-// regression.
+// beyond its limit, so noise passes. When the machine differs from the
+// baseline's, it compares fractions of attainable performance instead of
+// time; on the same machine under roofs measured again, a regression must
+// show in both time and fraction. So a changed roof is never reported as a
+// kernel regression.
 package gate
