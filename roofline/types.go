@@ -71,6 +71,10 @@ const (
 	FlagBelowNoise     = "below-noise"
 	FlagAnalytic       = "analytic"
 	FlagUnverified     = "unverified-event"
+	// FlagUserOnly: per-process counters counted user mode only, because
+	// perf_event_paranoid refused kernel-mode counting (perf stat's ":u"
+	// fallback).
+	FlagUserOnly = "user-mode-only"
 )
 
 // Point is one measured (or analytic) roofline point: the document written by
