@@ -223,6 +223,7 @@ func TestCountedFigures(t *testing.T) {
 		{"W unknown in baseline", noCounters, old, DefaultLimits, CheckWork, Skipped, "--update-baseline"},
 		{"Q grew 12.5% beyond 10%", old, moreTraffic, DefaultLimits, CheckTraffic, Regression, "Q grew 12.5%"},
 		{"Q unchanged", old, old, DefaultLimits, CheckTraffic, Pass, "Q +0%"},
+		{"W fell", grown, old, DefaultLimits, CheckWork, Pass, "not like for like"},
 		{"Q unknown in both", noCounters, noCounters, DefaultLimits, CheckTraffic, Skipped, "pass --traffic"},
 	}
 	for _, tt := range tests {
