@@ -173,8 +173,9 @@ func machine(d pmu.Diagnosis, procfs fs.FS) roofline.Machine {
 
 // runCounted runs argv once through the launcher with the specs counted and
 // puts the readings back in spec order.
-func runCounted(ctx context.Context, cfg Config, argv []string, specs []counterSpec) (outcome, error) {
-	spec := ExecSpec{Argv: argv, Env: cfg.Env, Dir: cfg.Dir, Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr}
+func runCounted(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error) {
+	spec := ExecSpec{Argv: argv, Env: cfg.Env, Dir: cfg.Dir, Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr,
+		ExcludeKernel: userOnly}
 	var taskIdx, sysIdx []int
 	for i, s := range specs {
 		if s.group < 0 {

@@ -56,26 +56,29 @@ func TestRunCountedPutsReadingsBackInSpecOrder(t *testing.T) {
 		{event: cpu0, kind: kindUser, group: -1},
 		{event: clock, kind: kindWork, weight: 1, group: 0},
 	}
-	o, err := runCounted(context.Background(), Config{}, []string{"true"}, specs)
-	if errors.Is(err, pmu.ErrPermission) {
-		testutil.SkipUnlessHardware(t, err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.exit != 0 || len(o.counts) != 3 {
-		t.Fatalf("exit %d, %d counts", o.exit, len(o.counts))
-	}
-	// true takes well under a second but many microseconds of CPU, and
-	// faults in far fewer pages than it runs nanoseconds.
-	faultN, cpuNs, taskNs := o.counts[0].Value(), o.counts[1].Value(), o.counts[2].Value()
-	if !(faultN > 0 && faultN < 10000) {
-		t.Errorf("page-faults = %v: not a page-fault count", faultN)
-	}
-	if !(taskNs > 10000 && taskNs <= float64(o.wall)) {
-		t.Errorf("task-clock = %v ns in %v: not the target's CPU time", taskNs, o.wall)
-	}
-	if !(cpuNs > 0.5*float64(o.wall) && cpuNs < 2*float64(o.wall)) {
-		t.Errorf("system-wide cpu-clock on CPU 0 = %v ns in %v: not the wall time", cpuNs, o.wall)
+	// In user mode only too, as after a paranoid refusal.
+	for _, userOnly := range []bool{false, true} {
+		o, err := runCounted(context.Background(), Config{}, []string{"true"}, specs, userOnly)
+		if errors.Is(err, pmu.ErrPermission) {
+			testutil.SkipUnlessHardware(t, err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.exit != 0 || len(o.counts) != 3 {
+			t.Fatalf("exit %d, %d counts", o.exit, len(o.counts))
+		}
+		// true takes well under a second but many microseconds of CPU, and
+		// faults in far fewer pages than it runs nanoseconds.
+		faultN, cpuNs, taskNs := o.counts[0].Value(), o.counts[1].Value(), o.counts[2].Value()
+		if !(faultN > 0 && faultN < 10000) {
+			t.Errorf("user only %v: page-faults = %v: not a page-fault count", userOnly, faultN)
+		}
+		if !(taskNs > 10000 && taskNs <= float64(o.wall)) {
+			t.Errorf("user only %v: task-clock = %v ns in %v: not the target's CPU time", userOnly, taskNs, o.wall)
+		}
+		if !(cpuNs > 0.5*float64(o.wall) && cpuNs < 2*float64(o.wall)) {
+			t.Errorf("user only %v: system-wide cpu-clock on CPU 0 = %v ns in %v: not the wall time", userOnly, cpuNs, o.wall)
+		}
 	}
 }

@@ -34,8 +34,9 @@ type deps struct {
 	// resolve decides the source of W and Q and the counters to open, or
 	// refuses with *NoCountersError.
 	resolve func(cfg Config) (resolved, error)
-	// exec runs argv once with specs counted.
-	exec func(ctx context.Context, cfg Config, argv []string, specs []counterSpec) (outcome, error)
+	// exec runs argv once with specs counted (per-process ones in user
+	// mode only when userOnly).
+	exec func(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error)
 	// idle counts the system-wide specs for d with no target running.
 	idle func(ctx context.Context, specs []counterSpec, d time.Duration) (outcome, error)
 	now  func() time.Time
@@ -89,8 +90,9 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 		rule = stats.StopRule{MaxTime: cfg.MaxTime, MaxCount: cfg.MaxRepeat, Confidence: cfg.Confidence,
 			RelError: cfg.CI, MinCount: minAdaptive, Method: stats.MethodMean}
 	}
+	x := &executor{d: d, cfg: cfg, specs: res.specs}
 	_, err = stats.Iterate(ctx, rule, 0, func() (float64, time.Duration, error) {
-		r, err := runOnce(ctx, cfg, d, res.specs)
+		r, err := x.repetition(ctx)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -113,29 +115,56 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 			return nil, err
 		}
 	}
+	if x.userOnly {
+		in.notes = append(in.notes, roofline.Flag{Code: roofline.FlagUserOnly,
+			Message: "perf_event_paranoid refused kernel-mode counting, so per-process events count user mode only (as perf stat's :u): work or faults in the kernel on the target's behalf are left out"})
+	}
 	return buildPoint(in)
 }
 
-// runOnce is one repetition: the overhead command (which must succeed),
-// then the target.
-func runOnce(ctx context.Context, cfg Config, d deps, specs []counterSpec) (rep, error) {
+// executor runs the repetitions. Like perf stat, it falls back to
+// user-mode-only per-process counting once the kernel refuses kernel-mode
+// counting (perf_event_paranoid=2 without CAP_PERFMON), and keeps to it so
+// that every repetition counts the same.
+type executor struct {
+	d        deps
+	cfg      Config
+	specs    []counterSpec
+	userOnly bool
+}
+
+// repetition runs the overhead command (which must succeed), then the
+// target.
+func (x *executor) repetition(ctx context.Context) (rep, error) {
 	var r rep
-	if cfg.Overhead != nil {
-		o, err := d.exec(ctx, cfg, cfg.Overhead, specs)
+	if x.cfg.Overhead != nil {
+		o, err := x.exec(ctx, x.cfg.Overhead)
 		if err != nil {
-			return r, &OverheadError{Command: cfg.Overhead, Err: err}
+			return r, &OverheadError{Command: x.cfg.Overhead, Err: err}
 		}
 		if o.exit != 0 || o.signal != "" {
-			return r, &OverheadError{Command: cfg.Overhead, Exit: o.exit, Signal: o.signal}
+			return r, &OverheadError{Command: x.cfg.Overhead, Exit: o.exit, Signal: o.signal}
 		}
 		r.overhead = &o
 	}
-	k, err := d.exec(ctx, cfg, cfg.Command, specs)
+	k, err := x.exec(ctx, x.cfg.Command)
 	if err != nil {
 		return r, err
 	}
 	r.kernel = k
 	return r, nil
+}
+
+func (x *executor) exec(ctx context.Context, argv []string) (outcome, error) {
+	o, err := x.d.exec(ctx, x.cfg, argv, x.specs, x.userOnly)
+	var pe *pmu.PermissionError
+	if err != nil && !x.userOnly && errors.As(err, &pe) && !pe.SystemWide {
+		// The counters are opened before the target is released, so the
+		// refused attempt ran nothing.
+		x.userOnly = true
+		return x.d.exec(ctx, x.cfg, argv, x.specs, true)
+	}
+	return o, err
 }
 
 // systemWide lists the specs counted per CPU (memory-controller boxes and

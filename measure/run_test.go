@@ -119,12 +119,20 @@ type fakeDeps struct {
 	outs    []outcome
 	ran     [][]string
 	idleRan bool
+	// refuseKernel makes exec fail as perf_event_paranoid=2 does unless
+	// asked for user mode only; userOnly records how each run counted.
+	refuseKernel bool
+	userOnly     []bool
 }
 
 func (f *fakeDeps) deps() deps {
 	return deps{
 		resolve: func(cfg Config) (resolved, error) { return f.res, nil },
-		exec: func(ctx context.Context, cfg Config, argv []string, specs []counterSpec) (outcome, error) {
+		exec: func(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error) {
+			if f.refuseKernel && !userOnly {
+				return outcome{}, &pmu.EventError{Event: "x", CPU: -1, Err: &pmu.PermissionError{Event: "x", Paranoid: 2}}
+			}
+			f.userOnly = append(f.userOnly, userOnly)
 			f.ran = append(f.ran, argv)
 			if len(f.outs) == 0 {
 				return outcome{}, errors.New("fake: no more recorded runs")
@@ -340,5 +348,23 @@ func TestRunOnCapturedMachinesWeighsCountsWithTheCatalogue(t *testing.T) {
 				t.Errorf("read %v write %v Q %v, want %v + %v", *p.ReadBytes, *p.WriteBytes, *p.TrafficBytes, tt.read, tt.write)
 			}
 		})
+	}
+}
+
+func TestRunFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing.T) {
+	f := &fakeDeps{res: resolved{source: SourceCounters, specs: skxSpecs[:2]}, refuseKernel: true,
+		outs: []outcome{{wall: time.Second, counts: []pmu.Count{full(1), full(1)}}, {wall: time.Second, counts: []pmu.Count{full(1), full(1)}}}}
+	p, err := run(context.Background(), Config{Command: []string{"k"}, Repeat: 2}, f.deps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.ran) != 2 || !f.userOnly[0] || !f.userOnly[1] || !hasFlag(p, roofline.FlagUserOnly, "user mode only") {
+		t.Errorf("ran %v user-only %v flags %+v: want both runs user mode only, flagged", f.ran, f.userOnly, p.Flags)
+	}
+
+	f = &fakeDeps{res: resolved{source: SourceCounters, specs: skxSpecs[:2]}, outs: []outcome{{wall: time.Second, counts: []pmu.Count{full(1), full(1)}}}}
+	p, err = run(context.Background(), Config{Command: []string{"k"}}, f.deps())
+	if err != nil || f.userOnly[0] || hasFlag(p, roofline.FlagUserOnly, "") {
+		t.Errorf("err %v user-only %v: want kernel mode counted when allowed", err, f.userOnly)
 	}
 }
