@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -84,7 +85,22 @@ annotations on stdout when GITHUB_ACTIONS=true.
 // gateMeasure runs the target; tests replace it with recorded points.
 var gateMeasure = measure.Run
 
+// runGate gates, and on GitHub Actions also annotates the failures that
+// came before a verdict (which annotates itself), so that a missing baseline
+// shows on the pull request, not only in the log.
 func runGate(ctx context.Context, e *env, args []string) error {
+	judged, err := gateOnce(ctx, e, args)
+	if err != nil && !judged && !errors.Is(err, flag.ErrHelp) && os.Getenv("GITHUB_ACTIONS") == "true" {
+		if werr := gate.WriteErrorAnnotation(e.stdout, "rprof gate", err.Error()); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+// gateOnce does the work of runGate; judged says whether it reached a
+// verdict.
+func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err error) {
 	fset := newFlagSet(e, "gate")
 	baselinePath := fset.String("baseline", "", "baseline point or point set `FILE`")
 	update := fset.Bool("update-baseline", false, "write the new point to the baseline file instead of gating")
@@ -115,19 +131,19 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	junitPath := fset.String("junit", "", "write JUnit XML to `FILE`")
 	benchPath := fset.String("benchfmt", "", "write Go benchmark format to `FILE`")
 	if err := parseFlags(fset, args); err != nil {
-		return err
+		return false, err
 	}
 	cmd := fset.Args()
 	switch {
 	case *baselinePath == "":
-		return usagef("--baseline is required")
+		return false, usagef("--baseline is required")
 	case len(cmd) == 0:
-		return usagef("no command to gate: put it after --")
+		return false, usagef("no command to gate: put it after --")
 	case !(ci.v > 0 && ci.v < 1):
-		return usagef("--ci %s: want a fraction of the mean in (0, 1), e.g. 2%%", ci.String())
+		return false, usagef("--ci %s: want a fraction of the mean in (0, 1), e.g. 2%%", ci.String())
 	}
 	if err := checkTest(opts.Test); err != nil {
-		return err
+		return false, err
 	}
 	limits = gate.Limits{MaxSlowdown: slowdown.v, MaxWorkGrowth: workGrowth.v, MaxTrafficGrowth: trafficGrowth.v, MinFraction: minFraction.v}
 	if *label == "" {
@@ -141,16 +157,16 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	if !*update {
 		var err error
 		if baseline, err = readBaseline(*baselinePath); err != nil {
-			return err
+			return false, err
 		}
 		if base, err = pickLabel(*baselinePath, baseline, *label); err != nil {
-			return err
+			return false, err
 		}
 	}
 
 	roofs, err := roofsOrDefault(*roofsPath)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return false, &exitError{code: exitUsage, err: err}
 	}
 	cfg := measure.Config{
 		Command: cmd, Label: *label, Stderr: e.stderr,
@@ -159,35 +175,35 @@ func runGate(ctx context.Context, e *env, args []string) error {
 	}
 	p, timeOnly, err := measureForGate(ctx, cfg)
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("could not measure: %s", advice(err))}
+		return false, &exitError{code: exitUsage, err: fmt.Errorf("could not measure: %s", advice(err))}
 	}
 	if *jsonPath != "" {
 		if err := roofline.WriteJSON(*jsonPath, p); err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return false, &exitError{code: exitUsage, err: err}
 		}
 	}
 	if *update {
-		return updateBaseline(e, *baselinePath, p)
+		return false, updateBaseline(e, *baselinePath, p)
 	}
 
 	v, err := gate.Decide(base, *p, limits, opts)
 	if err != nil {
-		return usagef("%v", err)
+		return false, usagef("%v", err)
 	}
 	if timeOnly != "" {
 		v.Notes = append(v.Notes, timeOnly)
 	}
 	if err := gateOutputs(e, v, base, *p, *mdPath, *junitPath, *benchPath); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return false, &exitError{code: exitUsage, err: err}
 	}
 	switch v.Outcome {
 	case gate.Regression:
-		return &exitError{code: exitFailure, err: errors.New(v.Reason)}
+		return true, &exitError{code: exitFailure, err: errors.New(v.Reason)}
 	case gate.Undecided:
-		return &exitError{code: exitUsage, err: errors.New(v.Reason)}
+		return true, &exitError{code: exitUsage, err: errors.New(v.Reason)}
 	}
 	fmt.Fprintf(e.stderr, "rprof gate: %s\n", v.Reason)
-	return nil
+	return true, nil
 }
 
 // roofsOrDefault is the roofs document to place the run under: the one

@@ -228,3 +228,15 @@ func TestGateCIOutputs(t *testing.T) {
 		t.Errorf("benchmark file lacks a run: %s", b)
 	}
 }
+
+func TestGateAnnotatesFailuresBeforeAVerdict(t *testing.T) {
+	gateOutsideCI(t)
+	t.Setenv("GITHUB_ACTIONS", "true")
+	f := &fakeGateMeasure{}
+	f.install(t)
+	code, stdout, stderr := rprofCLI(t, "gate", "--baseline", "testdata/gate/absent.json", "--", "./spin")
+	want := "::error title=rprof gate::baseline testdata/gate/absent.json does not exist; create it with --update-baseline\n"
+	if code != exitUsage || stdout != want {
+		t.Errorf("exit %d, stdout %q; want 2 and %q (stderr %q)", code, stdout, want, stderr)
+	}
+}

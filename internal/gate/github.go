@@ -27,6 +27,13 @@ func WriteAnnotations(w io.Writer, v *Verdict) error {
 	return ew.err
 }
 
+// WriteErrorAnnotation writes one error workflow command, for failures
+// that leave no verdict (no baseline, a command that could not start).
+func WriteErrorAnnotation(w io.Writer, title, msg string) error {
+	_, err := fmt.Fprintf(w, "::error title=%s::%s\n", ghProperty(title), ghData(msg))
+	return err
+}
+
 // ghData escapes a workflow command's message.
 func ghData(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
