@@ -192,6 +192,10 @@ func speedCheck(pair *Pair, basis string, limit float64, opts Options) Check {
 		c.Outcome = Undecided
 		c.Detail = fmt.Sprintf("could not decide: %s, %s; repeat more (the baseline too)", basis, r.NoTest)
 		return c
+	case r.Test.Base == 0:
+		c.Outcome = Undecided
+		c.Detail = fmt.Sprintf("could not decide: the baseline's %s is 0", basis)
+		return c
 	}
 	t := r.Test
 	worse := sign * t.Delta / t.Base
