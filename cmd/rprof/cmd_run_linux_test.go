@@ -301,3 +301,26 @@ func TestRunSaysWhenTheIdleBaselineCannotBeMeasured(t *testing.T) {
 		t.Errorf("exit %d, want a footnote saying the idle baseline was not measured:\n%s", code, stderr)
 	}
 }
+
+// Every counter and pipe is closed after a run, on success and on failure.
+func TestRunLeavesNoDescriptorOpen(t *testing.T) {
+	openFDs := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	before := openFDs()
+	for _, args := range [][]string{
+		append([]string{"-e", "page-faults,task-clock", "--repeat", "2", "--overhead", strings.Join(targetArgv(t, "pages", "0"), " "), "--"}, targetArgv(t, "pages", "10")...),
+		append([]string{"-e", "page-faults", "--"}, targetArgv(t, "exit", "3")...),
+		append([]string{"-e", "page-faults", "--overhead", strings.Join(targetArgv(t, "exit", "1"), " "), "--"}, targetArgv(t, "exit", "0")...),
+		{"-e", "page-faults", "--", filepath.Join(t.TempDir(), "missing")},
+	} {
+		rprofRun(t, "some input\n", args...)
+	}
+	if after := openFDs(); after != before {
+		t.Errorf("%d descriptors open before the runs, %d after", before, after)
+	}
+}
