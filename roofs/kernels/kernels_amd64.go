@@ -17,9 +17,7 @@ type computeKernel struct {
 type bandwidthKernel struct {
 	Bandwidth
 	triad func(a, b, c *float64, n int64, s float64)
-	load  func(b *float64, n int64, out *float64)
-	lanes int
-	align int
+	load  func(b *float64, n int64) float64
 	needs func() string
 }
 
@@ -123,9 +121,7 @@ func (k bandwidthKernel) sum(b []float64) float64 {
 	mid := (len(b) - head) &^ (blockElems - 1)
 	sum := loadGo(b[:head]) + loadGo(b[head+mid:])
 	if mid > 0 {
-		var out [8]float64
-		k.load(&b[head], int64(mid), &out[0])
-		sum += loadGo(out[:k.lanes])
+		sum += k.load(&b[head], int64(mid))
 	}
 	return sum
 }

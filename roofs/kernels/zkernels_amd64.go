@@ -174,6 +174,12 @@ func triadNTAVX2(a, b, c *float64, n int64, s float64)
 //go:noescape
 func loadAVX2(b *float64, n int64, out *float64)
 
+func sumAVX2(b *float64, n int64) float64 {
+	var out [4]float64
+	loadAVX2(b, n, &out[0])
+	return loadGo(out[:])
+}
+
 //go:noescape
 func triadAVX512(a, b, c *float64, n int64, s float64)
 
@@ -183,11 +189,17 @@ func triadNTAVX512(a, b, c *float64, n int64, s float64)
 //go:noescape
 func loadAVX512(b *float64, n int64, out *float64)
 
+func sumAVX512(b *float64, n int64) float64 {
+	var out [8]float64
+	loadAVX512(b, n, &out[0])
+	return loadGo(out[:])
+}
+
 var bandwidthTable = []bandwidthKernel{
-	{Bandwidth: Bandwidth{Name: "triad", ISA: "avx2", BytesPerElement: 24}, triad: triadAVX2, align: 32, needs: needFMA},
-	{Bandwidth: Bandwidth{Name: "triad-nt", ISA: "avx2", BytesPerElement: 24}, triad: triadNTAVX2, align: 32, needs: needFMA},
-	{Bandwidth: Bandwidth{Name: "load", ISA: "avx2", BytesPerElement: 8}, load: loadAVX2, lanes: 4, align: 32, needs: needAVX},
-	{Bandwidth: Bandwidth{Name: "triad", ISA: "avx512", BytesPerElement: 24}, triad: triadAVX512, align: 64, needs: needAVX512},
-	{Bandwidth: Bandwidth{Name: "triad-nt", ISA: "avx512", BytesPerElement: 24}, triad: triadNTAVX512, align: 64, needs: needAVX512},
-	{Bandwidth: Bandwidth{Name: "load", ISA: "avx512", BytesPerElement: 8}, load: loadAVX512, lanes: 8, align: 64, needs: needAVX512},
+	{Bandwidth: Bandwidth{Name: "triad", ISA: "avx2", BytesPerElement: 24}, triad: triadAVX2, needs: needFMA},
+	{Bandwidth: Bandwidth{Name: "triad-nt", ISA: "avx2", BytesPerElement: 24}, triad: triadNTAVX2, needs: needFMA},
+	{Bandwidth: Bandwidth{Name: "load", ISA: "avx2", BytesPerElement: 8}, load: sumAVX2, needs: needAVX},
+	{Bandwidth: Bandwidth{Name: "triad", ISA: "avx512", BytesPerElement: 24}, triad: triadAVX512, needs: needAVX512},
+	{Bandwidth: Bandwidth{Name: "triad-nt", ISA: "avx512", BytesPerElement: 24}, triad: triadNTAVX512, needs: needAVX512},
+	{Bandwidth: Bandwidth{Name: "load", ISA: "avx512", BytesPerElement: 8}, load: sumAVX512, needs: needAVX512},
 }
