@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -343,12 +344,17 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		measure.SourceEvents:   "events only: W and Q not measured",
 	}[p.Source]
 
-	median := ""
-	if p.CI.N > 1 && p.Source == measure.SourceCounters {
-		median = fmt.Sprintf("median of %d", p.CI.N)
-	}
-	if p.Overhead != nil {
-		median = strings.TrimPrefix(median+", overhead subtracted", ", ")
+	// median says how a counted W or Q was summarised: the median of the
+	// runs, with their range as the spread.
+	median := func(samples []float64) string {
+		var parts []string
+		if p.CI.N > 1 && p.Source == measure.SourceCounters && len(samples) > 1 {
+			parts = append(parts, fmt.Sprintf("median of %d, range %s .. %s", p.CI.N, fmtCount(slices.Min(samples)), fmtCount(slices.Max(samples))))
+		}
+		if p.Overhead != nil {
+			parts = append(parts, "overhead subtracted")
+		}
+		return strings.Join(parts, ", ")
 	}
 	line := func(value, unit, what, detail string) {
 		l := fmt.Sprintf("  %18s %-8s %-14s %s", value, unit, what, strings.TrimSpace(detail))
@@ -359,12 +365,12 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		for _, k := range sortedKeys(p.WorkByPrecision) {
 			by = append(by, k+" "+fmtCount(p.WorkByPrecision[k]))
 		}
-		line(orUnknown(p.WorkFlops, fmtCount), "FLOP", "work", details(strings.Join(by, ", "), median)+fn.marks(aboutFigure("work")))
+		line(orUnknown(p.WorkFlops, fmtCount), "FLOP", "work", details(strings.Join(by, ", "), median(p.Samples.WorkFlops))+fn.marks(aboutFigure("work")))
 		rw := ""
 		if p.ReadBytes != nil || p.WriteBytes != nil {
 			rw = fmt.Sprintf("read %s, write %s", orUnknown(p.ReadBytes, fmtCount), orUnknown(p.WriteBytes, fmtCount))
 		}
-		line(orUnknown(p.TrafficBytes, fmtCount), "B", "DRAM traffic", details(rw, median)+
+		line(orUnknown(p.TrafficBytes, fmtCount), "B", "DRAM traffic", details(rw, median(p.Samples.TrafficBytes))+
 			fn.marks(func(f roofline.Flag) bool {
 				return f.Code == roofline.FlagNoUncore || aboutFigure("DRAM")(f)
 			}))

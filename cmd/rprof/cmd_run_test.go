@@ -118,6 +118,9 @@ func TestRunSummaryOfRecordedPoints(t *testing.T) {
 			{Name: "umc_cas_cmd.rd", PMU: "amd_umc_0", Value: 2.5e8, Raw: 2.5e8, Enabled: 1.25e9, Running: 1.25e9},
 			{Name: "page-faults", PMU: "software", Value: 1024, Raw: 1100, Enabled: 1.25e9, Running: 1.25e9},
 		},
+		Samples: roofline.Samples{Seconds: []float64{1.2, 1.25, 1.3, 1.25, 1.25},
+			WorkFlops:    []float64{2e9, 2e9 - 10, 2e9 + 10, 2e9, 2e9 + 5},
+			TrafficBytes: []float64{2.4e10, 2.3e10, 2.5e10, 2.4e10, 2.4e10}},
 		Overhead: &roofline.Overhead{Command: []string{"./triad", "-n", "0"}, WorkFlops: fptr(1e6), Seconds: 0.01},
 		Exit:     roofline.Exit{Code: 3},
 		Flags: []roofline.Flag{
