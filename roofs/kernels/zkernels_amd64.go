@@ -5,144 +5,160 @@ package kernels
 //go:noescape
 func computeFMAScalarFP64(iters int64, st *float64)
 
+var initFMAScalarFP64 = func() (st [14]float64) { initState(st[:], 1); return st }()
+
 func runFMAScalarFP64(iters int64) {
-	var st [14]float64
-	initState(st[:], 1)
+	st := initFMAScalarFP64
 	computeFMAScalarFP64(iters, &st[0])
 }
 
 //go:noescape
 func computeMulAddScalarFP64(iters int64, st *float64)
 
+var initMulAddScalarFP64 = func() (st [14]float64) { initState(st[:], 1); return st }()
+
 func runMulAddScalarFP64(iters int64) {
-	var st [14]float64
-	initState(st[:], 1)
+	st := initMulAddScalarFP64
 	computeMulAddScalarFP64(iters, &st[0])
 }
 
 //go:noescape
 func computeFMAScalarFP32(iters int64, st *float32)
 
+var initFMAScalarFP32 = func() (st [14]float32) { initState(st[:], 1); return st }()
+
 func runFMAScalarFP32(iters int64) {
-	var st [14]float32
-	initState(st[:], 1)
+	st := initFMAScalarFP32
 	computeFMAScalarFP32(iters, &st[0])
 }
 
 //go:noescape
 func computeMulAddScalarFP32(iters int64, st *float32)
 
+var initMulAddScalarFP32 = func() (st [14]float32) { initState(st[:], 1); return st }()
+
 func runMulAddScalarFP32(iters int64) {
-	var st [14]float32
-	initState(st[:], 1)
+	st := initMulAddScalarFP32
 	computeMulAddScalarFP32(iters, &st[0])
 }
 
 //go:noescape
 func computeFMASSEFP64(iters int64, st *float64)
 
+var initFMASSEFP64 = func() (st [28]float64) { initState(st[:], 2); return st }()
+
 func runFMASSEFP64(iters int64) {
-	var st [28]float64
-	initState(st[:], 2)
+	st := initFMASSEFP64
 	computeFMASSEFP64(iters, &st[0])
 }
 
 //go:noescape
 func computeMulAddSSEFP64(iters int64, st *float64)
 
+var initMulAddSSEFP64 = func() (st [28]float64) { initState(st[:], 2); return st }()
+
 func runMulAddSSEFP64(iters int64) {
-	var st [28]float64
-	initState(st[:], 2)
+	st := initMulAddSSEFP64
 	computeMulAddSSEFP64(iters, &st[0])
 }
 
 //go:noescape
 func computeFMASSEFP32(iters int64, st *float32)
 
+var initFMASSEFP32 = func() (st [56]float32) { initState(st[:], 4); return st }()
+
 func runFMASSEFP32(iters int64) {
-	var st [56]float32
-	initState(st[:], 4)
+	st := initFMASSEFP32
 	computeFMASSEFP32(iters, &st[0])
 }
 
 //go:noescape
 func computeMulAddSSEFP32(iters int64, st *float32)
 
+var initMulAddSSEFP32 = func() (st [56]float32) { initState(st[:], 4); return st }()
+
 func runMulAddSSEFP32(iters int64) {
-	var st [56]float32
-	initState(st[:], 4)
+	st := initMulAddSSEFP32
 	computeMulAddSSEFP32(iters, &st[0])
 }
 
 //go:noescape
 func computeFMAAVX2FP64(iters int64, st *float64)
 
+var initFMAAVX2FP64 = func() (st [56]float64) { initState(st[:], 4); return st }()
+
 func runFMAAVX2FP64(iters int64) {
-	var st [56]float64
-	initState(st[:], 4)
+	st := initFMAAVX2FP64
 	computeFMAAVX2FP64(iters, &st[0])
 }
 
 //go:noescape
 func computeMulAddAVX2FP64(iters int64, st *float64)
 
+var initMulAddAVX2FP64 = func() (st [56]float64) { initState(st[:], 4); return st }()
+
 func runMulAddAVX2FP64(iters int64) {
-	var st [56]float64
-	initState(st[:], 4)
+	st := initMulAddAVX2FP64
 	computeMulAddAVX2FP64(iters, &st[0])
 }
 
 //go:noescape
 func computeFMAAVX2FP32(iters int64, st *float32)
 
+var initFMAAVX2FP32 = func() (st [112]float32) { initState(st[:], 8); return st }()
+
 func runFMAAVX2FP32(iters int64) {
-	var st [112]float32
-	initState(st[:], 8)
+	st := initFMAAVX2FP32
 	computeFMAAVX2FP32(iters, &st[0])
 }
 
 //go:noescape
 func computeMulAddAVX2FP32(iters int64, st *float32)
 
+var initMulAddAVX2FP32 = func() (st [112]float32) { initState(st[:], 8); return st }()
+
 func runMulAddAVX2FP32(iters int64) {
-	var st [112]float32
-	initState(st[:], 8)
+	st := initMulAddAVX2FP32
 	computeMulAddAVX2FP32(iters, &st[0])
 }
 
 //go:noescape
 func computeFMAAVX512FP64(iters int64, st *float64)
 
+var initFMAAVX512FP64 = func() (st [144]float64) { initState(st[:], 8); return st }()
+
 func runFMAAVX512FP64(iters int64) {
-	var st [144]float64
-	initState(st[:], 8)
+	st := initFMAAVX512FP64
 	computeFMAAVX512FP64(iters, &st[0])
 }
 
 //go:noescape
 func computeMulAddAVX512FP64(iters int64, st *float64)
 
+var initMulAddAVX512FP64 = func() (st [144]float64) { initState(st[:], 8); return st }()
+
 func runMulAddAVX512FP64(iters int64) {
-	var st [144]float64
-	initState(st[:], 8)
+	st := initMulAddAVX512FP64
 	computeMulAddAVX512FP64(iters, &st[0])
 }
 
 //go:noescape
 func computeFMAAVX512FP32(iters int64, st *float32)
 
+var initFMAAVX512FP32 = func() (st [288]float32) { initState(st[:], 16); return st }()
+
 func runFMAAVX512FP32(iters int64) {
-	var st [288]float32
-	initState(st[:], 16)
+	st := initFMAAVX512FP32
 	computeFMAAVX512FP32(iters, &st[0])
 }
 
 //go:noescape
 func computeMulAddAVX512FP32(iters int64, st *float32)
 
+var initMulAddAVX512FP32 = func() (st [288]float32) { initState(st[:], 16); return st }()
+
 func runMulAddAVX512FP32(iters int64) {
-	var st [288]float32
-	initState(st[:], 16)
+	st := initMulAddAVX512FP32
 	computeMulAddAVX512FP32(iters, &st[0])
 }
 
