@@ -23,16 +23,16 @@ type SweepPoint struct {
 // use workingSetBytes, with a confidence interval.
 type SweepEvaluator func(ctx context.Context, workingSetBytes int64) (gbps float64, ci roofline.Interval, err error)
 
-// DefaultPerOctave is the sweep's step: 3 sizes per doubling resolve each
-// cache boundary to within a factor of 1.26, which the plateau windows
-// (half the cache and below, twice the previous level and above) do not need
-// finer.
+// DefaultPerOctave is a sweep step that finds every level: 3 sizes per
+// doubling place a cache boundary within a factor of 1.26 and put at least
+// one point inside each plateau window (half a cache and below, twice the
+// previous level and above), even for levels only 8 times apart.
 const DefaultPerOctave = 3
 
 // SweepRange is the default span of a sweep over levels: from a quarter of
-// the smallest level (well inside L1) to 8 times the largest (so at least
-// two points per octave setting lie 4x beyond the last-level cache, where
-// the DRAM plateau is read).
+// the smallest level (well inside L1) to 8 times the largest, so that a
+// whole octave of sizes lies at 4 times the last-level cache or more, where
+// Plateaus reads DRAM.
 func SweepRange(levels []CacheLevel) (lo, hi int64, err error) {
 	if len(levels) == 0 {
 		return 0, 0, errors.New("sweep range: no cache levels")
