@@ -66,8 +66,10 @@ const blockElems = 64
 const align = 64
 
 // Alloc returns a zeroed slice of at least n float64 (rounded up to a
-// multiple of 64 elements), 64-byte aligned. Large slices come straight from
-// the OS, so their pages are placed by the first thread that writes them.
+// multiple of 64 elements), 64-byte aligned. Call it on the thread that will
+// use the slice: fresh pages are placed on the NUMA node of the first thread
+// that writes them, which is then the caller (zeroing) or the caller's first
+// write; only pages the Go heap reuses stay where they were first touched.
 func Alloc(n int) []float64 {
 	n = max(0, (n+blockElems-1)&^(blockElems-1))
 	buf := make([]float64, n+align/8)
