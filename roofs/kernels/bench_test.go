@@ -126,3 +126,17 @@ func BenchmarkComputeAllCPUs(b *testing.B) {
 	b.ReportMetric(flops/best/1e9, "best-GFLOP/s")
 	b.ReportMetric(float64(len(cpus)), "threads")
 }
+
+// BenchmarkClock reports the clock the core ran at during the clock
+// kernel, on one pinned core.
+func BenchmarkClock(b *testing.B) {
+	k, ok := ClockKernel()
+	if !ok {
+		b.Skip("no clock kernel on this architecture")
+	}
+	pinned(b)
+	const iters = 1 << 12
+	mean, best := timeCalls(b, func() { k.Run(iters) })
+	b.ReportMetric(k.CyclesPerIter*iters/mean/1e9, "GHz")
+	b.ReportMetric(k.CyclesPerIter*iters/best/1e9, "best-GHz")
+}

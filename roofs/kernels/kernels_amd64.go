@@ -125,3 +125,8 @@ func (k bandwidthKernel) sum(b []float64) float64 {
 	}
 	return sum
 }
+
+// ClockKernel returns the clock-counting kernel.
+func ClockKernel() (k Clock, ok bool) {
+	return Clock{CyclesPerIter: clockAdds, Run: clockChain}, true
+}

@@ -15,3 +15,7 @@ func ComputeKernels() (ok []Compute, skipped []Skipped) {
 func BandwidthKernels() (ok []Bandwidth, skipped []Skipped) {
 	return goBandwidth, []Skipped{{Name: "triad-nt", Reason: "no non-temporal store kernel for GOARCH=" + runtime.GOARCH}}
 }
+
+// ClockKernel has no kernel off amd64: a Go loop's cycles per iteration are
+// the compiler's choice.
+func ClockKernel() (k Clock, ok bool) { return Clock{}, false }

@@ -219,3 +219,10 @@ var bandwidthTable = []bandwidthKernel{
 	{Bandwidth: Bandwidth{Name: "triad-nt", ISA: "avx512", BytesPerElement: 24}, triad: triadNTAVX512, needs: needAVX512},
 	{Bandwidth: Bandwidth{Name: "load", ISA: "avx512", BytesPerElement: 8}, load: sumAVX512, needs: needAVX512},
 }
+
+// clockAdds is the number of dependent one-cycle adds per iteration of
+// clockChain.
+const clockAdds = 64
+
+//go:noescape
+func clockChain(iters int64) int64

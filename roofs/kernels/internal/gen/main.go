@@ -75,6 +75,7 @@ func main() {
 		table = append(table, load(&s, &g, is))
 	}
 	fmt.Fprintf(&g, "var bandwidthTable = []bandwidthKernel{\n%s}\n", strings.Join(table, ""))
+	clock(&s, &g)
 	src, err := format.Source(g.Bytes())
 	if err != nil {
 		log.Fatalf("format generated Go: %v", err)
@@ -272,4 +273,23 @@ func load(s, g *bytes.Buffer, is isa) string {
 		need = "needAVX512"
 	}
 	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"load\", ISA: %q, BytesPerElement: 8}, load: sum%s, needs: %s},\n", is.name, fn[len("load"):], need)
+}
+
+// clockAdds is the number of dependent adds per iteration of the clock
+// kernel.
+const clockAdds = 64
+
+// clock emits a chain of dependent register adds. An ADD of two registers
+// has a latency of one cycle on every x86 core since the P6, and a
+// register operand (unlike a small immediate) is not folded away by any
+// renamer, so the chain runs at exactly one add per cycle.
+func clock(s, g *bytes.Buffer) {
+	fmt.Fprintf(s, "\n// func clockChain(iters int64) int64\nTEXT ·clockChain(SB), NOSPLIT, $0-16\n")
+	fmt.Fprintf(s, "\tMOVQ iters+0(FP), CX\n\tMOVQ $1, BX\n\tXORQ AX, AX\n\tTESTQ CX, CX\n\tJLE done\n\nloop:\n")
+	for range clockAdds {
+		fmt.Fprintf(s, "\tADDQ BX, AX\n")
+	}
+	fmt.Fprintf(s, "\tDECQ CX\n\tJNZ loop\n\ndone:\n\tMOVQ AX, ret+8(FP)\n\tRET\n")
+	fmt.Fprintf(g, "\n// clockAdds is the number of dependent one-cycle adds per iteration of\n// clockChain.\nconst clockAdds = %d\n\n", clockAdds)
+	fmt.Fprintf(g, "//go:noescape\nfunc clockChain(iters int64) int64\n")
 }
