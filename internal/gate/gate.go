@@ -136,6 +136,9 @@ func Decide(baseline, current roofline.Point, limits Limits, opts Options) (*Ver
 	default:
 		v.Checks = append(v.Checks, speedCheck(&pair, CheckTime, limits.MaxSlowdown, opts))
 	}
+	if n := noiseNote(&pair, v.Basis, limits.MaxSlowdown); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	v.Checks = append(v.Checks,
 		growthCheck(CheckWork, pair.Row(MetricWork), limits.MaxWorkGrowth, baseline.Source, current.Source, ""),
 	)
@@ -212,6 +215,9 @@ func speedCheck(pair *Pair, basis string, limit float64, opts Options) Check {
 	case !r.Significant:
 		c.Outcome = Pass
 		c.Detail = fmt.Sprintf("%s %s, not significant (%s), %s", basis, signedPct(sign*t.Delta/t.Base), test, lim)
+		if res := resolution(t); !math.IsNaN(res) {
+			c.Detail += fmt.Sprintf("; resolution ±%s", pct(res))
+		}
 	case worse > 0:
 		c.Outcome = Pass
 		c.Detail = fmt.Sprintf("%s %s %s%s (%s), within %s", basis, pct(worse), what, relInterval(t, sign, opts), test, lim)
@@ -247,6 +253,34 @@ func bothCheck(pair *Pair, limit float64, opts Options) Check {
 		c.Detail = t.Detail + "; " + f.Detail
 	}
 	return c
+}
+
+// resolution is the half-width of the interval of the relative change: the
+// smallest change this comparison could tell from noise (NaN when the test
+// gives no interval).
+func resolution(t *stats.Comparison) float64 {
+	if math.IsNaN(t.Lo) || t.Base == 0 {
+		return math.NaN()
+	}
+	return (t.Hi - t.Lo) / 2 / math.Abs(t.Base)
+}
+
+// noiseNote warns, when no significant change was seen, that the noise is
+// wider than the limit: slowdowns of the limit's size then pass unseen.
+func noiseNote(pair *Pair, basis string, limit float64) string {
+	metric := MetricTime
+	if basis == CheckFraction {
+		metric = MetricFraction
+	}
+	r := pair.Row(metric)
+	if r == nil || r.Test == nil || r.Significant {
+		return ""
+	}
+	res := resolution(r.Test)
+	if math.IsNaN(res) || res <= limit {
+		return ""
+	}
+	return fmt.Sprintf("the noise is wider than the limit: changes of %s below ±%s cannot be told from noise here, against a limit of %s; gate on a quieter machine, or repeat more (--max-repeat, --max-time)", metric, pct(res), pct(limit))
 }
 
 // relInterval is the worsening's interval, when the test gives one.

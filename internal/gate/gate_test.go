@@ -295,3 +295,28 @@ func TestDecideRefusesBadSettings(t *testing.T) {
 		t.Error("unknown test accepted")
 	}
 }
+
+func TestNoiseWiderThanTheLimitIsSaid(t *testing.T) {
+	tight := DefaultLimits
+	tight.MaxSlowdown = 0.01
+	tests := []struct {
+		name     string
+		old, new string
+		limits   Limits
+		want     bool
+	}{
+		{"noise of ±6.7% against 1%", "noise-old", "noise-new", tight, true},
+		{"noise of ±6.7% against 10%", "noise-old", "noise-new", Limits{MaxSlowdown: 0.10}, false},
+		{"a significant change needs no warning", "slowdown-old", "slowdown-new", tight, false},
+	}
+	for _, tt := range tests {
+		v, err := Decide(load(t, tt.old), load(t, tt.new), tt.limits, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(strings.Join(v.Notes, "\n"), "noise is wider than the limit")
+		if got != tt.want {
+			t.Errorf("%s: warned %v, want %v: %q", tt.name, got, tt.want, v.Notes)
+		}
+	}
+}
