@@ -22,8 +22,9 @@ func Pin(cpu int) (restore func(), err error) {
 	return pin(cpu)
 }
 
-// Allowed lists the CPUs this process may run on (its affinity mask, which
-// cgroup cpusets and taskset narrow), in increasing order.
+// Allowed lists the CPUs this process may run on (the calling thread's
+// affinity mask, which cgroup cpusets and taskset narrow), in increasing
+// order. Call it from an unpinned goroutine.
 func Allowed() ([]int, error) { return allowed() }
 
 // RunPinned runs one worker per entry of cpus, each on a goroutine pinned to

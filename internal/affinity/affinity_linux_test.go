@@ -65,7 +65,7 @@ func TestPinRestrictsThenRestoresTheThread(t *testing.T) {
 }
 
 func TestPinRejectsBadCPUs(t *testing.T) {
-	for _, cpu := range []int{-1, 1 << 20} {
+	for _, cpu := range []int{-1, 1 << 20, 1 << 12} {
 		done := make(chan error)
 		go func() {
 			_, err := Pin(cpu)
