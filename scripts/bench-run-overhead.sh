@@ -3,8 +3,10 @@
 #   1. slowdown: a fixed-work CPU-bound target of about 2 s (spin.c) run bare
 #      and under `rprof run`, in alternating pairs so both see the same load;
 #      prints the median of the per-pair ratios of the target's wall time as
-#      rprof reports it (T in --json, target: < 1.01), and of the whole
-#      `rprof run` command, start-up included;
+#      rprof reports it (T in --json, target: < 1.01), of the whole
+#      `rprof run` command, start-up included, and of the target's CPU time
+#      (task-clock under rprof, user+sys from /usr/bin/time bare), which a
+#      busy machine disturbs far less than wall time;
 #   2. start-up: the time from starting rprof to the target's first
 #      instruction, minus the same for a bare start (target: < 50 ms), read
 #      from $EPOCHREALTIME printed by a bash target.
@@ -43,12 +45,18 @@ echo "slowdown: spin $SPIN_M, $pairs pairs"
 : >"$tmp/target"
 : >"$tmp/whole"
 : >"$tmp/bare"
+: >"$tmp/cpu"
 for ((i = 0; i < pairs; i++)); do
-	t0=$(now); "$spin" "$SPIN_M"; t1=$(now)
+	t0=$(now); /usr/bin/time -o "$tmp/time" -f '%U %S' "$spin" "$SPIN_M"; t1=$(now)
 	# shellcheck disable=SC2086
 	"$rprof" run $run_flags --json "$tmp/point.json" -- "$spin" "$SPIN_M" 2>/dev/null; t2=$(now)
 	# the first "seconds" with a number is the point's T
 	t=$(grep -o '"seconds": *[0-9.eE+-]*' "$tmp/point.json" | head -1 | sed 's/.*: *//')
+	# task-clock's value (ns): the first "value" after its name
+	tc=$(awk '/"name": "task-clock"/ {f=1} f && /"value":/ {gsub(/[^0-9.eE+-]/, "", $2); print $2; exit}' "$tmp/point.json")
+	if [[ -n $tc ]]; then
+		awk -v tc="$tc" '{printf "%.6f\n", tc/1e9/($1+$2)}' "$tmp/time" >>"$tmp/cpu"
+	fi
 	awk -v a="$t0" -v b="$t1" -v c="$t2" -v t="$t" 'BEGIN {
 		printf "%.6f\n", t/(b-a) >> "'"$tmp/target"'"
 		printf "%.6f\n", (c-b)/(b-a) >> "'"$tmp/whole"'"
@@ -57,6 +65,9 @@ done
 echo "  bare wall time (s):                          $(stats <"$tmp/bare")"
 echo "  target's T under rprof run / bare:           $(stats <"$tmp/target")   target < 1.01"
 echo "  whole rprof run command / bare (start-up in): $(stats <"$tmp/whole")"
+if [[ -s $tmp/cpu ]]; then
+	echo "  target's CPU time under rprof run / bare:    $(stats <"$tmp/cpu")"
+fi
 echo
 
 echo "start-up before the target's exec: 20 pairs"
