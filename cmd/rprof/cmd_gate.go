@@ -74,6 +74,9 @@ annotations on stdout when GITHUB_ACTIONS=true.
   --threads N              thread scope of the roofs
   --work FLOP              analytic W, instead of counters
   --traffic BYTES          analytic Q, instead of counters
+  -e EVENT                 count EVENT too, as 'rprof run -e'
+  --overhead 'CMD'         subtract an overhead command, as 'rprof run'
+  --idle-baseline DURATION subtract idle DRAM traffic, as 'rprof run'
   --json FILE              also write the new point
   --markdown FILE          write a Markdown summary
   --junit FILE             write JUnit XML
@@ -126,6 +129,10 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	var work, traffic optFloat
 	fset.Var(&work, "work", "analytic W in FLOP")
 	fset.Var(&traffic, "traffic", "analytic Q in bytes")
+	var events eventList
+	fset.Var(&events, "e", "count `EVENT` too (perf syntax; repeatable)")
+	overhead := fset.String("overhead", "", "overhead `command` to subtract")
+	idle := fset.Duration("idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
 	jsonPath := fset.String("json", "", "also write the new point to `FILE`")
 	mdPath := fset.String("markdown", "", "write a Markdown summary to `FILE`")
 	junitPath := fset.String("junit", "", "write JUnit XML to `FILE`")
@@ -172,6 +179,10 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		Command: cmd, Label: *label, Stderr: e.stderr,
 		CI: ci.v, MaxRepeat: *maxRepeat, MaxTime: *maxTime,
 		Work: work.v, Traffic: traffic.v, RoofsPath: roofs, Threads: *threads,
+		Events: events, IdleBaseline: *idle,
+	}
+	if *overhead != "" {
+		cfg.Overhead = strings.Fields(*overhead)
 	}
 	p, timeOnly, err := measureForGate(ctx, cfg)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/measure"
@@ -116,13 +117,15 @@ func TestGatePassesSettingsToMeasure(t *testing.T) {
 	f := &fakeGateMeasure{results: []fakeGateResult{{err: &measure.NoCountersError{Err: pmu.ErrNoPMU}}, {point: gateReadPoint(t, "testdata/gate/baseline.json")}}}
 	f.install(t)
 	code, _, stderr := rprofCLI(t, "gate", "--baseline", "testdata/gate/baseline.json", "--label", "spin",
-		"--ci", "3%", "--max-repeat", "7", "--roofs", "r.json", "--work", "1e9", "--", "./k", "-n", "5")
+		"--ci", "3%", "--max-repeat", "7", "--roofs", "r.json", "--work", "1e9",
+		"--overhead", "./k -n 0", "--idle-baseline", "1s", "--", "./k", "-n", "5")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	cfg := f.got[0]
 	if cfg.Label != "spin" || cfg.CI != 0.03 || cfg.MaxRepeat != 7 || cfg.RoofsPath != "r.json" ||
-		cfg.Work == nil || *cfg.Work != 1e9 || cfg.Traffic != nil || !slices.Equal(cfg.Command, []string{"./k", "-n", "5"}) {
+		cfg.Work == nil || *cfg.Work != 1e9 || cfg.Traffic != nil || !slices.Equal(cfg.Command, []string{"./k", "-n", "5"}) ||
+		!slices.Equal(cfg.Overhead, []string{"./k", "-n", "0"}) || cfg.IdleBaseline != time.Second {
 		t.Errorf("config %+v", cfg)
 	}
 	if len(cfg.Events) != 0 || !slices.Equal(f.got[1].Events, []string{"task-clock"}) {
