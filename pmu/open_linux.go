@@ -53,6 +53,13 @@ func openTask(pid int, groups [][]Event, opts TaskOptions) (_ *Counters, err err
 				leader = gp.fds[0]
 			}
 			fd, err := unix.PerfEventOpen(&attr, pid, -1, leader, unix.PERF_FLAG_FD_CLOEXEC)
+			if err != nil && i > 0 && errors.Is(err, unix.EINVAL) {
+				// x86 checks at open that the whole group can be
+				// scheduled together.
+				return nil, &EventError{Event: ev.Name, PMU: ev.PMU, CPU: -1, Err: fmt.Errorf(
+					"perf_event_open: refused as member %d of the group led by %s: the group may not fit the PMU's counters (make it smaller), or the encoding (type %d, config %#x) is invalid: %w",
+					i+1, evs[0].Name, ev.Attr.Type, ev.Attr.Config, err)}
+			}
 			if err != nil {
 				return nil, openError(ev, -1, false, err)
 			}
