@@ -172,6 +172,25 @@ func TestSceneLeavesOutWhatLogAxesCannotShow(t *testing.T) {
 	}
 }
 
+// Absurd figures (broken counters) must still give a chart of bounded size
+// in bounded time.
+func TestAbsurdValuesStayBounded(t *testing.T) {
+	p := readPoints(t, "point_triad.json")
+	x, y := 1e-200, 1e250
+	p[0].Intensity, p[0].GFlops = &x, &y
+	r := readRoofs(t, "roofs_zen5_vm.json")
+	var text, png bytes.Buffer
+	if _, err := WriteText(&text, r, p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(text.String(), "\n"); n > 60 {
+		t.Errorf("text chart of %d lines", n)
+	}
+	if _, err := Render(&png, "png", r, p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestSceneLeavesOutZeroRoofs(t *testing.T) {
 	r := readRoofs(t, "roofs_zen5_vm.json")
 	r.Compute[0].GFlops = 0

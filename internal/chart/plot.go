@@ -226,15 +226,22 @@ func ridgeGlyph() draw.GlyphStyle {
 // puts unlabelled minor ticks between them. plot.LogTicks leaves the first
 // decade unlabelled when the minimum is below 1 and prints 1e+06 style
 // labels, which is why rprof has its own.
-func decadeTicks(min, max float64) []plot.Tick {
+func decadeTicks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
+		return nil
+	}
 	var ticks []plot.Tick
-	for e := int(math.Floor(math.Log10(min) + 1e-9)); math.Pow(10, float64(e)) <= max*(1+1e-9); e++ {
+	first, last := int(math.Floor(math.Log10(lo)+1e-9)), int(math.Floor(math.Log10(hi)+1e-9))
+	// On an axis of many decades, label every step-th and leave out the
+	// minor ticks, which would merge into a bar.
+	step := max(1, (last-first)/12)
+	for e := first; e <= last; e++ {
 		d := math.Pow(10, float64(e))
-		if d >= min*(1-1e-9) {
+		if d >= lo*(1-1e-9) && (e-first)%step == 0 {
 			ticks = append(ticks, plot.Tick{Value: d, Label: decadeLabel(e)})
 		}
-		for m := 2; m <= 9; m++ {
-			if v := float64(m) * d; v > min && v < max {
+		for m := 2; m <= 9 && step == 1; m++ {
+			if v := float64(m) * d; v > lo && v < hi {
 				ticks = append(ticks, plot.Tick{Value: v})
 			}
 		}
@@ -244,6 +251,8 @@ func decadeTicks(min, max float64) []plot.Tick {
 
 func decadeLabel(e int) string {
 	switch {
+	case e > 8 || e < -4:
+		return fmt.Sprintf("1e%d", e)
 	case e >= 6:
 		return fmt.Sprintf("%.0fM", math.Pow(10, float64(e-6)))
 	case e >= 3:

@@ -267,7 +267,7 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	}
 	pt := placed{label: name, x: *p.Intensity, y: *p.GFlops, analytic: p.Source == "analytic"}
 	pt.lo, pt.hi = pt.y, pt.y
-	if ci := p.CI.GFlops; ci != nil && ci.Lo > 0 && ci.Hi >= ci.Lo {
+	if ci := p.CI.GFlops; ci != nil && ci.Lo > 0 && ci.Lo <= pt.y && pt.y <= ci.Hi {
 		pt.lo, pt.hi = ci.Lo, ci.Hi
 	}
 	for _, f := range p.Flags {
@@ -366,7 +366,7 @@ func (s *scene) setRanges() {
 	}
 	for _, p := range s.points {
 		xs = append(xs, p.x)
-		ys = append(ys, p.lo, p.hi)
+		ys = append(ys, p.y, p.lo, p.hi)
 	}
 	for _, c := range s.compute {
 		ys = append(ys, c.value)

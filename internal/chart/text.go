@@ -39,14 +39,24 @@ func WriteText(w io.Writer, roofs *roofline.Roofs, points []roofline.Point, opts
 type textGrid struct {
 	cells              [][]byte
 	cols, rows         int
+	xstep, ystep       int     // decades between axis labels
 	lx0, lx1, ly0, ly1 float64 // log10 of the axis ranges
 }
 
 func newTextGrid(s *scene) *textGrid {
 	g := &textGrid{lx0: math.Log10(s.xmin), lx1: math.Log10(s.xmax), ly0: math.Log10(s.ymin), ly1: math.Log10(s.ymax)}
 	dx, dy := int(math.Round(g.lx1-g.lx0)), int(math.Round(g.ly1-g.ly0))
-	g.cols = (textMaxCols-1)/dx*dx + 1
-	g.rows = max(2, (textMaxRows-1)/dy)*dy + 1
+	g.cols, g.rows = textMaxCols, textMaxRows
+	// Whole cells per decade, unless there are more decades than cells
+	// (absurd figures), when only some decades get a label.
+	if dx <= textMaxCols-1 {
+		g.cols = (textMaxCols-1)/dx*dx + 1
+	}
+	if dy <= (textMaxRows-1)/2 {
+		g.rows = (textMaxRows-1)/dy*dy + 1
+	}
+	g.xstep = max(1, (dx+7)/8)
+	g.ystep = max(1, (dy+9)/10)
 	g.cells = make([][]byte, g.rows)
 	for r := range g.cells {
 		g.cells[r] = []byte(strings.Repeat(" ", g.cols))
@@ -151,7 +161,7 @@ func (s *scene) writeText(w io.Writer) {
 	fmt.Fprint(w, wrap(s.title, ""))
 	fmt.Fprintln(w, "GFLOP/s")
 	decadeRows := map[int]string{}
-	for e := int(math.Round(g.ly0)); e <= int(math.Round(g.ly1)); e++ {
+	for e := int(math.Round(g.ly0)); e <= int(math.Round(g.ly1)); e += g.ystep {
 		decadeRows[g.row(math.Pow(10, float64(e)))] = decadeLabel(e)
 	}
 	for r := range g.rows {
@@ -160,7 +170,7 @@ func (s *scene) writeText(w io.Writer) {
 	fmt.Fprintf(w, "%*s +%s\n", textMargin-2, "", strings.Repeat("-", g.cols))
 	// Decade labels under the x axis, centred on their column.
 	axis := []byte(strings.Repeat(" ", textMargin+g.cols+4))
-	for e := int(math.Round(g.lx0)); e <= int(math.Round(g.lx1)); e++ {
+	for e := int(math.Round(g.lx0)); e <= int(math.Round(g.lx1)); e += g.xstep {
 		lbl := decadeLabel(e)
 		at := textMargin + g.col(math.Pow(10, float64(e))) - len(lbl)/2
 		at = max(0, min(at, len(axis)-len(lbl)))
