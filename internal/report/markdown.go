@@ -45,7 +45,8 @@ func (v *view) markdown(w io.Writer, textChart string) {
 		p(". ")
 	}
 	p("Thread scope of the chart: %d; each point is placed under the roofs of its own thread scope when they were measured.\n\n", v.Threads)
-	p("```text\n%s```\n\n", textChart)
+	// Four backticks, so a label holding three cannot end the block.
+	p("````text\n%s````\n\n", textChart)
 	if len(v.Notes) > 0 {
 		p("Notes:\n\n")
 		for _, n := range v.Notes {
