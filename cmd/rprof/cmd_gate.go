@@ -48,6 +48,9 @@ Without hardware counters (most hosted CI runners), the gate works on time
 alone, or on analytic W and Q given with --work and --traffic, and lists the
 checks it could not make.
 
+CMD's standard output is discarded (rprof's is the report); its standard
+error passes through.
+
 --update-baseline measures and writes (or replaces, in a point set) the
 baseline point instead of gating.
 
