@@ -53,15 +53,15 @@ lb() { # test size threads field
 
 echo
 echo "compute (GFLOP/s): rprof / likwid-bench, want >= 0.97"
-printf '%-8s %-26s %10s %10s %7s\n' threads "rprof kernel vs likwid" rprof likwid ratio
+printf '%-8s %-42s %10s %10s %7s\n' threads "rprof kernel / likwid test" rprof likwid ratio
 for t in $threads; do
 	for pair in avx512-fma-fp64:peakflops_avx512_fma avx2-fma-fp64:peakflops_avx_fma sse-fma-fp64:peakflops_sse \
 		avx512-fma-fp32:peakflops_sp_avx512_fma avx2-fma-fp32:peakflops_sp_avx_fma sse-fma-fp32:peakflops_sp_sse; do
 		rk=${pair%%:*} lk=${pair##*:}
 		r=$(rcompute "$rk" "$t")
 		l=$(lb "$lk" "$((16 * t))kB" "$t" MFlops/s)
-		[ -n "$r" ] && [ -n "$l" ] || { printf '%-8s %-26s skipped (not measured by one of the two)\n' "$t" "$rk/$lk"; continue; }
-		printf '%-8s %-26s %10.2f %10.2f %7s\n' "$t" "$rk/$lk" "$r" "$l" "$(ratio "$r" "$l")"
+		[ -n "$r" ] && [ -n "$l" ] || { printf '%-8s %-42s skipped (not measured by one of the two)\n' "$t" "$rk/$lk"; continue; }
+		printf '%-8s %-42s %10.2f %10.2f %7s\n' "$t" "$rk/$lk" "$r" "$l" "$(ratio "$r" "$l")"
 	done
 done
 
@@ -145,3 +145,4 @@ if [ "$fixed" -gt 0 ]; then
 		"\($x.k)\t\($x.v * 100 | round / 100)\t\($fv * 100 | round / 100)\t\((($x.v - $fv) / $fv * 1000 | round) / 10)%"' |
 		column -t -N "roof,early,fixed,difference"
 fi
+echo; echo "# load average at the end: $(cut -d" " -f1-3 /proc/loadavg)"
