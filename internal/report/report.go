@@ -29,20 +29,19 @@ type Input struct {
 // view is the report as strings, shared by the HTML and Markdown writers
 // so that both always say the same.
 type view struct {
-	Title      string
-	Machine    []pair
-	RoofsFile  string
-	RoofsDate  string
-	Threads    int
-	Compute    []computeRow
-	Bandwidth  []bandwidthRow
-	RoofFlags  []roofline.Flag
-	Tuning     string
-	Points     []pointRow
-	Notes      []string
-	Footnotes  []footnote
-	NoRoofs    bool
-	NoDRAMRoof bool
+	Title     string
+	Machine   []pair
+	RoofsFile string
+	RoofsDate string
+	Threads   int
+	Compute   []computeRow
+	Bandwidth []bandwidthRow
+	RoofFlags []roofline.Flag
+	Tuning    string
+	Points    []pointRow
+	Notes     []string
+	Footnotes []footnote
+	NoRoofs   bool
 }
 
 type pair struct{ Key, Value string }
@@ -163,9 +162,6 @@ func (v *view) addRoofs(r *roofline.Roofs) {
 			GBytesPerS: chart.FormatValue(b.GBytesPerS), CI: interval(b.GBytesPerS, b.CI),
 			WorkingSet: bytesIEC(b.WorkingSetBytes),
 		})
-	}
-	if _, ok := r.BandwidthAt("DRAM", v.Threads); !ok {
-		v.NoDRAMRoof = true
 	}
 	v.RoofFlags = append(v.RoofFlags, r.Flags...)
 	t := r.Tuning
