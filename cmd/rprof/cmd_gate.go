@@ -189,7 +189,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	}
 	p, timeOnly, err := measureForGate(ctx, cfg)
 	if err != nil {
-		return false, &exitError{code: exitUsage, err: fmt.Errorf("could not measure: %s", advice(err))}
+		return false, &exitError{code: exitUsage, err: fmt.Errorf("could not measure: %w", err)}
 	}
 	if *jsonPath != "" {
 		if err := roofline.WriteJSON(*jsonPath, p); err != nil {
