@@ -283,6 +283,9 @@ func TestHaveHardwareCountersAgreesWithOpeningOne(t *testing.T) {
 	if err != nil && !errors.Is(err, ErrNotSupported) {
 		t.Skipf("inconclusive probe: %v", err)
 	}
+	if again := HaveHardwareCounters(); again != err {
+		t.Errorf("conclusive answer not cached: %v, then %v", err, again)
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	c, openErr := OpenTask(0, [][]Event{{hwInstructions}}, TaskOptions{ExcludeKernel: true})
