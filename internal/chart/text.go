@@ -185,6 +185,13 @@ func (s *scene) writeText(w io.Writer) {
 			fmt.Fprint(w, wrap(k, "     "))
 		}
 	}
+	if len(s.ridges) > 0 {
+		parts := make([]string, len(s.ridges))
+		for i, r := range s.ridges {
+			parts[i] = r.level + " " + FormatValue(r.intensity)
+		}
+		fmt.Fprint(w, wrap(fmt.Sprintf("  x  ridge points at %s GFLOP/s, FLOP/byte: %s", FormatValue(s.ridges[0].gflops), strings.Join(parts, ", ")), "     "))
+	}
 	if len(s.points) > 0 {
 		fmt.Fprintln(w, "\npoints:")
 	}
