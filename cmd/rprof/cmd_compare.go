@@ -17,7 +17,7 @@ import (
 
 var cmdCompare = &command{
 	Name:      "compare",
-	UsageLine: "rprof compare [--test welch-t|mann-whitney-u] [--alpha P] [--tolerance PCT] [--benchfmt FILE] OLD.json NEW.json",
+	UsageLine: "rprof compare [--test welch-t|mann-whitney-u] [--alpha P] [--tolerance PCT] [--markdown FILE] [--benchfmt FILE] OLD.json NEW.json",
 	Short:     "compare two points or point sets, benchstat-style",
 	Long: `
 Compare prints, for each label, every metric of the old and new point: its
@@ -37,6 +37,8 @@ several points are paired by label, and every label must be in both.
   --test NAME       two-sample test: welch-t (default) or mann-whitney-u
   --alpha P         significance level (default 0.05)
   --tolerance PCT   tolerance of W, Q and intensity (default 1%)
+  --markdown FILE   also write the tables as Markdown (for a pull-request
+                    comment or a job summary)
   --benchfmt FILE   also write both files' samples in Go benchmark format,
                     for 'benchstat -col run FILE'
 
@@ -53,6 +55,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level")
 	tol := ratioFlag{v: opts.Tolerance}
 	fset.Var(&tol, "tolerance", "relative tolerance of W, Q and intensity")
+	markdown := fset.String("markdown", "", "also write the tables as Markdown to `FILE`")
 	benchfmt := fset.String("benchfmt", "", "also write the samples in Go benchmark format to `FILE`")
 	if err := parseFlags(fset, args); err != nil {
 		return err
@@ -78,6 +81,12 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	}
 	if err := gate.WriteText(e.stdout, c); err != nil {
 		return err
+	}
+	if *markdown != "" {
+		err := roofline.WriteFileAtomic(*markdown, func(w io.Writer) error { return gate.WriteComparisonMarkdown(w, c) })
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
 	}
 	if *benchfmt != "" {
 		err := roofline.WriteFileAtomic(*benchfmt, func(w io.Writer) error {

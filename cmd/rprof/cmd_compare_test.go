@@ -52,15 +52,18 @@ func TestCompareCommand(t *testing.T) {
 	}
 }
 
-func TestCompareWritesBenchfmt(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "cmp.bench")
-	code, _, stderr := rprofCLI(t, "compare", "--benchfmt", out, "testdata/compare/old.json", "testdata/compare/new.json")
+func TestCompareWritesMarkdownAndBenchfmt(t *testing.T) {
+	dir := t.TempDir()
+	md, bench := filepath.Join(dir, "cmp.md"), filepath.Join(dir, "cmp.bench")
+	code, _, stderr := rprofCLI(t, "compare", "--markdown", md, "--benchfmt", bench, "testdata/compare/old.json", "testdata/compare/new.json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
+	for golden, path := range map[string]string{"testdata/compare/sets.md": md, "testdata/compare/sets.bench": bench} {
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.Golden(t, golden, got)
 	}
-	testutil.Golden(t, "testdata/compare/sets.bench", got)
 }

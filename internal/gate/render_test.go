@@ -95,7 +95,7 @@ func TestAnnotationsEscapeWorkflowCommands(t *testing.T) {
 	}
 }
 
-func TestCompareTextMatchesGoldenFile(t *testing.T) {
+func TestCompareTextAndMarkdownMatchGoldenFiles(t *testing.T) {
 	slowOld, slowNew := load(t, "slowdown-old"), load(t, "slowdown-new")
 	noiseOld, noiseNew := load(t, "noise-old"), load(t, "noise-new")
 	noiseOld.Label, noiseNew.Label = "spin-noise", "spin-noise"
@@ -114,6 +114,11 @@ func TestCompareTextMatchesGoldenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.Golden(t, "testdata/golden/compare.txt", b.Bytes())
+	b.Reset()
+	if err := WriteComparisonMarkdown(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Golden(t, "testdata/golden/compare.md", b.Bytes())
 }
 
 func TestCompareRefusesLabelsThatDoNotPair(t *testing.T) {
