@@ -399,6 +399,14 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 		box := freeBox(c.Rectangle, taken, m, w, lineH, gap)
 		c.FillText(st, box.Min, text)
 		taken = append(taken, box)
+		// A label moved off its marker's line gets a leader to it.
+		if mid := (box.Min.Y + box.Max.Y) / 2; math.Abs(float64(mid-m.Y)) > float64(lineH)/2 {
+			end := vg.Point{X: box.Min.X, Y: mid}
+			if box.Max.X < m.X {
+				end.X = box.Max.X
+			}
+			c.StrokeLine2(draw.LineStyle{Color: ridgeColor, Width: vg.Points(0.5)}, m.X, m.Y, end.X, end.Y)
+		}
 	}
 }
 
