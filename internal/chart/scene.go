@@ -262,8 +262,12 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 		s.notef("point %q left out: %g GFLOP/s cannot be shown on a log axis", name, *p.GFlops)
 		return
 	}
-	if p.Threads > 0 && p.Threads != s.threads {
-		s.notef("point %q was measured with %d threads; drawn under the %d-thread roofs", name, p.Threads, s.threads)
+	// Placed under the roofs of another thread scope, a point would look
+	// above or below its roof for no reason of its own: it is drawn but
+	// not placed.
+	otherScope := p.Threads > 0 && p.Threads != s.threads
+	if otherScope {
+		s.notef("point %q was measured with %d threads: drawn with the %d-thread roofs but not placed under them", name, p.Threads, s.threads)
 	}
 	pt := placed{label: name, x: *p.Intensity, y: *p.GFlops, analytic: p.Source == "analytic"}
 	pt.lo, pt.hi = pt.y, pt.y
@@ -278,7 +282,7 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 			pt.flags = append(pt.flags, f.Code)
 		}
 	}
-	if r != nil {
+	if r != nil && !otherScope {
 		pl, err := PlacePoint(r, p, s.threads)
 		if err != nil {
 			s.notef("point %q not placed: %v", name, err)

@@ -9,24 +9,32 @@ import (
 	"github.com/rprof/rprof/internal/chart"
 )
 
-// HTML writes the report as one self-contained HTML page: the chart is
-// inline SVG and the style sheet is inline, so the file opens offline and
+// HTML writes the report as one self-contained HTML page: the charts (one
+// per thread scope of the points) are inline SVG and the style sheet is inline, so the file opens offline and
 // can be attached to a pull request or CI run as it is.
 func HTML(w io.Writer, in Input) (notes []string, err error) {
 	v, err := buildView(in)
 	if err != nil {
 		return nil, err
 	}
-	var svg bytes.Buffer
-	chartNotes, err := chart.Render(&svg, "svg", in.Roofs, in.Points, in.Chart)
+	var charts []template.HTML
+	chartNotes, err := renderCharts(in, v.Threads, func(g scopeGroup, opts chart.Options) ([]string, error) {
+		var svg bytes.Buffer
+		notes, err := chart.Render(&svg, "svg", in.Roofs, g.points, opts)
+		if err != nil {
+			return nil, fmt.Errorf("draw chart: %w", err)
+		}
+		charts = append(charts, template.HTML(inlineSVG(svg.Bytes(), len(charts) == 0)))
+		return notes, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("draw chart: %w", err)
+		return nil, err
 	}
 	v.Notes = append(chartNotes, v.Notes...)
 	data := struct {
 		*view
-		SVG template.HTML
-	}{v, template.HTML(inlineSVG(svg.Bytes()))}
+		Charts []template.HTML
+	}{v, charts}
 	if err := htmlTemplate.Execute(w, data); err != nil {
 		return nil, fmt.Errorf("write HTML report: %w", err)
 	}
@@ -34,12 +42,21 @@ func HTML(w io.Writer, in Input) (notes []string, err error) {
 }
 
 // inlineSVG drops the XML declaration and generator comment gonum writes
-// before <svg>, which have no place inside HTML.
-func inlineSVG(b []byte) []byte {
+// before <svg>, which have no place inside HTML, and, unless keepFonts, the
+// embedded font: a style in inline SVG applies to the whole page, so the
+// first chart's font serves them all.
+func inlineSVG(b []byte, keepFonts bool) []byte {
 	if i := bytes.Index(b, []byte("<svg")); i >= 0 {
-		return b[i:]
+		b = b[i:]
 	}
-	return b
+	if keepFonts {
+		return b
+	}
+	start, end := bytes.Index(b, []byte("<defs>")), bytes.Index(b, []byte("</defs>"))
+	if start < 0 || end < start {
+		return b
+	}
+	return append(b[:start:start], b[end+len("</defs>"):]...)
 }
 
 var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -68,12 +85,12 @@ code { font-size: 0.9em; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p class="meta">{{if .NoRoofs}}No roofs document: points only.{{else}}Roofs: <code>{{.RoofsFile}}</code>{{if .RoofsDate}}, measured {{.RoofsDate}}{{end}}.{{end}} Thread scope of the chart: {{.Threads}}; each point is placed under the roofs of its own thread scope when they were measured.</p>
+<p class="meta">{{if .NoRoofs}}No roofs document: points only.{{else}}Roofs: <code>{{.RoofsFile}}</code>{{if .RoofsDate}}, measured {{.RoofsDate}}{{end}}.{{end}} Each point is charted and placed under the roofs of its own thread scope when they were measured, else under the {{.Threads}}-thread roofs.</p>
 
 <section id="chart">
 <h2>Roofline</h2>
-<figure>
-{{.SVG}}
+<figure>{{range .Charts}}
+{{.}}{{end}}
 <figcaption>Log-log roofline. Across: arithmetic intensity, FLOP per byte of DRAM traffic; up: GFLOP/s. Lines: measured roofs with their confidence intervals (dashed: theoretical peaks); crosses: ridge points; triangles: memory-bound points, squares: compute-bound; hollow: analytic; red: flagged. Error bars: confidence interval of GFLOP/s.</figcaption>
 </figure>
 {{with .Notes}}<p class="note">Notes:</p>

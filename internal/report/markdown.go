@@ -11,28 +11,36 @@ import (
 )
 
 // Markdown writes the report as GitHub-flavoured Markdown, fit for a CI job
-// summary: the text chart in a code block, the roofs and points tables, and
+// summary: text charts (one per thread scope) in code blocks, the roofs and points tables, and
 // the raw events folded in a details block.
 func Markdown(w io.Writer, in Input) (notes []string, err error) {
 	v, err := buildView(in)
 	if err != nil {
 		return nil, err
 	}
-	var text bytes.Buffer
-	chartNotes, err := chart.WriteText(&text, in.Roofs, in.Points, in.Chart)
+	var charts []string
+	chartNotes, err := renderCharts(in, v.Threads, func(g scopeGroup, opts chart.Options) ([]string, error) {
+		var text bytes.Buffer
+		notes, err := chart.WriteText(&text, in.Roofs, g.points, opts)
+		if err != nil {
+			return nil, fmt.Errorf("draw text chart: %w", err)
+		}
+		charts = append(charts, text.String())
+		return notes, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("draw text chart: %w", err)
+		return nil, err
 	}
 	v.Notes = append(chartNotes, v.Notes...)
 	b := bufio.NewWriter(w)
-	v.markdown(b, text.String())
+	v.markdown(b, charts)
 	if err := b.Flush(); err != nil {
 		return nil, fmt.Errorf("write Markdown report: %w", err)
 	}
 	return v.Notes, nil
 }
 
-func (v *view) markdown(w io.Writer, textChart string) {
+func (v *view) markdown(w io.Writer, textCharts []string) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("## %s\n\n", mdEscape(v.Title))
 	if v.NoRoofs {
@@ -44,9 +52,11 @@ func (v *view) markdown(w io.Writer, textChart string) {
 		}
 		p(". ")
 	}
-	p("Thread scope of the chart: %d; each point is placed under the roofs of its own thread scope when they were measured.\n\n", v.Threads)
-	// Four backticks, so a label holding three cannot end the block.
-	p("````text\n%s````\n\n", textChart)
+	p("Each point is charted and placed under the roofs of its own thread scope when they were measured, else under the %d-thread roofs.\n\n", v.Threads)
+	for _, c := range textCharts {
+		// Four backticks, so a label holding three cannot end the block.
+		p("````text\n%s````\n\n", c)
+	}
 	if len(v.Notes) > 0 {
 		p("Notes:\n\n")
 		for _, n := range v.Notes {

@@ -107,6 +107,58 @@ func buildView(in Input) (*view, error) {
 	return v, nil
 }
 
+// scopeGroup is the points one chart shows, under the roofs of one thread
+// scope.
+type scopeGroup struct {
+	threads int
+	points  []roofline.Point
+}
+
+// chartGroups splits the points into one chart per thread scope the roofs
+// were measured at, in order of first appearance. Points of a scope the
+// roofs lack, or of none, join the first chart. A scope asked for in
+// Chart.Threads, or no roofs, gives one chart of every point.
+func chartGroups(in Input, first int) []scopeGroup {
+	if in.Roofs == nil || in.Chart.Threads > 0 {
+		return []scopeGroup{{threads: first, points: in.Points}}
+	}
+	scopes := in.Roofs.ThreadScopes()
+	groups := []scopeGroup{{threads: first}}
+	for _, p := range in.Points {
+		t := first
+		if p.Threads > 0 && slices.Contains(scopes, p.Threads) {
+			t = p.Threads
+		}
+		i := slices.IndexFunc(groups, func(g scopeGroup) bool { return g.threads == t })
+		if i < 0 {
+			groups = append(groups, scopeGroup{threads: t})
+			i = len(groups) - 1
+		}
+		groups[i].points = append(groups[i].points, p)
+	}
+	return groups
+}
+
+// renderCharts draws each group's chart with draw and gathers the notes of
+// all of them, each once.
+func renderCharts(in Input, first int, draw func(g scopeGroup, opts chart.Options) ([]string, error)) ([]string, error) {
+	var notes []string
+	for _, g := range chartGroups(in, first) {
+		opts := in.Chart
+		opts.Threads = g.threads
+		n, err := draw(g, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range n {
+			if !slices.Contains(notes, s) {
+				notes = append(notes, s)
+			}
+		}
+	}
+	return notes, nil
+}
+
 func machinePairs(m roofline.Machine) []pair {
 	cpu := m.CPU
 	out := []pair{

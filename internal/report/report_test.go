@@ -117,6 +117,10 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	if !strings.Contains(html, "<svg") || strings.Contains(html, "<?xml") {
 		t.Error("chart is not inline SVG without an XML declaration")
 	}
+	// Two charts (1 and 2 threads), one copy of the font.
+	if n, f := strings.Count(html, "<svg"), strings.Count(html, "@font-face"); n != 2 || f != 1 {
+		t.Errorf("%d charts and %d embedded fonts, want 2 charts sharing 1 font", n, f)
+	}
 }
 
 // Labels come from the command line of whoever ran rprof run: they are
