@@ -40,7 +40,7 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64) (float64, rooflin
 	threads := len(j.cpus)
 	perThread := int(float64(ws) / float64(threads) / j.kernel.BytesPerElement)
 	if perThread <= 0 {
-		return 0, roofline.Interval{}, fmt.Errorf("%s: working set %d bytes is too small for %d threads", j.kernel.Name, ws, threads)
+		return 0, roofline.Interval{}, fmt.Errorf("%s: working set %d bytes is too small for %s", j.kernel.Name, ws, threadsWord(threads))
 	}
 	load := j.kernel.Name == "load"
 	ops := make([]arrays, threads)
@@ -117,7 +117,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 	levels := ScopeCaches(topo.Caches, cpus)
 	lo, hi, err := SweepRange(levels)
 	if err != nil {
-		return fmt.Errorf("bandwidth on %d threads: %w", len(cpus), err)
+		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
 	perOctave := 2
 	if o.Quick {
@@ -139,10 +139,10 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 	for _, k := range ks {
 		job := &bandwidthJob{kernel: k, cpus: cpus, inner: o.innerRule(bandwidthBudget), best: best}
 		points, err := Sweep(ctx, sizes, job.evaluate, func(done, total int) {
-			o.progress("bandwidth %s, %d threads: %d/%d sizes", k.Name, len(cpus), done, total)
+			o.progress("bandwidth %s, %s: %d/%d sizes", k.Name, threadsWord(len(cpus)), done, total)
 		})
 		if err != nil {
-			return fmt.Errorf("bandwidth %s on %d threads: %w", k.Name, len(cpus), err)
+			return fmt.Errorf("bandwidth %s on %s: %w", k.Name, threadsWord(len(cpus)), err)
 		}
 		t.add(job.results...)
 		for i, p := range points {
@@ -154,7 +154,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 	}
 	plateaus, flags, err := Plateaus(envelope, levels)
 	if err != nil {
-		return fmt.Errorf("bandwidth on %d threads: %w", len(cpus), err)
+		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
 	for _, f := range flags {
 		rep.flag(f.Code, fmt.Sprintf("%d-thread sweep: %s", len(cpus), f.Message))

@@ -44,7 +44,7 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 	}
 	ev := o.evaluator(computeBudget)
 	mhz := make([]float64, len(factors))
-	o.progress("compute %s, %d threads", k.Name, len(cpus))
+	o.progress("compute %s, %s", k.Name, threadsWord(len(cpus)))
 	tuned, err := stats.Search(ctx, len(factors), o.Order, func(ctx context.Context, i int, best float64) (stats.Result, error) {
 		job := Job{Kind: "compute", CPUs: cpus, Kernel: k.Name, Iters: base * factors[i]}
 		return ev.Evaluate(ctx, best, func(ctx context.Context, inner stats.StopRule, best float64) (stats.Inner, error) {
@@ -55,7 +55,7 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("measure %s on %d threads: %w", k.Name, len(cpus), err)
+		return fmt.Errorf("measure %s on %s: %w", k.Name, threadsWord(len(cpus)), err)
 	}
 	best := tuned.Results[tuned.Best]
 	roof := roofline.ComputeRoof{
@@ -76,6 +76,6 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 // sample was too small for one at the confidence asked.
 func noteInterval(rep *Report, name string, threads int, e stats.Estimate) {
 	if !e.Bounded() {
-		rep.flag(FlagNoInterval, fmt.Sprintf("%s (%d threads): %d samples are too few for a %.0f%% interval; the sample range is given instead", name, threads, e.N, confidence*100))
+		rep.flag(FlagNoInterval, fmt.Sprintf("%s (%s): %d samples are too few for a %.0f%% interval; the sample range is given instead", name, threadsWord(threads), e.N, confidence*100))
 	}
 }

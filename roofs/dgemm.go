@@ -81,7 +81,7 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, scopes 
 	ev := o.evaluator(dgemmBudget)
 	var best *roofline.DGEMM
 	for _, cpus := range scopes {
-		o.progress("dgemm (%s), %d threads", lib.Library, len(cpus))
+		o.progress("dgemm (%s), %s", lib.Library, threadsWord(len(cpus)))
 		var used *BLAS
 		tuned, err := stats.Search(ctx, len(space), o.Order, func(ctx context.Context, i int, bestSoFar float64) (stats.Result, error) {
 			job := Job{Kind: "dgemm", CPUs: cpus, BLAS: lib.Path, N: space[i].N, M: space[i].M, K: space[i].K}
@@ -95,7 +95,7 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, scopes 
 			})
 		})
 		if err != nil {
-			return fmt.Errorf("measure dgemm on %d threads: %w", len(cpus), err)
+			return fmt.Errorf("measure dgemm on %s: %w", threadsWord(len(cpus)), err)
 		}
 		if used == nil {
 			used = lib
@@ -135,7 +135,7 @@ func bestFMA64(roofs []roofline.ComputeRoof, threads int) *roofline.ComputeRoof 
 // slowAdvice says how far DGEMM is below the FMA kernels and names the
 // known fix: the library picked kernels for an older CPU.
 func slowAdvice(b *BLAS, gflops float64, fma *roofline.ComputeRoof) string {
-	msg := fmt.Sprintf("DGEMM reached %.4g GFLOP/s, %.0f%% of the %s kernel's %.4g (%d threads)", gflops, 100*gflops/fma.GFlops, fma.Name, fma.GFlops, fma.Threads)
+	msg := fmt.Sprintf("DGEMM reached %.4g GFLOP/s, %.0f%% of the %s kernel's %.4g (%s)", gflops, 100*gflops/fma.GFlops, fma.Name, fma.GFlops, threadsWord(fma.Threads))
 	switch b.Library {
 	case "OpenBLAS":
 		msg += fmt.Sprintf("; OpenBLAS chose its %s kernels: try --blas-arch SkylakeX (sets OPENBLAS_CORETYPE; on Zen 5 it nearly doubles Debian's OpenBLAS)", b.CoreName)

@@ -112,9 +112,9 @@ func (s Subprocess) Invoke(ctx context.Context, job Job) (Reply, error) {
 
 func (j Job) describe() string {
 	if j.Kind == "dgemm" {
-		return fmt.Sprintf("dgemm %dx%dx%d on %d threads", j.N, j.M, j.K, len(j.CPUs))
+		return fmt.Sprintf("dgemm %dx%dx%d on %s", j.N, j.M, j.K, threadsWord(len(j.CPUs)))
 	}
-	return fmt.Sprintf("%s on %d threads", j.Kernel, len(j.CPUs))
+	return fmt.Sprintf("%s on %s", j.Kernel, threadsWord(len(j.CPUs)))
 }
 
 // Worker serves one job: it reads a Job from r, runs it and writes the

@@ -203,9 +203,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	if o.Quick {
 		comp = widestFMA(comp)
 	}
-	for _, s := range skipped {
-		rep.flag(FlagKernelSkipped, fmt.Sprintf("%s skipped: %s", s.Name, s.Reason))
-	}
+	flagSkipped(rep, skipped)
 	for _, cpus := range scopes {
 		for _, k := range comp {
 			if err := measureCompute(ctx, o, rep, t, k, cpus, units, freq.GHz); err != nil {
@@ -226,9 +224,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	}
 	bw, bwSkipped := kernels.BandwidthKernels()
 	bw = widestBandwidth(bw)
-	for _, s := range bwSkipped {
-		rep.flag(FlagKernelSkipped, fmt.Sprintf("%s skipped: %s", s.Name, s.Reason))
-	}
+	flagSkipped(rep, bwSkipped)
 	for _, cpus := range scopes {
 		if err := measureBandwidth(ctx, o, rep, t, bw, cpus, topo); err != nil {
 			return nil, err
@@ -257,6 +253,21 @@ func noteAboveTheory(rep *Report, ghz float64) {
 	if n > 0 {
 		rep.flag(FlagAboveTheory, fmt.Sprintf("%d compute roofs are %.0f%% to %.0f%% of their theoretical peak at %.3g GHz: the cores ran at about %.2g to %.2g GHz, above the clock the peaks use",
 			n, 100*lo, 100*hi, ghz, lo*ghz, hi*ghz))
+	}
+}
+
+// flagSkipped flags the kernels the CPU cannot run, one flag per reason.
+func flagSkipped(rep *Report, skipped []kernels.Skipped) {
+	var reasons []string
+	names := map[string][]string{}
+	for _, s := range skipped {
+		if names[s.Reason] == nil {
+			reasons = append(reasons, s.Reason)
+		}
+		names[s.Reason] = append(names[s.Reason], s.Name)
+	}
+	for _, r := range reasons {
+		rep.flag(FlagKernelSkipped, fmt.Sprintf("skipped %s: %s", strings.Join(names[r], ", "), r))
 	}
 }
 
@@ -381,4 +392,12 @@ func widestBandwidth(ks []kernels.Bandwidth) []kernels.Bandwidth {
 		}
 	}
 	return out
+}
+
+// threadsWord is "1 thread" or "n threads".
+func threadsWord(n int) string {
+	if n == 1 {
+		return "1 thread"
+	}
+	return fmt.Sprintf("%d threads", n)
 }
