@@ -11,8 +11,9 @@
 #     --fixed (one thread: speedup and largest difference between the roofs).
 # Needs likwid (apt-get install likwid), jq, and for the DGEMM baseline a C
 # compiler and OpenBLAS. Extra arguments go to every rprof roofs run (e.g.
-# --blas-arch SkylakeX). Set FIXED=N (default 100) and FIXED_INV (default 3)
-# for the --fixed baseline, or FIXED=0 to skip it.
+# --blas-arch SkylakeX). Set FIXED=N (default 200) and FIXED_INV (default 3)
+# for the --fixed baseline (the default: the caps of the early-stopping rule,
+# 200 samples and 3 invocations, with the early stops off), or FIXED=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +27,7 @@ go build -o "$tmp/rprof" ./cmd/rprof
 ncpu=$(nproc)
 threads="1"
 [ "$ncpu" -gt 1 ] && threads="1 $ncpu"
-fixed=${FIXED:-100}
+fixed=${FIXED:-200}
 fixed_inv=${FIXED_INV:-3}
 
 now() { date +%s.%N; }
