@@ -267,7 +267,7 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	// not placed.
 	otherScope := p.Threads > 0 && p.Threads != s.threads
 	if otherScope {
-		s.notef("point %q was measured with %d threads: drawn with the %d-thread roofs but not placed under them", name, p.Threads, s.threads)
+		s.notef("point %q was measured with %s: drawn with the %d-thread roofs but not placed under them", name, plural(p.Threads, "thread"), s.threads)
 	}
 	pt := placed{label: name, x: *p.Intensity, y: *p.GFlops, analytic: p.Source == "analytic"}
 	pt.lo, pt.hi = pt.y, pt.y
