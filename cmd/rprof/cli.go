@@ -133,12 +133,32 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "\nUse 'rprof help <command>' for more about a command.")
 }
 
-// newFlagSet returns a flag set that reports errors instead of exiting and
-// prints its usage to the command's stderr.
+// newFlagSet returns a flag set that reports errors instead of exiting. A
+// parse error becomes one line from report (the flag package's own message
+// and usage dump are swallowed); -h prints the flags to stdout.
 func newFlagSet(e *env, cmd string) *flag.FlagSet {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	sink := &flagErrSink{}
+	fs.SetOutput(sink)
+	fs.Usage = func() {
+		if sink.wrote { // an error, not -h: report prints it once
+			return
+		}
+		fmt.Fprintf(e.stdout, "usage of rprof %s (see 'rprof help %s'):\n", cmd, cmd)
+		fs.SetOutput(e.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(sink)
+	}
 	return fs
+}
+
+// flagErrSink notes that the flag package wrote an error message, which it
+// does only before calling Usage for a parse error.
+type flagErrSink struct{ wrote bool }
+
+func (s *flagErrSink) Write(p []byte) (int, error) {
+	s.wrote = true
+	return len(p), nil
 }
 
 // parseFlags parses args, turning flag errors into usage errors.
