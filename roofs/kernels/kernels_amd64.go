@@ -77,8 +77,14 @@ func ComputeKernels() (ok []Compute, skipped []Skipped) {
 }
 
 // BandwidthKernels returns the bandwidth kernels this CPU can run, and the
-// ones it cannot with the reason.
+// ones it cannot with the reason. A CPU without AVX gets the portable Go
+// kernels.
 func BandwidthKernels() (ok []Bandwidth, skipped []Skipped) {
+	defer func() {
+		if len(ok) == 0 {
+			ok = goBandwidth
+		}
+	}()
 	for i := range bandwidthTable {
 		k := &bandwidthTable[i]
 		if r := k.needs(); r != "" {

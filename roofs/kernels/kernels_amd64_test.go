@@ -2,7 +2,10 @@ package kernels
 
 import (
 	"math"
+	"slices"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // model computes, in Go, what a compute kernel leaves in its accumulators
@@ -132,5 +135,58 @@ func TestLoadKernelsSum(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDispatchSkipsWhatTheCPULacks pretends the CPU lacks features, as older
+// or virtualised x86 CPUs do, and checks those kernels are skipped with a
+// reason rather than offered.
+func TestDispatchSkipsWhatTheCPULacks(t *testing.T) {
+	saved := cpu.X86
+	t.Cleanup(func() { cpu.X86 = saved })
+	tests := []struct {
+		name           string
+		avx, fma, a512 bool
+		wantCompute    []string
+		wantBandwidth  []string
+	}{
+		{"no AVX-512", true, true, false,
+			[]string{"scalar-fma-fp64", "scalar-muladd-fp64", "scalar-fma-fp32", "scalar-muladd-fp32", "sse-fma-fp64", "sse-muladd-fp64", "sse-fma-fp32", "sse-muladd-fp32", "avx2-fma-fp64", "avx2-muladd-fp64", "avx2-fma-fp32", "avx2-muladd-fp32"},
+			[]string{"avx2 triad", "avx2 triad-nt", "avx2 load"}},
+		{"AVX without FMA", true, false, false,
+			[]string{"scalar-muladd-fp64", "scalar-muladd-fp32", "sse-muladd-fp64", "sse-muladd-fp32", "avx2-muladd-fp64", "avx2-muladd-fp32"},
+			[]string{"avx2 load"}},
+		{"SSE2 only", false, false, false,
+			[]string{"scalar-muladd-fp64", "scalar-muladd-fp32", "sse-muladd-fp64", "sse-muladd-fp32"},
+			[]string{"go triad", "go load"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cpu.X86.HasAVX, cpu.X86.HasFMA, cpu.X86.HasAVX512F = tt.avx, tt.fma, tt.a512
+			ok, skipped := ComputeKernels()
+			var names []string
+			for _, k := range ok {
+				names = append(names, k.Name)
+			}
+			if !slices.Equal(names, tt.wantCompute) {
+				t.Errorf("compute kernels %v, want %v", names, tt.wantCompute)
+			}
+			if len(ok)+len(skipped) != len(computeTable) {
+				t.Errorf("%d offered + %d skipped != %d kernels", len(ok), len(skipped), len(computeTable))
+			}
+			for _, s := range skipped {
+				if s.Reason == "" {
+					t.Errorf("%s skipped without a reason", s.Name)
+				}
+			}
+			bw, _ := BandwidthKernels()
+			names = nil
+			for _, k := range bw {
+				names = append(names, k.ISA+" "+k.Name)
+			}
+			if !slices.Equal(names, tt.wantBandwidth) {
+				t.Errorf("bandwidth kernels %v, want %v", names, tt.wantBandwidth)
+			}
+		})
 	}
 }
