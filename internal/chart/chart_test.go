@@ -362,6 +362,20 @@ func TestWriteEachFormat(t *testing.T) {
 	}
 }
 
+func TestPDFTextIsWindows1252(t *testing.T) {
+	for in, want := range map[string]string{
+		"DRAM 45.6 GB/s ±1.6%": "DRAM 45.6 GB/s \xb11.6%",
+		"café – naïve":         "caf\xe9 \x96 na\xefve",
+		"漢字 kernel":            "?? kernel",
+		"plain":                "plain",
+		"bad \xff utf-8":       "bad ? utf-8",
+	} {
+		if got := pdfText(in); got != want {
+			t.Errorf("pdfText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestDecadeTicksLabelEveryDecadeInPlainNumbers(t *testing.T) {
 	var labels []string
 	for _, tk := range decadeTicks(0.001, 10000) {

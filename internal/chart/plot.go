@@ -6,7 +6,10 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -43,6 +46,26 @@ func rgb(v uint32) color.Color {
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
 }
 
+// pdfCanvas writes text in the code page gonum's PDF fonts are encoded in
+// (Windows-1252): vgpdf passes strings through as they are, so the UTF-8
+// of "±" or of an accented label would print as two wrong glyphs.
+type pdfCanvas struct{ *vgpdf.Canvas }
+
+func (c pdfCanvas) FillString(f font.Face, pt vg.Point, s string) {
+	c.Canvas.FillString(f, pt, pdfText(s))
+}
+
+// pdfText encodes s in Windows-1252, with '?' for what it lacks.
+func pdfText(s string) string {
+	// ReplaceUnsupported also replaces invalid UTF-8, so this encoder
+	// does not fail; were it to, the text is left as it is.
+	enc, err := encoding.ReplaceUnsupported(charmap.Windows1252.NewEncoder()).String(s)
+	if err != nil {
+		return s
+	}
+	return strings.ReplaceAll(enc, string(encoding.ASCIISub), "?")
+}
+
 // render builds the gonum plot of the scene and writes it to w.
 func (s *scene) render(w io.Writer, format string, opts Options) error {
 	width, height := opts.Width, opts.Height
@@ -65,7 +88,7 @@ func (s *scene) render(w io.Writer, format string, opts Options) error {
 		// labels out with the metrics they were placed by.
 		c = vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
 	case "pdf":
-		c = vgpdf.New(width, height)
+		c = pdfCanvas{vgpdf.New(width, height)}
 	default:
 		return fmt.Errorf("%w %q", ErrFormat, format)
 	}
