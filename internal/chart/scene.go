@@ -388,19 +388,19 @@ func (s *scene) setRanges() {
 			s.xmin /= 10
 		}
 	}
-	if len(ys) == 0 {
-		// Bandwidth roofs only: show where they cross the middle of the
-		// intensity range.
+	if len(s.points) == 0 {
+		// Roofs only: show where the bandwidth roofs start.
 		for _, b := range s.bandwidth {
-			ys = append(ys, b.value*math.Sqrt(s.xmin*s.xmax))
+			ys = append(ys, b.value*s.xmin)
 		}
 	}
 	s.ymin = decadeBelow(slices.Min(ys) / 1.5)
 	s.ymax = decadeAbove(slices.Max(ys) * 1.5)
-	// At least four decades of performance; the bandwidth roofs are cut
-	// where they leave the chart rather than stretching it downwards.
-	if s.ymax/s.ymin < 1e4*(1-1e-9) {
-		s.ymin = s.ymax / 1e4
+	// At least three decades of performance; with points, the bandwidth
+	// roofs are cut where they leave the chart rather than stretching it
+	// downwards.
+	if s.ymax/s.ymin < 1e3*(1-1e-9) {
+		s.ymin = s.ymax / 1e3
 	}
 	peak, hasPeak := s.peak("")
 	for i := range s.bandwidth {
