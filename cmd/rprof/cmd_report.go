@@ -23,8 +23,11 @@ percentage of the theoretical peak, a table of the points (W, Q, T,
 intensity, GFLOP/s, binding roof, fraction of attainable, flags with their
 explanations) and every point's raw counter readings.
 
+Points measured at different thread counts get one chart per thread scope,
+each under its own roofs.
+
 --format html (the default, or when -o ends in .html) writes one
-self-contained page with the chart as inline SVG: no network fetches, no
+self-contained page with the charts as inline SVG: no network fetches, no
 external style sheets or scripts. --format md (or -o FILE.md) writes
 Markdown for a CI job summary, with a text chart, e.g.
   rprof report --format md run.json >> "$GITHUB_STEP_SUMMARY"
