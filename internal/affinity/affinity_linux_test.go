@@ -121,3 +121,55 @@ func TestRunPinnedRunsNoBodyWhenAPinFails(t *testing.T) {
 		t.Errorf("duplicate cpus: err = %v, want one naming the duplicate", err)
 	}
 }
+
+func TestTeamRunsRepeatedlyOnItsCPUs(t *testing.T) {
+	cpus, err := Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, err := NewTeam(cpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer team.Close()
+	runs := make([]int, len(cpus))
+	for range 50 {
+		team.Run(func(w int) {
+			var set unix.CPUSet
+			unix.SchedGetaffinity(0, &set)
+			if set.Count() == 1 && set.IsSet(cpus[w]) {
+				runs[w]++
+			}
+		})
+	}
+	for w, n := range runs {
+		if n != 50 {
+			t.Errorf("worker %d ran pinned to cpu %d in %d of 50 runs", w, cpus[w], n)
+		}
+	}
+}
+
+func BenchmarkTeamRun(b *testing.B) {
+	cpus, err := Allowed()
+	if err != nil {
+		b.Fatal(err)
+	}
+	team, err := NewTeam(cpus)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer team.Close()
+	for b.Loop() {
+		team.Run(func(int) {})
+	}
+}
+
+func BenchmarkRunPinned(b *testing.B) {
+	cpus, err := Allowed()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		RunPinned(cpus, nil, func(int) {})
+	}
+}
