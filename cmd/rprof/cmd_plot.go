@@ -33,7 +33,9 @@ points (above their roof, multiplexed counters, ...).
 
 POINT.json files are written by 'rprof run --json'; each holds one point or
 a set of points. Points with an unknown or zero intensity or performance
-cannot sit on log axes: they are left out with a note on stderr.
+cannot sit on log axes: they are left out with a note on stderr. The roofs
+drawn are those of one thread scope (--threads, else the first point's);
+points measured with another thread count are drawn but not placed.
 
 The output format follows the file extension of -o: .png, .svg or .pdf.
 --ascii prints a text chart to stdout instead (or as well), for terminals
