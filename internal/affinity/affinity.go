@@ -5,8 +5,10 @@ package affinity
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ErrNotSupported is returned where the OS offers no thread affinity.
@@ -156,6 +158,25 @@ func (t *Team) Run(body func(worker int)) {
 		ch <- r
 	}
 	r.finished.Wait()
+}
+
+// Timed runs body like Run and returns the span from the first worker's
+// start to the last worker's end: the wall time of the parallel section,
+// without the cost of waking the workers.
+func (t *Team) Timed(body func(worker int)) time.Duration {
+	starts := make([]time.Time, len(t.work))
+	ends := make([]time.Time, len(t.work))
+	t.Run(func(w int) {
+		starts[w] = time.Now()
+		body(w)
+		ends[w] = time.Now()
+	})
+	if len(starts) == 0 {
+		return 0
+	}
+	first := slices.MinFunc(starts, time.Time.Compare)
+	last := slices.MaxFunc(ends, time.Time.Compare)
+	return last.Sub(first)
 }
 
 // Close stops the workers and restores their threads' CPU masks.

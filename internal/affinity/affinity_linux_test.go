@@ -149,6 +149,23 @@ func TestTeamRunsRepeatedlyOnItsCPUs(t *testing.T) {
 	}
 }
 
+func TestTeamTimedSpansAllWorkers(t *testing.T) {
+	cpus, err := Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, err := NewTeam(cpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer team.Close()
+	// The last worker sleeps longest: the span must cover it.
+	d := team.Timed(func(w int) { time.Sleep(time.Duration(w+1) * 5 * time.Millisecond) })
+	if want := time.Duration(len(cpus)) * 5 * time.Millisecond; d < want || d > want+time.Second {
+		t.Errorf("span %v, want at least %v", d, want)
+	}
+}
+
 func BenchmarkTeamRun(b *testing.B) {
 	cpus, err := Allowed()
 	if err != nil {
