@@ -411,8 +411,8 @@ func place(p *roofline.Point, in inputs) {
 	if p.Intensity == nil || p.GFlops == nil {
 		return
 	}
-	pl, err := in.roofs.Place(*p.Intensity, *p.GFlops, p.Threads, precisionOf(p.WorkByPrecision))
-	if err != nil || !(pl.AttainableGFlops > 0) {
+	pl, err := in.roofs.PlacePoint(p, p.Threads)
+	if err != nil {
 		// No roof for the scope, or a zero roof in the document: the point
 		// stays unplaced rather than infinitely far above it.
 		return
@@ -420,9 +420,9 @@ func place(p *roofline.Point, in inputs) {
 	p.Bound = pl.Bound
 	p.AttainableGFlops = ptr(pl.AttainableGFlops)
 	p.FractionOfAttainable = ptr(pl.Fraction)
-	if pl.Fraction > 1 {
+	if pl.AboveRoof(p) {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagAboveRoof,
-			Message: fmt.Sprintf("the point is %.0f%% above its roof (%s, %.4g GFLOP/s attainable): a measurement error (miscounted work or traffic, or roofs of another machine or thread count), not a result", (pl.Fraction-1)*100, pl.Bound, pl.AttainableGFlops)})
+			Message: fmt.Sprintf("the point is %.0f%% above its roof (%s, %.4g GFLOP/s attainable), beyond both confidence intervals: a measurement error (miscounted work or traffic, or roofs of another machine or thread count), not a result", (pl.Fraction-1)*100, pl.Bound, pl.AttainableGFlops)})
 	}
 }
 
@@ -444,21 +444,6 @@ func threadScope(r *roofline.Roofs, want, cpus int) int {
 		}
 	}
 	return best
-}
-
-// precisionOf is the one precision work was counted in, or "" (any) when
-// there are several or the events do not tell.
-func precisionOf(by map[string]float64) string {
-	var got []string
-	for k, v := range by {
-		if v > 0 {
-			got = append(got, k)
-		}
-	}
-	if len(got) == 1 && got[0] != roofline.Mixed {
-		return got[0]
-	}
-	return ""
 }
 
 func interval(w *stats.Welford, confidence float64) roofline.Interval {

@@ -3,6 +3,7 @@ package roofline
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Placement says where a point sits under the roofs.
@@ -109,3 +110,60 @@ func (r *Roofs) Place(intensity, gflops float64, threads int, precision string) 
 
 // Ridge is the intensity at which a bandwidth roof meets a compute roof.
 func Ridge(peakGFlops, gbytesPerS float64) float64 { return peakGFlops / gbytesPerS }
+
+// Precision is the one precision a point's work was counted in, or "" (any)
+// when there are several or the events do not tell them apart.
+func (p *Point) Precision() string {
+	prec := ""
+	for k, v := range p.WorkByPrecision {
+		if v <= 0 {
+			continue
+		}
+		if prec != "" || k == Mixed {
+			return ""
+		}
+		prec = k
+	}
+	return prec
+}
+
+// PlacePoint places a point under the roofs of a thread scope, against the
+// compute peak of the precision its work was done in when it has one.
+func (r *Roofs) PlacePoint(p *Point, threads int) (Placement, error) {
+	if p.Intensity == nil || p.GFlops == nil {
+		return Placement{}, fmt.Errorf("place point: intensity or GFLOP/s unknown")
+	}
+	pl, err := r.Place(*p.Intensity, *p.GFlops, threads, p.Precision())
+	if err != nil {
+		return pl, err
+	}
+	// A zero roof in the document would put every point infinitely far
+	// above it.
+	if !(pl.AttainableGFlops > 0) || math.IsInf(pl.Fraction, 0) {
+		return Placement{}, fmt.Errorf("place point: the binding roof (%s) is not a positive number", pl.Bound)
+	}
+	return pl, nil
+}
+
+// AboveRoof says whether a placed point is above its roof by more than the
+// two intervals allow: the low end of its GFLOP/s interval is above the
+// high end of the roof's at this intensity. A point a hair above its roof
+// within the noise is not singled out.
+func (pl Placement) AboveRoof(p *Point) bool {
+	if p.GFlops == nil || p.Intensity == nil {
+		return false
+	}
+	lo := *p.GFlops
+	if ci := p.CI.GFlops; ci != nil && ci.Lo > 0 && ci.Lo <= lo {
+		lo = ci.Lo
+	}
+	roofHi := pl.AttainableGFlops
+	if strings.HasPrefix(pl.Bound, "memory") {
+		if hi := pl.Memory.CI.Hi * *p.Intensity; hi > roofHi {
+			roofHi = hi
+		}
+	} else if pl.Peak.CI.Hi > roofHi {
+		roofHi = pl.Peak.CI.Hi
+	}
+	return lo > roofHi
+}

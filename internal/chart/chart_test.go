@@ -249,37 +249,6 @@ func TestScenePlacesPoints(t *testing.T) {
 	}
 }
 
-func TestAboveRoofAllowsForBothIntervals(t *testing.T) {
-	r := readRoofs(t, "roofs_zen5_vm.json")
-	// DRAM roof 45.6 GB/s [44.9, 46.3]; at 1 FLOP/byte the compute peak
-	// does not bind, so the roof is 45.6 GFLOP/s, up to 46.3.
-	tests := []struct {
-		name   string
-		gflops float64
-		ci     *roofline.Interval
-		above  bool
-	}{
-		{"below", 40, &roofline.Interval{Lo: 39, Hi: 41}, false},
-		{"above the estimate, within the roof's interval", 46, &roofline.Interval{Lo: 45.8, Hi: 46.2}, false},
-		{"interval reaches down to the roof", 47, &roofline.Interval{Lo: 46, Hi: 48}, false},
-		{"whole interval above the roof", 48, &roofline.Interval{Lo: 47, Hi: 49}, true},
-		{"no interval, above", 46.5, nil, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			intensity, g := 1.0, tt.gflops
-			p := &roofline.Point{Intensity: &intensity, GFlops: &g, CI: roofline.Uncertainty{GFlops: tt.ci}}
-			pl, err := PlacePoint(r, p, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := AboveRoof(p, pl); got != tt.above {
-				t.Errorf("AboveRoof = %v, want %v (placement %+v)", got, tt.above, pl)
-			}
-		})
-	}
-}
-
 func TestRidgesUseThePeakOfThePointsPrecision(t *testing.T) {
 	s, err := buildScene(readRoofs(t, "roofs_zen5_vm.json"), readPoints(t, "point_triad.json"), Options{})
 	if err != nil {

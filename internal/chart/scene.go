@@ -210,7 +210,7 @@ func (s *scene) peak(precision string) (roof, bool) {
 func (s *scene) addRidges(points []roofline.Point) {
 	prec := ""
 	for i := range points {
-		p := precisionOf(&points[i])
+		p := points[i].Precision()
 		if p == "" || prec != "" && p != prec {
 			prec = ""
 			break
@@ -283,7 +283,7 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 		}
 	}
 	if r != nil && !otherScope {
-		pl, err := PlacePoint(r, p, s.threads)
+		pl, err := r.PlacePoint(p, s.threads)
 		if err != nil {
 			s.notef("point %q not placed: %v", name, err)
 		} else {
@@ -295,70 +295,13 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 				pt.bound = "memory"
 				pt.boundRoofLabel = pl.Memory.Level
 			}
-			if AboveRoof(p, pl) && !slices.Contains(pt.flags, roofline.FlagAboveRoof) {
+			if pl.AboveRoof(p) && !slices.Contains(pt.flags, roofline.FlagAboveRoof) {
 				pt.flags = append(pt.flags, roofline.FlagAboveRoof)
 			}
 		}
 	}
 	pt.flagged = len(pt.flags) > 0
 	s.points = append(s.points, pt)
-}
-
-// PlacePoint places a point under the roofs of a thread scope, against the
-// compute peak of the precision its work was done in when it has one.
-func PlacePoint(r *roofline.Roofs, p *roofline.Point, threads int) (roofline.Placement, error) {
-	if p.Intensity == nil || p.GFlops == nil {
-		return roofline.Placement{}, errors.New("place point: intensity or GFLOP/s unknown")
-	}
-	pl, err := r.Place(*p.Intensity, *p.GFlops, threads, precisionOf(p))
-	if err != nil {
-		return pl, err
-	}
-	// A zero roof in the document would make every point infinitely far
-	// above it.
-	if !(pl.AttainableGFlops > 0) || math.IsInf(pl.Fraction, 0) {
-		return roofline.Placement{}, fmt.Errorf("place point: the binding roof (%s) is not a positive number", pl.Bound)
-	}
-	return pl, nil
-}
-
-// AboveRoof says whether a placed point is above its roof by more than the
-// two intervals allow: the low end of its GFLOP/s interval is above the
-// high end of the roof's at this intensity. A point a hair above its roof
-// within the noise is not singled out.
-func AboveRoof(p *roofline.Point, pl roofline.Placement) bool {
-	if p.GFlops == nil || p.Intensity == nil {
-		return false
-	}
-	lo := *p.GFlops
-	if ci := p.CI.GFlops; ci != nil && ci.Lo > 0 && ci.Lo <= lo {
-		lo = ci.Lo
-	}
-	roofHi := pl.AttainableGFlops
-	if strings.HasPrefix(pl.Bound, "memory") {
-		if hi := pl.Memory.CI.Hi * *p.Intensity; hi > roofHi {
-			roofHi = hi
-		}
-	} else if pl.Peak.CI.Hi > roofHi {
-		roofHi = pl.Peak.CI.Hi
-	}
-	return lo > roofHi
-}
-
-// precisionOf returns the one precision a point's work was done in, or ""
-// when it is mixed or unknown.
-func precisionOf(p *roofline.Point) string {
-	prec := ""
-	for k, v := range p.WorkByPrecision {
-		if v <= 0 {
-			continue
-		}
-		if prec != "" {
-			return ""
-		}
-		prec = k
-	}
-	return prec
 }
 
 // setRanges chooses whole-decade axes holding every ridge, point and roof

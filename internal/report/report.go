@@ -269,11 +269,11 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 		row.Threads = fmt.Sprintf("%d (roofs: %d)", p.Threads, threads)
 	}
 	if r != nil && p.Intensity != nil && p.GFlops != nil && *p.Intensity > 0 {
-		if pl, err := chart.PlacePoint(r, p, threads); err == nil {
+		if pl, err := r.PlacePoint(p, threads); err == nil {
 			row.Bound = pl.Bound
 			row.Attainable = chart.FormatValue(pl.AttainableGFlops)
 			row.Fraction = fmt.Sprintf("%.0f%%", pl.Fraction*100)
-			if chart.AboveRoof(p, pl) && !hasFlag(p.Flags, roofline.FlagAboveRoof) {
+			if pl.AboveRoof(p) && !hasFlag(p.Flags, roofline.FlagAboveRoof) {
 				v.addFootnote(&row, roofline.Flag{Code: roofline.FlagAboveRoof, Message: fmt.Sprintf(
 					"%s GFLOP/s is %.2f× what the %s roof allows at this intensity (%s GFLOP/s): a counting or timing error, not a result",
 					chart.FormatValue(*p.GFlops), pl.Fraction, pl.Bound, chart.FormatValue(pl.AttainableGFlops))})

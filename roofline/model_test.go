@@ -1,0 +1,206 @@
+package roofline
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+)
+
+func readFixtureRoofs(t *testing.T, name string) *Roofs {
+	t.Helper()
+	r, err := ReadRoofs(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestPlaceChoosesTheLowerOfTheDRAMAndComputeRoofs(t *testing.T) {
+	r := &Roofs{
+		Compute: []ComputeRoof{
+			{Name: "avx512-fma-fp64", Precision: Double, Threads: 1, GFlops: 100},
+			{Name: "avx512-fma-fp32", Precision: Single, Threads: 1, GFlops: 200},
+			{Name: "avx512-fma-fp64", Precision: Double, Threads: 2, GFlops: 190},
+		},
+		Bandwidth: []BandwidthRoof{
+			{Level: "L1", Threads: 1, GBytesPerS: 400},
+			{Level: "DRAM", Kernel: "triad", Threads: 1, GBytesPerS: 20},
+			{Level: "DRAM", Kernel: "triad-nt", Threads: 1, GBytesPerS: 25},
+		},
+	}
+	tests := []struct {
+		name      string
+		intensity float64
+		gflops    float64
+		precision string
+		bound     string
+		attain    float64
+	}{
+		{"left of the ridge is memory-bound on the best DRAM kernel", 1, 10, Double, "memory (DRAM)", 25},
+		{"right of the ridge is compute-bound", 10, 50, Double, "compute (avx512-fma-fp64)", 100},
+		{"fp32 work meets the fp32 peak", 10, 50, Single, "compute (avx512-fma-fp32)", 200},
+		{"unknown precision meets the highest peak", 100, 50, "", "compute (avx512-fma-fp32)", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl, err := r.Place(tt.intensity, tt.gflops, 1, tt.precision)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pl.Bound != tt.bound || pl.AttainableGFlops != tt.attain {
+				t.Errorf("Place = %q at %v GFLOP/s, want %q at %v", pl.Bound, pl.AttainableGFlops, tt.bound, tt.attain)
+			}
+			if want := tt.gflops / tt.attain; math.Abs(pl.Fraction-want) > 1e-12 {
+				t.Errorf("fraction = %v, want %v", pl.Fraction, want)
+			}
+		})
+	}
+}
+
+func TestPlaceRejectsWhatItCannotPlace(t *testing.T) {
+	r := &Roofs{
+		Compute:   []ComputeRoof{{Name: "fma", Precision: Double, Threads: 1, GFlops: 100}},
+		Bandwidth: []BandwidthRoof{{Level: "L2", Threads: 1, GBytesPerS: 200}},
+	}
+	tests := []struct {
+		name      string
+		intensity float64
+		threads   int
+	}{
+		{"zero intensity", 0, 1},
+		{"infinite intensity", math.Inf(1), 1},
+		{"NaN intensity", math.NaN(), 1},
+		{"no roofs for the thread scope", 1, 4},
+		{"no DRAM roof", 1, 1},
+	}
+	for _, tt := range tests {
+		if _, err := r.Place(tt.intensity, 1, tt.threads, Double); err == nil {
+			t.Errorf("%s: Place succeeded, want an error", tt.name)
+		}
+	}
+}
+
+func TestPlaceUsesDGEMMWhenItIsTheHighestFP64Roof(t *testing.T) {
+	r := &Roofs{
+		Compute:   []ComputeRoof{{Name: "fma", Precision: Double, Threads: 1, GFlops: 50}},
+		Bandwidth: []BandwidthRoof{{Level: "DRAM", Threads: 1, GBytesPerS: 10}},
+		DGEMM:     &DGEMM{Library: "OpenBLAS", Threads: 1, GFlops: 60},
+	}
+	pl, err := r.Place(100, 30, 1, Double)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Bound != "compute (dgemm)" || pl.AttainableGFlops != 60 {
+		t.Errorf("Place = %q at %v, want compute (dgemm) at 60", pl.Bound, pl.AttainableGFlops)
+	}
+}
+
+func TestPrecisionIsTheOnlyPrecisionWithWork(t *testing.T) {
+	tests := []struct {
+		by   map[string]float64
+		want string
+	}{
+		{nil, ""},
+		{map[string]float64{Double: 5}, Double},
+		{map[string]float64{Double: 5, Single: 0}, Double},
+		{map[string]float64{Double: 5, Single: 1}, ""},
+		{map[string]float64{Mixed: 5}, ""},
+	}
+	for _, tt := range tests {
+		p := &Point{WorkByPrecision: tt.by}
+		if got := p.Precision(); got != tt.want {
+			t.Errorf("Precision(%v) = %q, want %q", tt.by, got, tt.want)
+		}
+	}
+}
+
+func TestAboveRoofAllowsForBothIntervals(t *testing.T) {
+	r := readFixtureRoofs(t, "roofs_zen5_vm.json")
+	// DRAM roof 45.6 GB/s [44.9, 46.3]; at 1 FLOP/byte the compute peak
+	// does not bind, so the roof is 45.6 GFLOP/s, up to 46.3.
+	tests := []struct {
+		name   string
+		gflops float64
+		ci     *Interval
+		above  bool
+	}{
+		{"below", 40, &Interval{Lo: 39, Hi: 41}, false},
+		{"above the estimate, within the roof's interval", 46, &Interval{Lo: 45.8, Hi: 46.2}, false},
+		{"interval reaches down to the roof", 47, &Interval{Lo: 46, Hi: 48}, false},
+		{"whole interval above the roof", 48, &Interval{Lo: 47, Hi: 49}, true},
+		{"no interval, above", 46.5, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			intensity, g := 1.0, tt.gflops
+			p := &Point{Intensity: &intensity, GFlops: &g, CI: Uncertainty{GFlops: tt.ci}}
+			pl, err := r.PlacePoint(p, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := pl.AboveRoof(p); got != tt.above {
+				t.Errorf("AboveRoof = %v, want %v (placement %+v)", got, tt.above, pl)
+			}
+		})
+	}
+}
+
+func TestPlacePointNeedsIntensityAndRate(t *testing.T) {
+	r := readFixtureRoofs(t, "roofs_zen5_vm.json")
+	g := 10.0
+	if _, err := r.PlacePoint(&Point{GFlops: &g}, 1); err == nil {
+		t.Error("PlacePoint without intensity succeeded")
+	}
+}
+
+func TestReadersRejectOtherSchemas(t *testing.T) {
+	dir := t.TempDir()
+	roofs := filepath.Join(dir, "roofs.json")
+	point := filepath.Join(dir, "point.json")
+	if err := WriteJSON(roofs, Roofs{Schema: RoofsSchema}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(point, Point{Schema: "rprof.point/v0"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadPoints(roofs); !errors.Is(err, ErrSchema) {
+		t.Errorf("ReadPoints(roofs document) = %v, want ErrSchema", err)
+	}
+	if _, err := ReadPoints(point); !errors.Is(err, ErrSchema) {
+		t.Errorf("ReadPoints(v0 point) = %v, want ErrSchema", err)
+	}
+	if _, err := ReadRoofs(point); !errors.Is(err, ErrSchema) {
+		t.Errorf("ReadRoofs(point) = %v, want ErrSchema", err)
+	}
+	if _, err := ReadRoofs(roofs); err != nil {
+		t.Errorf("ReadRoofs(roofs) = %v", err)
+	}
+}
+
+func TestReadPointsReadsOnePointOrASet(t *testing.T) {
+	one, err := ReadPoints(filepath.Join("testdata", "point_triad.json"))
+	if err != nil || len(one) != 1 {
+		t.Fatalf("ReadPoints(point) = %d points, %v; want 1", len(one), err)
+	}
+	set, err := ReadPoints(filepath.Join("testdata", "points_set.json"))
+	if err != nil || len(set) < 2 {
+		t.Fatalf("ReadPoints(set) = %d points, %v; want several", len(set), err)
+	}
+}
+
+func TestWriteJSONLeavesNoFileWhenItCannotWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "missing-dir", "roofs.json")
+	if err := WriteJSON(path, Roofs{Schema: RoofsSchema}); err == nil {
+		t.Fatal("WriteJSON into a missing directory succeeded")
+	}
+	// A value that cannot be encoded fails before anything is written.
+	path = filepath.Join(dir, "bad.json")
+	if err := WriteJSON(path, map[string]float64{"x": math.NaN()}); err == nil {
+		t.Fatal("WriteJSON of NaN succeeded")
+	}
+	if entries, _ := filepath.Glob(filepath.Join(dir, "*")); len(entries) != 0 {
+		t.Errorf("files left behind: %v", entries)
+	}
+}
