@@ -166,8 +166,9 @@ func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.F
 }
 
 // crossCheck finds where bandwidth falls from level a towards the next
-// measured level b (the first point past a's that, with its successor, is
-// below their geometric mean) and compares it with a's capacity.
+// measured level b (before the first point past a's that, with its
+// successor, is below their geometric mean) and compares it with a's
+// capacity.
 func crossCheck(points []SweepPoint, a, b Plateau, capa int64) []roofline.Flag {
 	if a.GBytesPerS < minStep*b.GBytesPerS {
 		return []roofline.Flag{{Code: FlagNoPlateau, Message: fmt.Sprintf(
@@ -182,10 +183,13 @@ func crossCheck(points []SweepPoint, a, b Plateau, capa int64) []roofline.Flag {
 		if i+1 < len(points) && points[i+1].GBytesPerS >= mid {
 			continue // a single slow point is noise, not the edge of a.
 		}
-		if p.WorkingSetBytes*mismatchFactor < capa || p.WorkingSetBytes > capa*mismatchFactor {
+		// The drop lies between the previous point (still fast) and p;
+		// a coarse sweep only knows it that well.
+		q := points[i-1].WorkingSetBytes
+		if p.WorkingSetBytes*mismatchFactor < capa || q > capa*mismatchFactor {
 			return []roofline.Flag{{Code: FlagCacheMismatch, Message: fmt.Sprintf(
-				"bandwidth drops from %s towards %s at a %s working set, but the cache sizes say %s holds %s",
-				a.Level, b.Level, FormatBytes(p.WorkingSetBytes), a.Level, FormatBytes(capa))}}
+				"bandwidth drops from %s towards %s between %s and %s working sets, but the cache sizes say %s holds %s",
+				a.Level, b.Level, FormatBytes(q), FormatBytes(p.WorkingSetBytes), a.Level, FormatBytes(capa))}}
 		}
 		return nil
 	}

@@ -30,6 +30,10 @@ type step struct {
 // whose bandwidth falls in steps; tweak adjusts single points.
 func synthetic(steps []step, dram float64, tweak map[int64]float64) []SweepPoint {
 	sizes, _ := SweepSizes(4*kib, 512*mib, 3, 64)
+	return syntheticAt(sizes, steps, dram, tweak)
+}
+
+func syntheticAt(sizes []int64, steps []step, dram float64, tweak map[int64]float64) []SweepPoint {
 	var pts []SweepPoint
 	for _, ws := range sizes {
 		g := dram
@@ -45,6 +49,13 @@ func synthetic(steps []step, dram float64, tweak map[int64]float64) []SweepPoint
 		pts = append(pts, SweepPoint{WorkingSetBytes: ws, GBytesPerS: g, CI: roofline.Interval{Lo: g * 0.99, Hi: g * 1.01}})
 	}
 	return pts
+}
+
+// coarse is a quick sweep: one size per octave, rounded to a triad block
+// (64 elements of 24 bytes), so sizes land just past powers of two.
+func coarse(steps []step, dram float64) []SweepPoint {
+	sizes, _ := SweepSizes(4*kib, 512*mib, 1, 64*24)
+	return syntheticAt(sizes, steps, dram, nil)
 }
 
 var threeLevels = []CacheLevel{{"L1", 32 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}}
@@ -107,6 +118,12 @@ func TestPlateaus(t *testing.T) {
 			levels:    []CacheLevel{{"L1", 32 * kib}, {"L2", 8 * mib}, {"L3", 64 * mib}},
 			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
 			wantFlags: []string{FlagNoisyPlateau, FlagCacheMismatch},
+		},
+		{
+			name:   "one size per octave places drops only to within a factor of 2",
+			points: coarse(clean, 25),
+			levels: threeLevels,
+			want:   map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
 		},
 		{
 			name:      "VM hiding the L3: no step between L3 and DRAM",
