@@ -84,8 +84,9 @@ const (
 // Plateaus reads the ceiling of each cache level and of DRAM from a sweep.
 // Each ceiling is the highest bandwidth among the points well inside the
 // level: interference on a busy machine only slows a kernel down, so the
-// best point is the least disturbed one (the choice likwid-bench and ERT make
-// too). Warnings say where the sweep disagrees with the cache sizes given.
+// best point is the least disturbed one (ERT keeps the maximum too). Unlike
+// ERT's histogram of plateaus, levels are placed by the cache sizes given,
+// and the sweep is checked against them. Warnings say where the sweep disagrees with the cache sizes given.
 // Levels with no point inside them are left out, with a warning.
 func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.Flag, error) {
 	if len(points) == 0 {
