@@ -74,7 +74,7 @@ func SweepSizes(lo, hi int64, perOctave int, quantum int64) ([]int64, error) {
 
 // Sweep measures each size with eval, smallest first. progress, if not nil,
 // is called after each size. It stops at the first error or when ctx is
-// done.
+// done, returning the points measured so far with the error.
 func Sweep(ctx context.Context, sizes []int64, eval SweepEvaluator, progress func(done, total int)) ([]SweepPoint, error) {
 	points := make([]SweepPoint, 0, len(sizes))
 	for i, ws := range sizes {
