@@ -72,6 +72,10 @@ const (
 	// 4 times the last cache.
 	insideFactor = 2
 	dramFactor   = 4
+	// Sweep sizes are rounded to whole loop blocks, so a size aimed at a
+	// window's edge can land a few percent outside; points this close
+	// still count.
+	windowSlack = 1.0625
 	// Two levels whose ceilings differ by less than this are not told
 	// apart.
 	minStep = 1.05
@@ -142,7 +146,7 @@ func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.F
 		}
 		var in []SweepPoint
 		for _, p := range points {
-			if p.WorkingSetBytes >= lo && p.WorkingSetBytes <= hi {
+			if ws := float64(p.WorkingSetBytes); ws >= float64(lo)/windowSlack && ws <= float64(hi)*windowSlack {
 				in = append(in, p)
 			}
 		}
