@@ -150,7 +150,8 @@ func (r *run) wait(workers int) {
 }
 
 // Run runs body(worker) on every worker, all starting together, and
-// returns when all have returned. Time the section inside body.
+// returns when all have returned. Time the section inside body. Runs must
+// not overlap, and a closed Team cannot run.
 func (t *Team) Run(body func(worker int)) {
 	r := &run{body: body}
 	r.finished.Add(len(t.work))
