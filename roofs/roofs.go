@@ -23,7 +23,7 @@ type Options struct {
 	// Threads are the thread counts of the scopes to measure; nil means one
 	// thread, the cores of one socket and all cores.
 	Threads []int
-	// Quick measures a reduced set (widest FMA kernels, one DGEMM shape,
+	// Quick measures a reduced set (widest FMA kernels, two DGEMM shapes,
 	// one sweep point per octave, one invocation) in seconds.
 	Quick bool
 	// Fixed, when > 0, evaluates every configuration with a fixed sample of
