@@ -21,17 +21,18 @@ func (s Shape) String() string { return fmt.Sprintf("n=%d m=%d k=%d", s.N, s.M, 
 // DGEMMSpace returns a DGEMM search space by name, smallest work first:
 // "seed" is seed 000's reduced space (n, m in 500..4000 as multiples of 2
 // per Intel's advice, k in 64..2048: 96 shapes); "default" is the part of
-// it whose calls take at most about a tenth of a second on one core (n, m
-// in 1000..2000, k in 128..1024: 12 shapes; seed 000's optima had k = 128
-// with MKL, Debian's OpenBLAS on Zen 4 preferred k = 1024), so a run fits a
-// minute; "quick" is two shapes.
+// it whose calls take at most about 0.3 s on one core (n in 1000..2000, m
+// in 1000..4000, k in 128..1024: 18 shapes; seed 000's optima had k = 128
+// with MKL, Debian's OpenBLAS on this Zen 4 VM prefers k of 1024 and more
+// and a wide m), so a run fits a minute; "quick" is two shapes.
 func DGEMMSpace(name string) ([]Shape, error) {
-	var ns, ks []int
+	var ns, ms, ks []int
 	switch name {
 	case "seed":
 		ns, ks = []int{500, 1000, 2000, 4000}, []int{64, 128, 256, 512, 1024, 2048}
+		ms = ns
 	case "", "default":
-		ns, ks = []int{1000, 2000}, []int{128, 512, 1024}
+		ns, ms, ks = []int{1000, 2000}, []int{1000, 2000, 4000}, []int{128, 512, 1024}
 	case "quick":
 		return []Shape{{2000, 2000, 256}, {2000, 2000, 1024}}, nil
 	default:
@@ -40,7 +41,7 @@ func DGEMMSpace(name string) ([]Shape, error) {
 	var space []Shape
 	for _, k := range ks {
 		for _, n := range ns {
-			for _, m := range ns {
+			for _, m := range ms {
 				space = append(space, Shape{n, m, k})
 			}
 		}

@@ -86,7 +86,7 @@ func TestDGEMMSpaces(t *testing.T) {
 	tests := []struct {
 		name string
 		want int
-	}{{"seed", 96}, {"default", 12}, {"", 12}, {"quick", 2}}
+	}{{"seed", 96}, {"default", 18}, {"", 18}, {"quick", 2}}
 	for _, tt := range tests {
 		space, err := DGEMMSpace(tt.name)
 		if err != nil || len(space) != tt.want {
