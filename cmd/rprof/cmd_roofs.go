@@ -28,9 +28,10 @@ Roofs measures this machine's ceilings: peak FLOP/s of FMA and mul+add
 kernels for each ISA and precision, DGEMM through the vendor BLAS, and the
 bandwidth of L1, L2, L3 and DRAM from a working-set sweep, for each thread
 scope (1 thread, the cores of one socket, all cores). Parameters are
-autotuned and every evaluation stops as soon as its confidence interval
-allows (seed 000's four stop conditions); compute and DGEMM invocations run
-in fresh worker processes.
+autotuned, and every evaluation stops as soon as it may: at its time or
+count budget, once its 99% interval is within 1% of the estimate, or once
+the interval lies below the best configuration so far. Compute and DGEMM
+invocations run in fresh worker processes. See docs/roofs.md.
 
 The table goes to stderr; the roofs document (docs/schema-roofs.md) is
 written to -o, by default where 'rprof run' looks for it.
@@ -41,7 +42,7 @@ Flags:
                      socket, all cores)
   --quick            a fast, reduced roof set (seconds)
   --fixed N          no early stopping: N iterations per invocation for
-                     every configuration (seed 000's baseline)
+                     every configuration (the fixed-sample baseline)
   --method M         median (default), mean or bootstrap
   --order O          search order: forward (default) or reverse
   --invocations N    outer-loop invocations per configuration (default 3,
