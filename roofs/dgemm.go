@@ -134,16 +134,25 @@ func bestFMA64(roofs []roofline.ComputeRoof, threads int) *roofline.ComputeRoof 
 }
 
 // slowAdvice says how far DGEMM is below the FMA kernels and names the
-// known fix: the library picked kernels for an older CPU.
+// known fix when the library chose kernels narrower than the CPU's widest
+// (Debian's OpenBLAS and BLIS predate Zen 4 and 5 and fall back to AVX2 or
+// generic code there).
 func slowAdvice(b *BLAS, gflops float64, fma *roofline.ComputeRoof) string {
 	msg := fmt.Sprintf("DGEMM reached %.4g GFLOP/s, %.0f%% of the %s kernel's %.4g (%s)", gflops, 100*gflops/fma.GFlops, fma.Name, fma.GFlops, threadsWord(fma.Threads))
-	switch b.Library {
-	case "OpenBLAS":
+	wide := fma.ISA == "avx512"
+	switch {
+	case b.Library == "OpenBLAS" && wide && !avx512Cores[b.CoreName]:
 		msg += fmt.Sprintf("; OpenBLAS chose its %s kernels: try --blas-arch SkylakeX (sets OPENBLAS_CORETYPE; on Zen 5 it nearly doubles Debian's OpenBLAS)", b.CoreName)
-	case "BLIS":
-		msg += fmt.Sprintf("; BLIS chose its %s kernels: try --blas-arch skx or zen4 (sets BLIS_ARCH_TYPE)", b.CoreName)
-	default:
+	case b.Library == "BLIS" && !avx512Cores[b.CoreName]:
+		msg += fmt.Sprintf("; BLIS chose its %s kernels: try --blas-arch skx, zen4 or zen3 (sets BLIS_ARCH_TYPE)", b.CoreName)
+	case b.Library == "unknown":
 		msg += "; the library may not have kernels for this CPU"
+	default:
+		msg += fmt.Sprintf("; %s already uses its %s kernels: the machine may have been busy, or a larger shape may do better (--dgemm-space seed)", b.Library, b.CoreName)
 	}
 	return msg
 }
+
+// avx512Cores are the OpenBLAS corenames and BLIS architectures with
+// AVX-512 kernels.
+var avx512Cores = map[string]bool{"SkylakeX": true, "Cooperlake": true, "SapphireRapids": true, "skx": true, "zen4": true, "knl": true}

@@ -171,18 +171,20 @@ func TestMissingBLASSkipsDGEMMWithTheFix(t *testing.T) {
 }
 
 func TestSlowDGEMMAdviceNamesTheFix(t *testing.T) {
-	fma := &roofline.ComputeRoof{Name: "avx512-fma-fp64", GFlops: 116, Threads: 1}
+	fma := &roofline.ComputeRoof{Name: "avx512-fma-fp64", ISA: "avx512", GFlops: 116, Threads: 1}
 	tests := []struct {
-		lib, want string
+		lib, core, want string
 	}{
-		{"OpenBLAS", "OPENBLAS_CORETYPE"},
-		{"BLIS", "BLIS_ARCH_TYPE"},
-		{"unknown", "may not have kernels for this CPU"},
+		{"OpenBLAS", "Haswell", "OPENBLAS_CORETYPE"},
+		{"OpenBLAS", "Cooperlake", "already uses its Cooperlake kernels"},
+		{"BLIS", "generic", "BLIS_ARCH_TYPE"},
+		{"BLIS", "skx", "already uses"},
+		{"unknown", "", "may not have kernels for this CPU"},
 	}
 	for _, tt := range tests {
-		msg := slowAdvice(&BLAS{Library: tt.lib, CoreName: "Haswell"}, 56, fma)
+		msg := slowAdvice(&BLAS{Library: tt.lib, CoreName: tt.core}, 56, fma)
 		if !strings.Contains(msg, tt.want) || !strings.Contains(msg, "48%") {
-			t.Errorf("%s: %q should give the share (48%%) and mention %s", tt.lib, msg, tt.want)
+			t.Errorf("%s %s: %q should give the share (48%%) and say %q", tt.lib, tt.core, msg, tt.want)
 		}
 	}
 }
