@@ -49,7 +49,7 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 	if err != nil {
 		return resolved{}, err
 	}
-	res := resolved{machine: machine(d, procfs)}
+	res := resolved{machine: pmu.DescribeMachine(d.CPU, d.Topology, sysfs, procfs)}
 	if d.VM {
 		res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagVM,
 			Message: "measured in a virtual machine: other guests share the memory and caches, and counters, if any, are virtualised"})
@@ -151,24 +151,6 @@ func layout(specs []counterSpec) {
 			next++
 		}
 	}
-}
-
-// machine describes where the point was measured.
-func machine(d pmu.Diagnosis, procfs fs.FS) roofline.Machine {
-	c := d.CPU
-	m := roofline.Machine{
-		CPU: roofline.CPU{Vendor: c.Vendor, Family: c.Family, Model: c.Model, Stepping: c.Stepping,
-			ModelName: c.ModelName, Microarch: d.Microarch},
-		VM:      d.VM,
-		Sockets: d.Topology.Sockets, Cores: d.Topology.Cores, Threads: d.Topology.Threads,
-	}
-	if b, err := fs.ReadFile(procfs, "sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
-	if h, err := os.Hostname(); err == nil {
-		m.Hostname = h
-	}
-	return m
 }
 
 // runCounted runs argv once through the launcher with the specs counted and

@@ -283,7 +283,7 @@ func TestExecuteRejectsMissingAndNonExecutableTargets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := openFDs(t)
+			before := testutil.OpenFDs(t)
 			x, err := Execute(context.Background(), ExecSpec{Argv: tt.argv, Groups: swGroup})
 			if err == nil {
 				t.Fatalf("no error; ran %+v", x)
@@ -297,7 +297,7 @@ func TestExecuteRejectsMissingAndNonExecutableTargets(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.text) {
 				t.Errorf("err = %q, want it to contain %q", err, tt.text)
 			}
-			checkNoNewFDs(t, before)
+			testutil.CheckNoNewFDs(t, before)
 		})
 	}
 }
@@ -389,20 +389,20 @@ func TestExecuteCountsSystemWideOverCPUs(t *testing.T) {
 func TestExecuteClosesEveryDescriptor(t *testing.T) {
 	// Warm up: the runtime's poller and similar are opened once for good.
 	execOK(t, ExecSpec{Argv: []string{"true"}, Groups: swGroup, Stdout: &bytes.Buffer{}})
-	before := openFDs(t)
+	before := testutil.OpenFDs(t)
 	var out bytes.Buffer
 	execOK(t, ExecSpec{Argv: []string{"echo", "x"}, Groups: swGroup, Stdin: strings.NewReader("in"), Stdout: &out, Stderr: &out})
 	x, err := Execute(context.Background(), ExecSpec{Argv: []string{"sh", "-c", "kill -KILL $$"}, Groups: swGroup})
 	if err != nil || x.Signal != "SIGKILL" {
 		t.Fatalf("Execute = %+v, %v", x, err)
 	}
-	checkNoNewFDs(t, before)
+	testutil.CheckNoNewFDs(t, before)
 }
 
 func TestExecuteStopsUnrunTargetWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	before := openFDs(t)
+	before := testutil.OpenFDs(t)
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
 	_, err := Execute(ctx, ExecSpec{Argv: []string{"touch", marker}, Groups: swGroup})
@@ -412,7 +412,7 @@ func TestExecuteStopsUnrunTargetWhenCancelled(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the target ran although the context was cancelled")
 	}
-	checkNoNewFDs(t, before)
+	testutil.CheckNoNewFDs(t, before)
 }
 
 func TestExecuteStopsUnrunTargetOnSignalBeforeRelease(t *testing.T) {
@@ -422,7 +422,7 @@ func TestExecuteStopsUnrunTargetOnSignalBeforeRelease(t *testing.T) {
 	}
 	defer func() { beforeRelease = func() {} }()
 	marker := filepath.Join(t.TempDir(), "ran")
-	before := openFDs(t)
+	before := testutil.OpenFDs(t)
 	_, err := Execute(context.Background(), ExecSpec{Argv: []string{"touch", marker}, Groups: swGroup})
 	if err == nil || !strings.Contains(err.Error(), "SIGTERM before the target started") {
 		t.Fatalf("err = %v, want the signal named", err)
@@ -430,34 +430,9 @@ func TestExecuteStopsUnrunTargetOnSignalBeforeRelease(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the target ran although rprof was told to stop before it started")
 	}
-	checkNoNewFDs(t, before)
+	testutil.CheckNoNewFDs(t, before)
 	if kids := children(t); kids != "" {
 		t.Errorf("child processes left behind: %s", kids)
-	}
-}
-
-// openFDs lists this process's open descriptors.
-func openFDs(t *testing.T) map[string]string {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, e := range ents {
-		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
-		out[e.Name()] = target
-	}
-	return out
-}
-
-// checkNoNewFDs fails when descriptors opened since before are still open.
-func checkNoNewFDs(t *testing.T, before map[string]string) {
-	t.Helper()
-	for fd, target := range openFDs(t) {
-		if _, ok := before[fd]; !ok {
-			t.Errorf("fd %s (%s) left open", fd, target)
-		}
 	}
 }
 
@@ -479,7 +454,7 @@ func TestExecuteLeavesNothingBehindWhenCountersFail(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "ran")
-			before := openFDs(t)
+			before := testutil.OpenFDs(t)
 			_, err := Execute(context.Background(), tt.spec([]string{"touch", marker}))
 			if !errors.Is(err, pmu.ErrNotSupported) {
 				t.Fatalf("err = %v, want one matching pmu.ErrNotSupported", err)
@@ -487,7 +462,7 @@ func TestExecuteLeavesNothingBehindWhenCountersFail(t *testing.T) {
 			if _, err := os.Stat(marker); err == nil {
 				t.Error("the target ran although its counters could not be opened")
 			}
-			checkNoNewFDs(t, before)
+			testutil.CheckNoNewFDs(t, before)
 			if kids := children(t); kids != "" {
 				t.Errorf("child processes left behind: %s", kids)
 			}

@@ -23,32 +23,6 @@ var (
 	cpuClock        = Event{Name: "cpu-clock", PMU: "software", Attr: Attr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CPU_CLOCK}}
 )
 
-// openFDs lists this process's open descriptors.
-func openFDs(t *testing.T) map[string]string {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, e := range ents {
-		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
-		out[e.Name()] = target
-	}
-	return out
-}
-
-// checkNoNewFDs fails when descriptors opened since before are still open
-// (the read of /proc/self/fd itself is closed by then).
-func checkNoNewFDs(t *testing.T, before map[string]string) {
-	t.Helper()
-	for fd, target := range openFDs(t) {
-		if _, ok := before[fd]; !ok {
-			t.Errorf("fd %s (%s) left open", fd, target)
-		}
-	}
-}
-
 // spin burns d of the calling thread's own CPU time, however busy the
 // machine is.
 func spin(t *testing.T, d time.Duration) {
@@ -68,7 +42,7 @@ func TestOpenTaskCountsCallingThreadBetweenEnableAndDisable(t *testing.T) {
 	// pid 0 is the calling thread: keep the test on one.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	before := openFDs(t)
+	before := testutil.OpenFDs(t)
 	c, err := OpenTask(0, [][]Event{{taskClock, pageFaults, contextSwitches}}, TaskOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +83,7 @@ func TestOpenTaskCountsCallingThreadBetweenEnableAndDisable(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	checkNoNewFDs(t, before)
+	testutil.CheckNoNewFDs(t, before)
 	if len(rs) != 3 || rs[0].Event.Name != "task-clock" || rs[1].Event.Name != "page-faults" || rs[2].Event.Name != "context-switches" {
 		t.Fatalf("readings %v not in the order of the events", rs)
 	}
@@ -189,7 +163,7 @@ func TestOpenSystemWideSumsOverCPUs(t *testing.T) {
 	}
 	ev := cpuClock
 	ev.CPUs = cpus
-	before := openFDs(t)
+	before := testutil.OpenFDs(t)
 	c, err := OpenSystemWide([]Event{ev})
 	if errors.Is(err, ErrPermission) {
 		t.Skipf("system-wide counting not allowed here: %v", err)
@@ -213,7 +187,7 @@ func TestOpenSystemWideSumsOverCPUs(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	checkNoNewFDs(t, before)
+	testutil.CheckNoNewFDs(t, before)
 	// cpu-clock runs on every CPU whether busy or idle: the sum is about
 	// len(cpus) times the elapsed time.
 	got := float64(rs[0].Count.Raw)

@@ -68,3 +68,31 @@ func SkipUnlessHardware(t testing.TB, err error) {
 	}
 	t.Skipf("unmet requirement: %v", err)
 }
+
+// OpenFDs lists the process's open descriptors and what they point to
+// (Linux: from /proc/self/fd).
+func OpenFDs(t testing.TB) map[string]string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range ents {
+		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		out[e.Name()] = target
+	}
+	return out
+}
+
+// CheckNoNewFDs fails when descriptors opened since before (a result of
+// OpenFDs) are still open. The read of /proc/self/fd itself is closed by
+// then.
+func CheckNoNewFDs(t testing.TB, before map[string]string) {
+	t.Helper()
+	for fd, target := range OpenFDs(t) {
+		if _, ok := before[fd]; !ok {
+			t.Errorf("fd %s (%s) left open", fd, target)
+		}
+	}
+}
