@@ -107,8 +107,14 @@ func interval(e stats.Estimate) roofline.Interval {
 	return roofline.Interval{Lo: e.Min, Hi: e.Max}
 }
 
-// bandwidthBudget bounds one size's iteration loop.
-const bandwidthBudget = 50 * time.Millisecond
+// bandwidthBudget bounds one size's iteration loop. bandwidthMinCount is the
+// fewest samples before a size may converge: samples last about a
+// millisecond in the caches, and eight of them could all fall into one
+// episode of interference; sixteen span more of it.
+const (
+	bandwidthBudget   = 50 * time.Millisecond
+	bandwidthMinCount = 16
+)
 
 // measureBandwidth sweeps every kernel over the same working-set sizes and
 // reads the levels' ceilings from the envelope, the best kernel at each
@@ -138,7 +144,11 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 	kernelAt := map[int64]string{}
 	best := map[int64]float64{}
 	for _, k := range ks {
-		job := &bandwidthJob{kernel: k, cpus: cpus, inner: o.innerRule(bandwidthBudget), best: best}
+		inner := o.innerRule(bandwidthBudget)
+		if o.Fixed == 0 {
+			inner.MinCount = bandwidthMinCount
+		}
+		job := &bandwidthJob{kernel: k, cpus: cpus, inner: inner, best: best}
 		points, err := Sweep(ctx, sizes, job.evaluate, func(done, total int) {
 			o.progress("bandwidth %s, %s: %d/%d sizes", k.Name, threadsWord(len(cpus)), done, total)
 		})
