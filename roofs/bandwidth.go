@@ -142,6 +142,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 	}
 	envelope := make([]SweepPoint, len(sizes))
 	kernelAt := map[int64]string{}
+	resultAt := map[int64]stats.Result{} // the winning kernel's evaluation
 	best := map[int64]float64{}
 	for _, k := range ks {
 		inner := o.innerRule(bandwidthBudget)
@@ -160,6 +161,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 			if p.GBytesPerS > envelope[i].GBytesPerS {
 				envelope[i] = p
 				kernelAt[p.WorkingSetBytes] = k.Name
+				resultAt[p.WorkingSetBytes] = job.results[i]
 			}
 		}
 	}
@@ -174,8 +176,10 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 		k := kernelAt[p.WorkingSetBytes]
 		rep.Roofs.Bandwidth = append(rep.Roofs.Bandwidth, roofline.BandwidthRoof{Level: p.Level, Kernel: k,
 			Threads: len(cpus), GBytesPerS: p.GBytesPerS, CI: p.CI, WorkingSetBytes: p.WorkingSetBytes})
+		r := resultAt[p.WorkingSetBytes]
 		rep.Details = append(rep.Details, Detail{Kind: "bandwidth", Name: p.Level, Threads: len(cpus),
-			Config: fmt.Sprintf("%s at %s", k, FormatBytes(p.WorkingSetBytes)), Value: p.GBytesPerS, CI: p.CI})
+			Config: fmt.Sprintf("%s at %s", k, FormatBytes(p.WorkingSetBytes)), Invocations: r.Invocations,
+			Iterations: r.Iterations, Value: p.GBytesPerS, CI: p.CI, Reasons: r.InnerReasons})
 	}
 	return nil
 }

@@ -237,7 +237,7 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 	}
 	for _, b := range r.Bandwidth {
 		d := details[fmt.Sprintf("bandwidth/%s/%d", b.Level, b.Threads)]
-		fmt.Fprintf(tw, "%s\t%d\t%.4g GB/s\t[%.4g, %.4g]\t-\t%s\t\n", b.Level, b.Threads, b.GBytesPerS, b.CI.Lo, b.CI.Hi, d.Config)
+		fmt.Fprintf(tw, "%s\t%d\t%.4g GB/s\t[%.4g, %.4g]\t-\t%s\t%s\n", b.Level, b.Threads, b.GBytesPerS, b.CI.Lo, b.CI.Hi, d.Config, reasons(d.Reasons))
 	}
 	tw.Flush()
 	if rep.DGEMMSkipped != "" {
