@@ -230,3 +230,22 @@ func TestInvocationsAddUpInTheTuningSummary(t *testing.T) {
 		t.Errorf("tuning = %+v, reasons %v", tuning, got)
 	}
 }
+
+func TestSubprocessReportsAWorkerThatFails(t *testing.T) {
+	tests := []struct {
+		name string
+		argv []string
+		want string
+	}{
+		{"no such worker", []string{"/nonexistent/rprof", WorkerArg}, "worker for avx2-fma-fp64 on 1 thread"},
+		{"worker that says nothing", []string{"/bin/true"}, "bad reply"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Subprocess{Argv: tt.argv}.Invoke(context.Background(), Job{Kind: "compute", CPUs: []int{0}, Kernel: "avx2-fma-fp64", Iters: 1})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}

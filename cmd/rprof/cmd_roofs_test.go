@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs"
 )
 
 func TestRoofsRejectsBadInputInOneLine(t *testing.T) {
@@ -99,4 +101,33 @@ func TestRoofsQuickWritesADocument(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, stderr)
 		}
 	}
+}
+
+// TestRoofsTableShowsValuesIntervalsTheoryAndStops renders a fixed report,
+// so the table's layout is checked without measuring.
+func TestRoofsTableShowsValuesIntervalsTheoryAndStops(t *testing.T) {
+	rep := &roofs.Report{
+		Roofs: roofline.Roofs{
+			Schema:  roofline.RoofsSchema,
+			Machine: roofline.Machine{CPU: roofline.CPU{ModelName: "AMD EPYC", Microarch: "amdzen4"}, Cores: 2},
+			Compute: []roofline.ComputeRoof{{Name: "avx512-fma-fp64", ISA: "avx512", Precision: "fp64", Threads: 1,
+				GFlops: 58.9, CI: roofline.Interval{Lo: 58.5, Hi: 59.0}, TheoreticalGFlops: 41.54}},
+			Bandwidth: []roofline.BandwidthRoof{{Level: "DRAM", Kernel: "triad-nt", Threads: 1, GBytesPerS: 31.2,
+				CI: roofline.Interval{Lo: 30.2, Hi: 31.7}, WorkingSetBytes: 128 << 20}},
+			DGEMM: &roofline.DGEMM{Library: "OpenBLAS", Version: "0.3.21", CoreName: "Cooperlake", N: 1000, M: 4000, K: 1024,
+				Threads: 1, GFlops: 55.5, CI: roofline.Interval{Lo: 55.3, Hi: 55.7}},
+			Tuning: roofline.Tuning{Seconds: 12.3, Configurations: 40, Evaluations: 900, Method: "median"},
+			Flags:  []roofline.Flag{{Code: roofline.FlagVM, Message: "measured in a virtual machine"}},
+		},
+		Details: []roofs.Detail{
+			{Kind: "compute", Name: "avx512-fma-fp64", Threads: 1, Config: "iters=65536", Reasons: map[stats.StopReason]int{stats.StopConverged: 1, stats.StopBelowBest: 1}},
+			{Kind: "dgemm", Name: "dgemm", Threads: 1, Config: "n=1000 m=4000 k=1024", Value: 55.5, CI: roofline.Interval{Lo: 55.3, Hi: 55.7},
+				Reasons: map[stats.StopReason]int{stats.StopMaxTime: 3, stats.StopBelowBest: 12}},
+			{Kind: "bandwidth", Name: "DRAM", Threads: 1, Config: "triad-nt at 128 MiB", Reasons: map[stats.StopReason]int{stats.StopMaxTime: 1}},
+		},
+		DGEMMPath: "libopenblas.so.0",
+	}
+	var b strings.Builder
+	writeRoofsTable(&b, rep)
+	testutil.Golden(t, "testdata/roofs/table.txt", []byte(b.String()))
 }
