@@ -39,19 +39,6 @@ func ParseMethod(s string) (Method, error) {
 	return "", fmt.Errorf("unknown method %q (want mean, median or bootstrap)", s)
 }
 
-// IntervalName is the name of the interval method for n observations, as
-// recorded in documents ("student-t", "normal", "order-statistic",
-// "bootstrap").
-func (m Method) IntervalName(n int) string {
-	switch m {
-	case MethodMedian:
-		return "order-statistic"
-	case MethodBootstrap:
-		return "bootstrap"
-	}
-	return CIMethod(n)
-}
-
 // Estimate is a point estimate with its confidence interval [Lo, Hi]. With
 // too few observations for the confidence asked, Lo is -Inf and Hi +Inf.
 type Estimate struct {
