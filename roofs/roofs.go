@@ -176,7 +176,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{Roofs: roofline.Roofs{
 		Schema:  roofline.RoofsSchema,
 		Created: time.Now().UTC(),
-		Machine: machine(cpu, topo, o.Procfs),
+		Machine: pmu.DescribeMachine(cpu, topo, o.Sysfs, o.Procfs),
 		Tuning:  roofline.Tuning{StopReasons: map[string]int{}, Method: string(o.method())},
 	}}
 	t := &tally{tuning: &rep.Roofs.Tuning}
@@ -340,20 +340,6 @@ func scopes(topo pmu.Topology, allowed, threads []int) ([][]int, error) {
 		out = append(out, cores[:n])
 	}
 	return out, nil
-}
-
-func machine(cpu pmu.CPUInfo, topo pmu.Topology, procfs fs.FS) roofline.Machine {
-	m := roofline.Machine{
-		CPU: roofline.CPU{Vendor: cpu.Vendor, Family: cpu.Family, Model: cpu.Model, Stepping: cpu.Stepping,
-			ModelName: cpu.ModelName, Microarch: pmu.Microarch(cpu)},
-		VM:      cpu.Hypervisor(),
-		Sockets: topo.Sockets, Cores: topo.Cores, Threads: topo.Threads,
-	}
-	if b, err := fs.ReadFile(procfs, "sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
-	m.Hostname, _ = os.Hostname()
-	return m
 }
 
 // widestFMA keeps the FMA kernels of the widest ISA, one per precision.
