@@ -7,16 +7,22 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/rprof/rprof/roofs/kernels"
 )
 
-// cpuMHz is the clock of cpu as the kernel shows it now: cpufreq's
-// scaling_cur_freq, else /proc/cpuinfo's "cpu MHz" (which in many VMs is
-// the host's nominal clock, not what the core runs at). 0 when neither
-// exists.
+// cpuMHz is the clock the calling thread's core runs at now: cpufreq's
+// scaling_cur_freq of cpu, else timed with the clock kernel, else
+// /proc/cpuinfo's "cpu MHz" (which in many VMs is the host's nominal clock,
+// not what the core runs at). 0 when none works.
 func cpuMHz(cpu int) float64 {
 	root := os.DirFS("/")
 	if khz, err := readFirstFloat(root, fmt.Sprintf("sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", cpu)); err == nil {
 		return khz / 1000
+	}
+	if mhz := clockMHz(); mhz > 0 {
+		return mhz
 	}
 	b, err := fs.ReadFile(root, "proc/cpuinfo")
 	if err != nil {
@@ -24,6 +30,27 @@ func cpuMHz(cpu int) float64 {
 	}
 	mhz, _ := cpuinfoMHz(string(b), cpu)
 	return mhz
+}
+
+// clockMHz times the clock kernel, a chain of dependent one-cycle adds of
+// known length, on the calling thread: cycles over seconds is the clock
+// the core ran at. It keeps the best of a few ~1 ms runs, since a
+// preempted run only looks slower. 0 where there is no clock kernel.
+func clockMHz() float64 {
+	k, ok := kernels.ClockKernel()
+	if !ok {
+		return 0
+	}
+	iters := int64(4e6 / k.CyclesPerIter) // ~1 ms at 4 GHz
+	best := 0.0
+	for range 5 {
+		start := time.Now()
+		k.Run(iters)
+		if s := time.Since(start).Seconds(); s > 0 {
+			best = max(best, float64(iters)*k.CyclesPerIter/s/1e6)
+		}
+	}
+	return best
 }
 
 // Frequency is the clock used for theoretical peaks and where it came
@@ -35,11 +62,16 @@ type Frequency struct {
 
 // nominalFrequency is the clock theoretical peaks use: cpufreq's
 // cpuinfo_max_freq of the first CPU (the highest clock the kernel allows),
-// else cpuinfo's "cpu MHz". sysfs and procfs are rooted like /sys and
-// /proc.
-func nominalFrequency(sysfs, procfs fs.FS) (Frequency, error) {
+// else the clock measured by measureMHz (VMs have no cpufreq, and their
+// /proc/cpuinfo shows the host's nominal clock, below what the cores run
+// at), else cpuinfo's "cpu MHz". sysfs and procfs are rooted like /sys and
+// /proc; measureMHz returns 0 when it cannot measure.
+func nominalFrequency(sysfs, procfs fs.FS, measureMHz func() float64) (Frequency, error) {
 	if khz, err := readFirstFloat(sysfs, "devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"); err == nil && khz > 0 {
 		return Frequency{GHz: khz / 1e6, Source: "cpufreq cpuinfo_max_freq"}, nil
+	}
+	if mhz := measureMHz(); mhz > 0 {
+		return Frequency{GHz: mhz / 1000, Source: "the clock measured with a chain of dependent adds (no cpufreq)"}, nil
 	}
 	b, err := fs.ReadFile(procfs, "cpuinfo")
 	if err != nil {
@@ -49,7 +81,7 @@ func nominalFrequency(sysfs, procfs fs.FS) (Frequency, error) {
 	if err != nil {
 		return Frequency{}, fmt.Errorf("read clock frequency: %w", err)
 	}
-	return Frequency{GHz: mhz / 1000, Source: `/proc/cpuinfo "cpu MHz" (no cpufreq)`}, nil
+	return Frequency{GHz: mhz / 1000, Source: `/proc/cpuinfo "cpu MHz" (no cpufreq, no clock kernel)`}, nil
 }
 
 func readFirstFloat(fsys fs.FS, name string) (float64, error) {

@@ -181,11 +181,11 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	}}
 	t := &tally{tuning: &rep.Roofs.Tuning}
 	if cpu.Hypervisor() {
-		rep.flag(roofline.FlagVM, "measured in a virtual machine: other guests share the host, and the clock in /proc/cpuinfo is nominal")
+		rep.flag(roofline.FlagVM, "measured in a virtual machine: other guests share the host")
 	}
 
 	units, known := fpUnits[pmu.Microarch(cpu)]
-	freq, ferr := nominalFrequency(o.Sysfs, o.Procfs)
+	freq, ferr := nominalFrequency(o.Sysfs, o.Procfs, clockMHz)
 	switch {
 	case !known:
 		rep.flag(FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", pmu.Microarch(cpu), cpu.ModelName))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -113,11 +114,16 @@ func TestNominalFrequency(t *testing.T) {
 	}{
 		{"cpufreq max wins", fstest.MapFS{"devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq": {Data: []byte("3700000\n")}},
 			fstest.MapFS{"cpuinfo": {Data: []byte(cpuinfo)}}, 3.7, "cpufreq"},
-		{"VM without cpufreq uses cpuinfo", fstest.MapFS{}, fstest.MapFS{"cpuinfo": {Data: []byte(cpuinfo)}}, 2.596134, "cpu MHz"},
+		{"without cpufreq the measured clock wins", fstest.MapFS{}, fstest.MapFS{"cpuinfo": {Data: []byte(cpuinfo)}}, 3.65, "measured"},
+		{"without cpufreq or clock kernel cpuinfo is used", fstest.MapFS{}, fstest.MapFS{"cpuinfo": {Data: []byte(cpuinfo)}}, 2.596134, "cpu MHz"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := nominalFrequency(tt.sys, tt.proc)
+			measured := func() float64 { return 0 }
+			if strings.Contains(tt.wantSource, "measured") {
+				measured = func() float64 { return 3650 }
+			}
+			f, err := nominalFrequency(tt.sys, tt.proc, measured)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +132,7 @@ func TestNominalFrequency(t *testing.T) {
 			}
 		})
 	}
-	if _, err := nominalFrequency(fstest.MapFS{}, fstest.MapFS{"cpuinfo": {Data: []byte("processor : 0\n")}}); err == nil {
+	if _, err := nominalFrequency(fstest.MapFS{}, fstest.MapFS{"cpuinfo": {Data: []byte("processor : 0\n")}}, func() float64 { return 0 }); err == nil {
 		t.Error("a cpuinfo without cpu MHz gave a frequency")
 	}
 	if mhz, err := cpuinfoMHz(cpuinfo, 1); err != nil || mhz != 2400 {
@@ -247,5 +253,17 @@ func TestSubprocessReportsAWorkerThatFails(t *testing.T) {
 				t.Errorf("err = %v, want it to mention %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestClockMHzMeasuresAPlausibleClock(t *testing.T) {
+	if _, ok := kernels.ClockKernel(); !ok {
+		t.Skip("no clock kernel on " + runtime.GOARCH)
+	}
+	// Any real core runs between 0.4 and 7 GHz; a kernel whose cycle count
+	// were wrong by a factor of two or more would leave this range on most
+	// machines.
+	if mhz := clockMHz(); mhz < 400 || mhz > 7000 {
+		t.Errorf("clockMHz = %.0f, want a core clock between 400 and 7000 MHz", mhz)
 	}
 }
