@@ -223,7 +223,6 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		rep.flag(FlagDGEMMSkipped, "DGEMM skipped: "+skip.why)
 	}
 	bw, bwSkipped := kernels.BandwidthKernels()
-	bw = widestBandwidth(bw)
 	flagSkipped(rep, bwSkipped)
 	for _, cpus := range scopes {
 		if err := measureBandwidth(ctx, o, rep, t, bw, cpus, topo); err != nil {
@@ -356,24 +355,6 @@ func widestFMA(ks []kernels.Compute) []kernels.Compute {
 	var out []kernels.Compute
 	for _, k := range ks {
 		if best[k.Precision].Name == k.Name {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// widestBandwidth keeps the widest ISA of each bandwidth kernel: the
-// narrower ones cannot be faster, and the sweep is the costliest step.
-func widestBandwidth(ks []kernels.Bandwidth) []kernels.Bandwidth {
-	best := map[string]kernels.Bandwidth{}
-	for _, k := range ks {
-		if b, ok := best[k.Name]; !ok || isaBits[k.ISA] > isaBits[b.ISA] {
-			best[k.Name] = k
-		}
-	}
-	var out []kernels.Bandwidth
-	for _, k := range ks {
-		if best[k.Name].ISA == k.ISA {
 			out = append(out, k)
 		}
 	}

@@ -154,14 +154,6 @@ func TestWidestKernelsAreKept(t *testing.T) {
 	if want := []string{"avx2-fma-fp64", "sse-fma-fp32"}; !slices.Equal(names, want) {
 		t.Errorf("widestFMA = %v, want %v", names, want)
 	}
-	bw := []kernels.Bandwidth{{Name: "triad", ISA: "avx2"}, {Name: "triad", ISA: "avx512"}, {Name: "load", ISA: "avx2"}}
-	names = nil
-	for _, k := range widestBandwidth(bw) {
-		names = append(names, k.ISA+" "+k.Name)
-	}
-	if want := []string{"avx512 triad", "avx2 load"}; !slices.Equal(names, want) {
-		t.Errorf("widestBandwidth = %v, want %v", names, want)
-	}
 }
 
 func TestMissingBLASSkipsDGEMMWithTheFix(t *testing.T) {
