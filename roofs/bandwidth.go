@@ -18,7 +18,7 @@ import (
 // three of four runs; with 256 MiB they matched within 1%.
 const minSampleBytes = 256 << 20
 
-// bandwidthJob measures one bandwidth kernel at every working-set size of a
+// bandwidthJob measures one bandwidth kernel at the working-set sizes of a
 // sweep on one thread scope. It runs in this process: each size allocates
 // and first-touches its arrays on the pinned threads, so a fresh process per
 // invocation would add allocation and page faults, not independence.
@@ -36,27 +36,50 @@ type bandwidthJob struct {
 // arrays are one thread's operands.
 type arrays struct{ a, b, c []float64 }
 
-// evaluate is a SweepEvaluator.
-func (j *bandwidthJob) evaluate(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
-	threads := len(j.cpus)
-	perThread := int(float64(ws) / float64(threads) / j.kernel.BytesPerElement)
-	if perThread <= 0 {
-		return 0, roofline.Interval{}, fmt.Errorf("%s: working set %d bytes is too small for %s", j.kernel.Name, ws, threadsWord(threads))
+// allocOperands allocates every thread's operands for one working-set size,
+// large enough for each kernel (a kernel with fewer bytes per element runs
+// over more elements of b), and first-touches them on the pinned threads,
+// so that the pages are placed near the CPU that uses them. The kernels of
+// a size share them: first-touching a gigabyte costs more than measuring
+// it.
+func allocOperands(ks []kernels.Bandwidth, cpus []int, ws int64) ([]arrays, error) {
+	threads := len(cpus)
+	var nb, nac int
+	for _, k := range ks {
+		n := int(float64(ws) / float64(threads) / k.BytesPerElement)
+		if n <= 0 {
+			return nil, fmt.Errorf("%s: working set %d bytes is too small for %s", k.Name, ws, threadsWord(threads))
+		}
+		nb = max(nb, n)
+		if k.Name != "load" {
+			nac = max(nac, n)
+		}
 	}
-	load := j.kernel.Name == "load"
 	ops := make([]arrays, threads)
 	setup := func(w int) {
-		// Written here, on the pinned thread, so the pages are placed
-		// near the CPU that uses them.
-		var op arrays
-		op.b = fill(kernels.Alloc(perThread), 1)
-		if !load {
-			op.a, op.c = fill(kernels.Alloc(perThread), 0), fill(kernels.Alloc(perThread), 2)
+		op := arrays{b: fill(kernels.Alloc(nb), 1)}
+		if nac > 0 {
+			op.a, op.c = fill(kernels.Alloc(nac), 0), fill(kernels.Alloc(nac), 2)
 		}
 		ops[w] = op
 	}
-	if err := affinity.RunPinned(j.cpus, setup, func(int) {}); err != nil {
-		return 0, roofline.Interval{}, err
+	if err := affinity.RunPinned(cpus, setup, func(int) {}); err != nil {
+		return nil, err
+	}
+	return ops, nil
+}
+
+// evaluate measures the job's kernel at working set ws on operands from
+// allocOperands.
+func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (float64, roofline.Interval, error) {
+	threads := len(j.cpus)
+	n := int(float64(ws) / float64(threads) / j.kernel.BytesPerElement)
+	ops := make([]arrays, threads)
+	for w, op := range all {
+		ops[w].b = op.b[:n]
+		if j.kernel.Name != "load" {
+			ops[w].a, ops[w].c = op.a[:n], op.c[:n]
+		}
 	}
 	bytes := float64(len(ops[0].b)) * j.kernel.BytesPerElement * float64(threads)
 	reps := max(1, int(minSampleBytes/bytes))
@@ -130,9 +153,10 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
-	perOctave := 2
+	// --quick halves the sweep's density and each size's budget.
+	perOctave, budget, minCount := 2, bandwidthBudget, bandwidthMinCount
 	if o.Quick {
-		perOctave = 1
+		perOctave, budget, minCount = 1, bandwidthBudget/2, bandwidthMinCount/2
 	}
 	// One quantum for all kernels, so they share sizes: a loop block of
 	// the kernel with the most bytes per element, on every thread.
@@ -140,34 +164,52 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 	for _, k := range ks {
 		widest = max(widest, k.BytesPerElement)
 	}
-	sizes, err := SweepSizes(lo, hi, perOctave, int64(len(cpus))*64*int64(widest))
+	quantum := int64(len(cpus)) * 64 * int64(widest)
+	sizes, err := SweepSizes(lo, hi, perOctave, quantum)
 	if err != nil {
 		return err
 	}
-	envelope := make([]SweepPoint, len(sizes))
+	sizes = WithDRAMSizes(sizes, quantum)
 	kernelAt := map[int64]string{}
 	resultAt := map[int64]stats.Result{} // the winning kernel's evaluation
 	best := map[int64]float64{}
-	for _, k := range ks {
-		inner := o.innerRule(bandwidthBudget)
+	jobs := make([]*bandwidthJob, len(ks))
+	for i, k := range ks {
+		inner := o.innerRule(budget)
 		if o.Fixed == 0 {
-			inner.MinCount = bandwidthMinCount
+			inner.MinCount = minCount
 		}
-		job := &bandwidthJob{kernel: k, cpus: cpus, inner: inner, best: best}
-		points, err := Sweep(ctx, sizes, job.evaluate, func(done, total int) {
-			o.progress("bandwidth %s-%s, %s: %d/%d sizes", k.ISA, k.Name, threadsWord(len(cpus)), done, total)
-		})
+		jobs[i] = &bandwidthJob{kernel: k, cpus: cpus, inner: inner, best: best}
+	}
+	// Each size is the envelope of every kernel at it.
+	envelopeAt := func(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
+		ops, err := allocOperands(ks, cpus, ws)
 		if err != nil {
-			return fmt.Errorf("bandwidth %s on %s: %w", k.Name, threadsWord(len(cpus)), err)
+			return 0, roofline.Interval{}, err
 		}
-		t.add(job.results...)
-		for i, p := range points {
-			if p.GBytesPerS > envelope[i].GBytesPerS {
-				envelope[i] = p
-				kernelAt[p.WorkingSetBytes] = k.ISA + "-" + k.Name
-				resultAt[p.WorkingSetBytes] = job.results[i]
+		var top float64
+		var topCI roofline.Interval
+		for _, j := range jobs {
+			gbps, ci, err := j.evaluate(ctx, ws, ops)
+			if err != nil {
+				return 0, roofline.Interval{}, fmt.Errorf("%s-%s: %w", j.kernel.ISA, j.kernel.Name, err)
+			}
+			if gbps > top {
+				top, topCI = gbps, ci
+				kernelAt[ws] = j.kernel.ISA + "-" + j.kernel.Name
+				resultAt[ws] = j.results[len(j.results)-1]
 			}
 		}
+		return top, topCI, nil
+	}
+	envelope, err := Sweep(ctx, sizes, envelopeAt, func(done, total int) {
+		o.progress("bandwidth, %s: %d/%d sizes", threadsWord(len(cpus)), done, total)
+	})
+	for _, j := range jobs {
+		t.add(j.results...)
+	}
+	if err != nil {
+		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
 	plateaus, flags, err := Plateaus(envelope, levels)
 	if err != nil {

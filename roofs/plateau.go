@@ -69,9 +69,14 @@ const (
 	// A level's ceiling comes from working sets at most half its capacity
 	// and at least twice the previous level's, where neither conflict
 	// misses nor leftovers of the smaller level blur it; DRAM from at least
-	// 4 times the last cache.
+	// 4 times the last cache and at least dramMinBytes.
 	insideFactor = 2
 	dramFactor   = 4
+	// dramMinBytes is the smallest working set DRAM is read from, whatever
+	// sysfs says of the caches: a VM's guest may be shown a last-level cache
+	// smaller than the host's (here 32 MiB, while 2 threads still moved
+	// 101 GB/s, twice likwid-bench's DRAM figure, at 128 MiB).
+	dramMinBytes = 512 << 20
 	// Sweep sizes are rounded to whole loop blocks, so a size aimed at a
 	// window's edge can land a few percent outside; points this close
 	// still count.
@@ -135,8 +140,8 @@ func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.F
 				window = fmt.Sprintf("up to %s (%s is %s)", FormatBytes(hi), name, FormatBytes(capa))
 			}
 		} else {
-			lo, hi = levels[i-1].Bytes*dramFactor, math.MaxInt64
-			window = fmt.Sprintf("at or above %s (%dx the %s of %s)", FormatBytes(lo), dramFactor, levels[i-1].Name, FormatBytes(levels[i-1].Bytes))
+			lo, hi = max(levels[i-1].Bytes*dramFactor, dramMinBytes), math.MaxInt64
+			window = fmt.Sprintf("at or above %s (at least %dx the %s of %s and %s)", FormatBytes(lo), dramFactor, levels[i-1].Name, FormatBytes(levels[i-1].Bytes), FormatBytes(dramMinBytes))
 		}
 		if lo > hi {
 			flags = append(flags, roofline.Flag{Code: FlagNoPlateau, Message: fmt.Sprintf(

@@ -83,6 +83,7 @@ func TestRecordSweep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		sizes = WithDRAMSizes(sizes, quantum)
 		pts, err := Sweep(context.Background(), sizes, recordEvaluator(k, cpus), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -179,8 +179,8 @@ func TestPlateaus(t *testing.T) {
 
 func TestPlateausCountPointsRoundedJustPastAWindowEdge(t *testing.T) {
 	// One size per octave, rounded to 1.5 KiB blocks: 4.5, 7.5, 16.5 KiB,
-	// ... The 16.5 KiB point is L1 for a 32 KiB L1; 127.99 MiB is DRAM for
-	// a 32 MiB L3.
+	// ... The 16.5 KiB point is L1 for a 32 KiB L1; 511.99 MiB, the last
+	// size, is DRAM (whose floor is dramMinBytes).
 	pts := coarse([]step{{32 * kib, 200}, {1 * mib, 100}, {32 * mib, 60}}, 25)
 	got, _, err := Plateaus(pts, threeLevels)
 	if err != nil {
@@ -189,8 +189,8 @@ func TestPlateausCountPointsRoundedJustPastAWindowEdge(t *testing.T) {
 	if got[0].Level != "L1" || got[0].Points != 3 {
 		t.Errorf("L1 plateau %+v, want the 3 points up to 16.5 KiB", got[0])
 	}
-	if d := got[len(got)-1]; d.Level != "DRAM" || d.Points != 3 {
-		t.Errorf("DRAM plateau %+v, want the 3 sizes from 128 MiB", d)
+	if d := got[len(got)-1]; d.Level != "DRAM" || d.Points != 1 || d.WorkingSetBytes >= dramMinBytes {
+		t.Errorf("DRAM plateau %+v, want the one size just under 512 MiB", d)
 	}
 }
 

@@ -72,6 +72,20 @@ func SweepSizes(lo, hi int64, perOctave int, quantum int64) ([]int64, error) {
 	return sizes, nil
 }
 
+// WithDRAMSizes appends dramMinBytes and twice that (rounded up to quantum)
+// to sizes where the sweep stops short of them: DRAM is read only from
+// there, and sizes between the sweep's end and that floor would show
+// nothing new for their cost.
+func WithDRAMSizes(sizes []int64, quantum int64) []int64 {
+	for _, ws := range []int64{dramMinBytes, 2 * dramMinBytes} {
+		q := (ws + quantum - 1) / quantum * quantum
+		if len(sizes) == 0 || q > sizes[len(sizes)-1] {
+			sizes = append(sizes, q)
+		}
+	}
+	return sizes
+}
+
 // Sweep measures each size with eval, smallest first. progress, if not nil,
 // is called after each size. It stops at the first error or when ctx is
 // done, returning the points measured so far with the error.

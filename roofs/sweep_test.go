@@ -118,3 +118,15 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestWithDRAMSizesReachesTheDRAMFloorOnce(t *testing.T) {
+	const q = 3 * 64
+	sizes := WithDRAMSizes([]int64{1 << 20, 256 << 20}, q)
+	if n := len(sizes); n != 4 || sizes[2] < dramMinBytes || sizes[3] < 2*dramMinBytes || sizes[2]%q != 0 || sizes[3]%q != 0 {
+		t.Errorf("WithDRAMSizes = %v, want two sizes added at or above %d and %d, multiples of %d", sizes, dramMinBytes, 2*dramMinBytes, q)
+	}
+	long := []int64{1 << 20, 4 << 30}
+	if got := WithDRAMSizes(long, q); len(got) != 2 {
+		t.Errorf("WithDRAMSizes(sweep already past the floor) = %v, want it unchanged", got)
+	}
+}
