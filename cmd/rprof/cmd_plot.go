@@ -18,7 +18,7 @@ import (
 
 var cmdPlot = &command{
 	Name:      "plot",
-	UsageLine: "rprof plot [--roofs FILE] [--threads N] [--theoretical] [--title TEXT] [--size WxH] [--ascii] [-o chart.png|.svg|.pdf] [POINT.json...]",
+	UsageLine: "rprof plot [--roofs FILE] [--threads N] [--theoretical] [--all-roofs] [--title TEXT] [--size WxH] [--ascii] [-o chart.png|.svg|.pdf] [POINT.json...]",
 	Short:     "draw the roofline chart of roofs and points",
 	Long: `
 Plot draws the roofs of this machine and the given points on a log-log
@@ -45,6 +45,8 @@ Flags:
   --roofs FILE    roofs document (default: the one 'rprof roofs' wrote, if any)
   --threads N     thread scope of the roofs to draw (default: the points')
   --theoretical   also draw each compute roof's theoretical peak, dashed
+  --all-roofs     draw every compute roof (default: per precision the best
+                  FMA roof and the best scalar roof, and DGEMM)
   --title TEXT    chart title (default: CPU, thread scope and date)
   --size WxH      image size in inches (default 9x6; PNG at 120 dots per inch)
   --ascii         print a text chart to stdout
@@ -59,6 +61,7 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 	out := fset.String("o", "", "output file (.png, .svg or .pdf)")
 	threads := fset.Int("threads", 0, "thread scope of the roofs")
 	theoretical := fset.Bool("theoretical", false, "draw theoretical peaks dashed")
+	allRoofs := fset.Bool("all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
 	title := fset.String("title", "", "chart title")
 	ascii := fset.Bool("ascii", false, "print a text chart to stdout")
 	size := fset.String("size", "9x6", "image size in inches, WxH")
@@ -88,7 +91,7 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 	for _, n := range in.notes {
 		fmt.Fprintf(e.stderr, "rprof plot: note: %s\n", n)
 	}
-	opts := chart.Options{Threads: *threads, Theoretical: *theoretical, Title: *title, Width: width, Height: height}
+	opts := chart.Options{Threads: *threads, Theoretical: *theoretical, AllRoofs: *allRoofs, Title: *title, Width: width, Height: height}
 	if *ascii {
 		notes, err := chart.WriteText(e.stdout, in.roofs, in.points, opts)
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 
 var cmdReport = &command{
 	Name:      "report",
-	UsageLine: "rprof report [--roofs FILE] [--format html|md] [--threads N] [--theoretical] [--title TEXT] [-o FILE|-] [POINT.json...]",
+	UsageLine: "rprof report [--roofs FILE] [--format html|md] [--threads N] [--theoretical] [--all-roofs] [--title TEXT] [-o FILE|-] [POINT.json...]",
 	Short:     "write an HTML or Markdown roofline report",
 	Long: `
 Report writes the roofline of the given points under this machine's roofs
@@ -37,6 +37,8 @@ Flags:
   --format F      html or md (default: from the -o extension, else html)
   --threads N     thread scope of the roofs (default: the points')
   --theoretical   also draw theoretical peaks, dashed
+  --all-roofs     draw every compute roof in the chart (default: per
+                  precision the best FMA and scalar roofs, and DGEMM)
   --title TEXT    report title
   -o FILE         write to FILE; '-' or none: stdout
 `,
@@ -50,6 +52,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	format := fset.String("format", "", "html or md")
 	threads := fset.Int("threads", 0, "thread scope of the roofs")
 	theoretical := fset.Bool("theoretical", false, "draw theoretical peaks dashed")
+	allRoofs := fset.Bool("all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
 	title := fset.String("title", "", "report title")
 	files, err := parseInterspersed(fset, args)
 	if err != nil {
@@ -69,7 +72,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	printNotes(e, "report", in.notes)
 	input := rpreport.Input{
 		Roofs: in.roofs, RoofsPath: in.roofsPath, Points: in.points,
-		Chart: chart.Options{Threads: *threads, Theoretical: *theoretical, Title: *title},
+		Chart: chart.Options{Threads: *threads, Theoretical: *theoretical, AllRoofs: *allRoofs, Title: *title},
 	}
 	write := rpreport.HTML
 	if f == "md" {

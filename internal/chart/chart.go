@@ -31,6 +31,10 @@ type Options struct {
 	Threads int
 	// Theoretical also draws each compute roof's theoretical peak, dashed.
 	Theoretical bool
+	// AllRoofs draws every compute roof. By default only the ceilings a
+	// roofline reader looks for are drawn: per precision the highest FMA
+	// roof and the highest scalar roof, and DGEMM.
+	AllRoofs bool
 	// Title replaces the default title.
 	Title string
 	// Width and Height of the image; 0 means 9 by 6 inches.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -197,7 +198,7 @@ func TestSceneLeavesOutZeroRoofs(t *testing.T) {
 	r.Bandwidth[4].GBytesPerS = 0 // DRAM triad-nt, 1 thread
 	r.Bandwidth[5].GBytesPerS = 0 // DRAM triad, 1 thread
 	var out bytes.Buffer
-	notes, err := Render(&out, "svg", r, readPoints(t, "point_triad.json"), Options{})
+	notes, err := Render(&out, "svg", r, readPoints(t, "point_triad.json"), Options{AllRoofs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,5 +364,22 @@ func TestFormatValue(t *testing.T) {
 		if got := FormatValue(v); got != want {
 			t.Errorf("FormatValue(%g) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+func TestHeadlineRoofsAreTheBestFMAAndScalarRoofPerPrecision(t *testing.T) {
+	cs := []roofline.ComputeRoof{
+		{Name: "avx512-fma-fp64", ISA: "avx512", Precision: roofline.Double, Threads: 1, GFlops: 58},
+		{Name: "avx2-fma-fp64", ISA: "avx2", Precision: roofline.Double, Threads: 1, GFlops: 59},
+		{Name: "avx2-muladd-fp64", ISA: "avx2", Precision: roofline.Double, Threads: 1, GFlops: 60},
+		{Name: "scalar-fma-fp64", ISA: "scalar", Precision: roofline.Double, Threads: 1, GFlops: 14},
+		{Name: "scalar-muladd-fp64", ISA: "scalar", Precision: roofline.Double, Threads: 1, GFlops: 13},
+		{Name: "avx512-fma-fp32", ISA: "avx512", Precision: roofline.Single, Threads: 1, GFlops: 118},
+		{Name: "avx512-fma-fp64", ISA: "avx512", Precision: roofline.Double, Threads: 2, GFlops: 117},
+	}
+	got := headlineRoofs(cs, 1)
+	want := map[string]bool{"avx2-fma-fp64": true, "scalar-fma-fp64": true, "avx512-fma-fp32": true}
+	if !maps.Equal(got, want) {
+		t.Errorf("headlineRoofs = %v, want %v", got, want)
 	}
 }
