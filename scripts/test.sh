@@ -16,8 +16,11 @@ done
 if ((${#missing[@]})) && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 	echo "installing test packages: ${missing[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >/dev/null
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# A failed install is not a failed test run: the tests that need a
+	# package skip with the reason.
+	{ apt-get update -qq >/dev/null &&
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
+		echo "warning: could not install ${missing[*]}; the tests that need them will skip" >&2
 fi
 
 go test -count=1 "$@" ./...
