@@ -166,7 +166,7 @@ func (d *Diagnosis) workCheck(probe *prober) Check {
 		}
 		return c
 	}
-	c.Detail = countEvents(len(d.Plan.Work), workPMUs(d.Plan))
+	c.Detail = countEvents(len(d.Plan.Work), pmuNames(workEvents(d.Plan)))
 	if d.ParanoidKnown && d.Paranoid > 2 && !d.privileged() {
 		d.Problems = append(d.Problems, Problem{
 			Code: ProblemParanoid,
@@ -203,7 +203,7 @@ func (d *Diagnosis) trafficCheck(probe *prober) Check {
 		}
 		return c
 	}
-	c.Detail = countEvents(len(d.Plan.Traffic), trafficPMUs(d.Plan))
+	c.Detail = countEvents(len(d.Plan.Traffic), pmuNames(trafficEvents(d.Plan)))
 	if d.ParanoidKnown && d.Paranoid > 0 && !d.privileged() {
 		d.Problems = append(d.Problems, Problem{
 			Code: ProblemParanoid,
@@ -217,11 +217,7 @@ func (d *Diagnosis) trafficCheck(probe *prober) Check {
 	}
 	if d.Live {
 		c.Probed = true
-		var evs []Event
-		for _, t := range d.Plan.Traffic {
-			evs = append(evs, t.Event)
-		}
-		if err := probeAll(probe.event, evs); err != nil {
+		if err := probeAll(probe.event, trafficEvents(d.Plan)); err != nil {
 			c.Err = err
 			d.Problems = append(d.Problems, probeProblem(err, true))
 			return c
@@ -304,23 +300,21 @@ func workEvents(p Plan) []Event {
 	return evs
 }
 
-func workPMUs(p Plan) []string {
-	var names []string
-	for _, w := range p.Work {
-		if !slices.Contains(names, w.PMU) {
-			names = append(names, w.PMU)
-		}
+func trafficEvents(p Plan) []Event {
+	evs := make([]Event, len(p.Traffic))
+	for i, t := range p.Traffic {
+		evs[i] = t.Event
 	}
-	return names
+	return evs
 }
 
-// trafficPMUs names the traffic PMUs, as "uncore_imc_0..5" style ranges
-// would hide gaps, in full.
-func trafficPMUs(p Plan) []string {
+// pmuNames lists the PMUs of evs in order, each once and in full: ranges
+// such as "uncore_imc_0..5" would hide gaps.
+func pmuNames(evs []Event) []string {
 	var names []string
-	for _, t := range p.Traffic {
-		if !slices.Contains(names, t.PMU) {
-			names = append(names, t.PMU)
+	for _, e := range evs {
+		if !slices.Contains(names, e.PMU) {
+			names = append(names, e.PMU)
 		}
 	}
 	return names

@@ -37,19 +37,12 @@ either cannot, 2 for a missing, unreadable or partial tree.
 }
 
 func runDoctor(ctx context.Context, e *env, args []string) error {
-	fset := newFlagSet(e, "doctor")
-	asJSON := fset.Bool("json", false, "write JSON")
-	var m machineFlags
-	m.register(fset)
-	if err := parseFlags(fset, args); err != nil {
+	asJSON, m, err := parseMachineCommand(e, "doctor", args)
+	if err != nil {
 		return err
-	}
-	if fset.NArg() > 0 {
-		return usagef("unexpected argument %q", fset.Arg(0))
 	}
 	var d pmu.Diagnosis
 	if m.live() {
-		var err error
 		if d, err = pmu.DiagnoseLive(); err != nil {
 			return m.treeError(err)
 		}
@@ -64,8 +57,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	}
 	blas := checkBLAS(d.Live)
 	doc := doctorJSON(d, blas, m)
-	var err error
-	if *asJSON {
+	if asJSON {
 		err = writeJSON(e.stdout, doc)
 	} else {
 		err = writeDoctorText(e.stdout, doc, d)

@@ -78,16 +78,25 @@ func (m *machineFlags) treeError(err error) error {
 	return usagef("read machine (sysfs %s, procfs %s): %v", m.sysfs, m.procfs, err)
 }
 
-func runEvents(ctx context.Context, e *env, args []string) error {
-	fset := newFlagSet(e, "events")
-	asJSON := fset.Bool("json", false, "write JSON")
-	var m machineFlags
+// parseMachineCommand parses the flags events and doctor share: --json and
+// the machine's trees, with no arguments.
+func parseMachineCommand(e *env, name string, args []string) (asJSON bool, m machineFlags, err error) {
+	fset := newFlagSet(e, name)
+	fset.BoolVar(&asJSON, "json", false, "write JSON")
 	m.register(fset)
 	if err := parseFlags(fset, args); err != nil {
-		return err
+		return false, m, err
 	}
 	if fset.NArg() > 0 {
-		return usagef("unexpected argument %q", fset.Arg(0))
+		return false, m, usagef("unexpected argument %q", fset.Arg(0))
+	}
+	return asJSON, m, nil
+}
+
+func runEvents(ctx context.Context, e *env, args []string) error {
+	asJSON, m, err := parseMachineCommand(e, "events", args)
+	if err != nil {
+		return err
 	}
 	sysfs, procfs, err := m.trees()
 	if err != nil {
@@ -97,7 +106,7 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return m.treeError(err)
 	}
-	if *asJSON {
+	if asJSON {
 		return writeJSON(e.stdout, eventsJSON(plan))
 	}
 	return writeEventsText(e.stdout, plan)

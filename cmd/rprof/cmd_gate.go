@@ -125,17 +125,8 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level")
 	ci := ratioFlag{v: 0.02}
 	fset.Var(&ci, "ci", "repeat until the time's interval is within this of the mean")
-	maxRepeat := fset.Int("max-repeat", measure.DefaultMaxRepeat, "most repetitions")
-	maxTime := fset.Duration("max-time", measure.DefaultMaxTime, "most time spent repeating")
-	roofsPath := fset.String("roofs", "", "roofs document `FILE` to place the point under")
-	threads := fset.Int("threads", 0, "thread scope of the roofs")
-	var work, traffic optFloat
-	fset.Var(&work, "work", "analytic W in FLOP")
-	fset.Var(&traffic, "traffic", "analytic Q in bytes")
-	var events eventList
-	fset.Var(&events, "e", "count `EVENT` too (perf syntax; repeatable)")
-	overhead := fset.String("overhead", "", "overhead `command` to subtract")
-	idle := fset.Duration("idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
+	var mf measureFlags
+	mf.register(fset)
 	jsonPath := fset.String("json", "", "also write the new point to `FILE`")
 	mdPath := fset.String("markdown", "", "write a Markdown summary to `FILE`")
 	junitPath := fset.String("junit", "", "write JUnit XML to `FILE`")
@@ -174,18 +165,16 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		}
 	}
 
-	roofs, err := roofsOrDefault(*roofsPath)
+	roofs, err := roofsOrDefault(mf.roofs)
 	if err != nil {
 		return false, &exitError{code: exitUsage, err: err}
 	}
 	cfg := measure.Config{
 		Command: cmd, Label: *label, Stderr: e.stderr,
-		CI: ci.v, MaxRepeat: *maxRepeat, MaxTime: *maxTime,
-		Work: work.v, Traffic: traffic.v, RoofsPath: roofs, Threads: *threads,
-		Events: events, IdleBaseline: *idle,
+		CI: ci.v, MaxRepeat: mf.maxRepeat, MaxTime: mf.maxTime, RoofsPath: roofs,
 	}
-	if *overhead != "" {
-		cfg.Overhead = strings.Fields(*overhead)
+	if err := mf.apply(&cfg, fset); err != nil {
+		return false, err
 	}
 	p, timeOnly, err := measureForGate(ctx, cfg)
 	if err != nil {

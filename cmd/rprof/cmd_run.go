@@ -76,62 +76,13 @@ found.
 	Run: runRun,
 }
 
-// eventList is a repeatable -e flag; like perf stat, one -e may list
-// several events separated by commas outside pmu/.../ terms.
-type eventList []string
-
-func (l *eventList) String() string { return strings.Join(*l, ",") }
-
-func (l *eventList) Set(s string) error {
-	start, inTerms := 0, false
-	for i, c := range s {
-		switch {
-		case c == '/':
-			inTerms = !inTerms
-		case c == ',' && !inTerms:
-			*l = append(*l, s[start:i])
-			start = i + 1
-		}
-	}
-	*l = append(*l, s[start:])
-	return nil
-}
-
-// optFloat is a float flag that knows whether it was given.
-type optFloat struct{ v *float64 }
-
-func (o *optFloat) String() string {
-	if o.v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*o.v, 'g', -1, 64)
-}
-
-func (o *optFloat) Set(s string) error {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return fmt.Errorf("%q is not a non-negative number", s)
-	}
-	o.v = &v
-	return nil
-}
-
 func runRun(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "run")
-	var events eventList
-	var work, traffic optFloat
-	fset.Var(&events, "e", "count `EVENT` too (perf syntax; repeatable)")
-	overhead := fset.String("overhead", "", "overhead `command` to subtract")
-	idle := fset.Duration("idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
+	var mf measureFlags
+	mf.register(fset)
 	repeat := fset.Int("repeat", 1, "number of runs")
 	ci := fset.Float64("ci", 0, "repeat until the time's CI is within this `fraction` of the mean")
-	maxRepeat := fset.Int("max-repeat", measure.DefaultMaxRepeat, "at most this many runs with --ci")
-	maxTime := fset.Duration("max-time", measure.DefaultMaxTime, "at most this much run time with --ci")
 	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level of intervals")
-	fset.Var(&work, "work", "analytic work in `FLOPs`")
-	fset.Var(&traffic, "traffic", "analytic DRAM traffic in `bytes`")
-	roofsPath := fset.String("roofs", "", "roofs document")
-	threads := fset.Int("threads", 0, "thread scope of the roofs")
 	jsonPath := fset.String("json", "", "write the point document to `FILE`")
 	plotPath := fset.String("plot", "", "draw the point to `FILE`")
 	label := fset.String("label", "", "name of the point")
@@ -143,8 +94,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 
 	cfg := measure.Config{
 		Command: fset.Args(), Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
-		Label: *label, Events: events, IdleBaseline: *idle,
-		Confidence: *confidence, Work: work.v, Traffic: traffic.v, Threads: *threads,
+		Label: *label, Confidence: *confidence,
 	}
 	if len(cfg.Command) == 0 {
 		return usagef("empty command: give the program to measure after the flags")
@@ -157,15 +107,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	case set["ci"] && !(*ci > 0 && *ci < 1):
 		return usagef("--ci %g: must be a fraction of the mean in (0, 1), e.g. 0.02", *ci)
 	case set["ci"]:
-		cfg.CI, cfg.MaxRepeat, cfg.MaxTime = *ci, *maxRepeat, *maxTime
+		cfg.CI, cfg.MaxRepeat, cfg.MaxTime = *ci, mf.maxRepeat, mf.maxTime
 	default:
 		cfg.Repeat = *repeat
 	}
-	if set["overhead"] {
-		cfg.Overhead = strings.Fields(*overhead)
-		if len(cfg.Overhead) == 0 {
-			return usagef("--overhead: empty command")
-		}
+	if err := mf.apply(&cfg, fset); err != nil {
+		return err
 	}
 	if *plotPath != "" {
 		if _, err := chart.FormatOf(*plotPath); err != nil {
@@ -181,7 +128,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	scope := "as asked with --threads"
-	roofsFile, err := roofsOrDefault(*roofsPath)
+	roofsFile, err := roofsOrDefault(mf.roofs)
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rprof/rprof/measure"
+)
+
+// measureFlags are the flags `rprof run` and `rprof gate` share to say how
+// a target is measured: defined once, so both commands spell, document and
+// check them alike.
+type measureFlags struct {
+	events        eventList
+	work, traffic optFloat
+	overhead      string
+	idle          time.Duration
+	roofs         string
+	threads       int
+	maxRepeat     int
+	maxTime       time.Duration
+}
+
+func (m *measureFlags) register(fs *flag.FlagSet) {
+	fs.Var(&m.events, "e", "count `EVENT` too (perf syntax; repeatable)")
+	fs.StringVar(&m.overhead, "overhead", "", "overhead `command` to subtract")
+	fs.DurationVar(&m.idle, "idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
+	fs.Var(&m.work, "work", "analytic work of one run in `FLOPs`")
+	fs.Var(&m.traffic, "traffic", "analytic DRAM traffic of one run in `bytes`")
+	fs.StringVar(&m.roofs, "roofs", "", "roofs document `FILE` to place the point under")
+	fs.IntVar(&m.threads, "threads", 0, "thread scope of the roofs")
+	fs.IntVar(&m.maxRepeat, "max-repeat", measure.DefaultMaxRepeat, "at most this many runs when repeating adaptively")
+	fs.DurationVar(&m.maxTime, "max-time", measure.DefaultMaxTime, "at most this much run time when repeating adaptively")
+}
+
+// apply fills cfg's measurement fields from the parsed flags of fs. The
+// roofs path and the repetition fields are left to the caller, whose rules
+// for them differ.
+func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
+	cfg.Events, cfg.IdleBaseline = m.events, m.idle
+	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
+	overheadSet := false
+	fs.Visit(func(f *flag.Flag) { overheadSet = overheadSet || f.Name == "overhead" })
+	if overheadSet {
+		cfg.Overhead = strings.Fields(m.overhead)
+		if len(cfg.Overhead) == 0 {
+			return usagef("--overhead: empty command")
+		}
+	}
+	return nil
+}
+
+// eventList is a repeatable -e flag; like perf stat, one -e may list
+// several events separated by commas outside pmu/.../ terms.
+type eventList []string
+
+func (l *eventList) String() string { return strings.Join(*l, ",") }
+
+func (l *eventList) Set(s string) error {
+	start, inTerms := 0, false
+	for i, c := range s {
+		switch {
+		case c == '/':
+			inTerms = !inTerms
+		case c == ',' && !inTerms:
+			*l = append(*l, s[start:i])
+			start = i + 1
+		}
+	}
+	*l = append(*l, s[start:])
+	return nil
+}
+
+// optFloat is a float flag that knows whether it was given.
+type optFloat struct{ v *float64 }
+
+func (o *optFloat) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*o.v, 'g', -1, 64)
+}
+
+func (o *optFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Errorf("%q is not a non-negative number", s)
+	}
+	o.v = &v
+	return nil
+}
