@@ -233,9 +233,12 @@ type DGEMM struct {
 
 // Tuning summarises the autotuning search.
 type Tuning struct {
-	Seconds        float64        `json:"seconds"`
-	Configurations int            `json:"configurations"`
-	Evaluations    int            `json:"evaluations"`
-	StopReasons    map[string]int `json:"stop_reasons,omitempty"`
-	Method         string         `json:"method,omitempty"`
+	Seconds float64 `json:"seconds"`
+	// PartSeconds splits Seconds by part: "compute", "dgemm" and
+	// "bandwidth".
+	PartSeconds    map[string]float64 `json:"part_seconds,omitempty"`
+	Configurations int                `json:"configurations"`
+	Evaluations    int                `json:"evaluations"`
+	StopReasons    map[string]int     `json:"stop_reasons,omitempty"`
+	Method         string             `json:"method,omitempty"`
 }

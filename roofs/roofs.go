@@ -204,6 +204,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		comp = widestFMA(comp)
 	}
 	flagSkipped(rep, skipped)
+	part := partTimer(&rep.Roofs.Tuning)
 	for _, cpus := range scopes {
 		for _, k := range comp {
 			if err := measureCompute(ctx, o, rep, t, k, cpus, units, freq.GHz); err != nil {
@@ -212,6 +213,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	noteAboveTheory(rep, freq.GHz)
+	part("compute")
 	if o.NoDGEMM {
 		rep.DGEMMSkipped = "not asked for (--no-dgemm)"
 	} else if err := measureDGEMM(ctx, o, rep, t, scopes); err != nil {
@@ -222,6 +224,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		rep.DGEMMSkipped = skip.why
 		rep.flag(FlagDGEMMSkipped, "DGEMM skipped: "+skip.why)
 	}
+	part("dgemm")
 	bw, bwSkipped := kernels.BandwidthKernels()
 	flagSkipped(rep, bwSkipped)
 	for _, cpus := range scopes {
@@ -229,8 +232,21 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	part("bandwidth")
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// partTimer returns a function that records the time since its previous
+// call (or since partTimer) as the named part's.
+func partTimer(t *roofline.Tuning) func(name string) {
+	t.PartSeconds = map[string]float64{}
+	last := time.Now()
+	return func(name string) {
+		now := time.Now()
+		t.PartSeconds[name] = now.Sub(last).Seconds()
+		last = now
+	}
 }
 
 // noteAboveTheory flags roofs above their theoretical peak once, with the

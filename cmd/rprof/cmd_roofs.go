@@ -209,12 +209,27 @@ func (p *progress) clear() {
 	}
 }
 
+// partsLine is " (compute 14.2 s, dgemm 12.0 s, bandwidth 26.1 s)", with
+// the parts that ran.
+func partsLine(parts map[string]float64) string {
+	var ps []string
+	for _, name := range []string{"compute", "dgemm", "bandwidth"} {
+		if s, ok := parts[name]; ok {
+			ps = append(ps, fmt.Sprintf("%s %.1f s", name, s))
+		}
+	}
+	if len(ps) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(ps, ", ") + ")"
+}
+
 // writeRoofsTable prints the roofs with their intervals, their share of
 // the theoretical peak and why their evaluations stopped.
 func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 	r := rep.Roofs
-	fmt.Fprintf(w, "roofs of %s (%s, %d cores), measured in %.1f s: %d configurations, %d iterations; %s\n",
-		r.Machine.CPU.ModelName, orDash(r.Machine.CPU.Microarch), r.Machine.Cores, r.Tuning.Seconds,
+	fmt.Fprintf(w, "roofs of %s (%s, %d cores), measured in %.1f s%s: %d configurations, %d iterations; %s\n",
+		r.Machine.CPU.ModelName, orDash(r.Machine.CPU.Microarch), r.Machine.Cores, r.Tuning.Seconds, partsLine(r.Tuning.PartSeconds),
 		r.Tuning.Configurations, r.Tuning.Evaluations, methodLine(stats.Method(r.Tuning.Method)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "roof\tthreads\tvalue\t99% interval\tof theory\tconfiguration\tstops")

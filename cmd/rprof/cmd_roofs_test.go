@@ -93,6 +93,17 @@ func TestRoofsQuickWritesADocument(t *testing.T) {
 	if r.Tuning.Configurations == 0 || r.Tuning.Evaluations == 0 || len(r.Tuning.StopReasons) == 0 {
 		t.Errorf("tuning %+v: want the search summarised", r.Tuning)
 	}
+	parts := 0.0
+	for _, name := range []string{"compute", "dgemm", "bandwidth"} {
+		s, ok := r.Tuning.PartSeconds[name]
+		if !ok || s < 0 {
+			t.Errorf("tuning part %q: %v, %v; want its time", name, s, ok)
+		}
+		parts += s
+	}
+	if parts > r.Tuning.Seconds {
+		t.Errorf("parts take %.3f s, more than the whole run's %.3f s", parts, r.Tuning.Seconds)
+	}
 	if r.DGEMM == nil && !strings.Contains(stderr, "DGEMM skipped") {
 		t.Errorf("no DGEMM roof and no word why:\n%s", stderr)
 	}
@@ -116,7 +127,7 @@ func TestRoofsTableShowsValuesIntervalsTheoryAndStops(t *testing.T) {
 				CI: roofline.Interval{Lo: 30.2, Hi: 31.7}, WorkingSetBytes: 128 << 20}},
 			DGEMM: &roofline.DGEMM{Library: "OpenBLAS", Version: "0.3.21", CoreName: "Cooperlake", N: 1000, M: 4000, K: 1024,
 				Threads: 1, GFlops: 55.5, CI: roofline.Interval{Lo: 55.3, Hi: 55.7}},
-			Tuning: roofline.Tuning{Seconds: 12.3, Configurations: 40, Evaluations: 900, Method: "median"},
+			Tuning: roofline.Tuning{Seconds: 12.3, PartSeconds: map[string]float64{"compute": 4.1, "dgemm": 3.2, "bandwidth": 5}, Configurations: 40, Evaluations: 900, Method: "median"},
 			Flags:  []roofline.Flag{{Code: roofline.FlagVM, Message: "measured in a virtual machine"}},
 		},
 		Details: []roofs.Detail{
