@@ -45,7 +45,7 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 	ev := o.evaluator(computeBudget)
 	mhz := make([]float64, len(factors))
 	o.progress("compute %s, %s", k.Name, threadsWord(len(cpus)))
-	tuned, err := stats.Search(ctx, len(factors), o.Order, func(ctx context.Context, i int, best float64) (stats.Result, error) {
+	tuned, err := stats.Search(ctx, len(factors), o.Order.Or(stats.Forward), func(ctx context.Context, i int, best float64) (stats.Result, error) {
 		job := Job{Kind: "compute", CPUs: cpus, Kernel: k.Name, Iters: base * factors[i]}
 		return ev.Evaluate(ctx, best, func(ctx context.Context, inner stats.StopRule, best float64) (stats.Inner, error) {
 			job.Inner, job.Best = inner, best

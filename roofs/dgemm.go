@@ -24,7 +24,8 @@ func (s Shape) String() string { return fmt.Sprintf("n=%d m=%d k=%d", s.N, s.M, 
 // it whose calls take at most about 0.3 s on one core (n in 1000..2000, m
 // in 1000..4000, k in 128..1024: 18 shapes; seed 000's optima had k = 128
 // with MKL, Debian's OpenBLAS on this Zen 4 VM prefers k of 1024 and more
-// and a wide m), so a run fits a minute; "quick" is two shapes.
+// and a wide m), so a run fits a minute, and the search goes on past its
+// edge from its best shape (climb); "quick" is two shapes.
 func DGEMMSpace(name string) ([]Shape, error) {
 	var ns, ms, ks []int
 	switch name {
@@ -62,7 +63,11 @@ func (e *dgemmSkip) Error() string { return e.why }
 // slowDGEMM is the fraction of the FMA peak below which DGEMM is flagged.
 const slowDGEMM = 0.75
 
-func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, scopes [][]int) error {
+// measureDGEMM measures the DGEMM roof on cpus. The document holds one
+// DGEMM roof, so Measure asks for it on the widest scope only: a search
+// over a narrower one took about ten seconds of the minute a run may take,
+// for a figure no document kept.
+func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []int) error {
 	space, err := DGEMMSpace(o.DGEMMSpace)
 	if err != nil {
 		return err
@@ -80,46 +85,135 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, scopes 
 		return &dgemmSkip{why: err.Error()}
 	}
 	ev := o.evaluator(dgemmBudget)
-	var best *roofline.DGEMM
-	for _, cpus := range scopes {
-		o.progress("dgemm (%s), %s", lib.Library, threadsWord(len(cpus)))
-		var used *BLAS
-		tuned, err := stats.Search(ctx, len(space), o.Order, func(ctx context.Context, i int, bestSoFar float64) (stats.Result, error) {
-			job := Job{Kind: "dgemm", CPUs: cpus, BLAS: lib.Path, N: space[i].N, M: space[i].M, K: space[i].K}
-			return ev.Evaluate(ctx, bestSoFar, func(ctx context.Context, inner stats.StopRule, b float64) (stats.Inner, error) {
-				job.Inner, job.Best = inner, b
-				r, err := o.Invoker.Invoke(ctx, job)
-				if r.BLAS != nil {
-					used = r.BLAS
-				}
-				return r.Inner, err
-			})
-		})
-		if err != nil {
-			return fmt.Errorf("measure dgemm on %s: %w", threadsWord(len(cpus)), err)
+	o.progress("dgemm (%s), %s", lib.Library, threadsWord(len(cpus)))
+	var used *BLAS
+	invoke := func(ctx context.Context, s Shape, inner stats.StopRule, b float64) (stats.Inner, error) {
+		job := Job{Kind: "dgemm", CPUs: cpus, BLAS: lib.Path, N: s.N, M: s.M, K: s.K, Inner: inner, Best: b}
+		r, err := o.Invoker.Invoke(ctx, job)
+		if r.BLAS != nil {
+			used = r.BLAS
 		}
-		if used == nil {
-			used = lib
-		}
-		r := tuned.Results[tuned.Best]
-		s := space[tuned.Best]
-		d := &roofline.DGEMM{Library: used.Library, Version: used.Version, CoreName: used.CoreName,
-			N: s.N, M: s.M, K: s.K, Threads: len(cpus), GFlops: r.Estimate.Value, CI: interval(r.Estimate)}
-		if !used.Threaded && len(cpus) > 1 {
-			d.Flags = append(d.Flags, roofline.Flag{Code: "threads-unset", Message: "rprof cannot set this library's thread count; it used its default"})
-		}
-		if fma := bestFMA64(rep.Roofs.Compute, len(cpus)); fma != nil && d.GFlops < slowDGEMM*fma.GFlops {
-			d.Flags = append(d.Flags, roofline.Flag{Code: FlagDGEMMSlow, Message: slowAdvice(used, d.GFlops, fma)})
-		}
-		noteInterval(rep, "dgemm", len(cpus), r.Estimate)
-		rep.Details = append(rep.Details, Detail{Kind: "dgemm", Name: "dgemm", Threads: len(cpus), Config: s.String(),
-			Invocations: r.Invocations, Iterations: r.Iterations, Value: d.GFlops, CI: d.CI, Reasons: t.add(tuned.Results...)})
-		rep.DGEMMPath = used.Path
-		// The document holds one DGEMM roof: the widest scope's.
-		best = d
+		return r.Inner, err
 	}
-	rep.Roofs.DGEMM = best
+	tuned, err := stats.Search(ctx, len(space), o.Order.Or(stats.Reverse), func(ctx context.Context, i int, bestSoFar float64) (stats.Result, error) {
+		return ev.Evaluate(ctx, bestSoFar, func(ctx context.Context, inner stats.StopRule, b float64) (stats.Inner, error) {
+			return invoke(ctx, space[i], inner, b)
+		})
+	})
+	results, s, r := tuned.Results, space[tuned.Best], tuned.Results[tuned.Best]
+	// The default space is cut short for time; its best shape usually lies
+	// on its edge, so the search goes on past the edge from there.
+	if err == nil && !o.Quick && (o.DGEMMSpace == "" || o.DGEMMSpace == "default") {
+		var more []stats.Result
+		more, s, r, err = climb(ctx, space, s, r, func(ctx context.Context, inc, ch Shape) (stats.Result, stats.Result, error) {
+			return duel(ctx, ev, inc, ch, invoke)
+		})
+		results = append(results, more...)
+	}
+	if err != nil {
+		return fmt.Errorf("measure dgemm on %s: %w", threadsWord(len(cpus)), err)
+	}
+	if used == nil {
+		used = lib
+	}
+	d := &roofline.DGEMM{Library: used.Library, Version: used.Version, CoreName: used.CoreName,
+		N: s.N, M: s.M, K: s.K, Threads: len(cpus), GFlops: r.Estimate.Value, CI: interval(r.Estimate)}
+	if !used.Threaded && len(cpus) > 1 {
+		d.Flags = append(d.Flags, roofline.Flag{Code: "threads-unset", Message: "rprof cannot set this library's thread count; it used its default"})
+	}
+	if fma := bestFMA64(rep.Roofs.Compute, len(cpus)); fma != nil && d.GFlops < slowDGEMM*fma.GFlops {
+		d.Flags = append(d.Flags, roofline.Flag{Code: FlagDGEMMSlow, Message: slowAdvice(used, d.GFlops, fma)})
+	}
+	noteInterval(rep, "dgemm", len(cpus), r.Estimate)
+	rep.Details = append(rep.Details, Detail{Kind: "dgemm", Name: "dgemm", Threads: len(cpus), Config: s.String(),
+		Invocations: r.Invocations, Iterations: r.Iterations, Value: d.GFlops, CI: d.CI, Reasons: t.add(results...)})
+	rep.DGEMMPath = used.Path
+	rep.Roofs.DGEMM = d
 	return nil
+}
+
+// seedLimit holds the largest n, m and k of seed 000's space.
+var seedLimit = Shape{N: 4000, M: 4000, K: 2048}
+
+// climb searches on from best, the best shape of space: while a dimension
+// of the current shape is at or past the largest value space has for it,
+// the shape with that dimension doubled (up to seed 000's limit) duels the
+// current one, and the search moves to whichever such shape wins, until
+// none does. It returns the results of the duels and the best shape with
+// its latest result.
+func climb(ctx context.Context, space []Shape, best Shape, r stats.Result, duel func(ctx context.Context, incumbent, challenger Shape) (stats.Result, stats.Result, error)) ([]stats.Result, Shape, stats.Result, error) {
+	var edge Shape
+	seen := map[Shape]bool{}
+	for _, s := range space {
+		edge = Shape{max(edge.N, s.N), max(edge.M, s.M), max(edge.K, s.K)}
+		seen[s] = true
+	}
+	var results []stats.Result
+	for {
+		var next []Shape
+		if best.N >= edge.N && 2*best.N <= seedLimit.N {
+			next = append(next, Shape{2 * best.N, best.M, best.K})
+		}
+		if best.M >= edge.M && 2*best.M <= seedLimit.M {
+			next = append(next, Shape{best.N, 2 * best.M, best.K})
+		}
+		if best.K >= edge.K && 2*best.K <= seedLimit.K {
+			next = append(next, Shape{best.N, best.M, 2 * best.K})
+		}
+		moved := false
+		for _, s := range next {
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
+			inc, ch, err := duel(ctx, best, s)
+			if err != nil {
+				return results, best, r, err
+			}
+			results = append(results, inc, ch)
+			r = inc
+			if ch.Estimate.Value > inc.Estimate.Value {
+				best, r, moved = s, ch, true
+			}
+		}
+		if !moved {
+			return results, best, r, nil
+		}
+	}
+}
+
+// duel evaluates a challenger shape against the incumbent in alternating
+// invocations, ordered ABBA (incumbent first in even rounds, challenger
+// first in odd ones), so that the machine's drift (several percent over
+// seconds on a shared VM, more than the shapes differ by) moves both
+// alike. The outer rule is the challenger's; the incumbent gets as many
+// invocations. It returns the incumbent's result and the challenger's.
+func duel(ctx context.Context, ev stats.Evaluator, incumbent, challenger Shape, invoke func(context.Context, Shape, stats.StopRule, float64) (stats.Inner, error)) (stats.Result, stats.Result, error) {
+	var incIns []stats.Inner
+	ch, err := ev.Evaluate(ctx, 0, func(ctx context.Context, inner stats.StopRule, b float64) (stats.Inner, error) {
+		var chIn stats.Inner
+		var err error
+		if len(incIns)%2 == 1 {
+			if chIn, err = invoke(ctx, challenger, inner, b); err != nil {
+				return chIn, err
+			}
+		}
+		in, err := invoke(ctx, incumbent, inner, 0)
+		if err != nil {
+			return in, err
+		}
+		incIns = append(incIns, in)
+		if len(incIns)%2 == 1 {
+			return invoke(ctx, challenger, inner, b)
+		}
+		return chIn, nil
+	})
+	if err != nil {
+		return stats.Result{}, ch, err
+	}
+	inc := ev.Pool(incIns)
+	inc.Reason = ch.Reason
+	return inc, ch, nil
 }
 
 // bestFMA64 is the fastest fp64 FMA roof measured on threads threads.

@@ -1,6 +1,7 @@
 package roofs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,7 +33,10 @@ type Options struct {
 	Fixed int
 	// Method summarises samples (default stats.DefaultMethod).
 	Method stats.Method
-	// Order is the search order over configurations.
+	// Order is the search order over configurations. The default searches
+	// compute iteration counts forward and DGEMM shapes in reverse (largest
+	// first: BLAS rates grow with the shape, so the large shapes set a high
+	// best early and stop the small ones at their first invocation).
 	Order stats.Order
 	// Invocations is the outer loop's maximum count (default 3; 1 with
 	// Quick).
@@ -216,7 +220,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	part("compute")
 	if o.NoDGEMM {
 		rep.DGEMMSkipped = "not asked for (--no-dgemm)"
-	} else if err := measureDGEMM(ctx, o, rep, t, scopes); err != nil {
+	} else if err := measureDGEMM(ctx, o, rep, t, widest(scopes)); err != nil {
 		var skip *dgemmSkip
 		if !errors.As(err, &skip) {
 			return nil, err
@@ -247,6 +251,11 @@ func partTimer(t *roofline.Tuning) func(name string) {
 		t.PartSeconds[name] = now.Sub(last).Seconds()
 		last = now
 	}
+}
+
+// widest is the scope with the most CPUs.
+func widest(scopes [][]int) []int {
+	return slices.MaxFunc(scopes, func(a, b []int) int { return cmp.Compare(len(a), len(b)) })
 }
 
 // noteAboveTheory flags roofs above their theoretical peak once, with the

@@ -161,7 +161,7 @@ func TestMissingBLASSkipsDGEMMWithTheFix(t *testing.T) {
 	blasCandidates = []string{"/nonexistent/libopenblas.so.0"}
 	defer func() { blasCandidates = saved }()
 	rep := &Report{}
-	err := measureDGEMM(context.Background(), Options{}, rep, &tally{tuning: &roofline.Tuning{StopReasons: map[string]int{}}}, [][]int{{0}})
+	err := measureDGEMM(context.Background(), Options{}, rep, &tally{tuning: &roofline.Tuning{StopReasons: map[string]int{}}}, []int{0})
 	var skip *dgemmSkip
 	if !errors.As(err, &skip) || !strings.Contains(skip.why, "apt-get install libopenblas0-pthread") {
 		t.Errorf("err = %v, want a skip that names the package to install", err)
@@ -257,5 +257,86 @@ func TestClockMHzMeasuresAPlausibleClock(t *testing.T) {
 	// machines.
 	if mhz := clockMHz(); mhz < 400 || mhz > 7000 {
 		t.Errorf("clockMHz = %.0f, want a core clock between 400 and 7000 MHz", mhz)
+	}
+}
+
+func TestDGEMMClimbGoesPastTheSpacesEdgeWhileThatWins(t *testing.T) {
+	space, err := DGEMMSpace("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rate models a BLAS whose rate grows with k up to kBest and with n up
+	// to nBest, and is flat in m.
+	rate := func(kBest, nBest int) func(Shape) float64 {
+		return func(s Shape) float64 {
+			return 100 - float64(abs(s.K-kBest))/100 - float64(abs(s.N-nBest))/1000
+		}
+	}
+	tests := []struct {
+		name      string
+		rate      func(Shape) float64
+		start     Shape
+		want      Shape
+		evaluated []Shape
+	}{
+		{"best inside the space: nothing to climb", rate(512, 1000), Shape{1000, 4000, 512}, Shape{1000, 4000, 512}, nil},
+		{"k and n both grow to seed 000's limits", rate(2048, 4000), Shape{2000, 4000, 1024}, Shape{4000, 4000, 2048},
+			[]Shape{{4000, 4000, 1024}, {2000, 4000, 2048}, {4000, 4000, 2048}}},
+		{"k grows, n does not", rate(2048, 2000), Shape{2000, 4000, 1024}, Shape{2000, 4000, 2048},
+			[]Shape{{4000, 4000, 1024}, {2000, 4000, 2048}, {4000, 4000, 2048}}},
+		{"the edge's neighbours lose", rate(1024, 2000), Shape{2000, 4000, 1024}, Shape{2000, 4000, 1024},
+			[]Shape{{4000, 4000, 1024}, {2000, 4000, 2048}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var evaluated []Shape
+			duel := func(_ context.Context, inc, ch Shape) (stats.Result, stats.Result, error) {
+				evaluated = append(evaluated, ch)
+				return stats.Result{Estimate: stats.Estimate{Value: tt.rate(inc)}}, stats.Result{Estimate: stats.Estimate{Value: tt.rate(ch)}}, nil
+			}
+			start := stats.Result{Estimate: stats.Estimate{Value: tt.rate(tt.start)}}
+			results, got, r, err := climb(context.Background(), space, tt.start, start, duel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want || r.Estimate.Value != tt.rate(tt.want) {
+				t.Errorf("climbed to %v (%.3f), want %v", got, r.Estimate.Value, tt.want)
+			}
+			if !slices.Equal(evaluated, tt.evaluated) || len(results) != 2*len(evaluated) {
+				t.Errorf("challenged with %v (%d results), want %v and both sides' results", evaluated, len(results), tt.evaluated)
+			}
+		})
+	}
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// TestDuelSeesThroughDrift: the machine slows by 3% per invocation while
+// the challenger is 1% faster than the incumbent. Evaluated one after the
+// other, the challenger would look 8% slower; in alternating invocations
+// it wins: the rounds are ordered ABBA, so drift falls on both alike.
+func TestDuelSeesThroughDrift(t *testing.T) {
+	inc, ch := Shape{2000, 4000, 1024}, Shape{2000, 4000, 2048}
+	var order []Shape
+	invoke := func(_ context.Context, s Shape, _ stats.StopRule, _ float64) (stats.Inner, error) {
+		drift := math.Pow(0.97, float64(len(order)))
+		order = append(order, s)
+		rate := 100 * drift
+		if s == ch {
+			rate *= 1.01
+		}
+		return stats.Inner{Samples: []float64{rate}, Reason: stats.StopMaxTime}, nil
+	}
+	ev := Options{}.evaluator(dgemmBudget)
+	incR, chR, err := duel(context.Background(), ev, inc, ch, invoke)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Shape{inc, ch, ch, inc, inc, ch}; !slices.Equal(order, want) {
+		t.Errorf("invocations ran %v, want ABBA: %v", order, want)
+	}
+	if !(chR.Estimate.Value > incR.Estimate.Value) || incR.Invocations != chR.Invocations {
+		t.Errorf("incumbent %.2f (%d invocations), challenger %.2f (%d): want the challenger ahead after as many invocations",
+			incR.Estimate.Value, incR.Invocations, chR.Estimate.Value, chR.Invocations)
 	}
 }

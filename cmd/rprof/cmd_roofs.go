@@ -66,7 +66,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	quick := fs.Bool("quick", false, "fast reduced roof set")
 	fixed := fs.Int("fixed", 0, "fixed iterations per invocation, no early stopping")
 	method := fs.String("method", string(stats.DefaultMethod), "median, mean or bootstrap")
-	order := fs.String("order", "forward", "forward or reverse")
+	order := fs.String("order", "", "forward or reverse (default: compute forward, DGEMM reverse)")
 	invocations := fs.Int("invocations", 0, "invocations per configuration")
 	blas := fs.String("blas", "", "BLAS library path")
 	blasArch := fs.String("blas-arch", "", "OPENBLAS_CORETYPE / BLIS_ARCH_TYPE for the workers")
@@ -259,7 +259,8 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		fmt.Fprintf(w, "DGEMM skipped: %s\n", rep.DGEMMSkipped)
 	}
 	if g := r.DGEMM; g != nil {
-		fmt.Fprintf(w, "dgemm: %s %s (%s kernels, %s); the document keeps the %d-thread figure\n", g.Library, orDash(g.Version), orDash(g.CoreName), rep.DGEMMPath, g.Threads)
+		fmt.Fprintf(w, "dgemm: %s %s (%s kernels, %s), measured on the widest thread scope only, %d-thread (--threads for another)\n",
+			g.Library, orDash(g.Version), orDash(g.CoreName), rep.DGEMMPath, g.Threads)
 		for _, f := range g.Flags {
 			fmt.Fprintf(w, "note (%s): %s\n", f.Code, f.Message)
 		}

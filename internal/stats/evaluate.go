@@ -84,28 +84,18 @@ func (e Evaluator) Evaluate(ctx context.Context, best float64, invoke InvokeFunc
 	if outer.MaxCount <= 0 {
 		outer.MaxCount = 1
 	}
-	res := Result{Method: e.Inner.method(), InnerReasons: map[StopReason]int{}}
-	var all, estimates []float64
+	var ins []Inner
+	var res Result
 	for {
 		in, err := invoke(ctx, e.Inner, best)
 		if err != nil {
 			return res, err
 		}
 		if len(in.Samples) == 0 {
-			return res, fmt.Errorf("invocation %d returned no samples", res.Invocations+1)
+			return res, fmt.Errorf("invocation %d returned no samples", len(ins)+1)
 		}
-		in.Estimate = e.Inner.method().Estimate(in.Samples, e.Inner.confidence())
-		res.Invocations++
-		res.Iterations += len(in.Samples)
-		res.Elapsed += in.Elapsed
-		res.InnerReasons[in.Reason]++
-		all = append(all, in.Samples...)
-		estimates = append(estimates, in.Estimate.Value)
-		res.Estimate = e.Inner.method().Estimate(all, e.Inner.confidence())
-		if len(estimates) > 1 {
-			res.Estimate.Lo = min(res.Estimate.Lo, slices.Min(estimates))
-			res.Estimate.Hi = max(res.Estimate.Hi, slices.Max(estimates))
-		}
+		ins = append(ins, in)
+		res = e.Pool(ins)
 		if outer.MaxCount == 1 || in.Reason == StopBelowBest {
 			res.Reason = in.Reason
 			return res, nil
@@ -120,17 +110,54 @@ func (e Evaluator) Evaluate(ctx context.Context, best float64, invoke InvokeFunc
 	}
 }
 
+// Pool summarises invocations as Evaluate does: the estimate is over all
+// their samples, with its interval widened to the range of the
+// invocations' own estimates. Reason is left to the caller.
+func (e Evaluator) Pool(ins []Inner) Result {
+	m, conf := e.Inner.method(), e.Inner.confidence()
+	res := Result{Method: m, InnerReasons: map[StopReason]int{}}
+	var all, estimates []float64
+	for _, in := range ins {
+		res.Invocations++
+		res.Iterations += len(in.Samples)
+		res.Elapsed += in.Elapsed
+		res.InnerReasons[in.Reason]++
+		all = append(all, in.Samples...)
+		estimates = append(estimates, m.Estimate(in.Samples, conf).Value)
+	}
+	res.Estimate = m.Estimate(all, conf)
+	if len(estimates) > 1 {
+		res.Estimate.Lo = min(res.Estimate.Lo, slices.Min(estimates))
+		res.Estimate.Hi = max(res.Estimate.Hi, slices.Max(estimates))
+	}
+	return res
+}
+
 // Order is the order in which a search visits its configurations.
 type Order int
 
 const (
-	Forward Order = iota
+	// DefaultOrder leaves the order to the caller's default; Search
+	// treats it as Forward.
+	DefaultOrder Order = iota
+	Forward
 	Reverse
 )
 
-// ParseOrder turns "forward" or "reverse" into an Order.
+// Or is o, or def when o is DefaultOrder.
+func (o Order) Or(def Order) Order {
+	if o == DefaultOrder {
+		return def
+	}
+	return o
+}
+
+// ParseOrder turns "forward" or "reverse" into an Order, and "" into
+// DefaultOrder.
 func ParseOrder(s string) (Order, error) {
 	switch s {
+	case "":
+		return DefaultOrder, nil
 	case "forward":
 		return Forward, nil
 	case "reverse":

@@ -191,6 +191,30 @@ func TestSearchFindsTheBestInEitherOrder(t *testing.T) {
 	}
 }
 
+func TestDefaultOrderIsTheCallersDefault(t *testing.T) {
+	tests := []struct {
+		flag     string
+		def, got Order
+	}{
+		{"", Reverse, Reverse},
+		{"", Forward, Forward},
+		{"forward", Reverse, Forward},
+		{"reverse", Forward, Reverse},
+	}
+	for _, tt := range tests {
+		o, err := ParseOrder(tt.flag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.Or(tt.def); got != tt.got {
+			t.Errorf("ParseOrder(%q).Or(%d) = %d, want %d", tt.flag, tt.def, got, tt.got)
+		}
+	}
+	if _, err := ParseOrder("sideways"); err == nil {
+		t.Error("ParseOrder(sideways) succeeded")
+	}
+}
+
 func TestSearchOfNothingIsAnError(t *testing.T) {
 	_, err := Search(context.Background(), 0, Forward, func(context.Context, int, float64) (Result, error) { return Result{}, nil })
 	if err == nil {
