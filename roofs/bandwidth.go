@@ -130,14 +130,83 @@ func interval(e stats.Estimate) roofline.Interval {
 	return roofline.Interval{Lo: e.Min, Hi: e.Max}
 }
 
-// bandwidthBudget bounds one size's iteration loop. bandwidthMinCount is the
-// fewest samples before a size may converge: samples last about a
-// millisecond in the caches, and eight of them could all fall into one
-// episode of interference; sixteen span more of it.
+// bandwidthBudget bounds one size's iteration loop. At DRAM sizes it holds
+// only two to four samples; raising it to hold eight left the DRAM
+// ceiling's mean difference from --fixed 200 where it was (+1.6% over four
+// paired rounds, BenchmarkDRAMEarlyVsFixed) and cut that part's speedup
+// from 47x to 21x, so it stays. bandwidthMinCount is the fewest samples
+// before a size may converge: samples last about a millisecond in the
+// caches, and eight of them could all fall into one episode of
+// interference; sixteen span more of it.
 const (
 	bandwidthBudget   = 50 * time.Millisecond
 	bandwidthMinCount = 16
 )
+
+// sizeQuantum is what working-set sizes are multiples of: one loop block of
+// the kernel with the most bytes per element on every thread, the same for
+// all kernels so that they share sizes.
+func sizeQuantum(ks []kernels.Bandwidth, threads int) int64 {
+	var widest float64
+	for _, k := range ks {
+		widest = max(widest, k.BytesPerElement)
+	}
+	return int64(threads) * 64 * int64(widest)
+}
+
+// envelope is a sweep of every bandwidth kernel: at each size the best
+// kernel's rate, which kernel that was and its evaluation, and every
+// evaluation for the tuning summary.
+type envelope struct {
+	points   []SweepPoint
+	kernelAt map[int64]string
+	resultAt map[int64]stats.Result
+	results  []stats.Result
+}
+
+// sweepEnvelope measures every kernel at each size on cpus, the sizes
+// smallest first, each size's kernels on shared operands; a size's
+// evaluations stop below the best kernel there (stop condition 4).
+func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus []int, sizes []int64, minCount int, budget time.Duration) (envelope, error) {
+	env := envelope{kernelAt: map[int64]string{}, resultAt: map[int64]stats.Result{}}
+	best := map[int64]float64{}
+	jobs := make([]*bandwidthJob, len(ks))
+	for i, k := range ks {
+		inner := o.innerRule(budget)
+		if o.Fixed == 0 {
+			inner.MinCount = minCount
+		}
+		jobs[i] = &bandwidthJob{kernel: k, cpus: cpus, inner: inner, best: best}
+	}
+	at := func(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
+		ops, err := allocOperands(ks, cpus, ws)
+		if err != nil {
+			return 0, roofline.Interval{}, err
+		}
+		var top float64
+		var topCI roofline.Interval
+		for _, j := range jobs {
+			gbps, ci, err := j.evaluate(ctx, ws, ops)
+			if err != nil {
+				return 0, roofline.Interval{}, fmt.Errorf("%s-%s: %w", j.kernel.ISA, j.kernel.Name, err)
+			}
+			if gbps > top {
+				top, topCI = gbps, ci
+				env.kernelAt[ws] = j.kernel.ISA + "-" + j.kernel.Name
+				env.resultAt[ws] = j.results[len(j.results)-1]
+			}
+		}
+		return top, topCI, nil
+	}
+	var err error
+	env.points, err = Sweep(ctx, sizes, at, func(done, total int) {
+		o.progress("bandwidth, %s: %d/%d sizes", threadsWord(len(cpus)), done, total)
+	})
+	for _, j := range jobs {
+		env.results = append(env.results, j.results...)
+	}
+	return env, err
+}
 
 // measureBandwidth sweeps every kernel over the same working-set sizes and
 // reads the levels' ceilings from the envelope, the best kernel at each
@@ -158,60 +227,18 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 	if o.Quick {
 		perOctave, budget, minCount = 1, bandwidthBudget/2, bandwidthMinCount/2
 	}
-	// One quantum for all kernels, so they share sizes: a loop block of
-	// the kernel with the most bytes per element, on every thread.
-	var widest float64
-	for _, k := range ks {
-		widest = max(widest, k.BytesPerElement)
-	}
-	quantum := int64(len(cpus)) * 64 * int64(widest)
+	quantum := sizeQuantum(ks, len(cpus))
 	sizes, err := SweepSizes(lo, hi, perOctave, quantum)
 	if err != nil {
 		return err
 	}
 	sizes = WithDRAMSizes(sizes, quantum)
-	kernelAt := map[int64]string{}
-	resultAt := map[int64]stats.Result{} // the winning kernel's evaluation
-	best := map[int64]float64{}
-	jobs := make([]*bandwidthJob, len(ks))
-	for i, k := range ks {
-		inner := o.innerRule(budget)
-		if o.Fixed == 0 {
-			inner.MinCount = minCount
-		}
-		jobs[i] = &bandwidthJob{kernel: k, cpus: cpus, inner: inner, best: best}
-	}
-	// Each size is the envelope of every kernel at it.
-	envelopeAt := func(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
-		ops, err := allocOperands(ks, cpus, ws)
-		if err != nil {
-			return 0, roofline.Interval{}, err
-		}
-		var top float64
-		var topCI roofline.Interval
-		for _, j := range jobs {
-			gbps, ci, err := j.evaluate(ctx, ws, ops)
-			if err != nil {
-				return 0, roofline.Interval{}, fmt.Errorf("%s-%s: %w", j.kernel.ISA, j.kernel.Name, err)
-			}
-			if gbps > top {
-				top, topCI = gbps, ci
-				kernelAt[ws] = j.kernel.ISA + "-" + j.kernel.Name
-				resultAt[ws] = j.results[len(j.results)-1]
-			}
-		}
-		return top, topCI, nil
-	}
-	envelope, err := Sweep(ctx, sizes, envelopeAt, func(done, total int) {
-		o.progress("bandwidth, %s: %d/%d sizes", threadsWord(len(cpus)), done, total)
-	})
-	for _, j := range jobs {
-		t.add(j.results...)
-	}
+	env, err := sweepEnvelope(ctx, o, ks, cpus, sizes, minCount, budget)
+	t.add(env.results...)
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
-	plateaus, flags, err := Plateaus(envelope, levels)
+	plateaus, flags, err := Plateaus(env.points, levels)
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
@@ -219,10 +246,10 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 		rep.flag(f.Code, fmt.Sprintf("%d-thread sweep: %s", len(cpus), f.Message))
 	}
 	for _, p := range plateaus {
-		k := kernelAt[p.WorkingSetBytes]
+		k := env.kernelAt[p.WorkingSetBytes]
 		rep.Roofs.Bandwidth = append(rep.Roofs.Bandwidth, roofline.BandwidthRoof{Level: p.Level, Kernel: k,
 			Threads: len(cpus), GBytesPerS: p.GBytesPerS, CI: p.CI, WorkingSetBytes: p.WorkingSetBytes})
-		r := resultAt[p.WorkingSetBytes]
+		r := env.resultAt[p.WorkingSetBytes]
 		rep.Details = append(rep.Details, Detail{Kind: "bandwidth", Name: p.Level, Threads: len(cpus),
 			Config: fmt.Sprintf("%s at %s", k, FormatBytes(p.WorkingSetBytes)), Invocations: r.Invocations,
 			Iterations: r.Iterations, Value: p.GBytesPerS, CI: p.CI, Reasons: r.InnerReasons})
