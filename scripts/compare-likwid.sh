@@ -6,9 +6,14 @@
 #   - L1, L2, L3 and DRAM bandwidth against the best of likwid-bench's
 #     stream_mem, stream and load kernels at working sets inside each level;
 #   - the DGEMM roof against the best cblas_dgemm rate of a plain C loop over
-#     seed 000's 96 shapes, with the same library and thread count;
+#     seed 000's 96 shapes, with the same library and thread count, and
+#     against that best shape timed again (the best of 96 noisy figures is
+#     biased upward);
 #   - wall time of the default run and of --quick, and early stopping against
-#     --fixed (one thread: speedup and largest difference between the roofs).
+#     --fixed (one thread: speedup and largest difference between the roofs);
+#   - with DRAM_ROUNDS=N (default 0), the DRAM ceiling early-stopped and with
+#     --fixed 200 in N paired rounds (BenchmarkDRAMEarlyVsFixed): two whole
+#     runs minutes apart differ by the machine's drift, paired rounds do not.
 # Needs likwid (apt-get install likwid), jq, and for the DGEMM baseline a C
 # compiler and OpenBLAS. Extra arguments go to every rprof roofs run (e.g.
 # --blas-arch SkylakeX). Set FIXED=N (default 200) and FIXED_INV (default 3)
@@ -170,5 +175,10 @@ if [ "$fixed" -gt 0 ]; then
 		$es[] | . as $x | ($fs[] | select(.k == $x.k) | .v) as $fv | select($x.v != null and $fv != null) |
 		"\($x.k)\t\($x.v * 100 | round / 100)\t\($fv * 100 | round / 100)\t\((($x.v - $fv) / $fv * 1000 | round) / 10)%"' |
 		column -t -N "roof,early,fixed,difference"
+fi
+if [ "${DRAM_ROUNDS:-0}" -gt 0 ]; then
+	echo
+	echo "DRAM ceiling, early stopping against --fixed 200 in $DRAM_ROUNDS paired rounds (1 thread): want the mean difference within 2%"
+	go test ./roofs -run '^$' -bench DRAMEarlyVsFixed -benchtime "${DRAM_ROUNDS}x" | grep '^Benchmark' | tr '\t' '\n' | sed -n 's/^ *\([-0-9.]*\) \([a-z].*\)$/  \2: \1/p'
 fi
 echo; echo "# load average at the end: $(cut -d" " -f1-3 /proc/loadavg)"
