@@ -135,34 +135,23 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 // seedLimit holds the largest n, m and k of seed 000's space.
 var seedLimit = Shape{N: 4000, M: 4000, K: 2048}
 
-// climb searches on from best, the best shape of space: while a dimension
-// of the current shape is at or past the largest value space has for it,
-// the shape with that dimension doubled (up to seed 000's limit) duels the
-// current one, and the search moves to whichever such shape wins, until
-// none does. It returns the results of the duels and the best shape with
-// its latest result.
+// climb searches on from best, the best shape of space: the shapes with one
+// dimension of the current one doubled (up to seed 000's limits) that were
+// not measured yet duel the current one, and the search moves to whichever
+// wins, until none does. Inside the space every such shape was measured,
+// so the climb only leaves it, from its edge. It returns the results of
+// the duels and the best shape with its latest result.
 func climb(ctx context.Context, space []Shape, best Shape, r stats.Result, duel func(ctx context.Context, incumbent, challenger Shape) (stats.Result, stats.Result, error)) ([]stats.Result, Shape, stats.Result, error) {
-	var edge Shape
 	seen := map[Shape]bool{}
 	for _, s := range space {
-		edge = Shape{max(edge.N, s.N), max(edge.M, s.M), max(edge.K, s.K)}
 		seen[s] = true
 	}
 	var results []stats.Result
 	for {
-		var next []Shape
-		if best.N >= edge.N && 2*best.N <= seedLimit.N {
-			next = append(next, Shape{2 * best.N, best.M, best.K})
-		}
-		if best.M >= edge.M && 2*best.M <= seedLimit.M {
-			next = append(next, Shape{best.N, 2 * best.M, best.K})
-		}
-		if best.K >= edge.K && 2*best.K <= seedLimit.K {
-			next = append(next, Shape{best.N, best.M, 2 * best.K})
-		}
+		next := []Shape{{2 * best.N, best.M, best.K}, {best.N, 2 * best.M, best.K}, {best.N, best.M, 2 * best.K}}
 		moved := false
 		for _, s := range next {
-			if seen[s] {
+			if seen[s] || s.N > seedLimit.N || s.M > seedLimit.M || s.K > seedLimit.K {
 				continue
 			}
 			seen[s] = true

@@ -260,7 +260,7 @@ func TestClockMHzMeasuresAPlausibleClock(t *testing.T) {
 	}
 }
 
-func TestDGEMMClimbGoesPastTheSpacesEdgeWhileThatWins(t *testing.T) {
+func TestDGEMMClimbLeavesTheSpaceWhileThatWins(t *testing.T) {
 	space, err := DGEMMSpace("default")
 	if err != nil {
 		t.Fatal(err)
@@ -286,6 +286,8 @@ func TestDGEMMClimbGoesPastTheSpacesEdgeWhileThatWins(t *testing.T) {
 			[]Shape{{4000, 4000, 1024}, {2000, 4000, 2048}, {4000, 4000, 2048}}},
 		{"the edge's neighbours lose", rate(1024, 2000), Shape{2000, 4000, 1024}, Shape{2000, 4000, 1024},
 			[]Shape{{4000, 4000, 1024}, {2000, 4000, 2048}}},
+		{"from inside the edge in n, n grows once k has left the space", rate(2048, 4000), Shape{1000, 4000, 1024}, Shape{4000, 4000, 2048},
+			[]Shape{{1000, 4000, 2048}, {2000, 4000, 2048}, {4000, 4000, 2048}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,9 +25,10 @@ var cmdRoofs = &command{
 	Short:     "measure compute and bandwidth roofs",
 	Long: `
 Roofs measures this machine's ceilings: peak FLOP/s of FMA and mul+add
-kernels for each ISA and precision, DGEMM through the vendor BLAS, and the
-bandwidth of L1, L2, L3 and DRAM from a working-set sweep, for each thread
-scope (1 thread, the cores of one socket, all cores). Parameters are
+kernels for each ISA and precision, and the bandwidth of L1, L2, L3 and
+DRAM from a working-set sweep, for each thread scope (1 thread, the cores
+of one socket, all cores), and DGEMM through the vendor BLAS on the widest
+scope. Parameters are
 autotuned, and every evaluation stops as soon as it may: at its time or
 count budget, once its 99% interval is within 1% of the estimate, or once
 the interval lies below the best configuration so far. Compute and DGEMM
@@ -44,7 +45,8 @@ Flags:
   --fixed N          no early stopping: N iterations per invocation for
                      every configuration (the fixed-sample baseline)
   --method M         median (default), mean or bootstrap
-  --order O          search order: forward (default) or reverse
+  --order O          search order, forward or reverse (default: compute
+                     forward, DGEMM shapes largest first)
   --invocations N    outer-loop invocations per configuration (default 3,
                      1 with --quick)
   --blas PATH        BLAS library for DGEMM (default: search the usual
@@ -52,7 +54,8 @@ Flags:
   --blas-arch NAME   kernel set the BLAS must use: sets OPENBLAS_CORETYPE
                      and BLIS_ARCH_TYPE for the workers (e.g. SkylakeX for
                      OpenBLAS, skx or zen4 for BLIS)
-  --dgemm-space S    DGEMM search space: quick, default or seed
+  --dgemm-space S    DGEMM search space: quick, default (then a climb
+                     past its edge) or seed (seed 000's 96 shapes)
   --no-dgemm         skip DGEMM
   --in-process       run invocations in this process (no worker processes)
 `,
