@@ -100,18 +100,21 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 			return invoke(ctx, space[i], inner, b)
 		})
 	})
+	if err != nil {
+		return fmt.Errorf("measure dgemm on %s: %w", threadsWord(len(cpus)), err)
+	}
 	results, s, r := tuned.Results, space[tuned.Best], tuned.Results[tuned.Best]
-	// The default space is cut short for time; its best shape usually lies
-	// on its edge, so the search goes on past the edge from there.
-	if err == nil && !o.Quick && (o.DGEMMSpace == "" || o.DGEMMSpace == "default") {
+	// The default space is cut short for time and its best shape often
+	// lies on its edge, so the search climbs out of it from there.
+	if !o.Quick && (o.DGEMMSpace == "" || o.DGEMMSpace == "default") {
 		var more []stats.Result
 		more, s, r, err = climb(ctx, space, s, r, func(ctx context.Context, inc, ch Shape) (stats.Result, stats.Result, error) {
 			return duel(ctx, ev, inc, ch, invoke)
 		})
+		if err != nil {
+			return fmt.Errorf("measure dgemm on %s: %w", threadsWord(len(cpus)), err)
+		}
 		results = append(results, more...)
-	}
-	if err != nil {
-		return fmt.Errorf("measure dgemm on %s: %w", threadsWord(len(cpus)), err)
 	}
 	if used == nil {
 		used = lib

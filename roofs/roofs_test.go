@@ -342,3 +342,19 @@ func TestDuelSeesThroughDrift(t *testing.T) {
 			incR.Estimate.Value, incR.Invocations, chR.Estimate.Value, chR.Invocations)
 	}
 }
+
+type failingInvoker struct{ err error }
+
+func (f failingInvoker) Invoke(context.Context, Job) (Reply, error) { return Reply{}, f.err }
+
+func TestDGEMMInterruptedReturnsTheErrorWithoutARoof(t *testing.T) {
+	if _, err := blasFor(""); err != nil {
+		t.Skipf("no BLAS to probe: %v", err)
+	}
+	rep := &Report{}
+	err := measureDGEMM(context.Background(), Options{Invoker: failingInvoker{context.Canceled}}, rep,
+		&tally{tuning: &roofline.Tuning{StopReasons: map[string]int{}}}, []int{0})
+	if !errors.Is(err, context.Canceled) || rep.Roofs.DGEMM != nil {
+		t.Errorf("err = %v, DGEMM roof %+v; want context.Canceled and no roof", err, rep.Roofs.DGEMM)
+	}
+}
