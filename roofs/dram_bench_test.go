@@ -2,13 +2,13 @@ package roofs
 
 import (
 	"context"
-	"math"
 	"os"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/rprof/rprof/internal/affinity"
+	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofs/kernels"
 )
 
@@ -61,24 +61,14 @@ func BenchmarkDRAMEarlyVsFixed(b *testing.B) {
 		diffs = append(diffs, 100*(e-f)/f)
 		earlyTime, fixedTime = earlyTime+te, fixedTime+tf
 	}
-	b.ReportMetric(mean(early), "early-GB/s")
-	b.ReportMetric(mean(fixed), "fixed-GB/s")
-	b.ReportMetric(mean(diffs), "diff-%")
+	fixedMean := stats.Summarize(fixed).Mean
+	b.ReportMetric(stats.Summarize(early).Mean, "early-GB/s")
+	b.ReportMetric(fixedMean, "fixed-GB/s")
+	b.ReportMetric(stats.Summarize(diffs).Mean, "diff-%")
 	b.ReportMetric(slices.Min(diffs), "min-diff-%")
 	b.ReportMetric(slices.Max(diffs), "max-diff-%")
-	b.ReportMetric(100*(slices.Max(fixed)-slices.Min(fixed))/mean(fixed), "fixed-range-%")
+	b.ReportMetric(100*(slices.Max(fixed)-slices.Min(fixed))/fixedMean, "fixed-range-%")
 	b.ReportMetric(fixedTime.Seconds()/earlyTime.Seconds(), "speedup")
 }
 
 func benchAllThreads() bool { return os.Getenv("RPROF_BENCH_THREADS") == "all" }
-
-func mean(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	return s / float64(len(x))
-}
