@@ -28,11 +28,11 @@ Roofs measures this machine's ceilings: peak FLOP/s of FMA and mul+add
 kernels for each ISA and precision, and the bandwidth of L1, L2, L3 and
 DRAM from a working-set sweep, for each thread scope (1 thread, the cores
 of one socket, all cores), and DGEMM through the vendor BLAS on the widest
-scope. Parameters are
-autotuned, and every evaluation stops as soon as it may: at its time or
-count budget, once its 99% interval is within 1% of the estimate, or once
-the interval lies below the best configuration so far. Compute and DGEMM
-invocations run in fresh worker processes. See docs/roofs.md.
+scope. Parameters are autotuned, and every evaluation stops as soon as it
+may: at its time or count budget, once its 99% interval is within 1% of
+the estimate, or once the interval lies below the best configuration so
+far. Compute and DGEMM invocations run in fresh worker processes. See
+docs/roofs.md.
 
 The table goes to stderr; the roofs document (docs/schema-roofs.md) is
 written to -o, by default where 'rprof run' looks for it.
@@ -262,7 +262,7 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		fmt.Fprintf(w, "DGEMM skipped: %s\n", rep.DGEMMSkipped)
 	}
 	if g := r.DGEMM; g != nil {
-		fmt.Fprintf(w, "dgemm: %s %s (%s kernels, %s), measured on the widest thread scope only, %d-thread (--threads for another)\n",
+		fmt.Fprintf(w, "dgemm: %s %s (%s kernels, %s), measured on the widest thread scope only (threads: %d; --threads for another)\n",
 			g.Library, orDash(g.Version), orDash(g.CoreName), rep.DGEMMPath, g.Threads)
 		for _, f := range g.Flags {
 			fmt.Fprintf(w, "note (%s): %s\n", f.Code, f.Message)
