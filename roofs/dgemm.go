@@ -68,12 +68,16 @@ const slowDGEMM = 0.75
 // over a narrower one took about ten seconds of the minute a run may take,
 // for a figure no document kept.
 func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []int) error {
-	space, err := DGEMMSpace(o.DGEMMSpace)
+	name := o.DGEMMSpace
+	if name == "" {
+		name = "default"
+		if o.Quick {
+			name = "quick"
+		}
+	}
+	space, err := DGEMMSpace(name)
 	if err != nil {
 		return err
-	}
-	if o.Quick && o.DGEMMSpace == "" {
-		space, _ = DGEMMSpace("quick")
 	}
 	// Probe here, once, so a missing library is reported as a skip
 	// rather than as every invocation failing.
@@ -106,7 +110,7 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 	results, s, r := tuned.Results, space[tuned.Best], tuned.Results[tuned.Best]
 	// The default space is cut short for time and its best shape often
 	// lies on its edge, so the search climbs out of it from there.
-	if !o.Quick && (o.DGEMMSpace == "" || o.DGEMMSpace == "default") {
+	if name == "default" {
 		var more []stats.Result
 		more, s, r, err = climb(ctx, space, s, r, func(ctx context.Context, inc, ch Shape) (stats.Result, stats.Result, error) {
 			return duel(ctx, ev, inc, ch, invoke)
@@ -183,20 +187,21 @@ func climb(ctx context.Context, space []Shape, best Shape, r stats.Result, duel 
 func duel(ctx context.Context, ev stats.Evaluator, incumbent, challenger Shape, invoke func(context.Context, Shape, stats.StopRule, float64) (stats.Inner, error)) (stats.Result, stats.Result, error) {
 	var incIns []stats.Inner
 	ch, err := ev.Evaluate(ctx, 0, func(ctx context.Context, inner stats.StopRule, b float64) (stats.Inner, error) {
+		order := []Shape{incumbent, challenger}
+		if len(incIns)%2 == 1 {
+			order = []Shape{challenger, incumbent}
+		}
 		var chIn stats.Inner
-		var err error
-		if len(incIns)%2 == 1 {
-			if chIn, err = invoke(ctx, challenger, inner, b); err != nil {
-				return chIn, err
+		for _, s := range order {
+			in, err := invoke(ctx, s, inner, b)
+			if err != nil {
+				return in, err
 			}
-		}
-		in, err := invoke(ctx, incumbent, inner, 0)
-		if err != nil {
-			return in, err
-		}
-		incIns = append(incIns, in)
-		if len(incIns)%2 == 1 {
-			return invoke(ctx, challenger, inner, b)
+			if s == incumbent {
+				incIns = append(incIns, in)
+			} else {
+				chIn = in
+			}
 		}
 		return chIn, nil
 	})
