@@ -7,7 +7,12 @@ cd "$(dirname "$0")/.."
 
 # Packages the tests use for real. Tests that need one skip with the reason
 # when it is absent, so a machine without root still runs the rest.
-apt_pkgs=(libopenblas0-pthread libblis4-openmp likwid chromium)
+apt_pkgs=(
+	libopenblas0-pthread libopenblas-dev libblis4-openmp likwid chromium linux-perf
+	qemu-user                           # --count emulate
+	libdnnl2 libdnnl-dev python3-torch  # rprof dnn
+	openmpi-bin libopenmpi-dev mpich libmpich-dev slurm-wlm munge iproute2  # MPI and Slurm
+)
 
 missing=()
 for p in "${apt_pkgs[@]}"; do
@@ -19,7 +24,7 @@ if ((${#missing[@]})) && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; th
 	# A failed install is not a failed test run: the tests that need a
 	# package skip with the reason.
 	{ apt-get update -qq >/dev/null &&
-		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
+		apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends "${missing[@]}" >/dev/null; } ||
 		echo "warning: could not install ${missing[*]}; the tests that need them will skip" >&2
 fi
 
