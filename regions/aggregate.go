@@ -32,6 +32,10 @@ type Stats struct {
 	// they entered on: their per-CPU counter deltas are meaningless and are
 	// left out of Counts.
 	Migrated uint64
+	// Switched counts completed calls during which their CPU switched
+	// tasks (the thread was preempted or blocked): per-CPU counters then
+	// counted other tasks too, so these calls are left out of Counts.
+	Switched uint64
 	// Threads counts the threads that completed calls.
 	Threads int
 	// Seconds is the inclusive time in the region, each thread's outermost
@@ -48,7 +52,7 @@ type Stats struct {
 	// MeasuredMean is Mean before subtraction.
 	MeasuredMean float64
 	// Counts holds each counter's deltas summed over outermost calls that
-	// stayed on one CPU; CountedSeconds is the inclusive time those calls
+	// stayed on one CPU without a task switch; CountedSeconds is the inclusive time those calls
 	// took, so that rates are Counts over CountedSeconds.
 	Counts         []pmu.Count
 	CountedSeconds float64
@@ -66,6 +70,9 @@ type Aggregator struct {
 	// markerCost is the probe cost of a marker region.
 	markerCost Cost
 	nCounters  int
+	// guard: counter 0 counts the CPU's context switches; it decides
+	// whether a call's counts are the thread's own and is not reported.
+	guard   bool
 	threads    map[uint32][]*frame
 	// OrphanExits counts returns and stop markers without their entry (a
 	// record lost, or a call entered before the probes were attached).
@@ -82,6 +89,7 @@ type region struct {
 	self      float64
 	neverLeft uint64
 	migrated  uint64
+	switched  uint64
 	tids      map[uint32]bool
 	counts    []pmu.Count
 	counted   float64
@@ -105,9 +113,10 @@ type frame struct {
 // NewAggregator aggregates records of the named function regions (indexed
 // by attach cookie) and of LIKWID marker regions, which are created by tag
 // as they appear. costs, when not nil, holds each function region's probe
-// cost; markerCost is that of a marker region.
-func NewAggregator(names []string, costs []Cost, markerCost Cost, nCounters int) *Aggregator {
-	a := &Aggregator{markers: map[string]int{}, markerCost: markerCost, nCounters: nCounters, threads: map[uint32][]*frame{}}
+// cost; markerCost is that of a marker region. Records carry nCounters
+// counters; with guard, the first counts the CPU's context switches.
+func NewAggregator(names []string, costs []Cost, markerCost Cost, nCounters int, guard bool) *Aggregator {
+	a := &Aggregator{markers: map[string]int{}, markerCost: markerCost, nCounters: nCounters, guard: guard, threads: map[uint32][]*frame{}}
 	for i, n := range names {
 		var c Cost
 		if i < len(costs) {
@@ -211,9 +220,12 @@ func (a *Aggregator) finish(below []*frame, f *frame, end Record) {
 		rg.inclusive += incl
 		rg.inclMeas += meas
 	}
-	if end.CPU != f.cpu {
+	switch {
+	case end.CPU != f.cpu:
 		rg.migrated++
-	} else if outermost && a.counted(f.counts, end.Counts) {
+	case a.guard && a.counted(f.counts, end.Counts) && end.Counts[0].Raw != f.counts[0].Raw:
+		rg.switched++
+	case outermost && a.counted(f.counts, end.Counts):
 		for i := range rg.counts {
 			rg.counts[i].Raw += end.Counts[i].Raw - f.counts[i].Raw
 			rg.counts[i].Enabled += end.Counts[i].Enabled - f.counts[i].Enabled
@@ -255,9 +267,13 @@ func (a *Aggregator) Stats() []Stats {
 	}
 	out := make([]Stats, 0, len(a.regions))
 	for _, rg := range a.regions {
+		counts := rg.counts
+		if a.guard {
+			counts = counts[1:]
+		}
 		s := Stats{Name: rg.name, Calls: uint64(len(rg.durations)), NeverLeft: rg.neverLeft, Migrated: rg.migrated,
-			Threads: len(rg.tids), Seconds: rg.inclusive, MeasuredSeconds: rg.inclMeas, SelfSeconds: rg.self,
-			Counts: rg.counts, CountedSeconds: rg.counted, Cost: rg.cost}
+			Switched: rg.switched, Threads: len(rg.tids), Seconds: rg.inclusive, MeasuredSeconds: rg.inclMeas,
+			SelfSeconds: rg.self, Counts: counts, CountedSeconds: rg.counted, Cost: rg.cost}
 		if n := len(rg.durations); n > 0 {
 			d := slices.Clone(rg.durations)
 			slices.Sort(d)

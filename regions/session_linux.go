@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"github.com/rprof/rprof/pmu"
+	"golang.org/x/sys/unix"
 )
 
 // Options configure Attach.
@@ -26,6 +27,10 @@ type Options struct {
 	// about 80k calls in flight with two counters).
 	RingBytes int
 }
+
+// contextSwitches is the guard counter read with the user's counters.
+var contextSwitches = pmu.Event{Name: "context-switches", PMU: "software",
+	Attr: pmu.Attr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES}, Scale: 1}
 
 // Session is a set of probes attached to one process. Stop detaches them
 // and returns the figures; Close releases everything on error paths. Both
@@ -63,8 +68,13 @@ func Attach(pid int, probes []Probe, opts Options) (_ *Session, err error) {
 	if nfun > MaxRegions {
 		return nil, &TooManyRegionsError{N: nfun}
 	}
-	if len(opts.Counters) > MaxCounters {
-		return nil, fmt.Errorf("regions: %d counters asked for, at most %d are read per probe", len(opts.Counters), MaxCounters)
+	if len(opts.Counters) >= MaxCounters {
+		return nil, fmt.Errorf("regions: %d counters asked for, at most %d are read per probe", len(opts.Counters), MaxCounters-1)
+	}
+	if len(opts.Counters) > 0 {
+		// The guard: a call during which its CPU switched tasks counted
+		// others' events too.
+		opts.Counters = append([]pmu.Event{contextSwitches}, opts.Counters...)
 	}
 	s := &Session{probes: probes, nCount: len(opts.Counters)}
 	defer func() {
@@ -127,7 +137,7 @@ func Attach(pid int, probes []Probe, opts Options) (_ *Session, err error) {
 			names = append(names, p.Name)
 		}
 	}
-	s.agg = NewAggregator(names, opts.Costs, opts.MarkerCost, s.nCount)
+	s.agg = NewAggregator(names, opts.Costs, opts.MarkerCost, s.nCount, s.nCount > 0)
 	s.wg.Add(1)
 	go s.read()
 	return s, nil
