@@ -73,7 +73,7 @@ type Aggregator struct {
 	// guard: counter 0 counts the CPU's context switches; it decides
 	// whether a call's counts are the thread's own and is not reported.
 	guard   bool
-	threads    map[uint32][]*frame
+	threads map[uint32][]*frame
 	// OrphanExits counts returns and stop markers without their entry (a
 	// record lost, or a call entered before the probes were attached).
 	OrphanExits uint64

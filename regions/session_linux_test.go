@@ -172,8 +172,11 @@ func TestProbedFunctionCountsCallsAndTime(t *testing.T) {
 			if r.Calls != 5 || r.NeverLeft != 0 {
 				t.Fatalf("calls %d, never left %d; want 5, 0 (%+v)", r.Calls, r.NeverLeft, res)
 			}
-			if d := r.Seconds/secs - 1; d < -0.02 || d > 0.05 {
-				t.Errorf("region time %.6f s, target's own %.6f s (%+.1f%%)", r.Seconds, secs, 100*d)
+			// Each call spins 10 ms of wall time, and the target's own
+			// timing of a call encloses the probed window (preemption on a
+			// loaded machine only widens both).
+			if r.Seconds < 5*0.010 || r.Seconds > secs*1.001 {
+				t.Errorf("region time %.6f s, want at least 0.05 s and at most the target's own %.6f s", r.Seconds, secs)
 			}
 		})
 	}
