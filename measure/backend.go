@@ -26,8 +26,10 @@ type Backend interface {
 	// Resolve decides what can be counted for cfg here, before anything
 	// runs. It refuses with an error matching ErrInvalidConfig for bad
 	// input, or with a *NoCountersError when neither W and Q nor the
-	// events asked for can be counted.
-	Resolve(cfg Config) (Counting, error)
+	// events asked for can be counted. For a rank of a parallel job
+	// (cfg.Node), a backend with Background counters holds the election
+	// and leaves them out unless elected (see the pmu backend).
+	Resolve(ctx context.Context, cfg Config) (Counting, error)
 	// Count runs target once and counts it: it adds what it needs to
 	// target (its Hooks, or a wrapper in front of its Argv) and calls
 	// launch.Run. The Outcome holds one count per resolved counter.

@@ -79,10 +79,18 @@ type resolved struct {
 	machine roofline.Machine
 }
 
-func (b *pmuBackend) Resolve(cfg Config) (Counting, error) {
+func (b *pmuBackend) Resolve(ctx context.Context, cfg Config) (Counting, error) {
 	res, err := resolve(cfg, b.sysfs, b.procfs, b.diagnose, b.probe)
 	if err != nil {
 		return Counting{}, err
+	}
+	owner, notes, err := ownsTraffic(ctx, cfg)
+	if err != nil {
+		return Counting{}, err
+	}
+	if !owner {
+		res.specs = slices.DeleteFunc(res.specs, func(s counterSpec) bool { return s.event.SystemWide() })
+		res.notes = append(res.notes, notes...)
 	}
 	b.specs = res.specs
 	c := Counting{Source: res.source, Notes: res.notes, Machine: res.machine}
@@ -251,11 +259,11 @@ func layout(specs []counterSpec) {
 }
 
 // countPMU runs target once with the specs counted and puts the readings
-// back in spec order. Per-process groups are opened on the held target
-// (enable-on-exec when it has not exec'd yet) before any other hook
-// attaches; system-wide events are opened before the target starts, so
-// that a refusal runs nothing, enabled after every other hook attached and
-// disabled at the reap, before any other hook's Reap.
+// back in spec order. System-wide events are opened before the target
+// starts, so that a refusal runs nothing; per-process groups are opened on
+// the held target (enable-on-exec when it has not exec'd yet), then the
+// system-wide events are enabled, before target's own hooks attach; they
+// are disabled after target's own hooks were reaped.
 func countPMU(ctx context.Context, target launch.Spec, specs []counterSpec, userOnly bool) (_ Outcome, err error) {
 	var groups [][]pmu.Event
 	var sysEvents []pmu.Event
@@ -317,7 +325,9 @@ func countPMU(ctx context.Context, target launch.Spec, specs []counterSpec, user
 			return sys.Disable()
 		},
 	}
-	target.Hooks = append(append([]launch.Hook{openTask}, target.Hooks...), enableSys)
+	// The target's own hooks (a rank's node, probes) attach once every
+	// counter counts, and are reaped before the system-wide counters stop.
+	target.Hooks = append([]launch.Hook{openTask, enableSys}, target.Hooks...)
 	r, err := launch.Run(ctx, target)
 	if err != nil {
 		return Outcome{}, err

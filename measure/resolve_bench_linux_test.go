@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func BenchmarkResolveStartup(b *testing.B) {
 	var ms []float64
 	for b.Loop() {
 		start := time.Now()
-		if _, err := newPMUBackend().Resolve(cfg); err != nil {
+		if _, err := newPMUBackend().Resolve(context.Background(), cfg); err != nil {
 			b.Fatal(err)
 		}
 		ms = append(ms, time.Since(start).Seconds()*1e3)

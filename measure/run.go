@@ -58,7 +58,7 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 			return nil, fmt.Errorf("roofs: %w", err)
 		}
 	}
-	c, err := b.Resolve(cfg)
+	c, err := b.Resolve(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +83,12 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 			RelError: cfg.CI, MinCount: minAdaptive, Method: stats.MethodMean}
 	}
 	x := &executor{b: b, cfg: cfg}
+	if cfg.Node != nil {
+		x.hooks = []launch.Hook{{
+			Attach: func(launch.Held) error { return cfg.Node.Started() },
+			Reap:   func(int) error { return cfg.Node.Ended(ctx) },
+		}}
+	}
 	_, err = stats.Iterate(ctx, rule, 0, func() (float64, time.Duration, error) {
 		r, err := x.repetition(ctx)
 		if err != nil {
@@ -113,8 +119,11 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 
 // executor runs the repetitions and keeps the backend's notes, each once.
 type executor struct {
-	b     Backend
-	cfg   Config
+	b   Backend
+	cfg Config
+	// hooks attach to every run, after the backend's own (a rank's
+	// node: see Config.Node).
+	hooks []launch.Hook
 	notes []roofline.Flag
 }
 
@@ -142,13 +151,32 @@ func (x *executor) repetition(ctx context.Context) (rep, error) {
 
 func (x *executor) count(ctx context.Context, argv []string) (Outcome, error) {
 	o, err := x.b.Count(ctx, launch.Spec{Argv: argv, Env: x.cfg.Env, Dir: x.cfg.Dir,
-		Stdin: x.cfg.Stdin, Stdout: x.cfg.Stdout, Stderr: x.cfg.Stderr})
+		Stdin: x.cfg.Stdin, Stdout: x.cfg.Stdout, Stderr: x.cfg.Stderr, Hooks: x.hooks})
 	for _, n := range o.Notes {
 		if !slices.Contains(x.notes, n) {
 			x.notes = append(x.notes, n)
 		}
 	}
 	return o, err
+}
+
+// ownsTraffic runs the election of a rank of a parallel job (Config.Node):
+// whether it counts its node's Background counters for all local ranks. A
+// lone process owns its traffic. A rank that does not gets the flag to
+// report.
+func ownsTraffic(ctx context.Context, cfg Config) (bool, []roofline.Flag, error) {
+	if cfg.Node == nil {
+		return true, nil, nil
+	}
+	owner, err := cfg.Node.Elect(ctx)
+	if err != nil {
+		return false, nil, fmt.Errorf("traffic owner election: %w", err)
+	}
+	if owner {
+		return true, nil, nil
+	}
+	return false, []roofline.Flag{{Code: roofline.FlagTrafficElsewhere,
+		Message: "this rank did not count DRAM traffic: one process per node and job counts the node's memory controllers for all its ranks (rprof merge sums the owners' counts into the job's Q)"}}, nil
 }
 
 func hasBackgroundTraffic(counters []Counter) bool {

@@ -125,7 +125,7 @@ type fixedBackend struct {
 	idleRan  bool
 }
 
-func (f *fixedBackend) Resolve(Config) (Counting, error) { return f.counting, nil }
+func (f *fixedBackend) Resolve(context.Context, Config) (Counting, error) { return f.counting, nil }
 
 func (f *fixedBackend) Count(ctx context.Context, target launch.Spec) (Outcome, error) {
 	f.ran = append(f.ran, target.Argv)
@@ -395,5 +395,63 @@ func TestRunCountsWithTheBackendConfigNames(t *testing.T) {
 	Register("fixed-for-test", func() Backend { return f })
 	if _, err := run(context.Background(), Config{Command: []string{"k"}, Count: "fixed-for-test", Work: ptr(1)}, deps{now: time.Now}); err != nil || len(f.ran) != 1 {
 		t.Errorf("err %v, ran %v: want the registered backend to count", err, f.ran)
+	}
+}
+
+// fakeNode is a node whose election has a fixed outcome.
+type fakeNode struct {
+	owner          bool
+	started, ended int
+}
+
+func (n *fakeNode) Elect(context.Context) (bool, error) { return n.owner, nil }
+func (n *fakeNode) Started() error                      { n.started++; return nil }
+func (n *fakeNode) Ended(context.Context) error         { n.ended++; return nil }
+
+func TestRunRankCountsTrafficOnlyWhenElected(t *testing.T) {
+	for _, owner := range []bool{true, false} {
+		b := capturedPMU("skylake-sp", nil)
+		var opened []counterSpec
+		var hooks int
+		b.count = func(ctx context.Context, target launch.Spec, specs []counterSpec, userOnly bool) (Outcome, error) {
+			opened, hooks = specs, len(target.Hooks)
+			o := Outcome{Wall: time.Second}
+			for range specs {
+				o.Counts = append(o.Counts, full(1000))
+			}
+			return o, nil
+		}
+		node := &fakeNode{owner: owner}
+		p, err := run(context.Background(), Config{Command: []string{"k"}, Node: node}, fixedDeps(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := countKind(opened, KindTraffic) > 0; got != owner {
+			t.Errorf("owner %v: traffic counters opened: %v", owner, got)
+		}
+		if (p.TrafficBytes != nil) != owner || p.WorkFlops == nil || *p.WorkFlops == 0 {
+			t.Errorf("owner %v: W %v Q %v", owner, deref(p.WorkFlops), deref(p.TrafficBytes))
+		}
+		if hasFlagCode(p.Flags, roofline.FlagTrafficElsewhere) == owner {
+			t.Errorf("owner %v: flags %+v", owner, p.Flags)
+		}
+		if hooks != 1 {
+			t.Errorf("owner %v: the run had %d hooks, want the node's", owner, hooks)
+		}
+	}
+}
+
+func TestRunRankRefusesRepetitionAndSubtraction(t *testing.T) {
+	for _, cfg := range []Config{
+		{Command: []string{"k"}, Repeat: 2},
+		{Command: []string{"k"}, CI: 0.05},
+		{Command: []string{"k"}, Overhead: []string{"o"}},
+		{Command: []string{"k"}, IdleBaseline: time.Second},
+	} {
+		cfg.Node = &fakeNode{}
+		f := &fixedBackend{counting: analyticRes()}
+		if _, err := run(context.Background(), cfg, f.deps()); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%+v: err = %v, want ErrInvalidConfig", cfg, err)
+		}
 	}
 }

@@ -37,7 +37,8 @@ type Spec struct {
 	// by children the target left running); nil is /dev/null.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	// Hooks run in order at the target's start and end.
+	// Hooks attach in order once the target is held, and are reaped in
+	// reverse order once it has ended.
 	Hooks []Hook
 	// Reexec uses the re-executed launcher even where ptrace would work.
 	Reexec bool
@@ -51,9 +52,10 @@ type Hook struct {
 	// error stops the target unrun and is returned by Run; the Reap of
 	// hooks whose Attach succeeded still runs.
 	Attach func(Held) error
-	// Reap runs once the target has been reaped (ended or Attach failed),
-	// before Run returns; its error is returned when nothing failed
-	// before.
+	// Reap runs once the target has been reaped (ended, or stopped unrun),
+	// for every hook whose Attach succeeded, in reverse order, before Run
+	// returns and before the target's output is drained; its error is
+	// returned when nothing failed before.
 	Reap func(pid int) error
 }
 

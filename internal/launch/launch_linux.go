@@ -83,12 +83,11 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 			return nil
 		}
 		reaped = true
-		for _, hk := range spec.Hooks[:attached] {
-			if hk.Reap == nil {
-				continue
-			}
-			if err := hk.Reap(proc.Pid); err != nil && first == nil {
-				first = err
+		for i := attached - 1; i >= 0; i-- {
+			if r := spec.Hooks[i].Reap; r != nil {
+				if err := r(proc.Pid); err != nil && first == nil {
+					first = err
+				}
 			}
 		}
 		return first

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -527,4 +529,54 @@ func TestRunCountsInstructionsOnHardware(t *testing.T) {
 	if n := count(t, x.Task, "instructions"); n < m*1e6*3 {
 		t.Errorf("instructions = %d for %d million loop turns, want > %d", n, m, m*3_000_000)
 	}
+}
+
+func TestRunHooksAttachBeforeReleaseAndReapAfterTheEndInReverse(t *testing.T) {
+	bothPaths(t, func(t *testing.T) {
+		dir := t.TempDir()
+		before, after := filepath.Join(dir, "before"), filepath.Join(dir, "after")
+		var order []string
+		hook := func(name string) Hook {
+			return Hook{
+				Attach: func(h Held) error {
+					order = append(order, "attach "+name)
+					if h.PID <= 0 || !filepath.IsAbs(h.Path) {
+						t.Errorf("held %+v: want a PID and an absolute path", h)
+					}
+					return os.WriteFile(before, nil, 0o600)
+				},
+				Reap: func(int) error {
+					_, err := os.Stat(after)
+					order = append(order, fmt.Sprintf("reap %s (target done %v)", name, err == nil))
+					return nil
+				},
+			}
+		}
+		// The target sees the attach hooks' work and leaves its own mark.
+		r, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "test -e " + before + " && touch " + after},
+			Hooks: []Hook{hook("a"), hook("b")}, Reexec: viaLauncher})
+		if err != nil || r.ExitCode != 0 {
+			t.Fatalf("Run = exit %d, %v: the target did not see the attach hooks' work", r.ExitCode, err)
+		}
+		want := []string{"attach a", "attach b", "reap b (target done true)", "reap a (target done true)"}
+		if !slices.Equal(order, want) {
+			t.Errorf("hooks ran %q, want %q", order, want)
+		}
+
+		// A failing Attach stops the target unrun; the hooks attached
+		// before it are reaped, the failed one and later ones are not.
+		order = nil
+		hookErr := errors.New("no")
+		failing := Hook{Attach: func(Held) error { return hookErr }, Reap: func(int) error { order = append(order, "reap failing"); return nil }}
+		_, err = Run(context.Background(), Spec{Argv: []string{"touch", after + "2"}, Hooks: []Hook{hook("a"), failing, hook("c")}, Reexec: viaLauncher})
+		if !errors.Is(err, hookErr) {
+			t.Errorf("Run = %v, want the hook's error", err)
+		}
+		if _, err := os.Stat(after + "2"); err == nil {
+			t.Error("the target ran although a hook failed to attach")
+		}
+		if want := []string{"attach a", "reap a (target done true)"}; !slices.Equal(order, want) {
+			t.Errorf("hooks ran %q, want %q", order, want)
+		}
+	})
 }
