@@ -1,5 +1,7 @@
 package measure
 
+import "github.com/rprof/rprof/pmu"
+
 // flow is one level's traffic in bytes: read, written, and in all
 // ("total"-direction counters count in total only).
 type flow struct {
@@ -60,10 +62,10 @@ func tallyOf(counters []Counter, o Outcome) tally {
 			f := t.traffic[c.Level]
 			f.total += b
 			switch c.Direction {
-			case DirRead:
+			case pmu.Read:
 				f.hasRead = true
 				f.read += b
-			case DirWrite:
+			case pmu.Write:
 				f.hasWrite = true
 				f.write += b
 			}

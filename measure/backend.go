@@ -45,9 +45,10 @@ type Backend interface {
 
 // Counting is what a backend will count.
 type Counting struct {
-	// Source is where W and Q come from: SourceCounters, SourceAnalytic
-	// (Config.Work or Traffic given; only the time is measured) or
-	// SourceEvents (only Config.Events are counted).
+	// Source is where W and Q come from: roofline.SourceCounters,
+	// roofline.SourceAnalytic (Config.Work or Traffic given; only the time
+	// is measured) or roofline.SourceEvents (only Config.Events are
+	// counted).
 	Source string
 	// Counters say what each count of an Outcome means, in order.
 	Counters []Counter
@@ -81,14 +82,6 @@ const (
 	LevelDRAM = "DRAM"
 )
 
-// Traffic directions (Counter.Direction); "total" counts in a level's
-// total only, read and write in their own figure as well.
-const (
-	DirRead  = "read"
-	DirWrite = "write"
-	DirTotal = "total"
-)
-
 // Counter is one count of an Outcome and what it means.
 type Counter struct {
 	// Name, PMU and Unit are reported in the point's events.
@@ -98,7 +91,8 @@ type Counter struct {
 	Weight float64
 	// Precision splits W (roofline.Double, roofline.Single...).
 	Precision string
-	// Direction (DirRead, DirWrite, DirTotal) and Level (LevelDRAM...)
+	// Direction (pmu.Read, pmu.Write, or pmu.Total when not split; read
+	// and write also count in the level's total) and Level (LevelDRAM...)
 	// place traffic.
 	Direction, Level string
 	// Background counters count the whole machine, not only the target

@@ -20,7 +20,7 @@ func TestCountIdleCountsSystemWideEventsForTheDuration(t *testing.T) {
 		testutil.SkipUnlessHardware(t, err)
 	}
 	const d = 100 * time.Millisecond
-	o, err := countIdle(context.Background(), []counterSpec{{event: ev, kind: KindTraffic, weight: 1, class: DirTotal, group: -1}}, d)
+	o, err := countIdle(context.Background(), []counterSpec{{event: ev, kind: KindTraffic, weight: 1, class: pmu.Total, group: -1}}, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,11 +52,11 @@ func TestResolveChoosesWhereWorkAndTrafficComeFrom(t *testing.T) {
 		wantErr     func(error) bool
 	}{
 		{name: "counters on Skylake-SP", machine: "skylake-sp", cfg: Config{Events: []string{"page-faults"}},
-			wantSource: SourceCounters, wantTraffic: true},
+			wantSource: roofline.SourceCounters, wantTraffic: true},
 		{name: "analytic values on a VM without a PMU", machine: "vm-zen5", cfg: Config{Work: ptr(1e9)},
-			wantSource: SourceAnalytic, wantFlag: roofline.FlagAnalytic},
+			wantSource: roofline.SourceAnalytic, wantFlag: roofline.FlagAnalytic},
 		{name: "only user events on a VM", machine: "vm-zen5", cfg: Config{Events: []string{"page-faults", "task-clock"}}, probe: probeOK,
-			wantSource: SourceEvents, wantFlag: roofline.FlagVM},
+			wantSource: roofline.SourceEvents, wantFlag: roofline.FlagVM},
 		{name: "a user event this machine cannot open", machine: "vm-zen5", cfg: Config{Events: []string{"page-faults"}}, probe: probeFails,
 			wantErr: func(err error) bool { return errors.Is(err, pmu.ErrNotSupported) }},
 		{name: "refusal without counters, values or events", machine: "vm-zen5",
@@ -85,7 +85,7 @@ func TestResolveChoosesWhereWorkAndTrafficComeFrom(t *testing.T) {
 			if got := countKind(res.specs, KindEvent); got != len(tt.cfg.Events) {
 				t.Errorf("%d user events, want %d", got, len(tt.cfg.Events))
 			}
-			if tt.wantSource == SourceCounters && countKind(res.specs, KindWork) == 0 {
+			if tt.wantSource == roofline.SourceCounters && countKind(res.specs, KindWork) == 0 {
 				t.Errorf("no work events on %s", tt.machine)
 			}
 			if got := countKind(res.specs, KindTraffic) > 0; got != tt.wantTraffic {
@@ -154,7 +154,7 @@ func fixedDeps(b Backend) deps {
 func (f *fixedBackend) deps() deps { return fixedDeps(f) }
 
 func analyticRes() Counting {
-	return Counting{Source: SourceAnalytic}
+	return Counting{Source: roofline.SourceAnalytic}
 }
 
 func timed(walls ...float64) []Outcome {
@@ -279,7 +279,7 @@ func TestRunMeasuresTheIdleBaselineOnlyWithTrafficCounters(t *testing.T) {
 		}
 		run1 := skxRun(0.5, 0)
 		run1.Counts = run1.Counts[:len(counters)]
-		f := &fixedBackend{counting: Counting{Source: SourceCounters, Counters: counters}, outs: []Outcome{run1}}
+		f := &fixedBackend{counting: Counting{Source: roofline.SourceCounters, Counters: counters}, outs: []Outcome{run1}}
 		p, err := run(context.Background(), Config{Command: []string{"k"}, IdleBaseline: time.Millisecond}, f.deps())
 		if err != nil {
 			t.Fatal(err)
