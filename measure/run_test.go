@@ -368,3 +368,61 @@ func TestRunFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing.T) {
 		t.Errorf("err %v user-only %v: want kernel mode counted when allowed", err, f.userOnly)
 	}
 }
+
+// fakeNode is a node whose election has a fixed outcome.
+type fakeNode struct {
+	owner          bool
+	started, ended int
+}
+
+func (n *fakeNode) Elect(context.Context) (bool, error) { return n.owner, nil }
+func (n *fakeNode) Started() error                      { n.started++; return nil }
+func (n *fakeNode) Ended(context.Context) error         { n.ended++; return nil }
+
+func TestRunRankCountsTrafficOnlyWhenElected(t *testing.T) {
+	specs := []counterSpec{
+		{event: pmu.Event{Name: "flops"}, kind: kindWork, weight: 2, class: roofline.Double, group: 0},
+		{event: pmu.Event{Name: "cas", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: dirTotal, group: -1},
+	}
+	for _, owner := range []bool{true, false} {
+		f := &fakeDeps{res: resolved{source: SourceCounters, specs: specs}}
+		var opened []counterSpec
+		d := f.deps()
+		d.exec = func(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error) {
+			opened = specs
+			o := outcome{wall: time.Second}
+			for range specs {
+				o.counts = append(o.counts, full(1000))
+			}
+			return o, nil
+		}
+		p, err := run(context.Background(), Config{Command: []string{"k"}, Node: &fakeNode{owner: owner}}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := countKind(opened, kindTraffic) > 0; got != owner {
+			t.Errorf("owner %v: traffic counters opened: %v", owner, got)
+		}
+		if (p.TrafficBytes != nil) != owner || p.WorkFlops == nil || *p.WorkFlops != 2000 {
+			t.Errorf("owner %v: W %v Q %v", owner, p.WorkFlops, p.TrafficBytes)
+		}
+		if hasFlagCode(p.Flags, roofline.FlagTrafficElsewhere) == owner {
+			t.Errorf("owner %v: flags %+v", owner, p.Flags)
+		}
+	}
+}
+
+func TestRunRankRefusesRepetitionAndSubtraction(t *testing.T) {
+	for _, cfg := range []Config{
+		{Command: []string{"k"}, Repeat: 2},
+		{Command: []string{"k"}, CI: 0.05},
+		{Command: []string{"k"}, Overhead: []string{"o"}},
+		{Command: []string{"k"}, IdleBaseline: time.Second},
+	} {
+		cfg.Node = &fakeNode{}
+		f := &fakeDeps{res: analyticRes()}
+		if _, err := run(context.Background(), cfg, f.deps()); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%+v: err = %v, want ErrInvalidConfig", cfg, err)
+		}
+	}
+}
