@@ -111,7 +111,6 @@ func markerMatch(b []byte) (full, prefix bool) {
 	return false, prefix
 }
 
-
 // Capture copies r to out through a Splitter and returns the trace of the
 // verbose lines. It reads until EOF; an error writing to out stops the
 // passing through, not the reading, so the program is never blocked on a
