@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/rprof/rprof/internal/output"
 )
 
 // ErrSchema is returned when a document is of another schema or version.
@@ -104,44 +106,27 @@ func decode(path string, data []byte, v any) error {
 	return nil
 }
 
-// WriteJSON writes v as indented JSON to path atomically: the file appears
-// whole or not at all, so an interrupted run never leaves half a document.
+// WriteJSON writes v as indented JSON to path through output.Write:
+// atomically for a regular file, so an interrupted run never leaves half
+// a document.
 func WriteJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := MarshalDoc(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	data = append(data, '\n')
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return output.Write(path, nil, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
-// WriteFileAtomic writes through a temporary file in the same directory and
-// renames it into place once write succeeds.
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+// MarshalDoc is v as a document: indented JSON and a final newline.
+func MarshalDoc(v any) ([]byte, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return nil, err
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return append(data, '\n'), nil
 }
 
 // DefaultRoofsPath is where `rprof roofs` writes and `rprof run` looks by

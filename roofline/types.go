@@ -124,6 +124,11 @@ type Point struct {
 	Exit     Exit         `json:"exit"`
 	Flags    []Flag       `json:"flags"`
 	Machine  Machine      `json:"machine"`
+
+	// Rank places the point in a parallel job (rprof run under mpirun or
+	// srun); nil outside one. Job describes a job point made by Merge.
+	Rank *Rank `json:"rank,omitempty"`
+	Job  *Job  `json:"job,omitempty"`
 }
 
 // Uncertainty describes the confidence intervals of a point.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/internal/gate"
+	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
 )
@@ -67,6 +68,9 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	opts.Tolerance = tol.v
+	if err := checkOutputs(*markdown, *benchfmt); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
 	old, err := readPointsInput(fset.Arg(0))
 	if err != nil {
 		return err
@@ -83,13 +87,13 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *markdown != "" {
-		err := roofline.WriteFileAtomic(*markdown, func(w io.Writer) error { return gate.WriteComparisonMarkdown(w, c) })
+		err := output.Write(*markdown, e.stdout, func(w io.Writer) error { return gate.WriteComparisonMarkdown(w, c) })
 		if err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
 	if *benchfmt != "" {
-		err := roofline.WriteFileAtomic(*benchfmt, func(w io.Writer) error {
+		err := output.Write(*benchfmt, e.stdout, func(w io.Writer) error {
 			if err := gate.WriteBenchfmt(w, "old", old); err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/internal/gate"
+	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 )
@@ -151,6 +152,14 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		*label = filepath.Base(cmd[0])
 	}
 
+	outs := []string{*jsonPath, *mdPath, *junitPath, *benchPath}
+	if *update {
+		outs = append(outs, *baselinePath)
+	}
+	if err := checkOutputs(outs...); err != nil {
+		return false, &exitError{code: exitUsage, err: err}
+	}
+
 	// Read the baseline before running anything: a missing one is the most
 	// common mistake and should not cost a measurement.
 	var baseline []roofline.Point
@@ -181,7 +190,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		return false, &exitError{code: exitUsage, err: fmt.Errorf("could not measure: %w", err)}
 	}
 	if *jsonPath != "" {
-		if err := roofline.WriteJSON(*jsonPath, p); err != nil {
+		if err := writeDoc(e, *jsonPath, p); err != nil {
 			return false, &exitError{code: exitUsage, err: err}
 		}
 	}
@@ -296,7 +305,7 @@ func updateBaseline(e *env, path string, p *roofline.Point) error {
 		}
 		doc = set
 	}
-	if err := roofline.WriteJSON(path, doc); err != nil {
+	if err := writeDoc(e, path, doc); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	fmt.Fprintf(e.stderr, "rprof gate: wrote baseline %s: %q, %.4g s ± %s over %d repetitions\n",
@@ -330,7 +339,7 @@ func gateOutputs(e *env, v *gate.Verdict, base, cur roofline.Point, mdPath, juni
 		return err
 	}
 	if mdPath != "" {
-		if err := roofline.WriteFileAtomic(mdPath, func(w io.Writer) error { return gate.WriteMarkdown(w, v) }); err != nil {
+		if err := output.Write(mdPath, e.stdout, func(w io.Writer) error { return gate.WriteMarkdown(w, v) }); err != nil {
 			return err
 		}
 	}
@@ -349,12 +358,12 @@ func gateOutputs(e *env, v *gate.Verdict, base, cur roofline.Point, mdPath, juni
 		}
 	}
 	if junitPath != "" {
-		if err := roofline.WriteFileAtomic(junitPath, func(w io.Writer) error { return gate.WriteJUnit(w, v) }); err != nil {
+		if err := output.Write(junitPath, e.stdout, func(w io.Writer) error { return gate.WriteJUnit(w, v) }); err != nil {
 			return err
 		}
 	}
 	if benchPath != "" {
-		err := roofline.WriteFileAtomic(benchPath, func(w io.Writer) error {
+		err := output.Write(benchPath, e.stdout, func(w io.Writer) error {
 			if len(base.Samples.Seconds) > 0 {
 				if err := gate.WriteBenchfmt(w, "baseline", []roofline.Point{base}); err != nil {
 					return err

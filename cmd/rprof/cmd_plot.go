@@ -81,6 +81,9 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 			return usagef("-o %v", err)
 		}
 	}
+	if err := checkOutputs(*out); err != nil {
+		return err
+	}
 	if *threads < 0 {
 		return usagef("--threads %d: want a positive thread count", *threads)
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/internal/output"
 	rpreport "github.com/rprof/rprof/internal/report"
-	"github.com/rprof/rprof/roofline"
 )
 
 var cmdReport = &command{
@@ -65,6 +65,12 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if *threads < 0 {
 		return usagef("--threads %d: want a positive thread count", *threads)
 	}
+	if err := checkOutputs(*out); err != nil {
+		return err
+	}
+	if *out == output.Stdout && f == "html" && isTerminal(e.stdout) {
+		return usagef("will not write HTML to a terminal: give -o FILE.html (or redirect stdout), or --format md")
+	}
 	in, err := loadInputs(*roofsPath, files)
 	if err != nil {
 		return err
@@ -79,15 +85,11 @@ func runReport(ctx context.Context, e *env, args []string) error {
 		write = rpreport.Markdown
 	}
 	var notes []string
-	if *out == "-" {
-		notes, err = write(e.stdout, input)
-	} else {
-		err = roofline.WriteFileAtomic(*out, func(w io.Writer) error {
-			var werr error
-			notes, werr = write(w, input)
-			return werr
-		})
-	}
+	err = output.Write(*out, e.stdout, func(w io.Writer) error {
+		var werr error
+		notes, werr = write(w, input)
+		return werr
+	})
 	if err != nil {
 		return err
 	}

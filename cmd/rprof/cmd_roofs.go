@@ -12,8 +12,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"golang.org/x/term"
-
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
@@ -114,9 +112,14 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		if path, err = roofline.DefaultRoofsPath(); err != nil {
 			return err
 		}
+		// The default cache directory is the one directory rprof
+		// creates; a directory given with -o must exist.
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("create the cache directory: %w", err)
+		}
 	}
 	// Fail before a minute of measuring, not after.
-	if err := checkWritable(path); err != nil {
+	if err := checkOutputs(path); err != nil {
 		return err
 	}
 	if *inProcess {
@@ -148,7 +151,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	writeRoofsTable(e.stderr, rep)
-	if err := roofline.WriteJSON(path, rep.Roofs); err != nil {
+	if err := writeDoc(e, path, rep.Roofs); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "wrote %s\n", path)
@@ -172,21 +175,6 @@ func parseThreads(s string) ([]int, error) {
 	return out, nil
 }
 
-// checkWritable creates path's directory and checks a file can be created
-// there.
-func checkWritable(path string) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".probe*")
-	if err != nil {
-		return fmt.Errorf("output %s: %w", path, errors.Unwrap(err))
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
 // progress shows the current step on one line, only on a terminal.
 type progress struct {
 	w     io.Writer
@@ -195,8 +183,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer) *progress {
-	f, ok := w.(*os.File)
-	return &progress{w: w, on: ok && term.IsTerminal(int(f.Fd()))}
+	return &progress{w: w, on: isTerminal(w)}
 }
 
 func (p *progress) show(step string) {

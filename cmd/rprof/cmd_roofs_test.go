@@ -52,6 +52,17 @@ func TestRoofsRejectsBadInputInOneLine(t *testing.T) {
 	}
 }
 
+func TestRoofsRefusesAMissingOutputDirectoryAndCreatesNone(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := rprofCLI(t, "roofs", "--quick", "-o", filepath.Join(dir, "no", "such", "roofs.json"))
+	if code == exitOK || !strings.Contains(stderr, "does not exist") {
+		t.Errorf("exit %d, stderr %q; want a refusal naming the missing directory", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
+		t.Errorf("rprof roofs created the directory it was refused")
+	}
+}
+
 func TestRoofsThreadsBeyondTheMachineIsAUsageError(t *testing.T) {
 	code, _, stderr := rprofCLI(t, "roofs", "--threads", "1,100000", "-o", filepath.Join(t.TempDir(), "r.json"))
 	if code != exitUsage || !strings.Contains(stderr, "thread scope 100000: rprof may use") {
@@ -65,7 +76,7 @@ func TestRoofsQuickWritesADocument(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures for several seconds")
 	}
-	out := filepath.Join(t.TempDir(), "sub", "roofs.json")
+	out := filepath.Join(t.TempDir(), "roofs.json")
 	code, stdout, stderr := rprofCLI(t, "roofs", "--quick", "--threads", "1", "--dgemm-space", "quick", "-o", out)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

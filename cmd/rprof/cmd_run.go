@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -119,13 +117,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			return usagef("--plot %v", err)
 		}
 	}
-	for _, out := range []string{*jsonPath, *plotPath} {
-		if out == "" {
-			continue
-		}
-		if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
-			return usagef("%s: directory %s does not exist", out, filepath.Dir(out))
-		}
+	if err := checkOutputs(*jsonPath, *plotPath); err != nil {
+		return &exitError{code: exitInternal, err: err}
 	}
 	scope := "as asked with --threads"
 	roofsFile, err := roofsOrDefault(mf.roofs)
@@ -150,7 +143,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 
 	if *jsonPath != "" {
-		if err := roofline.WriteJSON(*jsonPath, p); err != nil {
+		if err := writeDoc(e, *jsonPath, p); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -67,7 +68,7 @@ func Write(path string, roofs *roofline.Roofs, points []roofline.Point, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("draw %s: %w", path, err)
 	}
-	err = roofline.WriteFileAtomic(path, func(w io.Writer) error {
+	err = output.Write(path, nil, func(w io.Writer) error {
 		return s.render(w, format, opts)
 	})
 	return s.notes, err

@@ -1,0 +1,564 @@
+package roofline
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Flag codes of parallel jobs.
+const (
+	// FlagTrafficElsewhere: this rank did not count DRAM traffic; its
+	// node's traffic owner did, for every local rank.
+	FlagTrafficElsewhere = "traffic-elsewhere"
+	// FlagSharedTraffic: another job counted the same memory controllers
+	// during the run, so the node's Q includes its traffic.
+	FlagSharedTraffic = "shared-traffic"
+	// FlagMissingRank: ranks of the job have no point (a rank that died,
+	// or a file not given to merge).
+	FlagMissingRank = "missing-rank"
+	// FlagTrafficOwner: a node has no traffic owner, or several.
+	FlagTrafficOwner = "traffic-owner"
+	// FlagUnequalRoofs: the nodes' roofs differ.
+	FlagUnequalRoofs = "unequal-roofs"
+	// FlagJobRoofs: a job's roofs are a node's roofs times the nodes.
+	FlagJobRoofs = "job-roofs"
+)
+
+// Rank is a point's place in a parallel job.
+type Rank struct {
+	// Job identifies the launch (e.g. "ompi-562626561", "slurm-12.0").
+	Job      string `json:"job"`
+	Launcher string `json:"launcher"` // openmpi, mpich, slurm
+	Rank     int    `json:"rank"`
+	Size     int    `json:"size"`
+	// LocalRank and LocalSize place the rank among the job's ranks on its
+	// node (LocalSize 0: the launcher did not say).
+	LocalRank int    `json:"local_rank"`
+	LocalSize int    `json:"local_size"`
+	Node      string `json:"node"`
+	// TrafficOwner: this process counted the node's memory-controller
+	// traffic on every socket, over a window covering every local rank's
+	// program; the point's Q is then the node's, not this rank's.
+	TrafficOwner bool `json:"traffic_owner"`
+	// Start and End bound the rank's program (for the owner, End is when
+	// the node's last local rank ended).
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Version is the rprof build that made the point; Merge refuses to mix
+	// versions.
+	Version string `json:"rprof_version"`
+	// NodeRoofs summarises the roofs the point was placed under, so that
+	// Merge can tell nodes with unequal roofs apart; nil without roofs.
+	NodeRoofs *NodeRoofs `json:"node_roofs,omitempty"`
+}
+
+// NodeRoofs is a roofs document in brief: its widest thread scope's best
+// compute roof and DRAM roof.
+type NodeRoofs struct {
+	Created        time.Time `json:"created"`
+	CPU            string    `json:"cpu"`
+	Threads        int       `json:"threads"`
+	GFlops         float64   `json:"gflops"`
+	DRAMGBytesPerS float64   `json:"dram_gbytes_per_s"`
+}
+
+// SummarizeRoofs is the brief of r used in Rank.NodeRoofs; nil when r has
+// no compute or DRAM roof at its widest scope.
+func SummarizeRoofs(r *Roofs) *NodeRoofs {
+	if r == nil {
+		return nil
+	}
+	scopes := r.ThreadScopes()
+	if len(scopes) == 0 {
+		return nil
+	}
+	t := slices.Max(scopes)
+	peak, ok := r.PeakCompute(t, "")
+	mem, ok2 := r.BandwidthAt("DRAM", t)
+	if !ok || !ok2 {
+		return nil
+	}
+	return &NodeRoofs{Created: r.Created, CPU: r.Machine.CPU.ModelName, Threads: t, GFlops: peak.GFlops, DRAMGBytesPerS: mem.GBytesPerS}
+}
+
+// Job describes a job point: which ranks and nodes it sums.
+type Job struct {
+	ID       string `json:"id"`
+	Launcher string `json:"launcher"`
+	// Ranks is the job's size; Missing lists the ranks with no point.
+	Ranks   int       `json:"ranks"`
+	Missing []int     `json:"missing_ranks,omitempty"`
+	Nodes   []JobNode `json:"nodes"`
+	// Start is the first rank's start, End the last rank's end; the job
+	// point's Seconds is End - Start.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// SlowestRank took SlowestSeconds, the longest of the ranks' own
+	// times.
+	SlowestRank    int     `json:"slowest_rank"`
+	SlowestSeconds float64 `json:"slowest_rank_seconds"`
+	Version        string  `json:"rprof_version"`
+}
+
+// JobNode is one node of a job.
+type JobNode struct {
+	Node  string `json:"node"`
+	Ranks []int  `json:"ranks"`
+	// Owners are the ranks that counted the node's traffic: exactly one
+	// when all is well.
+	Owners       []int    `json:"traffic_owners"`
+	TrafficBytes *float64 `json:"traffic_bytes"`
+}
+
+// ErrNotRank: a point given to Merge is not a rank of a parallel job.
+var ErrNotRank = errors.New("not a rank's point (made outside mpirun or srun)")
+
+// VersionError refuses a job whose ranks were measured by different rprof
+// builds.
+type VersionError struct {
+	Job      string
+	Versions []string
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("job %s: ranks measured by different rprof versions (%s): merge refuses to mix them", e.Job, strings.Join(e.Versions, ", "))
+}
+
+// Merged is one job's merge.
+type Merged struct {
+	// Point is the job point: W summed over ranks (and per precision), Q
+	// summed over the nodes' traffic owners, T from the first rank's start
+	// to the last one's end, placed under the node roofs × nodes.
+	Point Point
+	// Nodes are per-node points (W of the node's ranks, its owner's Q, T
+	// from its first start to its last end), under the node roofs.
+	Nodes []Point
+}
+
+// Merge groups rank points by job and merges each job. roofs, when not
+// nil, are the nodes' roofs (one node's): the job point is placed under
+// them × nodes, each node's point under them as they are. Problems with
+// the data (missing ranks, a node without a traffic owner or with
+// several, owners that shared the memory controllers, unequal roofs) are
+// flags on the job point, never silent; a point that is not a rank's
+// (ErrNotRank) and mixed versions (*VersionError) are errors.
+func Merge(points []Point, roofs *Roofs) ([]Merged, error) {
+	byJob := map[string][]Point{}
+	for i, p := range points {
+		if p.Rank == nil {
+			return nil, fmt.Errorf("merge: point %d (%s): %w", i+1, p.Label, ErrNotRank)
+		}
+		byJob[p.Rank.Job] = append(byJob[p.Rank.Job], p)
+	}
+	jobs := make([]string, 0, len(byJob))
+	for j := range byJob {
+		jobs = append(jobs, j)
+	}
+	sort.Strings(jobs)
+	var out []Merged
+	for _, j := range jobs {
+		m, err := mergeJob(j, byJob[j], roofs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
+	var versions []string
+	for _, p := range ranks {
+		if !slices.Contains(versions, p.Rank.Version) {
+			versions = append(versions, p.Rank.Version)
+		}
+	}
+	if len(versions) > 1 {
+		sort.Strings(versions)
+		return Merged{}, &VersionError{Job: job, Versions: versions}
+	}
+	sort.SliceStable(ranks, func(a, b int) bool { return ranks[a].Rank.Rank < ranks[b].Rank.Rank })
+	var flags []Flag
+	flag := func(code, format string, args ...any) {
+		flags = append(flags, Flag{Code: code, Message: fmt.Sprintf(format, args...)})
+	}
+
+	// One point per rank: a second file for a rank is dropped, flagged.
+	seen := map[int]bool{}
+	kept := ranks[:0:0]
+	size := 0
+	for _, p := range ranks {
+		size = max(size, p.Rank.Size)
+		if seen[p.Rank.Rank] {
+			flag(FlagMissingRank, "rank %d has more than one point: the first was used", p.Rank.Rank)
+			continue
+		}
+		seen[p.Rank.Rank] = true
+		kept = append(kept, p)
+	}
+	ranks = kept
+	var missing []int
+	for r := range size {
+		if !seen[r] {
+			missing = append(missing, r)
+		}
+	}
+	if missing != nil {
+		flag(FlagMissingRank, "%d of the job's %d ranks have no point (ranks %s): a rank died or its file was not given; W, T and the ranks' nodes cover the ranks present only", len(missing), size, intRanges(missing))
+	}
+
+	first := ranks[0]
+	jp := Point{Schema: PointSchema, Label: first.Label, Command: first.Command, Source: first.Source,
+		Machine: first.Machine, Events: []EventCount{}, Samples: Samples{}}
+	jp.Machine.Hostname = ""
+	j := &Job{ID: job, Launcher: first.Rank.Launcher, Ranks: size, Missing: missing, Version: versions[0], SlowestRank: -1}
+
+	// Nodes, in order of their lowest rank.
+	nodeOf := map[string]int{}
+	var nodeRanks [][]Point
+	for _, p := range ranks {
+		i, ok := nodeOf[p.Rank.Node]
+		if !ok {
+			i = len(nodeRanks)
+			nodeOf[p.Rank.Node] = i
+			nodeRanks = append(nodeRanks, nil)
+			j.Nodes = append(j.Nodes, JobNode{Node: p.Rank.Node})
+		}
+		nodeRanks[i] = append(nodeRanks[i], p)
+		j.Nodes[i].Ranks = append(j.Nodes[i].Ranks, p.Rank.Rank)
+		if p.Rank.TrafficOwner {
+			j.Nodes[i].Owners = append(j.Nodes[i].Owners, p.Rank.Rank)
+			if p.TrafficBytes != nil {
+				j.Nodes[i].TrafficBytes = ptrTo(*p.TrafficBytes)
+			}
+		}
+	}
+
+	// W summed over ranks; a rank without W makes the job's W unknown.
+	sum := func(get func(Point) *float64) *float64 {
+		var s float64
+		for _, p := range ranks {
+			v := get(p)
+			if v == nil {
+				return nil
+			}
+			s += *v
+		}
+		return &s
+	}
+	jp.WorkFlops = sum(func(p Point) *float64 { return p.WorkFlops })
+	if jp.WorkFlops == nil {
+		flag(FlagMissingCounter, "work is unknown for at least one rank, so the job's work is unknown")
+	}
+	for _, p := range ranks {
+		for k, v := range p.WorkByPrecision {
+			if jp.WorkByPrecision == nil {
+				jp.WorkByPrecision = map[string]float64{}
+			}
+			jp.WorkByPrecision[k] += v
+		}
+	}
+
+	// Q summed over the traffic owners, one per node.
+	qKnown := true
+	var q, rd, wr float64
+	rdKnown, wrKnown := true, true
+	for _, n := range j.Nodes {
+		switch len(n.Owners) {
+		case 0:
+			flag(FlagTrafficOwner, "node %s has no traffic owner among the ranks present: its DRAM traffic was not counted (the owner died, its file is missing, or the lock directory was unusable), so the job's Q is unknown", n.Node)
+			qKnown = false
+			continue
+		case 1:
+		default:
+			flag(FlagTrafficOwner, "node %s has %d traffic owners (ranks %s): its traffic would be counted more than once, so the job's Q is unknown", n.Node, len(n.Owners), intRanges(n.Owners))
+			qKnown = false
+			continue
+		}
+		owner := pointOf(ranks, n.Owners[0])
+		if owner.TrafficBytes == nil {
+			qKnown = false
+			continue
+		}
+		q += *owner.TrafficBytes
+		if owner.ReadBytes != nil {
+			rd += *owner.ReadBytes
+		} else {
+			rdKnown = false
+		}
+		if owner.WriteBytes != nil {
+			wr += *owner.WriteBytes
+		} else {
+			wrKnown = false
+		}
+	}
+	if qKnown {
+		jp.TrafficBytes = &q
+		if rdKnown {
+			jp.ReadBytes = &rd
+		}
+		if wrKnown {
+			jp.WriteBytes = &wr
+		}
+	}
+
+	// T: first start to last end; also the slowest rank.
+	for _, p := range ranks {
+		if j.Start.IsZero() || p.Rank.Start.Before(j.Start) {
+			j.Start = p.Rank.Start
+		}
+		if p.Rank.End.After(j.End) {
+			j.End = p.Rank.End
+		}
+		if p.Seconds > j.SlowestSeconds || j.SlowestRank < 0 {
+			j.SlowestRank, j.SlowestSeconds = p.Rank.Rank, p.Seconds
+		}
+		if p.Created.After(jp.Created) {
+			jp.Created = p.Created
+		}
+		if jp.Exit.Code == 0 && (p.Exit.Code != 0 || p.Exit.Signal != "") {
+			jp.Exit = p.Exit
+		}
+	}
+	jp.Seconds = j.End.Sub(j.Start).Seconds()
+	jp.CI = Uncertainty{Confidence: first.CI.Confidence, Method: "none", N: 1, Seconds: Interval{Lo: jp.Seconds, Hi: jp.Seconds}}
+	jp.Samples.Seconds = []float64{jp.Seconds}
+	derive(&jp)
+
+	flags = append(flags, roofsFlags(ranks)...)
+	jp.Flags = append(rankFlags(ranks), flags...)
+	jp.Job = j
+	nodes := len(j.Nodes)
+	if roofs != nil {
+		jr := JobRoofs(roofs, nodes)
+		placeUnder(&jp, jr)
+		if nodes > 1 {
+			jp.Flags = append(jp.Flags, Flag{Code: FlagJobRoofs, Message: fmt.Sprintf("placed under the node roofs × %d nodes: this assumes the nodes scale perfectly; the network is not a roof here", nodes)})
+		}
+	}
+
+	m := Merged{Point: jp}
+	for i, n := range j.Nodes {
+		m.Nodes = append(m.Nodes, nodePoint(jp, n, nodeRanks[i], roofs))
+	}
+	return m, nil
+}
+
+// nodePoint is one node's point: its ranks' W, its owner's Q, T from its
+// first start to its last end.
+func nodePoint(jp Point, n JobNode, ranks []Point, roofs *Roofs) Point {
+	p := Point{Schema: PointSchema, Label: jp.Label + "@" + n.Node, Command: jp.Command, Created: jp.Created,
+		Source: jp.Source, Machine: ranks[0].Machine, Events: []EventCount{}, Exit: jp.Exit}
+	var w float64
+	wKnown := true
+	var start, end time.Time
+	for _, r := range ranks {
+		if r.WorkFlops == nil {
+			wKnown = false
+		} else {
+			w += *r.WorkFlops
+		}
+		for k, v := range r.WorkByPrecision {
+			if p.WorkByPrecision == nil {
+				p.WorkByPrecision = map[string]float64{}
+			}
+			p.WorkByPrecision[k] += v
+		}
+		if start.IsZero() || r.Rank.Start.Before(start) {
+			start = r.Rank.Start
+		}
+		if r.Rank.End.After(end) {
+			end = r.Rank.End
+		}
+	}
+	if wKnown {
+		p.WorkFlops = &w
+	}
+	if len(n.Owners) == 1 {
+		o := pointOf(ranks, n.Owners[0])
+		p.TrafficBytes, p.ReadBytes, p.WriteBytes = o.TrafficBytes, o.ReadBytes, o.WriteBytes
+	} else {
+		p.Flags = append(p.Flags, Flag{Code: FlagTrafficOwner, Message: fmt.Sprintf("node %s has %d traffic owners among the ranks present: its Q is unknown", n.Node, len(n.Owners))})
+	}
+	p.Seconds = end.Sub(start).Seconds()
+	p.CI = Uncertainty{Confidence: jp.CI.Confidence, Method: "none", N: 1, Seconds: Interval{Lo: p.Seconds, Hi: p.Seconds}}
+	p.Samples.Seconds = []float64{p.Seconds}
+	derive(&p)
+	p.Flags = append(rankFlags(ranks), p.Flags...)
+	if roofs != nil {
+		placeUnder(&p, roofs)
+	}
+	return p
+}
+
+// derive computes intensity and rates from W, Q and T.
+func derive(p *Point) {
+	if p.WorkFlops != nil && p.TrafficBytes != nil && *p.TrafficBytes > 0 {
+		p.Intensity = ptrTo(*p.WorkFlops / *p.TrafficBytes)
+	}
+	if p.Seconds > 0 {
+		if p.WorkFlops != nil {
+			p.GFlops = ptrTo(*p.WorkFlops / p.Seconds / 1e9)
+		}
+		if p.TrafficBytes != nil {
+			p.GBytesPerS = ptrTo(*p.TrafficBytes / p.Seconds / 1e9)
+		}
+	}
+}
+
+// placeUnder places p under r at r's widest thread scope.
+func placeUnder(p *Point, r *Roofs) {
+	scopes := r.ThreadScopes()
+	if len(scopes) == 0 {
+		return
+	}
+	p.Threads = slices.Max(scopes)
+	pl, err := r.PlacePoint(p, p.Threads)
+	if err != nil {
+		return
+	}
+	p.Bound = pl.Bound
+	p.AttainableGFlops = ptrTo(pl.AttainableGFlops)
+	p.FractionOfAttainable = ptrTo(pl.Fraction)
+	if pl.AboveRoof(p) {
+		p.Flags = append(p.Flags, Flag{Code: FlagAboveRoof,
+			Message: fmt.Sprintf("the point is %.0f%% above its roof (%s, %.4g GFLOP/s attainable): a measurement error, or roofs of other nodes", (pl.Fraction-1)*100, pl.Bound, pl.AttainableGFlops)})
+	}
+}
+
+// JobRoofs is a node's roofs scaled to n nodes: every ceiling and its
+// interval × n, every thread scope × n. It assumes perfect scaling across
+// nodes and says so in a flag.
+func JobRoofs(node *Roofs, n int) *Roofs {
+	r := *node
+	f := float64(n)
+	r.Compute = slices.Clone(node.Compute)
+	for i := range r.Compute {
+		c := &r.Compute[i]
+		c.Threads *= n
+		c.GFlops *= f
+		c.CI = Interval{Lo: c.CI.Lo * f, Hi: c.CI.Hi * f}
+		c.TheoreticalGFlops *= f
+	}
+	r.Bandwidth = slices.Clone(node.Bandwidth)
+	for i := range r.Bandwidth {
+		b := &r.Bandwidth[i]
+		b.Threads *= n
+		b.GBytesPerS *= f
+		b.CI = Interval{Lo: b.CI.Lo * f, Hi: b.CI.Hi * f}
+		b.WorkingSetBytes *= int64(n)
+	}
+	if node.DGEMM != nil {
+		d := *node.DGEMM
+		d.Threads *= n
+		d.GFlops *= f
+		d.CI = Interval{Lo: d.CI.Lo * f, Hi: d.CI.Hi * f}
+		r.DGEMM = &d
+	}
+	r.Machine.Hostname = ""
+	r.Flags = append(slices.Clone(node.Flags), Flag{Code: FlagJobRoofs,
+		Message: fmt.Sprintf("job roofs: one node's measured roofs × %d nodes (thread scopes too); this assumes the nodes scale perfectly, and the network is not a roof", n)})
+	return &r
+}
+
+// rankFlags are the ranks' flags, each (code, message) once, with the
+// ranks it came from when not all.
+func rankFlags(ranks []Point) []Flag {
+	type key struct{ code, msg string }
+	var order []key
+	from := map[key][]int{}
+	for _, p := range ranks {
+		for _, f := range p.Flags {
+			if f.Code == FlagTrafficElsewhere {
+				continue // the job point's Q is the owners'
+			}
+			k := key{f.Code, f.Message}
+			if _, ok := from[k]; !ok {
+				order = append(order, k)
+			}
+			from[k] = append(from[k], p.Rank.Rank)
+		}
+	}
+	out := make([]Flag, 0, len(order))
+	for _, k := range order {
+		msg := k.msg
+		if len(from[k]) < len(ranks) {
+			msg = fmt.Sprintf("rank %s: %s", intRanges(from[k]), msg)
+		}
+		out = append(out, Flag{Code: k.code, Message: msg})
+	}
+	return out
+}
+
+// roofsFlags flags nodes whose roofs differ by more than 5% (or whose
+// CPUs differ), and ranks placed under no roofs beside ranks placed.
+func roofsFlags(ranks []Point) []Flag {
+	var ref *Rank
+	for _, p := range ranks {
+		if p.Rank.NodeRoofs != nil {
+			ref = p.Rank
+			break
+		}
+	}
+	if ref == nil {
+		return nil
+	}
+	a := ref.NodeRoofs
+	differ := func(x, y float64) bool { return math.Abs(x-y) > 0.05*math.Max(x, y) }
+	reported := map[string]bool{ref.Node: true}
+	var out []Flag
+	for _, p := range ranks {
+		b := p.Rank.NodeRoofs
+		if reported[p.Rank.Node] {
+			continue
+		}
+		switch {
+		case b == nil:
+			out = append(out, Flag{Code: FlagUnequalRoofs, Message: fmt.Sprintf("node %s had no roofs while node %s had", p.Rank.Node, ref.Node)})
+		case a.CPU != b.CPU || a.Threads != b.Threads || differ(a.GFlops, b.GFlops) || differ(a.DRAMGBytesPerS, b.DRAMGBytesPerS):
+			out = append(out, Flag{Code: FlagUnequalRoofs, Message: fmt.Sprintf("the roofs of node %s (%s, %d threads: %.4g GFLOP/s, DRAM %.4g GB/s) differ from node %s's (%s, %d threads: %.4g GFLOP/s, DRAM %.4g GB/s): the job point is placed under one node's roofs × nodes",
+				p.Rank.Node, b.CPU, b.Threads, b.GFlops, b.DRAMGBytesPerS, ref.Node, a.CPU, a.Threads, a.GFlops, a.DRAMGBytesPerS)})
+		default:
+			continue
+		}
+		reported[p.Rank.Node] = true
+	}
+	return out
+}
+
+func pointOf(ranks []Point, rank int) Point {
+	for _, p := range ranks {
+		if p.Rank.Rank == rank {
+			return p
+		}
+	}
+	return Point{}
+}
+
+// intRanges prints sorted ints as "0-3,5".
+func intRanges(xs []int) string {
+	var b strings.Builder
+	for i := 0; i < len(xs); {
+		k := i
+		for k+1 < len(xs) && xs[k+1] == xs[k]+1 {
+			k++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if k > i {
+			fmt.Fprintf(&b, "%d-%d", xs[i], xs[k])
+		} else {
+			fmt.Fprintf(&b, "%d", xs[i])
+		}
+		i = k + 1
+	}
+	return b.String()
+}
+
+func ptrTo(v float64) *float64 { return &v }
