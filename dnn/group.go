@@ -3,6 +3,8 @@ package dnn
 import (
 	"slices"
 	"strings"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 // Group is the executions of one primitive: the same kind, implementation,
@@ -59,7 +61,7 @@ func (g *Group) DataTypes() string {
 // Padded reports whether a tensor's blocked layout pads its dimensions.
 func (g *Group) Padded() bool {
 	for _, f := range g.Model.Flags {
-		if f.Code == FlagPadded {
+		if f.Code == roofline.FlagPadded {
 			return true
 		}
 	}

@@ -30,15 +30,6 @@ const (
 	LogSoftmaxFlops = 15
 )
 
-// Flag codes of the dnn model. They join roofline's codes in the points'
-// flags.
-const (
-	FlagApproximate = "approximate-formula"
-	FlagPadded      = "padded-layout"
-	FlagNoFormula   = "no-formula"
-	FlagPaddingTaps = "padding-taps"
-)
-
 // Analytic is the modelled work and traffic of one execution.
 type Analytic struct {
 	// WorkFlops is W of one execution; nil when the kind has no formula.
@@ -65,13 +56,13 @@ func Model(r *Record) Analytic {
 	a.Precision = precisionOf(r)
 	m := modelers[r.Kind]
 	if m == nil {
-		a.flag(FlagNoFormula, "%s: rprof has no formula for this kind; time only", r.Kind)
+		a.flag(roofline.FlagNoFormula, "%s: rprof has no formula for this kind; time only", r.Kind)
 		return a
 	}
 	shapes, w, err := m(r, &a)
 	if err != nil {
 		a.WorkFlops = nil
-		a.flag(FlagNoFormula, "%s: %v; time only", r.Kind, err)
+		a.flag(roofline.FlagNoFormula, "%s: %v; time only", r.Kind, err)
 		return a
 	}
 	if w != nil {
@@ -82,7 +73,7 @@ func Model(r *Record) Analytic {
 	}
 	q, err := traffic(r, shapes, &a)
 	if err != nil {
-		a.flag(FlagNoFormula, "%s: traffic: %v", r.Kind, err)
+		a.flag(roofline.FlagNoFormula, "%s: traffic: %v", r.Kind, err)
 		return a
 	}
 	a.TrafficBytes = &q
@@ -151,7 +142,7 @@ func convolution(r *Record, a *Analytic) (map[string][]int64, *float64, error) {
 	} else {
 		w = 2 * mb * oc * osp * (ic / g) * ksp
 		if all := osp * ksp; inImage < all*0.95 {
-			a.flag(FlagPaddingTaps, "%.0f%% of the formula's kernel taps fall on zero padding; kernels that skip them do %s FLOP", 100*(1-inImage/all), fmtFlops(2*mb*oc*(ic/g)*inImage))
+			a.flag(roofline.FlagPaddingTaps, "%.0f%% of the formula's kernel taps fall on zero padding; kernels that skip them do %s FLOP", 100*(1-inImage/all), fmtFlops(2*mb*oc*(ic/g)*inImage))
 		}
 	}
 	if hasTensor(r, "bia") {
@@ -251,7 +242,7 @@ func matmul(r *Record, a *Analytic) (map[string][]int64, *float64, error) {
 	bia[n-1] = nn
 	if hasTensor(r, "bia") {
 		w += b * float64(m) * float64(nn)
-		a.flag(FlagApproximate, "matmul bias: its broadcast mask is not in the trace; counted as a 1x..xN vector")
+		a.flag(roofline.FlagApproximate, "matmul bias: its broadcast mask is not in the trace; counted as a 1x..xN vector")
 	}
 	w += postOpsWork(r, b*float64(m)*float64(nn), a)
 	return map[string][]int64{"src": src, "wei": wei, "dst": dst, "bia": bia}, &w, nil
@@ -310,10 +301,10 @@ func eltwise(r *Record, a *Analytic) (map[string][]int64, *float64, error) {
 func eltwiseFlops(alg string, a *Analytic) (float64, bool) {
 	switch strings.TrimPrefix(alg, "eltwise_") {
 	case "gelu_erf", "gelu":
-		a.flag(FlagApproximate, "gelu_erf: %d FLOP per element from the JIT kernel's instruction mix (docs/dnn.md)", GeluErfFlops)
+		a.flag(roofline.FlagApproximate, "gelu_erf: %d FLOP per element from the JIT kernel's instruction mix (docs/dnn.md)", GeluErfFlops)
 		return GeluErfFlops, true
 	case "gelu_tanh":
-		a.flag(FlagApproximate, "gelu_tanh: %d FLOP per element from the JIT kernel's instruction mix (docs/dnn.md)", GeluTanhFlops)
+		a.flag(roofline.FlagApproximate, "gelu_tanh: %d FLOP per element from the JIT kernel's instruction mix (docs/dnn.md)", GeluTanhFlops)
 		return GeluTanhFlops, true
 	case "relu":
 		// max(x, 0) is no FP arithmetic to the counters; a negative slope
@@ -357,7 +348,7 @@ func normFlops(r *Record, n float64, a *Analytic) float64 {
 	if normFlagGlobal(auxValue(r.Auxiliary, "flags")) {
 		per = NormGlobalFlops
 	}
-	a.flag(FlagApproximate, "%s: %d FLOP per element, an estimate (docs/dnn.md)", r.Kind, per)
+	a.flag(roofline.FlagApproximate, "%s: %d FLOP per element, an estimate (docs/dnn.md)", r.Kind, per)
 	return float64(per) * n
 }
 
@@ -379,7 +370,7 @@ func softmax(r *Record, a *Analytic) (map[string][]int64, *float64, error) {
 	if r.Kind == "logsoftmax" || auxValue(r.Auxiliary, "alg") == "softmax_log" {
 		per = LogSoftmaxFlops
 	}
-	a.flag(FlagApproximate, "%s: %d FLOP per element, an estimate (docs/dnn.md)", r.Kind, per)
+	a.flag(roofline.FlagApproximate, "%s: %d FLOP per element, an estimate (docs/dnn.md)", r.Kind, per)
 	w := float64(per) * product(dims)
 	return map[string][]int64{"src": dims, "dst": dims, "data": dims}, &w, nil
 }
@@ -426,14 +417,14 @@ func postOpsWork(r *Record, n float64, a *Analytic) float64 {
 		case strings.HasPrefix(name, "eltwise_"):
 			per, ok := eltwiseFlops(name, a)
 			if !ok {
-				a.flag(FlagApproximate, "post-op %s: no formula, its work is not counted", name)
+				a.flag(roofline.FlagApproximate, "post-op %s: no formula, its work is not counted", name)
 			}
 			w += per * n
 		case strings.HasPrefix(name, "binary_"):
 			w += n
-			a.flag(FlagApproximate, "post-op %s: one FLOP per element; its second source is not in Q", name)
+			a.flag(roofline.FlagApproximate, "post-op %s: one FLOP per element; its second source is not in Q", name)
 		default:
-			a.flag(FlagApproximate, "post-op %s: no formula, its work is not counted", name)
+			a.flag(roofline.FlagApproximate, "post-op %s: no formula, its work is not counted", name)
 		}
 	}
 	return w
@@ -526,7 +517,7 @@ func traffic(r *Record, shapes map[string][]int64, a *Analytic) (float64, error)
 		if a.PaddedWorkFlops != nil && a.WorkFlops != nil && *a.PaddedWorkFlops > *a.WorkFlops {
 			msg += fmt.Sprintf("; a kernel that computes the padding does %s FLOP, not %s", fmtFlops(*a.PaddedWorkFlops), fmtFlops(*a.WorkFlops))
 		}
-		a.flag(FlagPadded, "%s", msg)
+		a.flag(roofline.FlagPadded, "%s", msg)
 	}
 	return q, nil
 }

@@ -3,6 +3,8 @@ package dnn
 import (
 	"math"
 	"testing"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 func mustParse(t *testing.T, line string) *Record {
@@ -106,7 +108,7 @@ func TestPaddedGeluReportsTheWorkOfThePadding(t *testing.T) {
 	for _, f := range a.Flags {
 		codes = append(codes, f.Code)
 	}
-	if len(codes) != 2 || codes[0] != FlagApproximate || codes[1] != FlagPadded {
+	if len(codes) != 2 || codes[0] != roofline.FlagApproximate || codes[1] != roofline.FlagPadded {
 		t.Errorf("flags %v, want approximate then padded", codes)
 	}
 }
@@ -119,7 +121,7 @@ func TestKindsWithoutAFormulaAreTimeOnly(t *testing.T) {
 		"onednn_verbose,exec,cpu,matmul,brg:avx512_core,undef,src_f32::blocked:ab:f0 wei_f32::blocked:ab:f0 dst_f32::blocked:ab:f0,,,*x1024:1024x1024,2.2",
 	} {
 		a := Model(mustParse(t, line))
-		if a.WorkFlops != nil || a.TrafficBytes != nil || len(a.Flags) == 0 || a.Flags[len(a.Flags)-1].Code != FlagNoFormula {
+		if a.WorkFlops != nil || a.TrafficBytes != nil || len(a.Flags) == 0 || a.Flags[len(a.Flags)-1].Code != roofline.FlagNoFormula {
 			t.Errorf("%s: W %s Q %s flags %v, want time only, flagged", line, num(a.WorkFlops), num(a.TrafficBytes), a.Flags)
 		}
 	}
@@ -132,7 +134,7 @@ func TestConvolutionFlagsTapsOnZeroPadding(t *testing.T) {
 	if got := tapsInside(7, 7, 5, 1, 0, 2); got != 29 {
 		t.Errorf("taps inside = %g, want 29", got)
 	}
-	if len(a.Flags) != 1 || a.Flags[0].Code != FlagPaddingTaps {
+	if len(a.Flags) != 1 || a.Flags[0].Code != roofline.FlagPaddingTaps {
 		t.Errorf("flags %v, want one padding-taps flag", a.Flags)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/roofline"
 )
 
 // describe renders a trace and the model of each record for the goldens.
@@ -89,7 +90,7 @@ func TestCapturedTraceCoversEveryKindWithAFormula(t *testing.T) {
 		a := Model(&tr.Records[i])
 		noFormula := false
 		for _, f := range a.Flags {
-			noFormula = noFormula || f.Code == FlagNoFormula
+			noFormula = noFormula || f.Code == roofline.FlagNoFormula
 		}
 		if (a.WorkFlops == nil) != noFormula {
 			t.Errorf("%s: W %v but no-formula flag %v", tr.Records[i].Kind, a.WorkFlops, noFormula)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -432,18 +431,7 @@ func threadScope(r *roofline.Roofs, want, cpus int) int {
 	if want > 0 {
 		return want
 	}
-	scopes := r.ThreadScopes()
-	sort.Ints(scopes)
-	if len(scopes) == 0 {
-		return 0
-	}
-	best := scopes[0]
-	for _, s := range scopes {
-		if s <= cpus {
-			best = s
-		}
-	}
-	return best
+	return r.ScopeFor(cpus)
 }
 
 func interval(w *stats.Welford, confidence float64) roofline.Interval {

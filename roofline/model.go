@@ -3,6 +3,7 @@ package roofline
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -77,6 +78,24 @@ func (r *Roofs) ThreadScopes() []int {
 		add(b.Threads)
 	}
 	return out
+}
+
+// ScopeFor is the thread scope a run on cpus CPUs is placed under: the
+// largest measured scope not above cpus, else the smallest (0 when the
+// roofs have none).
+func (r *Roofs) ScopeFor(cpus int) int {
+	scopes := r.ThreadScopes()
+	slices.Sort(scopes)
+	if len(scopes) == 0 {
+		return 0
+	}
+	best := scopes[0]
+	for _, s := range scopes {
+		if s <= cpus {
+			best = s
+		}
+	}
+	return best
 }
 
 // Place classifies a point of the given intensity (FLOP/byte of DRAM
