@@ -47,7 +47,11 @@ type Analytic struct {
 }
 
 func (a *Analytic) flag(code, format string, args ...any) {
-	a.Flags = append(a.Flags, roofline.Flag{Code: code, Message: fmt.Sprintf(format, args...)})
+	subject := roofline.SubjectWork
+	if code == roofline.FlagPadded {
+		subject = roofline.SubjectTraffic
+	}
+	a.Flags = append(a.Flags, roofline.Flag{Code: code, Subject: subject, Message: fmt.Sprintf(format, args...)})
 }
 
 // Model computes the analytic work and compulsory traffic of a record.

@@ -79,7 +79,7 @@ func (g *Group) point(o PointOptions) roofline.Point {
 		Label:   g.Label(),
 		Command: o.Command,
 		Created: o.Created,
-		Source:  "analytic",
+		Source:  roofline.SourceAnalytic,
 		Seconds: est.Value,
 		CI: roofline.Uncertainty{
 			Confidence: o.Confidence, Method: "student-t", N: len(secs), Seconds: ci,
@@ -113,14 +113,10 @@ func (g *Group) point(o PointOptions) roofline.Point {
 }
 
 // place puts a point under the roofs of the thread scope and flags a point
-// above its roof, which for a modelled Q most often means data that stayed
-// in cache between calls.
+// above its roof.
 func place(p *roofline.Point, o PointOptions) {
 	p.RoofsFile = o.RoofsFile
-	p.Threads = o.Threads
-	if p.Threads == 0 {
-		p.Threads = o.Roofs.ScopeFor(o.CPUs)
-	}
+	p.Threads = roofline.ThreadScope(o.Roofs.ThreadScopes(), o.Threads, 0, o.CPUs)
 	if p.Intensity == nil || p.GFlops == nil || *p.GFlops == 0 {
 		return
 	}
@@ -128,11 +124,12 @@ func place(p *roofline.Point, o PointOptions) {
 	if err != nil {
 		return
 	}
-	p.Bound = pl.Bound
+	p.Bound = &pl.Bound
 	p.AttainableGFlops = ptr(pl.AttainableGFlops)
 	p.FractionOfAttainable = ptr(pl.Fraction)
 	if pl.AboveRoof(p) {
-		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagAboveRoof,
-			Message: fmt.Sprintf("%.0f%% above its roof (%s, %.4g GFLOP/s attainable): the tensors stayed in cache between calls, so DRAM moved less than the compulsory Q, or the formula undercounts W", (pl.Fraction-1)*100, pl.Bound, pl.AttainableGFlops)})
+		// With a modelled Q this is most often data that stayed in cache
+		// between calls: DRAM moved less than the compulsory traffic.
+		p.Flags = append(p.Flags, pl.AboveRoofFlag())
 	}
 }

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -65,6 +66,31 @@ type Config struct {
 	// Threads picks the roofs' thread scope; 0 picks the largest scope
 	// not above the online CPU count.
 	Threads int
+
+	// Node makes the run one rank of a parallel job on a node shared with
+	// other ranks: it opens the memory-controller counters only when
+	// elected to count the node's traffic for every local rank. Nil: a
+	// lone process, which counts the traffic itself. A rank runs its
+	// target once, without an overhead command or idle baseline, so that
+	// the owner's counting window matches the other ranks' programs.
+	Node Node
+}
+
+// Node coordinates the ranks of a parallel job on one node, so that
+// exactly one process counts the node's memory-controller traffic
+// (cluster.Session implements it).
+type Node interface {
+	// Elect says, before any counter is opened, whether this process
+	// counts the node's traffic; others wait there until the owner's
+	// counters run.
+	Elect(ctx context.Context) (owner bool, err error)
+	// Started is called once the counters run, just before the target
+	// is released.
+	Started() error
+	// Ended is called once the target was reaped, before the
+	// system-wide counters are stopped: the owner waits there for every
+	// local rank's program to end.
+	Ended(ctx context.Context) error
 }
 
 // Defaults of the adaptive repetition mode.
@@ -131,6 +157,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Threads < 0 {
 		return c, invalidf("threads must be positive, got %d", c.Threads)
+	}
+	if c.Node != nil && (c.Repeat != 1 || c.Overhead != nil || c.IdleBaseline > 0) {
+		return c, invalidf("a rank of a parallel job runs its target once, without an overhead command or idle baseline: the node's traffic owner counts one window for all local ranks")
 	}
 	return c, nil
 }

@@ -56,10 +56,10 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 	}
 	switch {
 	case cfg.Work != nil || cfg.Traffic != nil:
-		res.source = SourceAnalytic
+		res.source = roofline.SourceAnalytic
 		res.notes = append(res.notes, analyticNote(cfg))
 	case d.Work.Usable:
-		res.source = SourceCounters
+		res.source = roofline.SourceCounters
 		res.specs, res.notes = planSpecs(d, res.notes)
 	case len(user) > 0:
 		for _, u := range user {
@@ -67,7 +67,7 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 				return resolved{}, fmt.Errorf("event %q cannot be counted here: %w", u.event.Name, err)
 			}
 		}
-		res.source = SourceEvents
+		res.source = roofline.SourceEvents
 		res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
 			Message: fmt.Sprintf("work and traffic were not measured (%v): only the events asked for were counted", d.Work.Err)})
 	default:
@@ -156,8 +156,7 @@ func layout(specs []counterSpec) {
 // runCounted runs argv once through the launcher with the specs counted and
 // puts the readings back in spec order.
 func runCounted(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error) {
-	spec := ExecSpec{Argv: argv, Env: cfg.Env, Dir: cfg.Dir, Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr,
-		ExcludeKernel: userOnly}
+	spec := execSpec(cfg, argv, userOnly)
 	var taskIdx, sysIdx []int
 	for i, s := range specs {
 		if s.group < 0 {
@@ -192,6 +191,17 @@ func runCounted(ctx context.Context, cfg Config, argv []string, specs []counterS
 		o.counts[sysIdx[j]] = r.Count
 	}
 	return o, nil
+}
+
+// execSpec is the run of argv with cfg's streams, and its node's hooks
+// for a rank of a parallel job; the caller adds the counters.
+func execSpec(cfg Config, argv []string, userOnly bool) ExecSpec {
+	spec := ExecSpec{Argv: argv, Env: cfg.Env, Dir: cfg.Dir, Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr,
+		ExcludeKernel: userOnly}
+	if cfg.Node != nil {
+		spec.BeforeRelease, spec.AfterReap = cfg.Node.Started, cfg.Node.Ended
+	}
+	return spec
 }
 
 // countIdle counts the system-wide specs for d with nothing launched.

@@ -36,8 +36,15 @@ type ExecSpec struct {
 	// output when set.
 	ExcludeKernel bool
 	// SystemWide events are counted on their CPUs from just before the
-	// target is released until it is reaped.
+	// target is released until it is reaped (and AfterReap returned).
 	SystemWide []pmu.Event
+	// BeforeRelease, when set, runs once every counter is open and
+	// counting, just before the target is released; an error stops the
+	// target unrun.
+	BeforeRelease func() error
+	// AfterReap, when set, runs once the target was reaped, before the
+	// system-wide counters stop. Wall does not include it.
+	AfterReap func(ctx context.Context) error
 }
 
 // Execution is what one run of the target gave.

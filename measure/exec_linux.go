@@ -125,6 +125,11 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 			return Execution{}, err
 		}
 	}
+	if spec.BeforeRelease != nil {
+		if err := spec.BeforeRelease(); err != nil {
+			return Execution{}, err
+		}
+	}
 	start := time.Now()
 	if _, err := relW.Write([]byte{1}); err != nil {
 		return Execution{}, fmt.Errorf("execute: release target: %w", err)
@@ -154,6 +159,11 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 	wall := time.Since(start)
 	if waitErr != nil {
 		return Execution{}, fmt.Errorf("execute: wait for target: %w", waitErr)
+	}
+	if spec.AfterReap != nil {
+		if err := spec.AfterReap(ctx); err != nil {
+			return Execution{}, err
+		}
 	}
 	if sys != nil {
 		if err := sys.Disable(); err != nil {

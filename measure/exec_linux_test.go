@@ -499,3 +499,34 @@ func TestExecuteCountsInstructionsOnHardware(t *testing.T) {
 		t.Errorf("instructions = %d for %d million loop turns, want > %d", n, m, m*3_000_000)
 	}
 }
+
+func TestExecuteHooksRunBeforeReleaseAndAfterReap(t *testing.T) {
+	dir := t.TempDir()
+	before, after := filepath.Join(dir, "before"), filepath.Join(dir, "after")
+	var reaped bool
+	x, err := Execute(context.Background(), ExecSpec{
+		// The target sees the before-release mark and leaves its own.
+		Argv:          []string{"sh", "-c", "test -e " + before + " && touch " + after},
+		BeforeRelease: func() error { return os.WriteFile(before, nil, 0o600) },
+		AfterReap: func(context.Context) error {
+			_, err := os.Stat(after)
+			reaped = err == nil
+			return nil
+		},
+	})
+	if err != nil || x.ExitCode != 0 {
+		t.Fatalf("Execute = exit %d, %v: the target did not see the before-release hook's work", x.ExitCode, err)
+	}
+	if !reaped {
+		t.Error("AfterReap ran before the target had finished")
+	}
+	hookErr := errors.New("no")
+	_, err = Execute(context.Background(), ExecSpec{Argv: []string{"sh", "-c", "touch " + after + "2"},
+		BeforeRelease: func() error { return hookErr }})
+	if !errors.Is(err, hookErr) {
+		t.Errorf("Execute = %v, want the hook's error", err)
+	}
+	if _, err := os.Stat(after + "2"); err == nil {
+		t.Error("the target ran although BeforeRelease failed")
+	}
+}

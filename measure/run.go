@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/rprof/rprof/internal/stats"
@@ -68,6 +69,17 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	res, err := d.resolve(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Node != nil {
+		owner, err := cfg.Node.Elect(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("traffic owner election: %w", err)
+		}
+		if !owner {
+			res.specs = slices.DeleteFunc(res.specs, func(s counterSpec) bool { return s.event.SystemWide() })
+			res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagTrafficElsewhere,
+				Message: "this rank did not count DRAM traffic: one process per node and job counts the node's memory controllers for all its ranks (rprof merge sums the owners' counts into the job's Q)"})
+		}
 	}
 	in := inputs{cfg: cfg, source: res.source, specs: res.specs, notes: res.notes,
 		machine: res.machine, roofs: roofs, created: d.now(), cpus: d.cpus}

@@ -292,7 +292,7 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 		frac, bound := "", ""
 		if p.FractionOfAttainable != nil {
 			frac = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable)
-			bound = p.Bound
+			bound = p.Bound.String()
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", i+1, g.Calls(),
 			chart.FormatValue(g.TotalMillis()), chart.FormatValue(p.Seconds*1e3), pm,
