@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/regions"
 )
 
 // Kinds of counters a run opens.
@@ -43,6 +44,8 @@ type outcome struct {
 	wall   time.Duration
 	exit   int
 	signal string
+	// regions is what the probes gave (nil when none were attached).
+	regions *regions.Result
 }
 
 // tally is W, Q and the user events of one run (or the difference of two).

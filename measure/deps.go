@@ -20,7 +20,8 @@ func systemDeps() deps {
 		resolve: func(cfg Config) (resolved, error) {
 			return resolve(cfg, sysfs, procfs, pmu.DiagnoseLive, pmu.Probe)
 		},
-		exec: runCounted,
+		exec:    runCounted,
+		regions: planRegions,
 		idle: countIdle,
 		now:  time.Now,
 		cpus: OnlineCPUs(),
@@ -176,6 +177,12 @@ func runCounted(ctx context.Context, cfg Config, argv []string, specs []counterS
 			}
 		}
 	}
+	var pr *probedRun
+	if cfg.probes != nil {
+		pr = &probedRun{plan: cfg.probes}
+		defer pr.close()
+		pr.hook(&spec)
+	}
 	x, err := Execute(ctx, spec)
 	if err != nil {
 		return outcome{}, err
@@ -190,6 +197,9 @@ func runCounted(ctx context.Context, cfg Config, argv []string, specs []counterS
 	for j, r := range x.System {
 		o.counts[sysIdx[j]] = r.Count
 	}
+	if pr != nil {
+		o.regions = pr.result
+	}
 	return o, nil
 }
 
@@ -199,7 +209,8 @@ func execSpec(cfg Config, argv []string, userOnly bool) ExecSpec {
 	spec := ExecSpec{Argv: argv, Env: cfg.Env, Dir: cfg.Dir, Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr,
 		ExcludeKernel: userOnly}
 	if cfg.Node != nil {
-		spec.BeforeRelease, spec.AfterReap = cfg.Node.Started, cfg.Node.Ended
+		spec.BeforeRelease = func(int) error { return cfg.Node.Started() }
+		spec.AfterReap = cfg.Node.Ended
 	}
 	return spec
 }

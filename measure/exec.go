@@ -39,9 +39,9 @@ type ExecSpec struct {
 	// target is released until it is reaped (and AfterReap returned).
 	SystemWide []pmu.Event
 	// BeforeRelease, when set, runs once every counter is open and
-	// counting, just before the target is released; an error stops the
-	// target unrun.
-	BeforeRelease func() error
+	// counting, just before the target is released, with the target's
+	// PID (probes attach there); an error stops the target unrun.
+	BeforeRelease func(pid int) error
 	// AfterReap, when set, runs once the target was reaped, before the
 	// system-wide counters stop. Wall does not include it.
 	AfterReap func(ctx context.Context) error

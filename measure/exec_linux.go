@@ -126,7 +126,7 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 		}
 	}
 	if spec.BeforeRelease != nil {
-		if err := spec.BeforeRelease(); err != nil {
+		if err := spec.BeforeRelease(proc.Pid); err != nil {
 			return Execution{}, err
 		}
 	}

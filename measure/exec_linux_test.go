@@ -507,7 +507,7 @@ func TestExecuteHooksRunBeforeReleaseAndAfterReap(t *testing.T) {
 	x, err := Execute(context.Background(), ExecSpec{
 		// The target sees the before-release mark and leaves its own.
 		Argv:          []string{"sh", "-c", "test -e " + before + " && touch " + after},
-		BeforeRelease: func() error { return os.WriteFile(before, nil, 0o600) },
+		BeforeRelease: func(int) error { return os.WriteFile(before, nil, 0o600) },
 		AfterReap: func(context.Context) error {
 			_, err := os.Stat(after)
 			reaped = err == nil
@@ -522,7 +522,7 @@ func TestExecuteHooksRunBeforeReleaseAndAfterReap(t *testing.T) {
 	}
 	hookErr := errors.New("no")
 	_, err = Execute(context.Background(), ExecSpec{Argv: []string{"sh", "-c", "touch " + after + "2"},
-		BeforeRelease: func() error { return hookErr }})
+		BeforeRelease: func(int) error { return hookErr }})
 	if !errors.Is(err, hookErr) {
 		t.Errorf("Execute = %v, want the hook's error", err)
 	}

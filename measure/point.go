@@ -147,6 +147,11 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if in.roofs != nil {
 		place(p, in)
 	}
+	if plan := cfg.probes; plan != nil && last.regions != nil {
+		p.Regions = regionPoints(plan, *last.regions, in.roofs, p.Threads)
+		p.Flags = append(p.Flags, plan.notes...)
+		p.Flags = append(p.Flags, resultFlags(*last.regions)...)
+	}
 	return p, nil
 }
 

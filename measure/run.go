@@ -40,7 +40,10 @@ type deps struct {
 	exec func(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error)
 	// idle counts the system-wide specs for d with no target running.
 	idle func(ctx context.Context, specs []counterSpec, d time.Duration) (outcome, error)
-	now  func() time.Time
+	// regions resolves the probes of cfg.Regions and LIKWID markers
+	// before anything runs.
+	regions func(cfg Config, res resolved) (*regionPlan, error)
+	now     func() time.Time
 	cpus int
 }
 
@@ -79,6 +82,11 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 			res.specs = slices.DeleteFunc(res.specs, func(s counterSpec) bool { return s.event.SystemWide() })
 			res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagTrafficElsewhere,
 				Message: "this rank did not count DRAM traffic: one process per node and job counts the node's memory controllers for all its ranks (rprof merge sums the owners' counts into the job's Q)"})
+		}
+	}
+	if len(cfg.Regions) > 0 || cfg.LikwidMarkers {
+		if cfg.probes, err = d.regions(cfg, res); err != nil {
+			return nil, err
 		}
 	}
 	in := inputs{cfg: cfg, source: res.source, specs: res.specs, notes: res.notes,
@@ -150,7 +158,7 @@ type executor struct {
 func (x *executor) repetition(ctx context.Context) (rep, error) {
 	var r rep
 	if x.cfg.Overhead != nil {
-		o, err := x.exec(ctx, x.cfg.Overhead)
+		o, err := x.exec(ctx, x.cfg.Overhead, false)
 		if err != nil {
 			return r, &OverheadError{Command: x.cfg.Overhead, Err: err}
 		}
@@ -159,7 +167,7 @@ func (x *executor) repetition(ctx context.Context) (rep, error) {
 		}
 		r.overhead = &o
 	}
-	k, err := x.exec(ctx, x.cfg.Command)
+	k, err := x.exec(ctx, x.cfg.Command, true)
 	if err != nil {
 		return r, err
 	}
@@ -167,14 +175,19 @@ func (x *executor) repetition(ctx context.Context) (rep, error) {
 	return r, nil
 }
 
-func (x *executor) exec(ctx context.Context, argv []string) (outcome, error) {
-	o, err := x.d.exec(ctx, x.cfg, argv, x.specs, x.userOnly)
+// exec runs argv; only the target (not the overhead command) is probed.
+func (x *executor) exec(ctx context.Context, argv []string, probed bool) (outcome, error) {
+	cfg := x.cfg
+	if !probed {
+		cfg.probes = nil
+	}
+	o, err := x.d.exec(ctx, cfg, argv, x.specs, x.userOnly)
 	var pe *pmu.PermissionError
 	if err != nil && !x.userOnly && errors.As(err, &pe) && !pe.SystemWide {
 		// The counters are opened before the target is released, so the
 		// refused attempt ran nothing.
 		x.userOnly = true
-		return x.d.exec(ctx, x.cfg, argv, x.specs, true)
+		return x.d.exec(ctx, cfg, argv, x.specs, true)
 	}
 	return o, err
 }
