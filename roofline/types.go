@@ -222,7 +222,20 @@ type BandwidthRoof struct {
 	GBytesPerS      float64  `json:"gbytes_per_s"`
 	CI              Interval `json:"ci"`
 	WorkingSetBytes int64    `json:"working_set_bytes"`
+	// LevelBytes is the cache level's capacity for the roof's threads
+	// together, and LevelSource where it came from (CacheSource*); both
+	// absent for DRAM.
+	LevelBytes  int64  `json:"level_bytes,omitempty"`
+	LevelSource string `json:"level_source,omitempty"`
 }
+
+// Sources of cache sizes: the kernel's sysfs cache tree, the CPUID
+// instruction, or the edges of the bandwidth sweep.
+const (
+	CacheSourceSysfs    = "sysfs"
+	CacheSourceCPUID    = "cpuid"
+	CacheSourceMeasured = "measured"
+)
 
 // DGEMM is the vendor-BLAS matrix-multiply roof.
 type DGEMM struct {
