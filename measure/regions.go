@@ -167,8 +167,12 @@ func regionFlags(st regions.Stats, counted bool) []roofline.Flag {
 			Message: fmt.Sprintf("the mean call (%s measured) is shorter than 100 x the probes' cost of %s per call: the times are dominated by the subtracted cost", fmtSeconds(st.MeasuredMean), fmtSeconds(c))})
 	}
 	if counted && (st.Migrated > 0 || st.Switched > 0) {
+		rest := "W and events are extrapolated from the other calls by time"
+		if st.CountedSeconds == 0 {
+			rest = "no call was left to count, so W and events are unknown (keep other tasks off the target's CPUs, e.g. chrt -f)"
+		}
 		fl = append(fl, roofline.Flag{Code: roofline.FlagMigrated,
-			Message: fmt.Sprintf("%d of %d calls moved to another CPU and %d were switched out: per-CPU counts of those calls include other work and are left out; W and events are extrapolated from the rest by time", st.Migrated, st.Calls, st.Switched)})
+			Message: fmt.Sprintf("%d of %d calls moved to another CPU and %d were switched out: per-CPU counts of those calls include other work and are left out; %s", st.Migrated, st.Calls, st.Switched, rest)})
 	}
 	return fl
 }
