@@ -22,9 +22,9 @@ func systemDeps() deps {
 		},
 		exec:    runCounted,
 		regions: planRegions,
-		idle: countIdle,
-		now:  time.Now,
-		cpus: OnlineCPUs(),
+		idle:    countIdle,
+		now:     time.Now,
+		cpus:    OnlineCPUs(),
 	}
 }
 

@@ -138,7 +138,7 @@ func regionPoints(plan *regionPlan, res regions.Result, roofs *roofline.Roofs, t
 		}
 		if roofs != nil && r.Intensity != nil && r.GFlops != nil {
 			if pl, err := roofs.Place(*r.Intensity, *r.GFlops, threads, ""); err == nil && pl.AttainableGFlops > 0 {
-				r.Bound, r.AttainableGFlops, r.FractionOfAttainable = pl.Bound, ptr(pl.AttainableGFlops), ptr(pl.Fraction)
+				r.Bound, r.AttainableGFlops, r.FractionOfAttainable = &pl.Bound, ptr(pl.AttainableGFlops), ptr(pl.Fraction)
 			}
 		}
 		r.Flags = regionFlags(st, len(plan.counters) > 0)

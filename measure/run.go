@@ -44,7 +44,7 @@ type deps struct {
 	// before anything runs.
 	regions func(cfg Config, res resolved) (*regionPlan, error)
 	now     func() time.Time
-	cpus int
+	cpus    int
 }
 
 // resolved is what a run will count.

@@ -39,7 +39,7 @@ type Region struct {
 	Intensity    *float64 `json:"intensity"`
 	GFlops       *float64 `json:"gflops"`
 
-	Bound                string   `json:"bound,omitempty"`
+	Bound                *Bound   `json:"bound,omitempty"`
 	AttainableGFlops     *float64 `json:"attainable_gflops"`
 	FractionOfAttainable *float64 `json:"fraction_of_attainable"`
 
