@@ -25,6 +25,10 @@ func main() {
 		os.Exit(roofs.Worker(context.Background(), os.Stdin, os.Stdout))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first Ctrl-C stops rprof cleanly; a second one, the default
+	// way, at once (an output is then never half-written either: files
+	// are renamed into place whole).
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
