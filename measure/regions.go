@@ -1,10 +1,10 @@
 package measure
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
+	"github.com/rprof/rprof/internal/launch"
 	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 )
@@ -14,12 +14,19 @@ import (
 type regionPlan struct {
 	probes []regions.Probe
 	// counters are read per CPU at every probe: the plan's work events,
-	// then the per-process -e events.
-	counters []counterSpec
+	// then the per-process -e events; their meaning is in counters, their
+	// encodings in opts.Counters.
+	counters []Counter
 	opts     regions.Options
 	// notes are flags about every region (why W or Q are not counted per
 	// region).
 	notes []roofline.Flag
+}
+
+// regionCounter is a backend whose counters region probes can read on the
+// CPU a probe fires on: it says which.
+type regionCounter interface {
+	regionSpecs() []counterSpec
 }
 
 // session is an attached regions.Session.
@@ -35,31 +42,26 @@ type probedRun struct {
 	result  *regions.Result
 }
 
-// hook attaches the probes just before the target is released, and stops
-// them once it was reaped, around spec's own hooks.
-func (pr *probedRun) hook(spec *ExecSpec) {
-	before, after := spec.BeforeRelease, spec.AfterReap
-	spec.BeforeRelease = func(pid int) error {
-		s, err := attachRegions(pid, pr.plan)
-		if err != nil {
-			return err
-		}
-		pr.session = s
-		if before != nil {
-			return before(pid)
-		}
-		return nil
-	}
-	spec.AfterReap = func(ctx context.Context) error {
-		res, err := pr.session.Stop()
-		if err != nil {
-			return err
-		}
-		pr.result = &res
-		if after != nil {
-			return after(ctx)
-		}
-		return nil
+// hook attaches the probes to the held target and stops them once it
+// was reaped, keeping the figures.
+func (pr *probedRun) hook() launch.Hook {
+	return launch.Hook{
+		Attach: func(h launch.Held) error {
+			s, err := attachRegions(h.PID, pr.plan)
+			if err != nil {
+				return err
+			}
+			pr.session = s
+			return nil
+		},
+		Reap: func(int) error {
+			res, err := pr.session.Stop()
+			if err != nil {
+				return err
+			}
+			pr.result = &res
+			return nil
+		},
 	}
 }
 
@@ -116,15 +118,15 @@ func regionPoints(plan *regionPlan, res regions.Result, roofs *roofline.Roofs, t
 			by := map[string]float64{}
 			for j, c := range plan.counters {
 				v := st.Counts[j].Value()
-				switch c.kind {
-				case kindWork:
+				switch c.Kind {
+				case KindWork:
 					hasWork = true
-					work += v * c.weight
-					by[c.class] += v * c.weight * scale
-				case kindUser:
-					r.Events = append(r.Events, roofline.EventCount{Name: c.event.Name, PMU: c.event.PMU,
+					work += v * c.Weight
+					by[c.Precision] += v * c.Weight * scale
+				case KindEvent:
+					r.Events = append(r.Events, roofline.EventCount{Name: c.Name, PMU: c.PMU,
 						Value: v * scale, Raw: st.Counts[j].Raw, Enabled: st.Counts[j].Enabled,
-						Running: st.Counts[j].Running, Unit: c.event.Unit})
+						Running: st.Counts[j].Running, Unit: c.Unit})
 				}
 			}
 			if hasWork {

@@ -3,6 +3,7 @@ package measure
 import (
 	"fmt"
 
+	"github.com/rprof/rprof/internal/launch"
 	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 )
@@ -10,11 +11,11 @@ import (
 // planRegions resolves the regions of cfg against the target before
 // anything runs, checks that probes can be attached here, and picks the
 // counters read per CPU at every probe.
-func planRegions(cfg Config, res resolved) (*regionPlan, error) {
+func planRegions(cfg Config, counters []counterSpec) (*regionPlan, error) {
 	if err := regions.Supported(); err != nil {
 		return nil, err
 	}
-	path, err := resolveTarget(cfg.Command[0], cfg.Dir)
+	path, err := launch.ResolveTarget(cfg.Command[0], cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -42,17 +43,14 @@ func planRegions(cfg Config, res resolved) (*regionPlan, error) {
 		plan.probes = append(plan.probes, m...)
 	}
 	hasWork := false
-	for _, s := range res.specs {
-		if s.event.SystemWide() || s.kind == kindTraffic {
-			continue
-		}
+	for _, s := range counters {
 		if len(plan.counters) == regions.MaxCounters-1 {
 			plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
 				Message: fmt.Sprintf("regions: %s and later events are not counted per region: at most %d counters are read per probe", s.event.Name, regions.MaxCounters-1)})
 			break
 		}
-		hasWork = hasWork || s.kind == kindWork
-		plan.counters = append(plan.counters, s)
+		hasWork = hasWork || s.kind == KindWork
+		plan.counters = append(plan.counters, s.counter())
 		plan.opts.Counters = append(plan.opts.Counters, s.event)
 	}
 	if !hasWork {

@@ -9,7 +9,7 @@ import (
 	"github.com/rprof/rprof/regions"
 )
 
-func planRegions(Config, resolved) (*regionPlan, error) {
+func planRegions(Config, []counterSpec) (*regionPlan, error) {
 	return nil, fmt.Errorf("regions: %w on %s", regions.ErrNotSupported, runtime.GOOS)
 }
 

@@ -15,6 +15,7 @@ import (
 // a target is measured: defined once, so both commands spell, document and
 // check them alike.
 type measureFlags struct {
+	count         string
 	events        eventList
 	regions       specList
 	likwid        bool
@@ -28,6 +29,7 @@ type measureFlags struct {
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.count, "count", measure.DefaultBackend, "count W and Q with `BACKEND` ("+strings.Join(measure.Backends(), ", ")+")")
 	fs.Var(&m.events, "e", "count `EVENT` too (perf syntax; repeatable)")
 	fs.Var(&m.regions, "region", "measure the function `SPEC` on its own (SYMBOL, LIB:SYMBOL, FILE:0xADDR; repeatable)")
 	fs.BoolVar(&m.likwid, "likwid-markers", false, "take regions from the target's LIKWID marker calls")
@@ -45,7 +47,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 // roofs path and the repetition fields are left to the caller, whose rules
 // for them differ.
 func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
-	cfg.Events, cfg.IdleBaseline = m.events, m.idle
+	cfg.Count, cfg.Events, cfg.IdleBaseline = m.count, m.events, m.idle
 	cfg.Regions, cfg.LikwidMarkers = m.regions, m.likwid
 	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
 	overheadSet := false
