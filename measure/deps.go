@@ -16,7 +16,7 @@ import (
 // systemDeps are Run's boundaries on the running machine.
 func systemDeps() deps {
 	sysfs, procfs := os.DirFS("/sys"), os.DirFS("/proc")
-	return deps{
+	d := deps{
 		resolve: func(cfg Config) (resolved, error) {
 			return resolve(cfg, sysfs, procfs, pmu.DiagnoseLive, pmu.Probe)
 		},
@@ -25,7 +25,15 @@ func systemDeps() deps {
 		now:  time.Now,
 		cpus: OnlineCPUs(),
 	}
+	if depsOverride != nil {
+		d = depsOverride(d)
+	}
+	return d
 }
+
+// depsOverride replaces the counting in binaries built with -tags
+// rproftest (testbackend_rproftest.go); nil in every other build.
+var depsOverride func(deps) deps
 
 // resolve picks where W and Q come from, in this order: analytic values,
 // the catalogue's counters when the diagnosis finds work countable, or only
