@@ -32,10 +32,10 @@ func fixedCounts(d deps) deps {
 	work, traffic := envCount(testWorkEnv, 1e9), envCount(testTrafficEnv, 1e9)
 	d.resolve = func(cfg Config) (resolved, error) {
 		host, _ := os.Hostname()
-		return resolved{source: SourceCounters,
+		return resolved{source: roofline.SourceCounters,
 			specs: []counterSpec{
 				{event: pmu.Event{Name: "rproftest/work/"}, kind: kindWork, weight: 1, class: roofline.Double, group: 0},
-				{event: pmu.Event{Name: "rproftest/node-traffic/", CPUs: []int{0}}, kind: kindTraffic, weight: 1, class: dirTotal, group: -1},
+				{event: pmu.Event{Name: "rproftest/node-traffic/", CPUs: []int{0}}, kind: kindTraffic, weight: 1, class: pmu.Total, group: -1},
 			},
 			notes: []roofline.Flag{{Code: roofline.FlagUnverified,
 				Message: "counted by the rproftest backend: a fixed W per process and a fixed Q per opening of the traffic counters, not a measurement"}},
