@@ -22,7 +22,7 @@ func TestOpenMPIFourRanksOneOwner(t *testing.T) {
 	for _, e := range countEnv {
 		argv = append(argv, "-x", strings.SplitN(e, "=", 2)[0])
 	}
-	argv = append(argv, bin, "run", "--lock-dir", locks, "--json", pts+"/", "--", "sleep", "0.1")
+	argv = append(argv, bin, "run", "--count", "rproftest", "--lock-dir", locks, "--json", pts+"/", "--", "sleep", "0.1")
 	run(t, 2*time.Minute, append(countEnv, ompiRoot...), argv...)
 	p := merged(t, bin, pts, 4, 1)
 	if p.Job.Launcher != "openmpi" {
@@ -55,7 +55,7 @@ func TestMPICHFourRanksOneOwner(t *testing.T) {
 	pts, locks := filepath.Join(tmp, "points"), filepath.Join(tmp, "locks")
 	os.Mkdir(pts, 0o755)
 	run(t, 2*time.Minute, countEnv, "mpirun.mpich", "-np", "4",
-		bin, "run", "--lock-dir", locks, "--json", pts+"/", "--", "sleep", "0.1")
+		bin, "run", "--count", "rproftest", "--lock-dir", locks, "--json", pts+"/", "--", "sleep", "0.1")
 	p := merged(t, bin, pts, 4, 1)
 	if p.Job.Launcher != "mpich" {
 		t.Errorf("launcher %q", p.Job.Launcher)
@@ -80,7 +80,7 @@ func TestUnwritableLockDirStillCountsWork(t *testing.T) {
 	notDir := filepath.Join(tmp, "file")
 	os.WriteFile(notDir, nil, 0o600)
 	out := run(t, 2*time.Minute, append(countEnv, ompiRoot...), "mpirun.openmpi", "--oversubscribe", "-np", "2",
-		bin, "run", "--lock-dir", filepath.Join(notDir, "locks"), "--json", pts+"/", "--", "true")
+		bin, "run", "--count", "rproftest", "--lock-dir", filepath.Join(notDir, "locks"), "--json", pts+"/", "--", "true")
 	if n := strings.Count(out, "lock directory"); n != 2 {
 		t.Errorf("%d lines about the lock directory, want one per rank:\n%s", n, out)
 	}

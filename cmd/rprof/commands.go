@@ -6,6 +6,7 @@ func commands() []*command {
 		cmdRoofs,
 		cmdRun,
 		cmdMerge,
+		cmdDNN,
 		cmdPlot,
 		cmdReport,
 		cmdCompare,
