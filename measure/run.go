@@ -23,8 +23,8 @@ import (
 // A target that ran but failed is not an error: the point records its exit
 // status and carries a flag, and repetition stops there. Errors are rprof's
 // own failures and bad input: ErrInvalidConfig, *NoCountersError,
-// *OverheadError, roofs-file errors (*roofline.SchemaError
-// among them) and the launcher's typed not-found and not-executable errors.
+// *OverheadError and the launcher's typed not-found and not-executable
+// errors.
 func Run(ctx context.Context, cfg Config) (*roofline.Point, error) {
 	return run(ctx, cfg, systemDeps())
 }
@@ -60,12 +60,6 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	var roofs *roofline.Roofs
-	if cfg.RoofsPath != "" {
-		if roofs, err = roofline.ReadRoofs(cfg.RoofsPath); err != nil {
-			return nil, fmt.Errorf("roofs: %w", err)
-		}
-	}
 	res, err := d.resolve(cfg)
 	if err != nil {
 		return nil, err
@@ -82,7 +76,7 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 		}
 	}
 	in := inputs{cfg: cfg, source: res.source, specs: res.specs, notes: res.notes,
-		machine: res.machine, roofs: roofs, created: d.now(), cpus: d.cpus}
+		machine: res.machine, roofs: cfg.Roofs, created: d.now(), cpus: d.cpus}
 
 	switch {
 	case cfg.IdleBaseline > 0 && hasTraffic(res.specs):
