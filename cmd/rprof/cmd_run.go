@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -67,6 +68,16 @@ Flags:
   --plot FILE        draw the point under the roofs (.png, .svg or .pdf)
   --label NAME       name of the point (default: CMD's base name)
 
+Under mpirun or srun (mpirun -n 4 rprof run --json DIR/ -- ./app), each
+rank counts its own W and T, and one process per node and job, elected
+through lock files, counts the node's DRAM traffic for all its ranks.
+--json DIR/ writes one file per rank, named by job and rank; 'rprof merge
+DIR/*.json' makes the job's point. See docs/cluster.md.
+  --lock-dir DIR     node-local directory of the election's lock files
+                     (default $RPROF_LOCK_DIR, else the temporary directory)
+  --job NAME         the job's name in the rank files (default: the
+                     launcher's job id; give one for MPICH across nodes)
+
 Exit status: CMD's own (128+N when signal N killed it); rprof's failures:
 2 bad command line or input (empty command, --repeat 0, unparsable event,
 unreadable or foreign roofs file), 125 rprof could not measure (no
@@ -86,6 +97,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	jsonPath := fset.String("json", "", "write the point document to `FILE`")
 	plotPath := fset.String("plot", "", "draw the point to `FILE`")
 	label := fset.String("label", "", "name of the point")
+	lockDir := fset.String("lock-dir", defaultLockDir(), "node-local `DIR` for the traffic-owner election of parallel jobs")
+	jobName := fset.String("job", "", "name of the parallel job (default: the launcher's job id)")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
@@ -98,6 +111,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	if len(cfg.Command) == 0 {
 		return usagef("empty command: give the program to measure after the flags")
+	}
+	if l := launcherIn(cfg.Command); l != "" {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s starts the ranks, not rprof, so rprof would count the launcher alone: put rprof after it (%s [OPTIONS] rprof run --json DIR/ -- CMD), then rprof merge DIR/*.json", l, l)}
+	}
+	id, isRank, err := identity(*jobName)
+	if err != nil {
+		return &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
 	}
 	switch {
 	case set["ci"] && set["repeat"]:
@@ -119,6 +139,10 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			return usagef("--plot %v", err)
 		}
 	}
+	// Under a launcher, a directory takes one file per rank.
+	if st, err := os.Stat(*jsonPath); isRank && *jsonPath != "" && (strings.HasSuffix(*jsonPath, "/") || err == nil && st.IsDir()) {
+		*jsonPath = rankFile(*jsonPath, id)
+	}
 	if err := checkOutputs(*jsonPath, *plotPath); err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
@@ -132,11 +156,24 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		scope = fmt.Sprintf("the largest measured scope not above the %d online CPUs", measure.OnlineCPUs())
 	}
 
+	var node rankNode
+	if isRank {
+		if node, err = joinNode(e.stderr, *lockDir, id); err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+		defer node.Close()
+		cfg.Node = node
+	}
 	p, err := measure.Run(ctx, cfg)
 	if err != nil {
 		return runFailure(e, err)
 	}
-	writeRunSummary(e.stderr, p, scope)
+	if isRank {
+		describeRank(p, id, node)
+		writeRankSummary(e.stderr, p)
+	} else {
+		writeRunSummary(e.stderr, p, scope)
+	}
 	if cfg.CI > 0 && p.Seconds > 0 {
 		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.CI*p.Seconds) {
 			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%.1f%%) did not narrow to ±%g%% within %d runs or %v (--max-repeat, --max-time)\n\n",
