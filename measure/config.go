@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/regions"
+	"github.com/rprof/rprof/roofline"
 )
 
 // Config says what `rprof run` (and `rprof gate`) should measure and how.
@@ -77,8 +78,9 @@ type Config struct {
 	// probes are the resolved regions (set by Run).
 	probes *regionPlan
 
-	// RoofsPath is a roofs document (`rprof roofs --json`) to place the
-	// point under; "" places nothing.
+	// Roofs is the roofs document to place the point under; nil places
+	// nothing. RoofsPath names it in the point (roofs_file).
+	Roofs     *roofline.Roofs
 	RoofsPath string
 	// Threads picks the roofs' thread scope; 0 picks the largest scope
 	// not above the online CPU count.
