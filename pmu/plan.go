@@ -145,7 +145,7 @@ func (p Plan) TrafficUsable() bool { return len(p.Traffic) > 0 }
 // tree) and builds its plan. An unreadable or partial tree is an error: a
 // plan from half a tree would silently miss events.
 func LoadPlan(sysfs, procfs fs.FS) (Plan, error) {
-	m, err := readMachine(sysfs, procfs)
+	m, err := readMachine(sysfs, procfs, nil)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -162,7 +162,7 @@ type machine struct {
 	nmiWatchdog int
 }
 
-func readMachine(sysfs, procfs fs.FS) (machine, error) {
+func readMachine(sysfs, procfs fs.FS, pmus PMUs) (machine, error) {
 	var m machine
 	var err error
 	if m.cpu, err = ReadCPU(procfs); err != nil {
@@ -171,8 +171,11 @@ func readMachine(sysfs, procfs fs.FS) (machine, error) {
 	if m.topo, err = ReadTopology(sysfs); err != nil {
 		return machine{}, err
 	}
-	if m.pmus, err = DiscoverPMUs(sysfs); err != nil {
-		return machine{}, err
+	m.pmus = pmus
+	if m.pmus == nil {
+		if m.pmus, err = DiscoverPMUs(sysfs); err != nil {
+			return machine{}, err
+		}
 	}
 	m.hypervisor = hypervisor(sysfs)
 	m.nmiWatchdog = -1
@@ -208,16 +211,11 @@ func (p *Plan) addWatchdog() {
 	p.Problems = append(p.Problems, pr)
 }
 
-// NewPlan resolves the catalogue entry of cpu's microarchitecture against
-// pmus. Kernel aliases are preferred when they encode what the catalogue
-// says; otherwise the catalogue's raw terms are encoded with the PMU's
-// format files, and the difference is reported.
-func NewPlan(cpu CPUInfo, pmus PMUs, topo Topology) Plan {
-	return newPlan(cpu, pmus, topo, -1, "")
-}
-
-// newPlan is NewPlan knowing kernel.nmi_watchdog (-1: unknown) and the
-// hypervisor's name ("": bare metal or unknown).
+// newPlan resolves the catalogue entry of cpu's microarchitecture against
+// pmus, knowing kernel.nmi_watchdog (-1: unknown) and the hypervisor's name
+// ("": bare metal or unknown). Kernel aliases are preferred when they
+// encode what the catalogue says; otherwise the catalogue's raw terms are
+// encoded with the PMU's format files, and the difference is reported.
 func newPlan(cpu CPUInfo, pmus PMUs, topo Topology, nmiWatchdog int, hypervisor string) Plan {
 	p := Plan{CPU: cpu, Microarch: Microarch(cpu)}
 	hardware := pmus.HasHardware()
