@@ -58,6 +58,15 @@ Flags:
                      mean (e.g. 0.02), at most --max-repeat times (default
                      30) or --max-time (default 1m) of runs
   --confidence C     level of every interval (default 0.95)
+  --region SPEC      also measure one function on its own, with eBPF
+                     uprobes (root, or CAP_BPF and CAP_PERFMON): SYMBOL
+                     in CMD, LIB:SYMBOL (a library path or soname), or
+                     FILE:0xADDR (the address nm prints); repeatable. The
+                     regions table gives calls, inclusive and self time,
+                     the per-call distribution, the probes' cost and W;
+                     DRAM traffic is not attributed to regions
+  --likwid-markers   take regions from CMD's LIKWID marker calls
+                     (likwid_markerStartRegion/StopRegion), named by tag
   --work FLOPS       analytic work of one run (e.g. 2e9)
   --traffic BYTES    analytic DRAM traffic of one run
   --roofs FILE       roofs document to place the point under (default: the
@@ -79,10 +88,10 @@ DIR/*.json' makes the job's point. See docs/cluster.md.
                      launcher's job id; give one for MPICH across nodes)
 
 Exit status: CMD's own (128+N when signal N killed it); rprof's failures:
-2 bad command line (empty command, --repeat 0, unparsable event), 125 rprof
-could not measure (no counters, unreadable or foreign roofs file, failing
-overhead command, unwritable output), 126 CMD not executable, 127 CMD not
-found.
+2 bad command line or input (empty command, --repeat 0, unparsable event,
+unreadable or foreign roofs file), 125 rprof could not measure (no
+counters, failing overhead command, unwritable output), 126 CMD not
+executable, 127 CMD not found, 130 interrupted before any repetition.
 `,
 	Run: runRun,
 }
@@ -147,11 +156,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitInternal, err: err}
 	}
 	scope := "as asked with --threads"
-	roofsFile, err := roofsOrDefault(mf.roofs)
+	roofs, err := loadRoofs(mf.roofs)
 	if err != nil {
-		return &exitError{code: exitInternal, err: err}
+		return &exitError{code: exitUsage, err: err}
 	}
-	cfg.RoofsPath = roofsFile
+	cfg.Roofs, cfg.RoofsPath = roofs.roofs, roofs.path
 	if cfg.Threads == 0 {
 		scope = fmt.Sprintf("the largest measured scope not above the %d online CPUs", measure.OnlineCPUs())
 	}
@@ -174,6 +183,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	} else {
 		writeRunSummary(e.stderr, p, scope)
 	}
+	writeRegions(e.stderr, p)
 	if cfg.CI > 0 && p.Seconds > 0 {
 		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.CI*p.Seconds) {
 			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%.1f%%) did not narrow to ±%g%% within %d runs or %v (--max-repeat, --max-time)\n\n",
@@ -187,13 +197,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *plotPath != "" {
-		var roofs *roofline.Roofs
-		if p.RoofsFile != "" {
-			if roofs, err = roofline.ReadRoofs(p.RoofsFile); err != nil {
-				return &exitError{code: exitInternal, err: fmt.Errorf("roofs: %w", err)}
-			}
-		}
-		notes, err := chart.Write(*plotPath, roofs, []roofline.Point{*p}, chart.Options{Threads: p.Threads})
+		notes, err := chart.Write(*plotPath, roofs.roofs, []roofline.Point{*p}, chart.Options{Threads: p.Threads})
 		if err != nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("plot: %w", err)}
 		}
@@ -207,26 +211,41 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// runFailure turns Run's errors into exit statuses: bad input 2, a target
-// not found 127 or not executable 126, anything else rprof could not do
-// 125. A refusal for want of counters prints the doctor's diagnosis.
+// runFailure turns Run's errors into exit statuses by measureFailure; a
+// refusal for want of counters also prints the doctor's diagnosis.
 func runFailure(e *env, err error) error {
-	var oe *measure.OverheadError
 	var nc *measure.NoCountersError
-	switch {
-	case errors.Is(err, measure.ErrInvalidConfig):
-		return usagef("%s", strings.TrimPrefix(err.Error(), measure.ErrInvalidConfig.Error()+": "))
-	case errors.As(err, &oe):
-		return &exitError{code: exitInternal, err: err}
-	case errors.As(err, &nc):
+	if errors.As(err, &nc) {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		writeRunDiagnosis(e.stderr, nc.Diagnosis)
 		fmt.Fprintln(e.stderr, "\nTo measure anyway, give the work and traffic (--work FLOPS, --traffic BYTES), or count software events with -e.")
 		return &exitError{code: exitInternal}
+	}
+	return measureFailure(err, "")
+}
+
+// measureFailure turns measure.Run's errors into exit statuses (run and
+// gate): bad input 2, a target not found 127 or not executable 126, an
+// interruption 130, anything else rprof could not do 125. prefix, when
+// set, starts the message of the failures that are not bad input.
+func measureFailure(err error, prefix string) error {
+	if errors.Is(err, measure.ErrInvalidConfig) {
+		return usagef("%s", strings.TrimPrefix(err.Error(), measure.ErrInvalidConfig.Error()+": "))
+	}
+	if prefix != "" {
+		err = fmt.Errorf("%s: %w", prefix, err)
+	}
+	var oe *measure.OverheadError
+	switch {
+	case errors.As(err, &oe):
+		// Not the target: the overhead command's own failure.
+		return &exitError{code: exitInternal, err: err}
 	case errors.Is(err, measure.ErrNotFound):
 		return &exitError{code: exitNotFound, err: err}
 	case errors.Is(err, measure.ErrNotExecutable):
 		return &exitError{code: exitNoExec, err: err}
+	case errors.Is(err, context.Canceled):
+		return &exitError{code: exitInterrupted, err: err}
 	}
 	return &exitError{code: exitInternal, err: err}
 }
