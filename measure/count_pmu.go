@@ -168,15 +168,20 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagn
 	case d.Work.Usable:
 		res.source = roofline.SourceCounters
 		res.specs, res.notes = planSpecs(d, res.notes)
-	case len(user) > 0:
+	case len(user) > 0 || len(cfg.Regions) > 0 || cfg.LikwidMarkers:
 		for _, u := range user {
 			if err := probe(u.event); err != nil {
 				return resolved{}, fmt.Errorf("event %q cannot be counted here: %w", u.event.Name, err)
 			}
 		}
 		res.source = roofline.SourceEvents
+		what := "only the events asked for were counted"
+		if len(user) == 0 {
+			// Regions are timed without counters.
+			what = "only the time and the regions were measured"
+		}
 		res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
-			Message: fmt.Sprintf("work and traffic were not measured (%v): only the events asked for were counted", d.Work.Err)})
+			Message: fmt.Sprintf("work and traffic were not measured (%v): %s", d.Work.Err, what)})
 	default:
 		return resolved{}, &NoCountersError{Err: d.Work.Err, Diagnosis: d}
 	}
@@ -413,6 +418,18 @@ func spread(specs []counterSpec, o Outcome) Outcome {
 		if s.event.SystemWide() {
 			out.Counts[i] = o.Counts[j]
 			j++
+		}
+	}
+	return out
+}
+
+// regionSpecs are the per-process counters (FP work and -e events), which
+// region probes read per CPU.
+func (b *pmuBackend) regionSpecs() []counterSpec {
+	var out []counterSpec
+	for _, s := range b.specs {
+		if !s.event.SystemWide() && s.kind != KindTraffic {
+			out = append(out, s)
 		}
 	}
 	return out
