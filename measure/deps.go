@@ -20,10 +20,11 @@ func systemDeps() deps {
 		resolve: func(cfg Config) (resolved, error) {
 			return resolve(cfg, sysfs, procfs, pmu.DiagnoseLive, pmu.Probe)
 		},
-		exec: runCounted,
-		idle: countIdle,
-		now:  time.Now,
-		cpus: OnlineCPUs(),
+		exec:    runCounted,
+		emulate: runEmulated,
+		idle:    countIdle,
+		now:     time.Now,
+		cpus:    OnlineCPUs(),
 	}
 }
 
@@ -55,6 +56,9 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 			Message: "measured in a virtual machine: other guests share the memory and caches, and counters, if any, are virtualised"})
 	}
 	switch {
+	case cfg.Count == CountEmulate:
+		res.source = SourceEmulated
+		res.notes = append(res.notes, emulationNotes(d.CPU, cfg)...)
 	case cfg.Work != nil || cfg.Traffic != nil:
 		res.source = SourceAnalytic
 		res.notes = append(res.notes, analyticNote(cfg))

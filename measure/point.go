@@ -17,6 +17,7 @@ import (
 const (
 	SourceCounters = "counters"
 	SourceAnalytic = "analytic"
+	SourceEmulated = roofline.SourceEmulated
 	SourceEvents   = "events"
 )
 
@@ -35,6 +36,8 @@ type inputs struct {
 	reps   []rep
 	// idle is the idle-baseline run (traffic counters only), nil without.
 	idle *outcome
+	// emulated is the emulated run's counts (SourceEmulated).
+	emulated *emulatedRun
 	// notes are flags known before running (no uncore, VM, unverified
 	// events...).
 	notes   []roofline.Flag
@@ -92,6 +95,11 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	// W and Q: analytic values, or medians of the counted ones.
 	var works, traffics []float64
 	switch {
+	case in.source == SourceEmulated:
+		works = repeatValue(float64(in.emulated.result.Flops()), n)
+		if q, ok := in.emulated.result.DRAM(); ok {
+			traffics = repeatValue(float64(q.Total()), n)
+		}
 	case in.source == SourceAnalytic:
 		if cfg.Work != nil {
 			works = repeatValue(*cfg.Work, n)
@@ -115,6 +123,9 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 		if p.WorkFlops != nil && in.source == SourceCounters {
 			p.WorkByPrecision = medianBy(nets)
 		}
+	}
+	if in.emulated != nil {
+		describeEmulated(p, in.emulated)
 	}
 	if traffics != nil {
 		p.Samples.TrafficBytes = traffics

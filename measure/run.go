@@ -38,6 +38,8 @@ type deps struct {
 	// exec runs argv once with specs counted (per-process ones in user
 	// mode only when userOnly).
 	exec func(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error)
+	// emulate runs the target once under emulation (SourceEmulated).
+	emulate func(ctx context.Context, cfg Config) (*emulatedRun, error)
 	// idle counts the system-wide specs for d with no target running.
 	idle func(ctx context.Context, specs []counterSpec, d time.Duration) (outcome, error)
 	now  func() time.Time
@@ -95,6 +97,18 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	case cfg.IdleBaseline > 0:
 		in.notes = append(in.notes, roofline.Flag{Code: roofline.FlagNoUncore,
 			Message: "the idle baseline was not measured: no DRAM traffic is counted here"})
+	}
+
+	if res.source == SourceEmulated {
+		if in.emulated, err = d.emulate(ctx, cfg); err != nil {
+			return nil, err
+		}
+		if e := in.emulated; e.failed() {
+			// A target failing under emulation would fail natively too, and
+			// a Ctrl-C must stop here: no native runs, T unknown.
+			in.reps = []rep{{kernel: outcome{wall: e.wall, exit: e.exit, signal: e.signal}}}
+			return buildPoint(in)
+		}
 	}
 
 	rule := stats.Fixed(cfg.Repeat, cfg.Confidence, stats.MethodMean)
