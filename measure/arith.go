@@ -15,13 +15,6 @@ const (
 	kindUser                // an -e event: reported, not weighed
 )
 
-// Traffic directions (pmu.TrafficEvent.Direction).
-const (
-	dirRead  = "read"
-	dirWrite = "write"
-	dirTotal = "total"
-)
-
 // counterSpec is one counter of a run with what its count means.
 type counterSpec struct {
 	event pmu.Event
@@ -80,10 +73,10 @@ func tallyOf(specs []counterSpec, o outcome) tally {
 			t.hasTraffic = true
 			t.traffic += b
 			switch s.class {
-			case dirRead:
+			case pmu.Read:
 				t.hasRead = true
 				t.read += b
-			case dirWrite:
+			case pmu.Write:
 				t.hasWrite = true
 				t.write += b
 			}

@@ -57,13 +57,13 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 	}
 	switch {
 	case cfg.Count == CountEmulate:
-		res.source = SourceEmulated
+		res.source = roofline.SourceEmulated
 		res.notes = append(res.notes, emulationNotes(d.CPU, cfg)...)
 	case cfg.Work != nil || cfg.Traffic != nil:
-		res.source = SourceAnalytic
+		res.source = roofline.SourceAnalytic
 		res.notes = append(res.notes, analyticNote(cfg))
 	case d.Work.Usable:
-		res.source = SourceCounters
+		res.source = roofline.SourceCounters
 		res.specs, res.notes = planSpecs(d, res.notes)
 	case len(user) > 0:
 		for _, u := range user {
@@ -71,7 +71,7 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 				return resolved{}, fmt.Errorf("event %q cannot be counted here: %w", u.event.Name, err)
 			}
 		}
-		res.source = SourceEvents
+		res.source = roofline.SourceEvents
 		res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
 			Message: fmt.Sprintf("work and traffic were not measured (%v): only the events asked for were counted", d.Work.Err)})
 	default:

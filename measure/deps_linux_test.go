@@ -19,7 +19,7 @@ func TestCountIdleCountsSystemWideEventsForTheDuration(t *testing.T) {
 		testutil.SkipUnlessHardware(t, err)
 	}
 	const d = 100 * time.Millisecond
-	o, err := countIdle(context.Background(), []counterSpec{{event: ev, kind: kindTraffic, weight: 1, class: dirTotal, group: -1}}, d)
+	o, err := countIdle(context.Background(), []counterSpec{{event: ev, kind: kindTraffic, weight: 1, class: pmu.Total, group: -1}}, d)
 	if err != nil {
 		t.Fatal(err)
 	}

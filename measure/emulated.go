@@ -20,7 +20,10 @@ type emulatedRun struct {
 	signal string
 }
 
-func (e *emulatedRun) failed() bool { return e.exit != 0 || e.signal != "" }
+// killed reports whether a signal ended the emulated run: a Ctrl-C there
+// must not be followed by native runs (a target that merely exits nonzero
+// is still timed, as `rprof run` times failing targets).
+func (e *emulatedRun) killed() bool { return e.signal != "" }
 
 // emulatedISA is what QEMU 7.2's TCG offers an x86-64 guest.
 const emulatedISA = "x86-64 up to AVX2 and FMA (no AVX-512)"
@@ -112,10 +115,15 @@ func describeEmulated(p *roofline.Point, e *emulatedRun) {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagMissingCounter,
 			Message: "QEMU placed the guest away from host addresses: functions could not be named and execs were not followed"})
 	}
-	if e.failed() {
-		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNegative,
-			Message: "the target failed under emulation, so it was not run natively: T, GFLOP/s and GB/s are unknown, and W and Q cover the failed run"})
-	}
+}
+
+// untimed clears the time and rates of a point whose target was killed
+// under emulation and not run natively.
+func untimed(p *roofline.Point) {
+	p.Seconds, p.CI.Seconds, p.CI.GFlops = 0, roofline.Interval{}, nil
+	p.GFlops, p.GBytesPerS, p.Samples.Seconds = nil, nil, nil
+	p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNoTime,
+		Message: "the target was killed by a signal under emulation, so it was not run natively: T, GFLOP/s and GB/s are unknown, and W and Q cover the partial run"})
 }
 
 func levelRow(upper, lower string, t emulate.Traffic, w float64) roofline.LevelTraffic {

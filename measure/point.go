@@ -5,20 +5,11 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
-)
-
-// Sources of W and Q (roofline.Point.Source).
-const (
-	SourceCounters = "counters"
-	SourceAnalytic = "analytic"
-	SourceEmulated = roofline.SourceEmulated
-	SourceEvents   = "events"
 )
 
 // rep is one repetition: the target's run and, with an overhead command,
@@ -95,12 +86,12 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	// W and Q: analytic values, or medians of the counted ones.
 	var works, traffics []float64
 	switch {
-	case in.source == SourceEmulated:
+	case in.source == roofline.SourceEmulated:
 		works = repeatValue(float64(in.emulated.result.Flops()), n)
 		if q, ok := in.emulated.result.DRAM(); ok {
 			traffics = repeatValue(float64(q.Total()), n)
 		}
-	case in.source == SourceAnalytic:
+	case in.source == roofline.SourceAnalytic:
 		if cfg.Work != nil {
 			works = repeatValue(*cfg.Work, n)
 		}
@@ -119,8 +110,8 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	}
 	if works != nil {
 		p.Samples.WorkFlops = works
-		p.WorkFlops = checkedMedian(p, "work", "FLOP", works, cfg.Confidence, in.source == SourceCounters)
-		if p.WorkFlops != nil && in.source == SourceCounters {
+		p.WorkFlops = checkedMedian(p, roofline.SubjectWork, "work", "FLOP", works, cfg.Confidence, in.source == roofline.SourceCounters)
+		if p.WorkFlops != nil && in.source == roofline.SourceCounters {
 			p.WorkByPrecision = medianBy(nets)
 		}
 	}
@@ -129,13 +120,13 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	}
 	if traffics != nil {
 		p.Samples.TrafficBytes = traffics
-		p.TrafficBytes = checkedMedian(p, "DRAM traffic", "B", traffics, cfg.Confidence, in.source == SourceCounters)
-		if p.TrafficBytes != nil && in.source == SourceCounters {
+		p.TrafficBytes = checkedMedian(p, roofline.SubjectTraffic, "DRAM traffic", "B", traffics, cfg.Confidence, in.source == roofline.SourceCounters)
+		if p.TrafficBytes != nil && in.source == roofline.SourceCounters {
 			if nets[0].hasRead {
-				p.ReadBytes = checkedMedian(p, "DRAM reads", "B", field(nets, func(t tally) float64 { return t.read }), cfg.Confidence, true)
+				p.ReadBytes = checkedMedian(p, roofline.SubjectRead, "DRAM reads", "B", field(nets, func(t tally) float64 { return t.read }), cfg.Confidence, true)
 			}
 			if nets[0].hasWrite {
-				p.WriteBytes = checkedMedian(p, "DRAM writes", "B", field(nets, func(t tally) float64 { return t.write }), cfg.Confidence, true)
+				p.WriteBytes = checkedMedian(p, roofline.SubjectWrite, "DRAM writes", "B", field(nets, func(t tally) float64 { return t.write }), cfg.Confidence, true)
 			}
 		}
 	}
@@ -145,6 +136,9 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if timeUsable(p, seconds) {
 		p.GFlops, p.CI.GFlops = rate(works, seconds, cfg.Confidence, p.WorkFlops != nil)
 		p.GBytesPerS, _ = rate(traffics, seconds, cfg.Confidence, p.TrafficBytes != nil)
+	}
+	if in.emulated != nil && in.emulated.killed() {
+		untimed(p)
 	}
 	if p.WorkFlops != nil && p.TrafficBytes != nil && *p.TrafficBytes > 0 {
 		p.Intensity = ptr(*p.WorkFlops / *p.TrafficBytes)
@@ -234,7 +228,7 @@ func overheadRecord(in inputs, oh []tally, idle *tally) *roofline.Overhead {
 func timeUsable(p *roofline.Point, seconds []float64) bool {
 	for i, s := range seconds {
 		if !(s > 0) {
-			p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNegative,
+			p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNegative, Subject: roofline.SubjectSeconds,
 				Message: fmt.Sprintf("time is not positive after subtraction (repetition %d: %.6f s): the overhead command took as long as the target, so GFLOP/s and GB/s are unknown", i+1, s)})
 			p.Seconds, p.CI.Seconds = 0, roofline.Interval{}
 			return false
@@ -264,10 +258,10 @@ func rate(xs, seconds []float64, confidence float64, known bool) (*float64, *roo
 // flag when it is negative (overhead or idle subtraction took more than
 // there was). With subtracted counts and two or more repetitions, a median
 // within the confidence half-width of zero is flagged as below the noise.
-func checkedMedian(p *roofline.Point, what, unit string, xs []float64, confidence float64, counted bool) *float64 {
+func checkedMedian(p *roofline.Point, subject, what, unit string, xs []float64, confidence float64, counted bool) *float64 {
 	m := median(xs)
 	if m < 0 {
-		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNegative,
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNegative, Subject: subject,
 			Message: fmt.Sprintf("%s is negative after subtraction (median %s %s): the overhead run or idle baseline counted more than the target; %s is reported as unknown", what, fmtNum(m), unit, what)})
 		return nil
 	}
@@ -278,7 +272,7 @@ func checkedMedian(p *roofline.Point, what, unit string, xs []float64, confidenc
 			w.Add(x)
 		}
 		if h := w.HalfWidth(confidence); m <= h {
-			p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagBelowNoise,
+			p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagBelowNoise, Subject: subject,
 				Message: fmt.Sprintf("%s after subtraction (%s %s) is within its %g%% confidence half-width (%s %s): it cannot be told from zero", what, fmtNum(m), unit, confidence*100, fmtNum(h), unit)})
 		}
 	}
@@ -326,7 +320,7 @@ func eventCounts(in inputs, nets []tally) (out []roofline.EventCount, flags []ro
 		}
 		ec.Value = median(vals)
 		if ec.Value < 0 {
-			flags = append(flags, roofline.Flag{Code: roofline.FlagNegative,
+			flags = append(flags, roofline.Flag{Code: roofline.FlagNegative, Subject: roofline.EventSubject(s.event.Name),
 				Message: fmt.Sprintf("%s is negative after subtraction (median %s): the overhead run counted more than the target", s.event.Name, fmtNum(ec.Value))})
 		}
 		out = append(out, ec)
@@ -384,16 +378,17 @@ func countFlags(in inputs) []roofline.Flag {
 			}
 		}
 		name := s.event.Name
+		subject := roofline.EventSubject(name)
 		switch {
 		case never:
-			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter,
+			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: subject,
 				Message: fmt.Sprintf("%s was never scheduled on a counter (time running 0): its count is unknown and taken as 0", name)})
 		case zero && s.kind != kindUser:
-			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter,
+			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: subject,
 				Message: fmt.Sprintf("%s counted 0: the target did no such work, or the counter does not count it here", name)})
 		}
 		if minFrac < 1 {
-			flags = append(flags, roofline.Flag{Code: roofline.FlagMultiplexed,
+			flags = append(flags, roofline.Flag{Code: roofline.FlagMultiplexed, Subject: subject,
 				Message: fmt.Sprintf("%s was multiplexed: on a counter %.1f%% of the time it was enabled (worst repetition); its count is scaled up by enabled/running and is an estimate", name, minFrac*100)})
 		}
 	}
@@ -405,10 +400,10 @@ func exitFlags(reps []rep) []roofline.Flag {
 	k := reps[len(reps)-1].kernel
 	switch {
 	case k.signal != "":
-		return []roofline.Flag{{Code: roofline.FlagSignaled,
+		return []roofline.Flag{{Code: roofline.FlagSignaled, Subject: roofline.SubjectExit,
 			Message: fmt.Sprintf("the target was killed by %s in repetition %d: its counts cover a partial run", k.signal, len(reps))}}
 	case k.exit != 0:
-		return []roofline.Flag{{Code: roofline.FlagNonzeroExit,
+		return []roofline.Flag{{Code: roofline.FlagNonzeroExit, Subject: roofline.SubjectExit,
 			Message: fmt.Sprintf("the target exited with status %d in repetition %d: it may not have done its normal work", k.exit, len(reps))}}
 	}
 	return nil
@@ -418,7 +413,7 @@ func exitFlags(reps []rep) []roofline.Flag {
 // and flags a point above its roof.
 func place(p *roofline.Point, in inputs) {
 	p.RoofsFile = in.cfg.RoofsPath
-	p.Threads = threadScope(in.roofs, in.cfg.Threads, in.cpus)
+	p.Threads = roofline.ThreadScope(in.roofs.ThreadScopes(), in.cfg.Threads, 0, in.cpus)
 	if p.Intensity == nil || p.GFlops == nil {
 		return
 	}
@@ -428,33 +423,12 @@ func place(p *roofline.Point, in inputs) {
 		// stays unplaced rather than infinitely far above it.
 		return
 	}
-	p.Bound = pl.Bound
+	p.Bound = &pl.Bound
 	p.AttainableGFlops = ptr(pl.AttainableGFlops)
 	p.FractionOfAttainable = ptr(pl.Fraction)
 	if pl.AboveRoof(p) {
-		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagAboveRoof,
-			Message: fmt.Sprintf("the point is %.0f%% above its roof (%s, %.4g GFLOP/s attainable), beyond both confidence intervals: a measurement error (miscounted work or traffic, or roofs of another machine or thread count), not a result", (pl.Fraction-1)*100, pl.Bound, pl.AttainableGFlops)})
+		p.Flags = append(p.Flags, pl.AboveRoofFlag())
 	}
-}
-
-// threadScope is the requested scope, else the largest measured scope not
-// above the online CPUs (else the smallest one).
-func threadScope(r *roofline.Roofs, want, cpus int) int {
-	if want > 0 {
-		return want
-	}
-	scopes := r.ThreadScopes()
-	sort.Ints(scopes)
-	if len(scopes) == 0 {
-		return 0
-	}
-	best := scopes[0]
-	for _, s := range scopes {
-		if s <= cpus {
-			best = s
-		}
-	}
-	return best
 }
 
 func interval(w *stats.Welford, confidence float64) roofline.Interval {

@@ -16,10 +16,10 @@ import (
 var skxSpecs = []counterSpec{
 	{event: pmu.Event{Name: "fp_arith_inst_retired.scalar_double", PMU: "cpu"}, kind: kindWork, weight: 1, class: roofline.Double},
 	{event: pmu.Event{Name: "fp_arith_inst_retired.512b_packed_double", PMU: "cpu"}, kind: kindWork, weight: 8, class: roofline.Double},
-	{event: pmu.Event{Name: "uncore_imc_0/cas_count_read/", PMU: "uncore_imc_0", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: dirRead},
-	{event: pmu.Event{Name: "uncore_imc_0/cas_count_write/", PMU: "uncore_imc_0", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: dirWrite},
-	{event: pmu.Event{Name: "uncore_imc_1/cas_count_read/", PMU: "uncore_imc_1", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: dirRead},
-	{event: pmu.Event{Name: "uncore_imc_1/cas_count_write/", PMU: "uncore_imc_1", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: dirWrite},
+	{event: pmu.Event{Name: "uncore_imc_0/cas_count_read/", PMU: "uncore_imc_0", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: pmu.Read},
+	{event: pmu.Event{Name: "uncore_imc_0/cas_count_write/", PMU: "uncore_imc_0", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: pmu.Write},
+	{event: pmu.Event{Name: "uncore_imc_1/cas_count_read/", PMU: "uncore_imc_1", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: pmu.Read},
+	{event: pmu.Event{Name: "uncore_imc_1/cas_count_write/", PMU: "uncore_imc_1", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: pmu.Write},
 	{event: pmu.Event{Name: "page-faults", PMU: "software", Unit: ""}, kind: kindUser},
 }
 
@@ -71,7 +71,7 @@ func hasFlag(p *roofline.Point, code, substr string) bool {
 func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(want) }
 
 func TestBuildPointComputesWorkTrafficAndRatesFromRecordedCounts(t *testing.T) {
-	in := inputs{cfg: testConfig(), source: SourceCounters, specs: skxSpecs,
+	in := inputs{cfg: testConfig(), source: roofline.SourceCounters, specs: skxSpecs,
 		reps: []rep{{kernel: skxRun(0.5, 300)}}}
 	p, err := buildPoint(in)
 	if err != nil {
@@ -122,8 +122,8 @@ func TestTallyScalesMultiplexedCountsAndKeepsTotalOutOfReadWrite(t *testing.T) {
 	specs := []counterSpec{
 		{event: pmu.Event{Name: "fp64"}, kind: kindWork, weight: 2, class: roofline.Double},
 		{event: pmu.Event{Name: "fp32"}, kind: kindWork, weight: 4, class: roofline.Single},
-		{event: pmu.Event{Name: "data_read"}, kind: kindTraffic, weight: 64, class: dirRead},
-		{event: pmu.Event{Name: "data_total"}, kind: kindTraffic, weight: 64, class: dirTotal},
+		{event: pmu.Event{Name: "data_read"}, kind: kindTraffic, weight: 64, class: pmu.Read},
+		{event: pmu.Event{Name: "data_total"}, kind: kindTraffic, weight: 64, class: pmu.Total},
 	}
 	o := outcome{wall: time.Second, counts: []pmu.Count{
 		{Raw: 1000, Enabled: 4e6, Running: 1e6}, // on a counter a quarter of the time
@@ -159,7 +159,7 @@ func TestBuildPointFlagsCounterProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := buildPoint(inputs{cfg: testConfig(), source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: tt.run}}})
+			p, err := buildPoint(inputs{cfg: testConfig(), source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: tt.run}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +169,7 @@ func TestBuildPointFlagsCounterProblems(t *testing.T) {
 		})
 	}
 	// A user event counting zero is a result, not a problem.
-	p, _ := buildPoint(inputs{cfg: testConfig(), source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: skxRun(0.5, 0)}}})
+	p, _ := buildPoint(inputs{cfg: testConfig(), source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: skxRun(0.5, 0)}}})
 	if len(p.Flags) != 0 {
 		t.Errorf("flags = %+v, want none for a zero user event", p.Flags)
 	}
@@ -181,7 +181,7 @@ func TestBuildPointSubtractsOverheadRuns(t *testing.T) {
 	overhead.counts[6] = full(300)
 	cfg := testConfig()
 	cfg.Overhead = []string{"/bin/kernel", "-n", "0"}
-	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &overhead}}})
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &overhead}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestBuildPointNeverReportsANegativeSubtraction(t *testing.T) {
 	kernel := skxRun(0.5, 0)
 	more := skxRun(0.1, 0)
 	more.counts[1] = full(2e8) // the overhead run did more FP work than the target
-	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &more}}})
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &more}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestBuildPointNeverReportsANegativeSubtraction(t *testing.T) {
 	}
 
 	slow := skxRun(0.6, 0) // the overhead run took longer: no time left
-	p, err = buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &slow}}})
+	p, err = buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &slow}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestBuildPointFlagsAResultBelowTheNoise(t *testing.T) {
 		o.counts[0] = full(uint64(4e6 - d))
 		reps = append(reps, rep{kernel: k, overhead: &o})
 	}
-	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: reps})
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: reps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestBuildPointFlagsAResultBelowTheNoise(t *testing.T) {
 		reps[i].overhead.counts[4] = full(2e6)
 		reps[i].overhead.counts[5] = full(1e6)
 	}
-	p, err = buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: reps})
+	p, err = buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: reps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestBuildPointSubtractsTheIdleRateTimesTime(t *testing.T) {
 	cfg.IdleBaseline = 200 * time.Millisecond
 	// 0.2 s idle: 1e5 reads and 5e4 writes on box 0 = 9.6 MB: 48 MB/s.
 	idle := outcome{wall: 200 * time.Millisecond, counts: []pmu.Count{{}, {}, full(1e5), full(5e4), full(0), full(0), {}}}
-	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, idle: &idle, reps: []rep{{kernel: skxRun(0.5, 0)}}})
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, idle: &idle, reps: []rep{{kernel: skxRun(0.5, 0)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestBuildPointReportsRepetitionStatistics(t *testing.T) {
 		r.counts[1] = full(packed[i])
 		reps = append(reps, rep{kernel: r})
 	}
-	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, reps: reps})
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: reps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestBuildPointFlagsHowTheTargetEnded(t *testing.T) {
 		run  outcome
 		code string
 	}{{failed, roofline.FlagNonzeroExit}, {killed, roofline.FlagSignaled}} {
-		p, err := buildPoint(inputs{cfg: testConfig(), source: SourceCounters, specs: skxSpecs, reps: []rep{{kernel: tt.run}}})
+		p, err := buildPoint(inputs{cfg: testConfig(), source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: tt.run}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,19 +357,19 @@ func TestBuildPointPlacesThePointUnderTheRoofs(t *testing.T) {
 	cfg := testConfig()
 	cfg.RoofsPath = "roofs.json"
 	// I = 801/512 = 1.564 FLOP/B; 2 threads: memory roof 31.3 GFLOP/s.
-	p, err := buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, roofs: testRoofs(), cpus: 3, reps: []rep{{kernel: skxRun(0.5, 0)}}})
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, roofs: testRoofs(), cpus: 3, reps: []rep{{kernel: skxRun(0.5, 0)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Threads != 2 || p.Bound != "memory (DRAM)" || !near(*p.AttainableGFlops, 20*801.0/512) || !near(*p.FractionOfAttainable, 1.602/(20*801.0/512)) {
-		t.Errorf("threads %d bound %q attainable %v fraction %v", p.Threads, p.Bound, deref(p.AttainableGFlops), deref(p.FractionOfAttainable))
+	if p.Threads != 2 || p.Bound == nil || *p.Bound != (roofline.Bound{Kind: roofline.BoundMemory, Roof: "DRAM", GBytesPerS: 20}) || !near(*p.AttainableGFlops, 20*801.0/512) || !near(*p.FractionOfAttainable, 1.602/(20*801.0/512)) {
+		t.Errorf("threads %d bound %v attainable %v fraction %v", p.Threads, p.Bound, deref(p.AttainableGFlops), deref(p.FractionOfAttainable))
 	}
 	if p.RoofsFile != "roofs.json" || hasFlag(p, roofline.FlagAboveRoof, "") {
 		t.Errorf("roofs file %q flags %+v", p.RoofsFile, p.Flags)
 	}
 
 	// 100x faster than possible: above its roof.
-	p, err = buildPoint(inputs{cfg: cfg, source: SourceCounters, specs: skxSpecs, roofs: testRoofs(), cpus: 2, reps: []rep{{kernel: skxRun(0.0005, 0)}}})
+	p, err = buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, roofs: testRoofs(), cpus: 2, reps: []rep{{kernel: skxRun(0.0005, 0)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,21 +378,10 @@ func TestBuildPointPlacesThePointUnderTheRoofs(t *testing.T) {
 	}
 }
 
-func TestThreadScopePicksTheLargestScopeNotAboveTheCPUs(t *testing.T) {
-	tests := []struct{ want, cpus, got int }{
-		{0, 2, 2}, {0, 3, 2}, {0, 64, 4}, {0, 1, 1}, {4, 1, 4},
-	}
-	for _, tt := range tests {
-		if got := threadScope(testRoofs(), tt.want, tt.cpus); got != tt.got {
-			t.Errorf("threadScope(want %d, %d cpus) = %d, want %d", tt.want, tt.cpus, got, tt.got)
-		}
-	}
-}
-
 func TestBuildPointUsesAnalyticValues(t *testing.T) {
 	cfg := testConfig()
 	cfg.Work, cfg.Traffic = ptr(2e9), ptr(1e9)
-	p, err := buildPoint(inputs{cfg: cfg, source: SourceAnalytic,
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceAnalytic,
 		reps: []rep{{kernel: outcome{wall: time.Second}}, {kernel: outcome{wall: 2 * time.Second}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +389,7 @@ func TestBuildPointUsesAnalyticValues(t *testing.T) {
 	if *p.WorkFlops != 2e9 || *p.TrafficBytes != 1e9 || *p.Intensity != 2 || !near(*p.GFlops, (2+1)/2.0) || p.ReadBytes != nil {
 		t.Errorf("W %v Q %v I %v GFLOP/s %v read %v", *p.WorkFlops, *p.TrafficBytes, *p.Intensity, *p.GFlops, deref(p.ReadBytes))
 	}
-	if p.Source != SourceAnalytic || len(p.Events) != 0 || p.Events == nil {
+	if p.Source != roofline.SourceAnalytic || len(p.Events) != 0 || p.Events == nil {
 		t.Errorf("source %q events %v", p.Source, p.Events)
 	}
 }

@@ -99,13 +99,13 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 			Message: "the idle baseline was not measured: no DRAM traffic is counted here"})
 	}
 
-	if res.source == SourceEmulated {
+	if res.source == roofline.SourceEmulated {
 		if in.emulated, err = d.emulate(ctx, cfg); err != nil {
 			return nil, err
 		}
-		if e := in.emulated; e.failed() {
-			// A target failing under emulation would fail natively too, and
-			// a Ctrl-C must stop here: no native runs, T unknown.
+		if e := in.emulated; e.killed() {
+			// A Ctrl-C (or a crash) under emulation stops here: no native
+			// runs, T unknown.
 			in.reps = []rep{{kernel: outcome{wall: e.wall, exit: e.exit, signal: e.signal}}}
 			return buildPoint(in)
 		}

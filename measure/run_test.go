@@ -49,11 +49,11 @@ func TestResolveChoosesWhereWorkAndTrafficComeFrom(t *testing.T) {
 		wantErr     func(error) bool
 	}{
 		{name: "counters on Skylake-SP", machine: "skylake-sp", cfg: Config{Events: []string{"page-faults"}},
-			wantSource: SourceCounters, wantTraffic: true},
+			wantSource: roofline.SourceCounters, wantTraffic: true},
 		{name: "analytic values on a VM without a PMU", machine: "vm-zen5", cfg: Config{Work: ptr(1e9)},
-			wantSource: SourceAnalytic, wantFlag: roofline.FlagAnalytic},
+			wantSource: roofline.SourceAnalytic, wantFlag: roofline.FlagAnalytic},
 		{name: "only user events on a VM", machine: "vm-zen5", cfg: Config{Events: []string{"page-faults", "task-clock"}}, probe: probeOK,
-			wantSource: SourceEvents, wantFlag: roofline.FlagVM},
+			wantSource: roofline.SourceEvents, wantFlag: roofline.FlagVM},
 		{name: "a user event this machine cannot open", machine: "vm-zen5", cfg: Config{Events: []string{"page-faults"}}, probe: probeFails,
 			wantErr: func(err error) bool { return errors.Is(err, pmu.ErrNotSupported) }},
 		{name: "refusal without counters, values or events", machine: "vm-zen5",
@@ -82,7 +82,7 @@ func TestResolveChoosesWhereWorkAndTrafficComeFrom(t *testing.T) {
 			if got := countKind(res.specs, kindUser); got != len(tt.cfg.Events) {
 				t.Errorf("%d user events, want %d", got, len(tt.cfg.Events))
 			}
-			if tt.wantSource == SourceCounters && countKind(res.specs, kindWork) == 0 {
+			if tt.wantSource == roofline.SourceCounters && countKind(res.specs, kindWork) == 0 {
 				t.Errorf("no work events on %s", tt.machine)
 			}
 			if got := countKind(res.specs, kindTraffic) > 0; got != tt.wantTraffic {
@@ -155,7 +155,7 @@ func (f *fakeDeps) deps() deps {
 }
 
 func analyticRes() resolved {
-	return resolved{source: SourceAnalytic}
+	return resolved{source: roofline.SourceAnalytic}
 }
 
 func timed(walls ...float64) []outcome {
@@ -280,7 +280,7 @@ func TestRunMeasuresTheIdleBaselineOnlyWithTrafficCounters(t *testing.T) {
 		}
 		run1 := skxRun(0.5, 0)
 		run1.counts = run1.counts[:len(specs)]
-		f := &fakeDeps{res: resolved{source: SourceCounters, specs: specs}, outs: []outcome{run1}}
+		f := &fakeDeps{res: resolved{source: roofline.SourceCounters, specs: specs}, outs: []outcome{run1}}
 		p, err := run(context.Background(), Config{Command: []string{"k"}, IdleBaseline: time.Millisecond}, f.deps())
 		if err != nil {
 			t.Fatal(err)
@@ -352,7 +352,7 @@ func TestRunOnCapturedMachinesWeighsCountsWithTheCatalogue(t *testing.T) {
 }
 
 func TestRunFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing.T) {
-	f := &fakeDeps{res: resolved{source: SourceCounters, specs: skxSpecs[:2]}, refuseKernel: true,
+	f := &fakeDeps{res: resolved{source: roofline.SourceCounters, specs: skxSpecs[:2]}, refuseKernel: true,
 		outs: []outcome{{wall: time.Second, counts: []pmu.Count{full(1), full(1)}}, {wall: time.Second, counts: []pmu.Count{full(1), full(1)}}}}
 	p, err := run(context.Background(), Config{Command: []string{"k"}, Repeat: 2}, f.deps())
 	if err != nil {
@@ -362,7 +362,7 @@ func TestRunFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing.T) {
 		t.Errorf("ran %v user-only %v flags %+v: want both runs user mode only, flagged", f.ran, f.userOnly, p.Flags)
 	}
 
-	f = &fakeDeps{res: resolved{source: SourceCounters, specs: skxSpecs[:2]}, outs: []outcome{{wall: time.Second, counts: []pmu.Count{full(1), full(1)}}}}
+	f = &fakeDeps{res: resolved{source: roofline.SourceCounters, specs: skxSpecs[:2]}, outs: []outcome{{wall: time.Second, counts: []pmu.Count{full(1), full(1)}}}}
 	p, err = run(context.Background(), Config{Command: []string{"k"}}, f.deps())
 	if err != nil || f.userOnly[0] || hasFlag(p, roofline.FlagUserOnly, "") {
 		t.Errorf("err %v user-only %v: want kernel mode counted when allowed", err, f.userOnly)
@@ -382,10 +382,10 @@ func (n *fakeNode) Ended(context.Context) error         { n.ended++; return nil 
 func TestRunRankCountsTrafficOnlyWhenElected(t *testing.T) {
 	specs := []counterSpec{
 		{event: pmu.Event{Name: "flops"}, kind: kindWork, weight: 2, class: roofline.Double, group: 0},
-		{event: pmu.Event{Name: "cas", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: dirTotal, group: -1},
+		{event: pmu.Event{Name: "cas", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: pmu.Total, group: -1},
 	}
 	for _, owner := range []bool{true, false} {
-		f := &fakeDeps{res: resolved{source: SourceCounters, specs: specs}}
+		f := &fakeDeps{res: resolved{source: roofline.SourceCounters, specs: specs}}
 		var opened []counterSpec
 		d := f.deps()
 		d.exec = func(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/rprof/rprof/internal/output"
 )
@@ -69,8 +70,62 @@ func ReadPoints(path string) ([]Point, error) {
 			}
 		}
 		return s.Points, nil
+	case PointSchemaV1:
+		var p pointV1
+		if err := decode(path, data, &p); err != nil {
+			return nil, err
+		}
+		return []Point{p.upgrade()}, nil
+	case PointSetSchemaV1:
+		var s struct {
+			Points []pointV1 `json:"points"`
+		}
+		if err := decode(path, data, &s); err != nil {
+			return nil, err
+		}
+		out := make([]Point, len(s.Points))
+		for i, p := range s.Points {
+			if p.Schema != PointSchemaV1 {
+				return nil, &SchemaError{Path: fmt.Sprintf("%s: point %d", path, i), Got: p.Schema, Want: []string{PointSchemaV1}}
+			}
+			out[i] = p.upgrade()
+		}
+		return out, nil
 	}
-	return nil, &SchemaError{Path: path, Got: schema, Want: []string{PointSchema, PointSetSchema}}
+	return nil, &SchemaError{Path: path, Got: schema, Want: []string{PointSchema, PointSetSchema, PointSchemaV1, PointSetSchemaV1}}
+}
+
+// pointV1 is a version 1 point: the binding roof was prose, "memory
+// (<level>)" or "compute (<roof name>)", and flags had no subject.
+type pointV1 struct {
+	Point
+	Bound string `json:"bound,omitempty"`
+}
+
+// upgrade turns a version 1 point into the current version. The bound's
+// roof value was not recorded in version 1: it is the attainable GFLOP/s
+// for a compute roof, and attainable over intensity for a memory roof.
+// Flags keep an empty subject: version 1 did not say which figure they
+// qualify.
+func (p pointV1) upgrade() Point {
+	out := p.Point
+	out.Schema = PointSchema
+	out.Bound = nil
+	kind, roof, ok := strings.Cut(strings.TrimSuffix(p.Bound, ")"), " (")
+	if !ok || p.AttainableGFlops == nil {
+		return out
+	}
+	switch kind {
+	case BoundCompute:
+		out.Bound = &Bound{Kind: BoundCompute, Roof: roof, GFlops: *p.AttainableGFlops}
+	case BoundMemory:
+		b := &Bound{Kind: BoundMemory, Roof: roof}
+		if p.Intensity != nil && *p.Intensity > 0 {
+			b.GBytesPerS = *p.AttainableGFlops / *p.Intensity
+		}
+		out.Bound = b
+	}
+	return out
 }
 
 func readDoc(path string, v any, want string) error {

@@ -422,12 +422,11 @@ func placeUnder(p *Point, r *Roofs) {
 	if err != nil {
 		return
 	}
-	p.Bound = pl.Bound
+	p.Bound = &pl.Bound
 	p.AttainableGFlops = ptrTo(pl.AttainableGFlops)
 	p.FractionOfAttainable = ptrTo(pl.Fraction)
 	if pl.AboveRoof(p) {
-		p.Flags = append(p.Flags, Flag{Code: FlagAboveRoof,
-			Message: fmt.Sprintf("the point is %.0f%% above its roof (%s, %.4g GFLOP/s attainable): a measurement error, or roofs of other nodes", (pl.Fraction-1)*100, pl.Bound, pl.AttainableGFlops)})
+		p.Flags = append(p.Flags, pl.AboveRoofFlag())
 	}
 }
 

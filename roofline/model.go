@@ -3,14 +3,48 @@ package roofline
 import (
 	"fmt"
 	"math"
-	"strings"
+	"slices"
 )
+
+// Kinds of binding roof (Bound.Kind).
+const (
+	BoundCompute = "compute"
+	BoundMemory  = "memory"
+)
+
+// Bound is the roof that binds a point at its intensity.
+type Bound struct {
+	// Kind is BoundCompute or BoundMemory.
+	Kind string `json:"kind"`
+	// Roof names the roof: a compute roof's name ("avx512-fma-fp64",
+	// "dgemm") or a memory level ("DRAM").
+	Roof string `json:"roof"`
+	// GFlops is a compute roof's value; GBytesPerS a memory roof's. The
+	// other is 0.
+	GFlops     float64 `json:"gflops,omitempty"`
+	GBytesPerS float64 `json:"gbytes_per_s,omitempty"`
+}
+
+// String is the bound as people read it: "memory (DRAM)",
+// "compute (avx2-fma-fp64)".
+func (b Bound) String() string { return b.Kind + " (" + b.Roof + ")" }
+
+// Memory reports whether a memory level binds.
+func (b Bound) Memory() bool { return b.Kind == BoundMemory }
+
+// Value is the roof's own figure and its unit: GB/s for a memory roof,
+// GFLOP/s for a compute roof.
+func (b Bound) Value() (float64, string) {
+	if b.Memory() {
+		return b.GBytesPerS, "GB/s"
+	}
+	return b.GFlops, "GFLOP/s"
+}
 
 // Placement says where a point sits under the roofs.
 type Placement struct {
-	// Bound names the binding roof: "compute (<roof name>)" or
-	// "memory (<level>)".
-	Bound string
+	// Bound is the binding roof.
+	Bound Bound
 	// AttainableGFlops is min(peak, bandwidth * intensity) at the point's
 	// intensity.
 	AttainableGFlops float64
@@ -98,10 +132,10 @@ func (r *Roofs) Place(intensity, gflops float64, threads int, precision string) 
 	p := Placement{Peak: peak, Memory: mem}
 	memRoof := mem.GBytesPerS * intensity
 	if memRoof < peak.GFlops {
-		p.Bound = "memory (DRAM)"
+		p.Bound = Bound{Kind: BoundMemory, Roof: mem.Level, GBytesPerS: mem.GBytesPerS}
 		p.AttainableGFlops = memRoof
 	} else {
-		p.Bound = "compute (" + peak.Name + ")"
+		p.Bound = Bound{Kind: BoundCompute, Roof: peak.Name, GFlops: peak.GFlops}
 		p.AttainableGFlops = peak.GFlops
 	}
 	p.Fraction = gflops / p.AttainableGFlops
@@ -158,7 +192,7 @@ func (pl Placement) AboveRoof(p *Point) bool {
 		lo = ci.Lo
 	}
 	roofHi := pl.AttainableGFlops
-	if strings.HasPrefix(pl.Bound, "memory") {
+	if pl.Bound.Memory() {
 		if hi := pl.Memory.CI.Hi * *p.Intensity; hi > roofHi {
 			roofHi = hi
 		}
@@ -166,4 +200,45 @@ func (pl Placement) AboveRoof(p *Point) bool {
 		roofHi = pl.Peak.CI.Hi
 	}
 	return lo > roofHi
+}
+
+// AboveRoofFlag is the flag of a point that AboveRoof singles out: the one
+// wording of it, for a point placed when measured and for one placed again
+// under other roofs.
+func (pl Placement) AboveRoofFlag() Flag {
+	return Flag{Code: FlagAboveRoof, Subject: SubjectPlacement, Message: fmt.Sprintf(
+		"the point is %.0f%% above its roof (%s, %.4g GFLOP/s attainable), beyond both confidence intervals: a measurement error (miscounted work or traffic, or roofs of another machine or thread count), not a result",
+		(pl.Fraction-1)*100, pl.Bound, pl.AttainableGFlops)}
+}
+
+// ThreadScope chooses the thread scope whose roofs a point is placed under
+// and a chart draws, the same way for every command:
+//
+//  1. want, the scope asked for (--threads), when it is positive;
+//  2. else recorded, the scope a point was placed under when it was
+//     measured, when scopes has it;
+//  3. else the largest scope in scopes not above cpus, the CPUs the
+//     program could run on (the whole machine's roofs: a program is never
+//     placed under roofs of fewer threads than it may have used);
+//  4. else (cpus unknown, or below every scope) the smallest scope.
+//
+// It returns 0 when scopes is empty and neither want nor recorded is set.
+func ThreadScope(scopes []int, want, recorded, cpus int) int {
+	if want > 0 {
+		return want
+	}
+	if recorded > 0 && (len(scopes) == 0 || slices.Contains(scopes, recorded)) {
+		return recorded
+	}
+	if len(scopes) == 0 {
+		return 0
+	}
+	sorted := slices.Sorted(slices.Values(scopes))
+	best := sorted[0]
+	for _, s := range sorted {
+		if s <= cpus {
+			best = s
+		}
+	}
+	return best
 }

@@ -48,7 +48,7 @@ func TestPlaceChoosesTheLowerOfTheDRAMAndComputeRoofs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pl.Bound != tt.bound || pl.AttainableGFlops != tt.attain {
+			if pl.Bound.String() != tt.bound || pl.AttainableGFlops != tt.attain {
 				t.Errorf("Place = %q at %v GFLOP/s, want %q at %v", pl.Bound, pl.AttainableGFlops, tt.bound, tt.attain)
 			}
 			if want := tt.gflops / tt.attain; math.Abs(pl.Fraction-want) > 1e-12 {
@@ -91,8 +91,8 @@ func TestPlaceUsesDGEMMWhenItIsTheHighestFP64Roof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl.Bound != "compute (dgemm)" || pl.AttainableGFlops != 60 {
-		t.Errorf("Place = %q at %v, want compute (dgemm) at 60", pl.Bound, pl.AttainableGFlops)
+	if want := (Bound{Kind: BoundCompute, Roof: "dgemm", GFlops: 60}); pl.Bound != want || pl.AttainableGFlops != 60 {
+		t.Errorf("Place = %+v at %v, want %+v at 60", pl.Bound, pl.AttainableGFlops, want)
 	}
 }
 
@@ -175,6 +175,121 @@ func TestReadersRejectOtherSchemas(t *testing.T) {
 	}
 	if _, err := ReadRoofs(roofs); err != nil {
 		t.Errorf("ReadRoofs(roofs) = %v", err)
+	}
+}
+
+func TestPlaceRecordsTheBindingRoofsNameAndValue(t *testing.T) {
+	r := &Roofs{
+		Compute:   []ComputeRoof{{Name: "avx2-fma-fp64", Precision: Double, Threads: 1, GFlops: 50}},
+		Bandwidth: []BandwidthRoof{{Level: "DRAM", Threads: 1, GBytesPerS: 10}},
+	}
+	tests := []struct {
+		intensity float64
+		want      Bound
+		value     float64
+		unit      string
+	}{
+		{1, Bound{Kind: BoundMemory, Roof: "DRAM", GBytesPerS: 10}, 10, "GB/s"},
+		{100, Bound{Kind: BoundCompute, Roof: "avx2-fma-fp64", GFlops: 50}, 50, "GFLOP/s"},
+	}
+	for _, tt := range tests {
+		pl, err := r.Place(tt.intensity, 1, 1, Double)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, unit := pl.Bound.Value()
+		if pl.Bound != tt.want || v != tt.value || unit != tt.unit {
+			t.Errorf("at %g FLOP/B: bound %+v, value %g %s; want %+v, %g %s", tt.intensity, pl.Bound, v, unit, tt.want, tt.value, tt.unit)
+		}
+	}
+}
+
+func TestThreadScopeIsOneRuleForEveryCommand(t *testing.T) {
+	scopes := []int{4, 1, 2}
+	tests := []struct {
+		name                 string
+		scopes               []int
+		want, recorded, cpus int
+		got                  int
+	}{
+		{"asked for wins", scopes, 4, 2, 1, 4},
+		{"asked for, even when not measured", scopes, 3, 0, 0, 3},
+		{"the point's recorded scope", scopes, 0, 1, 4, 1},
+		{"a recorded scope these roofs lack is ignored", scopes, 0, 3, 2, 2},
+		{"the largest scope not above the CPUs", scopes, 0, 0, 3, 2},
+		{"all CPUs", scopes, 0, 0, 64, 4},
+		{"one CPU", scopes, 0, 0, 1, 1},
+		{"CPUs unknown: the smallest", scopes, 0, 0, 0, 1},
+		{"no roofs: the recorded scope", nil, 0, 2, 4, 2},
+		{"no roofs, nothing known", nil, 0, 0, 4, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ThreadScope(tt.scopes, tt.want, tt.recorded, tt.cpus); got != tt.got {
+				t.Errorf("ThreadScope(%v, want %d, recorded %d, %d cpus) = %d, want %d", tt.scopes, tt.want, tt.recorded, tt.cpus, got, tt.got)
+			}
+		})
+	}
+}
+
+func TestReadPointsUpgradesVersion1(t *testing.T) {
+	tests := []struct {
+		file string
+		want *Bound
+	}{
+		{"point_triad.json", &Bound{Kind: BoundMemory, Roof: "DRAM"}},
+		{"point_dgemm.json", &Bound{Kind: BoundCompute, Roof: "avx512-fma-fp64"}},
+		{"point_no_traffic.json", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			ps, err := ReadPoints(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := ps[0]
+			if p.Schema != PointSchema {
+				t.Errorf("schema %q, want %q", p.Schema, PointSchema)
+			}
+			if (p.Bound == nil) != (tt.want == nil) {
+				t.Fatalf("bound %+v, want %+v", p.Bound, tt.want)
+			}
+			if tt.want == nil {
+				return
+			}
+			if p.Bound.Kind != tt.want.Kind || p.Bound.Roof != tt.want.Roof {
+				t.Errorf("bound %+v, want kind %s roof %s", p.Bound, tt.want.Kind, tt.want.Roof)
+			}
+			// Version 1 did not record the roof's value; it follows from
+			// the attainable performance.
+			v, _ := p.Bound.Value()
+			want := *p.AttainableGFlops
+			if p.Bound.Memory() {
+				want /= *p.Intensity
+			}
+			if math.Abs(v/want-1) > 1e-12 {
+				t.Errorf("roof value %g, want %g", v, want)
+			}
+		})
+	}
+}
+
+func TestReadPointsReadsWhatWriteJSONWrote(t *testing.T) {
+	in := Point{Schema: PointSchema, Label: "x", Bound: &Bound{Kind: BoundMemory, Roof: "L3", GBytesPerS: 80},
+		Flags: []Flag{{Code: FlagMultiplexed, Subject: EventSubject("cycles"), Message: "m"}}}
+	path := filepath.Join(t.TempDir(), "p.json")
+	if err := WriteJSON(path, in); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ReadPoints(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *ps[0].Bound != *in.Bound || ps[0].Flags[0] != in.Flags[0] {
+		t.Errorf("read %+v %+v, wrote %+v %+v", ps[0].Bound, ps[0].Flags, in.Bound, in.Flags)
+	}
+	if ev, ok := ps[0].Flags[0].Event(); !ok || ev != "cycles" {
+		t.Errorf("Event() = %q, %v; want cycles", ev, ok)
 	}
 }
 

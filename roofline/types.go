@@ -1,13 +1,41 @@
 package roofline
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
-// Schema versions. A reader accepts only the version it knows: a document of
-// another version is an error, never a silent misreading.
+// Schema versions written. A reader accepts the versions it knows (the
+// current ones and those listed below, which it upgrades on reading): a
+// document of another version is an error, never a silent misreading.
 const (
-	PointSchema    = "rprof.point/v1"
-	PointSetSchema = "rprof.points/v1"
+	PointSchema    = "rprof.point/v2"
+	PointSetSchema = "rprof.points/v2"
 	RoofsSchema    = "rprof.roofs/v1"
+)
+
+// Older schema versions still read. Version 1 points had the binding roof
+// as prose ("memory (DRAM)") and flags without a subject; see
+// docs/schema-point.md.
+const (
+	PointSchemaV1    = "rprof.point/v1"
+	PointSetSchemaV1 = "rprof.points/v1"
+)
+
+// Sources of a point's W and Q (Point.Source).
+const (
+	// SourceCounters: W and Q counted by hardware counters.
+	SourceCounters = "counters"
+	// SourceAnalytic: W and Q given by the user (--work, --traffic); only
+	// the time was measured.
+	SourceAnalytic = "analytic"
+	// SourceEvents: only the user's events were counted; W and Q are
+	// unknown.
+	SourceEvents = "events"
+	// SourceEmulated: W counted by instrumentation under an emulator
+	// (rprof run --count emulate), exactly, and Q from a deterministic
+	// cache model.
+	SourceEmulated = "emulated"
 )
 
 // Precision names used in points and roofs.
@@ -23,11 +51,6 @@ const (
 	// (counted by emulation only).
 	Extended = "fp80"
 )
-
-// SourceEmulated is the Source of a point counted by instrumentation under
-// an emulator (rprof run --count emulate): W is exact and Q comes from a
-// deterministic cache model.
-const SourceEmulated = "emulated"
 
 // ExactCounts reports whether p's W and Q are deterministic, so that any
 // change between two such points is real (emulated points); counters and
@@ -67,9 +90,36 @@ type CPU struct {
 type Flag struct {
 	// Code is stable and machine-readable, e.g. "multiplexed", "vm",
 	// "above-roof", "no-uncore", "nonzero-exit", "negative-subtraction".
-	Code    string `json:"code"`
+	Code string `json:"code"`
+	// Subject is the figure the flag qualifies, machine-readable: one of
+	// the Subject constants, or EventSubject(name) for one counter. Empty
+	// when the flag concerns the whole document (a VM, an analytic point).
+	Subject string `json:"subject,omitempty"`
 	Message string `json:"message"`
 }
+
+// Subjects of flags: the document field each qualifies.
+const (
+	SubjectWork    = "work_flops"
+	SubjectTraffic = "traffic_bytes"
+	SubjectRead    = "read_bytes"
+	SubjectWrite   = "write_bytes"
+	SubjectSeconds = "seconds"
+	// SubjectPlacement: the point's place under the roofs (bound,
+	// attainable_gflops, fraction_of_attainable).
+	SubjectPlacement = "fraction_of_attainable"
+	SubjectExit      = "exit"
+)
+
+// eventSubjectPrefix starts the subject of a flag about one counter.
+const eventSubjectPrefix = "event:"
+
+// EventSubject is the subject of a flag about the counter of that event
+// name (EventCount.Name).
+func EventSubject(name string) string { return eventSubjectPrefix + name }
+
+// Event returns the event name a flag is about, if it is about one counter.
+func (f Flag) Event() (string, bool) { return strings.CutPrefix(f.Subject, eventSubjectPrefix) }
 
 // Flag codes shared by the producers and readers of points.
 const (
@@ -96,6 +146,9 @@ const (
 	FlagModelled = "modelled-traffic"
 	// FlagNotCounted: programs the target exec'd ran without being counted.
 	FlagNotCounted = "children-not-counted"
+	// FlagNoTime: the target was not timed (it failed under emulation and
+	// was not run natively).
+	FlagNoTime = "time-unknown"
 )
 
 // Point is one measured (or analytic) roofline point: the document written by
@@ -105,10 +158,8 @@ type Point struct {
 	Label   string    `json:"label"`
 	Command []string  `json:"command"`
 	Created time.Time `json:"created"`
-	// Source says how W and Q were obtained: "counters", "analytic",
-	// "emulated" (counted by instrumentation under an emulator, Q from a
-	// cache model) or "events" (only user events were counted; W and Q
-	// are unknown).
+	// Source says how W and Q were obtained: SourceCounters,
+	// SourceAnalytic, SourceEmulated or SourceEvents.
 	Source string `json:"source"`
 
 	// WorkFlops is W, floating-point operations, after overhead subtraction
@@ -134,7 +185,7 @@ type Point struct {
 	GBytesPerS *float64 `json:"gbytes_per_s"` // 1e9 B/s
 
 	// Placement under the roofs, when a roofs document was available.
-	Bound                string   `json:"bound,omitempty"`
+	Bound                *Bound   `json:"bound,omitempty"`
 	AttainableGFlops     *float64 `json:"attainable_gflops"`
 	FractionOfAttainable *float64 `json:"fraction_of_attainable"`
 	RoofsFile            string   `json:"roofs_file,omitempty"`
@@ -301,7 +352,20 @@ type BandwidthRoof struct {
 	GBytesPerS      float64  `json:"gbytes_per_s"`
 	CI              Interval `json:"ci"`
 	WorkingSetBytes int64    `json:"working_set_bytes"`
+	// LevelBytes is the cache level's capacity for the roof's threads
+	// together, and LevelSource where it came from (CacheSource*); both
+	// absent for DRAM.
+	LevelBytes  int64  `json:"level_bytes,omitempty"`
+	LevelSource string `json:"level_source,omitempty"`
 }
+
+// Sources of cache sizes: the kernel's sysfs cache tree, the CPUID
+// instruction, or the edges of the bandwidth sweep.
+const (
+	CacheSourceSysfs    = "sysfs"
+	CacheSourceCPUID    = "cpuid"
+	CacheSourceMeasured = "measured"
+)
 
 // DGEMM is the vendor-BLAS matrix-multiply roof.
 type DGEMM struct {

@@ -3,6 +3,8 @@ package roofs
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rprof/rprof/internal/affinity"
@@ -208,6 +210,50 @@ func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus 
 	return env, err
 }
 
+// unknownSweepTop is where a sweep ends when the cache sizes are not all
+// known: DRAM is read from dramMinBytes up, and the last cache's edge must
+// lie inside the sweep (this Zen 5 guest's bandwidth falls to DRAM's only
+// past 256 MiB, 1 thread).
+const unknownSweepTop = 1 << 30
+
+// sweepFloorPerThread is where a sweep starts, per thread, when no cache
+// size is known: well inside any L1 data cache (16 KiB and up since 2000).
+const sweepFloorPerThread = 4 << 10
+
+// sweepSpan is the range of working sets to sweep: SweepRange's when the
+// cache sizes are complete; else from a quarter of the smallest known level
+// (or sweepFloorPerThread per thread) to unknownSweepTop or 8 times the
+// largest known level.
+func sweepSpan(known KnownCaches, threads int) (lo, hi int64, err error) {
+	if known.Complete {
+		return SweepRange(known.Levels)
+	}
+	lo, hi = int64(sweepFloorPerThread*threads), int64(unknownSweepTop)
+	if len(known.Levels) > 0 {
+		kl, kh, err := SweepRange(known.Levels)
+		if err != nil {
+			return 0, 0, err
+		}
+		lo, hi = kl, max(hi, kh)
+	}
+	return lo, hi, nil
+}
+
+// measuredSizes says which levels' sizes come from the sweep's edges; ""
+// when none do.
+func measuredSizes(sizes []LevelSize) string {
+	var parts []string
+	for _, l := range sizes {
+		if l.Source == roofline.CacheSourceMeasured {
+			parts = append(parts, fmt.Sprintf("%s ends between %s and %s", l.Name, FormatBytes(l.EdgeLo), FormatBytes(l.EdgeHi)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "cache sizes measured from the sweep's steps (no trusted size for them): " + strings.Join(parts, ", ")
+}
+
 // measureBandwidth sweeps every kernel over the same working-set sizes and
 // reads the levels' ceilings from the envelope, the best kernel at each
 // size: a level's roof is what the best kernel reaches there, and the
@@ -217,8 +263,9 @@ func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus 
 // AVX-512), and stop condition 4 ends a kernel's evaluation early where it
 // cannot beat the best so far.
 func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks []kernels.Bandwidth, cpus []int, topo pmu.Topology) error {
-	levels := ScopeCaches(topo.Caches, cpus)
-	lo, hi, err := SweepRange(levels)
+	known := KnownCaches{Levels: ScopeCaches(topo.Caches, cpus), Source: roofline.CacheSourceSysfs}
+	known.Complete = len(known.Levels) > 0
+	lo, hi, err := sweepSpan(known, len(cpus))
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
@@ -238,17 +285,24 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
-	plateaus, flags, err := Plateaus(env.points, levels)
+	plateaus, levels, flags, err := Ceilings(env.points, known)
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
 	for _, f := range flags {
 		rep.flag(f.Code, fmt.Sprintf("%d-thread sweep: %s", len(cpus), f.Message))
 	}
+	if m := measuredSizes(levels); m != "" {
+		rep.flag(FlagCacheSource, fmt.Sprintf("%d-thread sweep: %s", len(cpus), m))
+	}
 	for _, p := range plateaus {
 		k := env.kernelAt[p.WorkingSetBytes]
-		rep.Roofs.Bandwidth = append(rep.Roofs.Bandwidth, roofline.BandwidthRoof{Level: p.Level, Kernel: k,
-			Threads: len(cpus), GBytesPerS: p.GBytesPerS, CI: p.CI, WorkingSetBytes: p.WorkingSetBytes})
+		roof := roofline.BandwidthRoof{Level: p.Level, Kernel: k,
+			Threads: len(cpus), GBytesPerS: p.GBytesPerS, CI: p.CI, WorkingSetBytes: p.WorkingSetBytes}
+		if i := slices.IndexFunc(levels, func(l LevelSize) bool { return l.Name == p.Level }); i >= 0 {
+			roof.LevelBytes, roof.LevelSource = levels[i].Bytes, levels[i].Source
+		}
+		rep.Roofs.Bandwidth = append(rep.Roofs.Bandwidth, roof)
 		r := env.resultAt[p.WorkingSetBytes]
 		rep.Details = append(rep.Details, Detail{Kind: "bandwidth", Name: p.Level, Threads: len(cpus),
 			Config: fmt.Sprintf("%s at %s", k, FormatBytes(p.WorkingSetBytes)), Invocations: r.Invocations,

@@ -104,25 +104,46 @@ func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.F
 	if len(levels) == 0 {
 		return nil, nil, errors.New("plateaus: no cache sizes to place the levels by")
 	}
+	if err := checkSweep(points, levels); err != nil {
+		return nil, nil, err
+	}
+	points = slices.SortedFunc(slices.Values(points), func(a, b SweepPoint) int { return cmp.Compare(a.WorkingSetBytes, b.WorkingSetBytes) })
+	levels = slices.SortedFunc(slices.Values(levels), func(a, b CacheLevel) int { return cmp.Compare(a.Bytes, b.Bytes) })
+	out, flags := windowPlateaus(points, levels, true)
+	return out, flags, nil
+}
+
+// checkSweep rejects sweep points that are not measurements and levels
+// without a size.
+func checkSweep(points []SweepPoint, levels []CacheLevel) error {
 	for _, p := range points {
 		if !(p.GBytesPerS > 0) || math.IsInf(p.GBytesPerS, 0) || p.WorkingSetBytes <= 0 {
-			return nil, nil, fmt.Errorf("plateaus: sweep point %s at %g GB/s is not a measurement", FormatBytes(p.WorkingSetBytes), p.GBytesPerS)
+			return fmt.Errorf("plateaus: sweep point %s at %g GB/s is not a measurement", FormatBytes(p.WorkingSetBytes), p.GBytesPerS)
 		}
 	}
 	for _, l := range levels {
 		if l.Bytes <= 0 {
-			return nil, nil, fmt.Errorf("plateaus: cache level %s: size %d bytes", l.Name, l.Bytes)
+			return fmt.Errorf("plateaus: cache level %s: size %d bytes", l.Name, l.Bytes)
 		}
 	}
-	points = slices.SortedFunc(slices.Values(points), func(a, b SweepPoint) int { return cmp.Compare(a.WorkingSetBytes, b.WorkingSetBytes) })
-	levels = slices.SortedFunc(slices.Values(levels), func(a, b CacheLevel) int { return cmp.Compare(a.Bytes, b.Bytes) })
+	return nil
+}
 
+// windowPlateaus reads each level's ceiling from the points well inside
+// its capacity, and DRAM's past the last level when withDRAM, then
+// cross-checks each measured drop against the capacities. points and
+// levels are sorted by size.
+func windowPlateaus(points []SweepPoint, levels []CacheLevel, withDRAM bool) ([]Plateau, []roofline.Flag) {
 	var (
 		out   []Plateau
 		flags []roofline.Flag
 		caps  []int64 // capacity of each entry of out; 0 for DRAM
 	)
-	for i := 0; i <= len(levels); i++ {
+	n := len(levels)
+	if withDRAM {
+		n++
+	}
+	for i := 0; i < n; i++ {
 		var (
 			name   = "DRAM"
 			lo, hi int64
@@ -172,7 +193,7 @@ func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.F
 	for i := 0; i+1 < len(out); i++ {
 		flags = append(flags, crossCheck(points, out[i], out[i+1], caps[i])...)
 	}
-	return out, flags, nil
+	return out, flags
 }
 
 // crossCheck finds where bandwidth falls from level a towards the next

@@ -266,14 +266,18 @@ func TestPlateausOfRecordedSweeps(t *testing.T) {
 			if err := json.Unmarshal(b, &rec); err != nil {
 				t.Fatal(err)
 			}
-			got, flags, err := Plateaus(rec.Points, rec.Levels)
+			// A sweep recorded without cache sizes (no sysfs cache tree)
+			// finds its levels from its steps.
+			known := KnownCaches{Levels: rec.Levels, Source: roofline.CacheSourceSysfs, Complete: len(rec.Levels) > 0}
+			got, sizes, flags, err := Ceilings(rec.Points, known)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// A real sweep must at least find every cache level it was
-			// recorded with, plus DRAM, and find DRAM slowest.
-			if len(got) != len(rec.Levels)+1 {
-				t.Errorf("found %d levels, want %d", len(got), len(rec.Levels)+1)
+			// recorded with (three where none were), plus DRAM, and find
+			// DRAM slowest.
+			if want := max(len(rec.Levels), 3) + 1; len(got) != want {
+				t.Errorf("found %d levels, want %d", len(got), want)
 			}
 			for _, p := range got[:len(got)-1] {
 				if p.GBytesPerS <= got[len(got)-1].GBytesPerS {
@@ -285,6 +289,11 @@ func TestPlateausOfRecordedSweeps(t *testing.T) {
 			for _, p := range got {
 				fmt.Fprintf(&out, "%-4s %8.2f GB/s  [%.2f, %.2f]  at %s  (%d points inside)\n",
 					p.Level, p.GBytesPerS, p.CI.Lo, p.CI.Hi, FormatBytes(p.WorkingSetBytes), p.Points)
+			}
+			for _, l := range sizes {
+				if l.Source == roofline.CacheSourceMeasured {
+					fmt.Fprintf(&out, "size %s %s measured: bandwidth falls between %s and %s\n", l.Name, FormatBytes(l.Bytes), FormatBytes(l.EdgeLo), FormatBytes(l.EdgeHi))
+				}
 			}
 			for _, f := range flags {
 				fmt.Fprintf(&out, "warning %s: %s\n", f.Code, f.Message)

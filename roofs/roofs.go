@@ -99,6 +99,9 @@ const (
 	FlagAboveTheory    = "above-theoretical"
 	FlagUnverifiedPeak = "unverified-peak"
 	FlagNoInterval     = "no-interval"
+	// FlagCacheSource says which cache sizes were measured from the sweep
+	// rather than read from sysfs or CPUID.
+	FlagCacheSource = "cache-source"
 )
 
 // Defaults of the stop rules (seed 000 Table I uses 99% confidence, 1%

@@ -62,7 +62,7 @@ Flags:
                      one 'rprof roofs' wrote, if any)
   --threads N        thread scope of the roofs (default: the largest
                      measured scope not above the online CPUs)
-  --json FILE        write the point document (schema rprof.point/v1)
+  --json FILE        write the point document (schema rprof.point/v2)
   --plot FILE        draw the point under the roofs (.png, .svg or .pdf)
   --label NAME       name of the point (default: CMD's base name)
 
@@ -255,20 +255,15 @@ func about(codes ...string) func(roofline.Flag) bool {
 	}
 }
 
-// aboutFigure matches subtraction flags whose message starts with the
-// figure's name ("work", "DRAM traffic", ...).
-func aboutFigure(name string) func(roofline.Flag) bool {
-	return func(f roofline.Flag) bool {
-		return (f.Code == roofline.FlagNegative || f.Code == roofline.FlagBelowNoise) && strings.HasPrefix(f.Message, name)
-	}
+// aboutSubject matches the flags about any of the subjects (figures of the
+// point, roofline.Subject*).
+func aboutSubject(subjects ...string) func(roofline.Flag) bool {
+	return func(f roofline.Flag) bool { return f.Subject != "" && slices.Contains(subjects, f.Subject) }
 }
 
-// aboutEvent matches counter flags naming the event.
+// aboutEvent matches the flags about one counter.
 func aboutEvent(name string) func(roofline.Flag) bool {
-	return func(f roofline.Flag) bool {
-		return (f.Code == roofline.FlagMultiplexed || f.Code == roofline.FlagMissingCounter || f.Code == roofline.FlagNegative) &&
-			strings.HasPrefix(f.Message, name+" ")
-	}
+	return aboutSubject(roofline.EventSubject(name))
 }
 
 // writeRunSummary prints the point the way perf stat prints counts: value,
@@ -283,17 +278,17 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		runs = fmt.Sprintf("%d runs", p.CI.N)
 	}
 	how := map[string]string{
-		measure.SourceCounters: "W and Q from hardware counters",
-		measure.SourceAnalytic: "analytic W and Q, time measured",
-		measure.SourceEvents:   "events only: W and Q not measured",
-		measure.SourceEmulated: "W and Q counted under emulation, T from native runs",
+		roofline.SourceCounters: "W and Q from hardware counters",
+		roofline.SourceAnalytic: "analytic W and Q, time measured",
+		roofline.SourceEvents:   "events only: W and Q not measured",
+		roofline.SourceEmulated: "W and Q counted under emulation, T from native runs",
 	}[p.Source]
 
 	// median says how a counted W or Q was summarised: the median of the
 	// runs, with their range as the spread.
 	median := func(samples []float64) string {
 		var parts []string
-		if p.CI.N > 1 && p.Source == measure.SourceCounters && len(samples) > 1 {
+		if p.CI.N > 1 && p.Source == roofline.SourceCounters && len(samples) > 1 {
 			parts = append(parts, fmt.Sprintf("median of %d, range %s .. %s", p.CI.N, fmtCount(slices.Min(samples)), fmtCount(slices.Max(samples))))
 		}
 		if p.Overhead != nil {
@@ -305,25 +300,25 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		l := fmt.Sprintf("  %18s %-8s %-14s %s", value, unit, what, strings.TrimSpace(detail))
 		fmt.Fprintln(w, strings.TrimRight(l, " "))
 	}
-	if p.Source != measure.SourceEvents {
+	if p.Source != roofline.SourceEvents {
 		var by []string
 		for _, k := range sortedKeys(p.WorkByPrecision) {
 			by = append(by, k+" "+fmtCount(p.WorkByPrecision[k]))
 		}
-		line(orUnknown(p.WorkFlops, fmtCount), "FLOP", "work", details(strings.Join(by, ", "), median(p.Samples.WorkFlops))+fn.marks(aboutFigure("work")))
+		line(orUnknown(p.WorkFlops, fmtCount), "FLOP", "work", details(strings.Join(by, ", "), median(p.Samples.WorkFlops))+fn.marks(aboutSubject(roofline.SubjectWork)))
 		rw := ""
 		if p.ReadBytes != nil || p.WriteBytes != nil {
 			rw = fmt.Sprintf("read %s, write %s", orUnknown(p.ReadBytes, fmtCount), orUnknown(p.WriteBytes, fmtCount))
 		}
 		line(orUnknown(p.TrafficBytes, fmtCount), "B", "DRAM traffic", details(rw, median(p.Samples.TrafficBytes))+
 			fn.marks(func(f roofline.Flag) bool {
-				return f.Code == roofline.FlagNoUncore || aboutFigure("DRAM")(f)
+				return f.Code == roofline.FlagNoUncore || aboutSubject(roofline.SubjectTraffic, roofline.SubjectRead, roofline.SubjectWrite)(f)
 			}))
 		why := ""
 		if p.Intensity == nil {
 			why = fn.marks(func(f roofline.Flag) bool {
 				return about(roofline.FlagNoUncore, roofline.FlagAnalytic)(f) ||
-					f.Code == roofline.FlagNegative && (strings.HasPrefix(f.Message, "work") || strings.HasPrefix(f.Message, "DRAM traffic"))
+					f.Code == roofline.FlagNegative && aboutSubject(roofline.SubjectWork, roofline.SubjectTraffic)(f)
 			})
 		}
 		line(orUnknown(p.Intensity, chart.FormatValue), "FLOP/B", "intensity", why)
@@ -340,8 +335,8 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	if p.Seconds == 0 {
 		secs = "<unknown>"
 	}
-	line(secs, "s", "time", details("mean", tci)+fn.marks(aboutFigure("time")))
-	if p.Source != measure.SourceEvents {
+	line(secs, "s", "time", details("mean", tci)+fn.marks(aboutSubject(roofline.SubjectSeconds)))
+	if p.Source != roofline.SourceEvents {
 		gci := ""
 		if p.GFlops != nil && p.CI.GFlops != nil {
 			if pm, ok := chart.FormatCI(*p.GFlops, *p.CI.GFlops); ok {
@@ -353,9 +348,9 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	}
 	if p.RoofsFile != "" {
 		fmt.Fprintln(w)
-		if p.Bound != "" {
-			line(chart.FormatValue(*p.AttainableGFlops), "GFLOP/s", "attainable", "at this intensity; bound: "+p.Bound)
-			line(fmt.Sprintf("%.1f%%", *p.FractionOfAttainable*100), "", "of attainable", fn.marks(about(roofline.FlagAboveRoof)))
+		if p.Bound != nil {
+			line(chart.FormatValue(*p.AttainableGFlops), "GFLOP/s", "attainable", "at this intensity; bound: "+p.Bound.String())
+			line(fmt.Sprintf("%.1f%%", *p.FractionOfAttainable*100), "", "of attainable", fn.marks(aboutSubject(roofline.SubjectPlacement)))
 		} else {
 			line("", "", "not placed", notPlacedReason(p))
 		}
@@ -386,7 +381,7 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		}
 	}
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {
-		fmt.Fprintf(w, "\n  exit status %d%s\n", p.Exit.Code, fn.marks(about(roofline.FlagNonzeroExit, roofline.FlagSignaled)))
+		fmt.Fprintf(w, "\n  exit status %d%s\n", p.Exit.Code, fn.marks(aboutSubject(roofline.SubjectExit)))
 	}
 	fmt.Fprintf(out, "\n Roofline point of '%s' (%s, %s)%s:\n\n", strings.Join(p.Command, " "), runs, how, fn.rest())
 	io.WriteString(out, body.String())

@@ -9,13 +9,13 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/rprof/rprof/internal/testutil"
-	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -103,7 +103,7 @@ func fptr(v float64) *float64 { return &v }
 func TestRunSummaryOfRecordedPoints(t *testing.T) {
 	p := &roofline.Point{
 		Schema: roofline.PointSchema, Label: "triad", Command: []string{"./triad", "-n", "1000000"},
-		Source:          measure.SourceCounters,
+		Source:          roofline.SourceCounters,
 		WorkFlops:       fptr(2e9),
 		WorkByPrecision: map[string]float64{roofline.Double: 2e9},
 		TrafficBytes:    fptr(2.4e10), ReadBytes: fptr(1.6e10), WriteBytes: fptr(8e9),
@@ -111,7 +111,7 @@ func TestRunSummaryOfRecordedPoints(t *testing.T) {
 		CI: roofline.Uncertainty{Confidence: 0.95, Method: "student-t", N: 5,
 			Seconds: roofline.Interval{Lo: 1.2, Hi: 1.3}, GFlops: &roofline.Interval{Lo: 1.54, Hi: 1.66}},
 		Intensity: fptr(2e9 / 2.4e10), GFlops: fptr(1.6), GBytesPerS: fptr(19.2),
-		Bound: "memory (DRAM)", AttainableGFlops: fptr(20 * 2e9 / 2.4e10), FractionOfAttainable: fptr(1.6 / (20 * 2e9 / 2.4e10)),
+		Bound: &roofline.Bound{Kind: roofline.BoundMemory, Roof: "DRAM", GBytesPerS: 20}, AttainableGFlops: fptr(20 * 2e9 / 2.4e10), FractionOfAttainable: fptr(1.6 / (20 * 2e9 / 2.4e10)),
 		RoofsFile: "roofs.json", Threads: 2,
 		Events: []roofline.EventCount{
 			{Name: "fp_ret_sse_avx_ops.all", PMU: "cpu", Value: 2e9, Raw: 1e9, Enabled: 1.25e9, Running: 6.25e8},
@@ -125,31 +125,31 @@ func TestRunSummaryOfRecordedPoints(t *testing.T) {
 		Exit:     roofline.Exit{Code: 3},
 		Flags: []roofline.Flag{
 			{Code: roofline.FlagVM, Message: "measured in a virtual machine"},
-			{Code: roofline.FlagMultiplexed, Message: "fp_ret_sse_avx_ops.all was multiplexed: on a counter 50.0% of the time"},
-			{Code: roofline.FlagBelowNoise, Message: "DRAM traffic after subtraction is within its half-width"},
-			{Code: roofline.FlagAboveRoof, Message: "the point is above its roof"},
-			{Code: roofline.FlagNonzeroExit, Message: "the target exited with status 3 in repetition 5"},
+			{Code: roofline.FlagMultiplexed, Subject: roofline.EventSubject("fp_ret_sse_avx_ops.all"), Message: "fp_ret_sse_avx_ops.all was multiplexed: on a counter 50.0% of the time"},
+			{Code: roofline.FlagBelowNoise, Subject: roofline.SubjectTraffic, Message: "DRAM traffic after subtraction is within its half-width"},
+			{Code: roofline.FlagAboveRoof, Subject: roofline.SubjectPlacement, Message: "the point is above its roof"},
+			{Code: roofline.FlagNonzeroExit, Subject: roofline.SubjectExit, Message: "the target exited with status 3 in repetition 5"},
 		},
 	}
 	noUncore := &roofline.Point{
 		Schema: roofline.PointSchema, Label: "dgemm", Command: []string{"./dgemm"},
-		Source: measure.SourceCounters, WorkFlops: fptr(4e10), WorkByPrecision: map[string]float64{roofline.Double: 4e10},
+		Source: roofline.SourceCounters, WorkFlops: fptr(4e10), WorkByPrecision: map[string]float64{roofline.Double: 4e10},
 		Seconds: 0.8, CI: roofline.Uncertainty{Confidence: 0.95, Method: "none", N: 1, Seconds: roofline.Interval{Lo: 0.8, Hi: 0.8}},
 		GFlops: fptr(50), RoofsFile: "roofs.json", Threads: 1,
 		Events: []roofline.EventCount{{Name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", PMU: "cpu", Value: 5e9, Raw: 5e9, Enabled: 8e8, Running: 8e8}},
 		Flags:  []roofline.Flag{{Code: roofline.FlagNoUncore, Message: "DRAM traffic not counted (no memory-controller PMU): work and GFLOP/s are reported, intensity is unknown"}},
 	}
 	events := &roofline.Point{
-		Schema: roofline.PointSchema, Label: "ls", Command: []string{"ls", "/"}, Source: measure.SourceEvents,
+		Schema: roofline.PointSchema, Label: "ls", Command: []string{"ls", "/"}, Source: roofline.SourceEvents,
 		CI:       roofline.Uncertainty{Confidence: 0.95, Method: "none", N: 1},
 		Events:   []roofline.EventCount{{Name: "page-faults", PMU: "software", Value: -12, Raw: 101, Enabled: 9e5, Running: 9e5}},
 		Overhead: &roofline.Overhead{Command: []string{"ls", "/etc"}, Seconds: 0.003},
 		Exit:     roofline.Exit{Code: 128 + 9, Signal: "SIGKILL"},
 		Flags: []roofline.Flag{
 			{Code: roofline.FlagMissingCounter, Message: "work and traffic were not measured (no hardware PMU): only the events asked for were counted"},
-			{Code: roofline.FlagNegative, Message: "time is not positive after subtraction"},
-			{Code: roofline.FlagNegative, Message: "page-faults is negative after subtraction (median -12)"},
-			{Code: roofline.FlagSignaled, Message: "the target was killed by SIGKILL in repetition 1"},
+			{Code: roofline.FlagNegative, Subject: roofline.SubjectSeconds, Message: "time is not positive after subtraction"},
+			{Code: roofline.FlagNegative, Subject: roofline.EventSubject("page-faults"), Message: "page-faults is negative after subtraction (median -12)"},
+			{Code: roofline.FlagSignaled, Subject: roofline.SubjectExit, Message: "the target was killed by SIGKILL in repetition 1"},
 		},
 	}
 	for _, tt := range []struct {
@@ -160,6 +160,22 @@ func TestRunSummaryOfRecordedPoints(t *testing.T) {
 			var b bytes.Buffer
 			writeRunSummary(&b, tt.p, "as asked with --threads")
 			testutil.Golden(t, "testdata/run/summary-"+tt.name+".txt", b.Bytes())
+		})
+		// The lines a footnote marks follow the flags' codes and subjects:
+		// rewording a message moves no mark.
+		t.Run(tt.name+" reworded", func(t *testing.T) {
+			q := *tt.p
+			q.Flags = slices.Clone(q.Flags)
+			for i := range q.Flags {
+				q.Flags[i].Message = "reworded"
+			}
+			var want, got bytes.Buffer
+			writeRunSummary(&want, tt.p, "")
+			writeRunSummary(&got, &q, "")
+			body := func(b bytes.Buffer) string { s, _, _ := strings.Cut(b.String(), "  [1]"); return s }
+			if body(got) != body(want) {
+				t.Errorf("rewording the flags moved footnote marks:\n%s\nwant\n%s", body(got), body(want))
+			}
 		})
 	}
 }

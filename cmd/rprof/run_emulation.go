@@ -10,6 +10,9 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
+// shownFunctions is how many functions the summary lists.
+const shownFunctions = 10
+
 // writeEmulation prints how an emulated point was counted: the emulator,
 // the traffic between each pair of levels (the cache-aware roofline's
 // intensities) and the functions doing the most work.
@@ -46,7 +49,11 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 		fmt.Fprintf(w, "\n  top functions (FLOPs, then DRAM bytes):\n")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  \tFLOP\tDRAM B\tFLOP/B\tfunction\n")
-		for _, f := range p.Functions {
+		for i, f := range p.Functions {
+			if i == shownFunctions {
+				fmt.Fprintf(tw, "  \t\t\t\t(%d more in the point document)\n", len(p.Functions)-i)
+				break
+			}
 			name := f.Name
 			if f.Object != "" {
 				name += " (" + f.Object + ")"

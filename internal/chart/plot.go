@@ -19,6 +19,8 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 const xAxisTitle = "Arithmetic intensity (FLOP per byte of DRAM traffic)"
@@ -185,7 +187,7 @@ func (s *scene) addPoints(p *plot.Plot) error {
 		p.Legend.Add(name, glyphThumb(g))
 	}
 	for _, b := range []struct{ key, name string }{
-		{"memory", "memory-bound"}, {"compute", "compute-bound"}, {"", "bound unknown"},
+		{roofline.BoundMemory, "memory-bound"}, {roofline.BoundCompute, "compute-bound"}, {"", "bound unknown"},
 	} {
 		if used["bound:"+b.key] {
 			entry(b.name, glyphFor(b.key, false, pointColor))
@@ -225,13 +227,13 @@ func (g glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(draw.GlyphStyle(g), 
 func glyphFor(bound string, analytic bool, col color.Color) draw.GlyphStyle {
 	g := draw.GlyphStyle{Color: col, Radius: vg.Points(4)}
 	switch {
-	case bound == "memory" && analytic:
+	case bound == roofline.BoundMemory && analytic:
 		g.Shape = draw.TriangleGlyph{}
-	case bound == "memory":
+	case bound == roofline.BoundMemory:
 		g.Shape = draw.PyramidGlyph{}
-	case bound == "compute" && analytic:
+	case bound == roofline.BoundCompute && analytic:
 		g.Shape = draw.SquareGlyph{}
-	case bound == "compute":
+	case bound == roofline.BoundCompute:
 		g.Shape = draw.BoxGlyph{}
 	case analytic:
 		g.Shape = draw.RingGlyph{}

@@ -70,7 +70,7 @@ type placed struct {
 	label          string
 	x, y           float64 // FLOP/byte, GFLOP/s
 	lo, hi         float64 // CI of y; equal to y when unknown
-	bound          string  // "memory", "compute" or "" (unknown)
+	bound          string  // roofline.BoundMemory, BoundCompute or "" (unknown)
 	fraction       float64 // of attainable; 0 when not placed
 	analytic       bool
 	flagged        bool
@@ -109,28 +109,31 @@ func buildScene(r *roofline.Roofs, points []roofline.Point, opts Options) (*scen
 	return s, nil
 }
 
-// ThreadScope picks the thread count whose roofs are drawn: the one asked
-// for (an error when the roofs have none for it), else the first point's
-// own scope, else the smallest measured.
+// ThreadScope picks the thread count whose roofs are drawn, by
+// roofline.ThreadScope: the one asked for (an error when the roofs have none
+// for it), else the first point's own scope, else the largest scope not above
+// the CPUs of the first point's machine (the smallest without points).
 func ThreadScope(r *roofline.Roofs, points []roofline.Point, want int) (int, error) {
 	var scopes []int
 	if r != nil {
 		scopes = r.ThreadScopes()
 		slices.Sort(scopes)
 	}
-	if want > 0 {
-		if r != nil && !slices.Contains(scopes, want) {
-			return 0, fmt.Errorf("select roofs: none measured for %d threads (measured for %s)", want, joinInts(scopes))
-		}
-		return want, nil
+	if want > 0 && r != nil && !slices.Contains(scopes, want) {
+		return 0, fmt.Errorf("select roofs: none measured for %d threads (measured for %s)", want, joinInts(scopes))
 	}
+	recorded, cpus := 0, 0
 	for _, p := range points {
 		if p.Threads > 0 && (r == nil || slices.Contains(scopes, p.Threads)) {
-			return p.Threads, nil
+			recorded = p.Threads
+			break
 		}
 	}
-	if len(scopes) > 0 {
-		return scopes[0], nil
+	if len(points) > 0 {
+		cpus = points[0].Machine.Threads
+	}
+	if t := roofline.ThreadScope(scopes, want, recorded, cpus); t > 0 {
+		return t, nil
 	}
 	return 1, nil
 }
@@ -298,7 +301,7 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	if otherScope {
 		s.notef("point %q was measured with %s: drawn with the %d-thread roofs but not placed under them", name, plural(p.Threads, "thread"), s.threads)
 	}
-	pt := placed{label: name, x: *p.Intensity, y: *p.GFlops, analytic: p.Source == "analytic"}
+	pt := placed{label: name, x: *p.Intensity, y: *p.GFlops, analytic: p.Source == roofline.SourceAnalytic}
 	pt.lo, pt.hi = pt.y, pt.y
 	if ci := p.CI.GFlops; ci != nil && ci.Lo > 0 && ci.Lo <= pt.y && pt.y <= ci.Hi {
 		pt.lo, pt.hi = ci.Lo, ci.Hi
@@ -318,12 +321,8 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 		} else {
 			pt.fraction = pl.Fraction
 			pt.attainable = pl.AttainableGFlops
-			pt.bound = "compute"
-			pt.boundRoofLabel = pl.Peak.Name
-			if strings.HasPrefix(pl.Bound, "memory") {
-				pt.bound = "memory"
-				pt.boundRoofLabel = pl.Memory.Level
-			}
+			pt.bound = pl.Bound.Kind
+			pt.boundRoofLabel = pl.Bound.Roof
 			if pl.AboveRoof(p) && !slices.Contains(pt.flags, roofline.FlagAboveRoof) {
 				pt.flags = append(pt.flags, roofline.FlagAboveRoof)
 			}

@@ -46,7 +46,7 @@ func perRep(samples []float64, value *float64, source string, i, n int) (float64
 	if len(samples) == n {
 		return samples[i], true
 	}
-	if source == sourceAnalytic && value != nil {
+	if source == roofline.SourceAnalytic && value != nil {
 		return *value, true
 	}
 	return 0, false

@@ -88,8 +88,8 @@ type Row struct {
 	Old, New Value
 	// Change is New/Old - 1 (NaN when either is unknown or Old is 0).
 	Change float64
-	// Deterministic rows are compared against Tolerance; the others with a
-	// test.
+	// Deterministic rows are compared against Tolerance (none between two
+	// emulated points, whose W and Q are exact); the others with a test.
 	Deterministic bool
 	// Test is the two-sample test of a timed row; nil when it could not be
 	// run, and NoTest says why.
@@ -404,43 +404,29 @@ func contextChanges(pr *Pair) {
 		pr.OtherMachine = true
 		pr.Context = append(pr.Context, fmt.Sprintf("thread scope differs: %d → %d threads", old.Threads, new.Threads))
 	}
-	ok, ov := roofOf(old)
-	nk, nv := roofOf(new)
-	if ok != "" && ok == nk {
+	ob, nb := old.Bound, new.Bound
+	if ob != nil && nb != nil && ob.Kind == nb.Kind {
+		ov, unit := ob.Value()
+		nv, _ := nb.Value()
 		// The same roofs document gives the same ceiling to the last bit;
 		// any difference means the roofs were measured again.
-		if ov == nv || math.Abs(nv/ov-1) < 1e-9 {
+		if ob.Roof == nb.Roof && (ov == nv || math.Abs(nv/ov-1) < 1e-9) {
 			pr.SameRoofs = true
 		} else {
 			pr.OtherRoofs = true
-			pr.Context = append(pr.Context, fmt.Sprintf("roofs differ: %s roof %s → %s", ok, roofValue(ok, ov), roofValue(nk, nv)))
+			pr.Context = append(pr.Context, fmt.Sprintf("roofs differ: %s roof %s → %s", ob.Kind, roofValue(ob, ov, nb, unit), roofValue(nb, nv, ob, unit)))
 		}
 	}
 }
 
-// roofOf returns the kind and value of the roof that binds p: "memory" and
-// GB/s (attainable over intensity), or "compute" and GFLOP/s.
-func roofOf(p roofline.Point) (string, float64) {
-	if p.AttainableGFlops == nil {
-		return "", 0
+// roofValue writes a binding roof's value, "45.6 GB/s", naming the roof
+// when the other point is bound by another roof of the same kind.
+func roofValue(b *roofline.Bound, v float64, other *roofline.Bound, unit string) string {
+	s := fmt.Sprintf("%.4g %s", v, unit)
+	if b.Roof != other.Roof {
+		s = b.Roof + " " + s
 	}
-	switch {
-	case strings.HasPrefix(p.Bound, "memory"):
-		if p.Intensity == nil || *p.Intensity <= 0 {
-			return "", 0
-		}
-		return "memory", *p.AttainableGFlops / *p.Intensity
-	case strings.HasPrefix(p.Bound, "compute"):
-		return "compute", *p.AttainableGFlops
-	}
-	return "", 0
-}
-
-func roofValue(kind string, v float64) string {
-	if kind == "memory" {
-		return fmt.Sprintf("%.4g GB/s", v)
-	}
-	return fmt.Sprintf("%.4g GFLOP/s", v)
+	return s
 }
 
 func cpuName(c roofline.CPU) string {

@@ -61,9 +61,6 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("outcome(%d)", int(o))
 }
 
-// sourceAnalytic is roofline.Point.Source for W and Q given by the user.
-const sourceAnalytic = "analytic"
-
 // Check names.
 const (
 	CheckRun      = "run"
@@ -145,7 +142,7 @@ func Decide(baseline, current roofline.Point, limits Limits, opts Options) (*Ver
 	trafficSkip := ""
 	// Counted traffic depends on the machine's caches; analytic traffic is
 	// the algorithm's and compares anywhere.
-	if pair.OtherMachine && (baseline.Source != sourceAnalytic || current.Source != sourceAnalytic) {
+	if pair.OtherMachine && (baseline.Source != roofline.SourceAnalytic || current.Source != roofline.SourceAnalytic) {
 		trafficSkip = "not checked: the machine differs, and counted DRAM traffic depends on the caches and prefetchers"
 	}
 	v.Checks = append(v.Checks,
@@ -336,7 +333,7 @@ func growthCheck(name string, r *Row, limit float64, oldSource, newSource, skip 
 		return c
 	}
 	how := ""
-	if oldSource == sourceAnalytic || newSource == sourceAnalytic {
+	if oldSource == roofline.SourceAnalytic || newSource == roofline.SourceAnalytic {
 		how = ", analytic"
 	}
 	if r.Change > limit {

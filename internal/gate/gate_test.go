@@ -41,7 +41,8 @@ func placed(p roofline.Point, work, traffic, gbs float64) roofline.Point {
 	gf := work / p.Seconds / 1e9
 	att := gbs * i
 	q.WorkFlops, q.TrafficBytes, q.Intensity, q.GFlops = ptr(work), ptr(traffic), ptr(i), ptr(gf)
-	q.Bound, q.AttainableGFlops, q.FractionOfAttainable = "memory (DRAM)", ptr(att), ptr(gf/att)
+	q.Bound = &roofline.Bound{Kind: roofline.BoundMemory, Roof: "DRAM", GBytesPerS: gbs}
+	q.AttainableGFlops, q.FractionOfAttainable = ptr(att), ptr(gf/att)
 	return q
 }
 
@@ -161,10 +162,41 @@ func TestChangedRoofIsNotARegression(t *testing.T) {
 	}
 }
 
+func TestContextComparesTheBindingRoofsByNameAndValue(t *testing.T) {
+	rec := load(t, "slowdown-old")
+	base := placed(rec, 4e7, 3.2e8, 50)
+	withRoof := func(p roofline.Point, b roofline.Bound) roofline.Point {
+		p.Bound = &b
+		return p
+	}
+	tests := []struct {
+		name       string
+		new        roofline.Point
+		same, diff bool
+		context    string
+	}{
+		{"same roof, same value", placed(rec, 4e7, 3.2e8, 50), true, false, ""},
+		{"same roof measured again", placed(rec, 4e7, 3.2e8, 40), false, true, "roofs differ: memory roof 50 GB/s → 40 GB/s"},
+		{"another memory level", withRoof(base, roofline.Bound{Kind: roofline.BoundMemory, Roof: "L3", GBytesPerS: 50}), false, true, "roofs differ: memory roof DRAM 50 GB/s → L3 50 GB/s"},
+		{"another kind of roof: the kernel crossed the ridge", withRoof(base, roofline.Bound{Kind: roofline.BoundCompute, Roof: "dgemm", GFlops: 60}), false, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := comparePair(base, tt.new, DefaultOptions)
+			if pr.SameRoofs != tt.same || pr.OtherRoofs != tt.diff {
+				t.Errorf("same roofs %v, other roofs %v; want %v, %v", pr.SameRoofs, pr.OtherRoofs, tt.same, tt.diff)
+			}
+			if got := strings.Join(pr.Context, "; "); got != tt.context {
+				t.Errorf("context %q, want %q", got, tt.context)
+			}
+		})
+	}
+}
+
 func TestAnalyticTrafficComparesAcrossMachines(t *testing.T) {
 	base := placed(load(t, "slowdown-old"), 4e7, 3.2e8, 50)
 	other := placed(withCPU(load(t, "slowdown-old"), "Other CPU"), 4e7, 3.2e8, 40)
-	base.Source, other.Source = sourceAnalytic, sourceAnalytic
+	base.Source, other.Source = roofline.SourceAnalytic, roofline.SourceAnalytic
 	v, err := Decide(base, other, DefaultLimits, DefaultOptions)
 	if err != nil {
 		t.Fatal(err)
@@ -318,5 +350,33 @@ func TestNoiseWiderThanTheLimitIsSaid(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: warned %v, want %v: %q", tt.name, got, tt.want, v.Notes)
 		}
+	}
+}
+
+func TestEmulatedWorkAndTrafficAreExact(t *testing.T) {
+	base := placed(load(t, "slowdown-old"), 4e7, 3.2e8, 50)
+	tiny := placed(load(t, "slowdown-old"), 4e7+1, 3.2e8, 50) // one FLOP more
+	emulated := func(p roofline.Point) roofline.Point {
+		p.Source = roofline.SourceEmulated
+		return p
+	}
+	for _, tt := range []struct {
+		name     string
+		old, new roofline.Point
+		want     bool
+	}{
+		{"emulated: one FLOP is a change", emulated(base), emulated(tiny), true},
+		{"emulated: equal counts are no change", emulated(base), emulated(base), false},
+		{"counters: within the tolerance", base, tiny, false},
+		{"one side counted by counters keeps the tolerance", base, emulated(tiny), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := comparePair(tt.old, tt.new, DefaultOptions)
+			for _, r := range pr.Rows {
+				if r.Metric == MetricWork && r.Significant != tt.want {
+					t.Errorf("W change %g significant %v, want %v", r.Change, r.Significant, tt.want)
+				}
+			}
+		})
 	}
 }

@@ -238,7 +238,7 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 		Label: orDash(p.Label), Source: orDash(p.Source), Command: strings.Join(p.Command, " "),
 		Work: scaled(p.WorkFlops, 1e9), Traffic: scaled(p.TrafficBytes, 1e9),
 		Intensity: optional(p.Intensity), GFlops: optional(p.GFlops),
-		Bound: orDash(p.Bound), Attainable: optional(p.AttainableGFlops), Fraction: percent(p.FractionOfAttainable),
+		Bound: dash, Attainable: optional(p.AttainableGFlops), Fraction: percent(p.FractionOfAttainable),
 	}
 	row.Seconds = chart.FormatValue(p.Seconds)
 	if ci := p.CI.Seconds; ci.Hi > 0 {
@@ -252,8 +252,8 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	// roofs, the placement recorded in the point is shown as such; with
 	// roofs that cannot place it, none (the chart notes why).
 	if r == nil {
-		if p.Bound != "" {
-			row.Bound += " (as recorded)"
+		if p.Bound != nil {
+			row.Bound = p.Bound.String() + " (as recorded)"
 		}
 	} else {
 		row.Bound, row.Attainable, row.Fraction = dash, dash, dash
@@ -270,13 +270,11 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	}
 	if r != nil && p.Intensity != nil && p.GFlops != nil && *p.Intensity > 0 {
 		if pl, err := r.PlacePoint(p, threads); err == nil {
-			row.Bound = pl.Bound
+			row.Bound = pl.Bound.String()
 			row.Attainable = chart.FormatValue(pl.AttainableGFlops)
 			row.Fraction = fmt.Sprintf("%.0f%%", pl.Fraction*100)
 			if pl.AboveRoof(p) && !hasFlag(p.Flags, roofline.FlagAboveRoof) {
-				v.addFootnote(&row, roofline.Flag{Code: roofline.FlagAboveRoof, Message: fmt.Sprintf(
-					"%s GFLOP/s is %.2f× what the %s roof allows at this intensity (%s GFLOP/s): a counting or timing error, not a result",
-					chart.FormatValue(*p.GFlops), pl.Fraction, pl.Bound, chart.FormatValue(pl.AttainableGFlops))})
+				v.addFootnote(&row, pl.AboveRoofFlag())
 			}
 		}
 	}

@@ -1,10 +1,14 @@
 package emulate
 
 import (
+	"bytes"
 	"context"
+	"debug/elf"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -115,6 +119,7 @@ func TestWorkIsExactPerFormPrecisionAndWidth(t *testing.T) {
 		{"x87-fchs", 0, "", ""},
 	} {
 		t.Run(tc.form, func(t *testing.T) {
+			t.Parallel()
 			r := emulate(t, q, CacheModel{Line: 64}, nil, prog, tc.form, "1000")
 			want := map[string]uint64{}
 			wantWidth := map[string]uint64{}
@@ -139,4 +144,66 @@ func equalCounts(a, b map[string]uint64) bool {
 		}
 	}
 	return true
+}
+
+// TestPluginIsRebuiltFromItsSources rebuilds the committed plugin with
+// plugin/build.sh and compares it byte for byte. The build is
+// reproducible for one compiler version, so the test skips when this
+// machine's gcc is not the one that built the committed file (named in its
+// .comment section).
+func TestPluginIsRebuiltFromItsSources(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found")
+	}
+	committed, err := os.ReadFile("plugin/rprof-qemu-v1.so")
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := elfComment(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver, err := exec.Command("gcc", "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(ver), "\n")
+	if !strings.Contains(built, strings.TrimPrefix(first, "gcc ")) {
+		t.Skipf("the committed plugin was built by %q, this machine has %q: byte equality holds only for one compiler", built, first)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"build.sh", "plugin.c", "fpclass.h", "qemu_api_v1.h"} {
+		b, err := os.ReadFile(filepath.Join("plugin", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("sh", filepath.Join(dir, "build.sh")).CombinedOutput(); err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, out)
+	}
+	rebuilt, err := os.ReadFile(filepath.Join(dir, "rprof-qemu-v1.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(rebuilt, committed) {
+		t.Errorf("plugin/rprof-qemu-v1.so differs from a build of its sources (%d vs %d bytes): run measure/emulate/plugin/build.sh and commit the result", len(rebuilt), len(committed))
+	}
+}
+
+// elfComment returns the .comment section of an ELF file (the compiler's
+// identification).
+func elfComment(b []byte) (string, error) {
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return "", err
+	}
+	s := f.Section(".comment")
+	if s == nil {
+		return "", errors.New("no .comment section")
+	}
+	d, err := s.Data()
+	return strings.TrimRight(string(d), "\x00"), err
 }
