@@ -10,12 +10,6 @@ import (
 	"github.com/rprof/rprof/measure/emulate"
 )
 
-// Counting modes (Config.Count).
-const (
-	CountPMU     = "pmu"
-	CountEmulate = "emulate"
-)
-
 // Config says what `rprof run` (and `rprof gate`) should measure and how.
 // The zero value of every optional field is a sensible default.
 type Config struct {
@@ -30,6 +24,14 @@ type Config struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// CacheModel is the hierarchy the "emulate" backend simulates (nil: the
+	// default model); a model without levels counts W only.
+	CacheModel *emulate.CacheModel
+
+	// Count names the counting backend (see Register): "" or "pmu" counts
+	// with the PMU's counters.
+	Count string
 
 	// Label names the point in charts and comparisons (default: the
 	// command's base name).
@@ -67,15 +69,6 @@ type Config struct {
 	// the target is only timed and the point is marked analytic.
 	Work    *float64
 	Traffic *float64
-
-	// Count chooses how W and Q are counted: CountPMU ("" too), hardware
-	// counters; CountEmulate, instrumentation under QEMU with rprof's
-	// plugin and a cache model (one emulated run for W and Q, native runs
-	// for T).
-	Count string
-	// CacheModel is the hierarchy the emulation simulates (nil: the
-	// default model); emulate.CacheModel{} without levels counts W only.
-	CacheModel *emulate.CacheModel
 
 	// RoofsPath is a roofs document (`rprof roofs --json`) to place the
 	// point under; "" places nothing.
@@ -171,21 +164,6 @@ func (c Config) withDefaults() (Config, error) {
 		if v != nil && !(*v >= 0) {
 			return c, invalidf("analytic work and traffic must be non-negative numbers, got %g", *v)
 		}
-	}
-	switch c.Count {
-	case "", CountPMU:
-		c.Count = CountPMU
-	case CountEmulate:
-		switch {
-		case c.Work != nil || c.Traffic != nil:
-			return c, invalidf("--count emulate counts W and Q: analytic --work and --traffic exclude it")
-		case c.Overhead != nil:
-			return c, invalidf("--count emulate does not subtract an overhead command yet: emulated W and Q are exact, so measure the kernel's own program or its functions (the function table)")
-		case c.IdleBaseline > 0:
-			return c, invalidf("--count emulate models Q: there is no idle DRAM traffic to subtract")
-		}
-	default:
-		return c, invalidf("count %q: want pmu or emulate", c.Count)
 	}
 	if c.Threads < 0 {
 		return c, invalidf("threads must be positive, got %d", c.Threads)

@@ -146,9 +146,16 @@ const (
 	FlagModelled = "modelled-traffic"
 	// FlagNotCounted: programs the target exec'd ran without being counted.
 	FlagNotCounted = "children-not-counted"
-	// FlagNoTime: the target was not timed (it failed under emulation and
-	// was not run natively).
-	FlagNoTime = "time-unknown"
+	// Flags of modelled (analytic) W and Q, e.g. oneDNN primitives:
+	// FlagApproximate, a formula with estimated constants; FlagNoFormula,
+	// no model (time only); FlagPadded, a blocked layout pads a tensor;
+	// FlagPaddingTaps, a convolution's taps on zero padding; FlagSkipped,
+	// trace lines that did not parse.
+	FlagApproximate = "approximate-formula"
+	FlagNoFormula   = "no-formula"
+	FlagPadded      = "padded-layout"
+	FlagPaddingTaps = "padding-taps"
+	FlagSkipped     = "skipped-lines"
 )
 
 // Point is one measured (or analytic) roofline point: the document written by

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rprof/rprof/internal/affinity"
@@ -43,8 +44,9 @@ type arrays struct{ a, b, c []float64 }
 // over more elements of b), and first-touches them on the pinned threads,
 // so that the pages are placed near the CPU that uses them. The kernels of
 // a size share them: first-touching a gigabyte costs more than measuring
-// it.
-func allocOperands(ks []kernels.Bandwidth, cpus []int, ws int64) ([]arrays, error) {
+// it; so much that, on a loaded 2-vCPU guest, first-touching a 512 MiB
+// size took 13 s: an interrupt stops it between chunks.
+func allocOperands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws int64) ([]arrays, error) {
 	threads := len(cpus)
 	var nb, nac int
 	for _, k := range ks {
@@ -58,14 +60,27 @@ func allocOperands(ks []kernels.Bandwidth, cpus []int, ws int64) ([]arrays, erro
 		}
 	}
 	ops := make([]arrays, threads)
+	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
+	touch := func(n int, v float64) []float64 {
+		x := kernels.Alloc(n)
+		const chunk = 1 << 16 // 512 KiB
+		for i := 0; i < len(x) && !stop.Load(); i += chunk {
+			fill(x[i:min(i+chunk, len(x))], v)
+		}
+		return x
+	}
 	setup := func(w int) {
-		op := arrays{b: fill(kernels.Alloc(nb), 1)}
+		op := arrays{b: touch(nb, 1)}
 		if nac > 0 {
-			op.a, op.c = fill(kernels.Alloc(nac), 0), fill(kernels.Alloc(nac), 2)
+			op.a, op.c = touch(nac, 0), touch(nac, 2)
 		}
 		ops[w] = op
 	}
 	if err := affinity.RunPinned(cpus, setup, func(int) {}); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return ops, nil
@@ -85,9 +100,16 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 	}
 	bytes := float64(len(ops[0].b)) * j.kernel.BytesPerElement * float64(threads)
 	reps := max(1, int(minSampleBytes/bytes))
+	// An interrupt ends a sample between passes, so Ctrl-C is felt
+	// within one pass over the working set, not a sample of several.
+	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	body := func(w int) {
 		op := ops[w]
 		for range reps {
+			if stop.Load() {
+				return
+			}
 			j.kernel.Run(op.a, op.b, op.c, 3)
 		}
 	}
@@ -95,10 +117,16 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 	if _, err := pinnedSample(j.cpus, body); err != nil {
 		return 0, roofline.Interval{}, err
 	}
+	if err := ctx.Err(); err != nil {
+		return 0, roofline.Interval{}, err
+	}
 	in, err := stats.Iterate(ctx, j.inner, j.best[ws], func() (float64, time.Duration, error) {
 		d, err := pinnedSample(j.cpus, body)
 		if err != nil {
 			return 0, 0, err
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err // a cut-short sample is no sample
 		}
 		return bytes * float64(reps) / d.Seconds() / 1e9, d, nil
 	})
@@ -181,13 +209,16 @@ func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus 
 		jobs[i] = &bandwidthJob{kernel: k, cpus: cpus, inner: inner, best: best}
 	}
 	at := func(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
-		ops, err := allocOperands(ks, cpus, ws)
+		ops, err := allocOperands(ctx, ks, cpus, ws)
 		if err != nil {
 			return 0, roofline.Interval{}, err
 		}
 		var top float64
 		var topCI roofline.Interval
 		for _, j := range jobs {
+			if err := ctx.Err(); err != nil {
+				return 0, roofline.Interval{}, err
+			}
 			gbps, ci, err := j.evaluate(ctx, ws, ops)
 			if err != nil {
 				return 0, roofline.Interval{}, fmt.Errorf("%s-%s: %w", j.kernel.ISA, j.kernel.Name, err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/rprof/rprof/internal/stats"
@@ -140,6 +141,10 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	}
 	p := newProgress(e.stderr)
 	o.Progress = p.show
+	// Every part stops within a second of an interrupt; say so at once.
+	defer context.AfterFunc(ctx, func() {
+		p.say("rprof roofs: interrupted: stopping")
+	})()
 	rep, err := roofs.Measure(ctx, o)
 	p.clear()
 	switch {
@@ -177,6 +182,7 @@ func parseThreads(s string) ([]int, error) {
 
 // progress shows the current step on one line, only on a terminal.
 type progress struct {
+	mu    sync.Mutex // show and say come from different goroutines
 	w     io.Writer
 	on    bool
 	shown bool
@@ -187,6 +193,8 @@ func newProgress(w io.Writer) *progress {
 }
 
 func (p *progress) show(step string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.on {
 		fmt.Fprintf(p.w, "\r\033[K%s", step)
 		p.shown = true
@@ -194,9 +202,24 @@ func (p *progress) show(step string) {
 }
 
 func (p *progress) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLocked()
+}
+
+func (p *progress) clearLocked() {
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
 	}
+}
+
+// say prints a whole line, terminal or not, in place of the step shown.
+func (p *progress) say(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLocked()
+	fmt.Fprintln(p.w, line)
 }
 
 // partsLine is " (compute 4.1 s, bandwidth 17.9 s, dgemm 15.8 s)", with

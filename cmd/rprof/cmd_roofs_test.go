@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/internal/testutil"
@@ -152,4 +155,27 @@ func TestRoofsTableShowsValuesIntervalsTheoryAndStops(t *testing.T) {
 	var b strings.Builder
 	writeRoofsTable(&b, rep)
 	testutil.Golden(t, "testdata/roofs/table.txt", []byte(b.String()))
+}
+
+func TestRoofsInterruptedSaysStoppingAndWritesNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "roofs.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	var at time.Time
+	time.AfterFunc(300*time.Millisecond, func() { at = time.Now(); cancel() })
+	code := run(ctx, []string{"roofs", "--quick", "--threads", "1", "-o", out}, strings.NewReader(""), &stdout, &stderr)
+	took := time.Since(at)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "stopping") {
+		t.Errorf("no stopping line:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written after the interrupt", out)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 0 {
+		t.Errorf("the output directory holds %d entries after the interrupt", len(ents))
+	}
+	t.Logf("stopped %v after the interrupt", took)
 }

@@ -16,6 +16,7 @@ import (
 // a target is measured: defined once, so both commands spell, document and
 // check them alike.
 type measureFlags struct {
+	count         string
 	events        eventList
 	work, traffic optFloat
 	overhead      string
@@ -24,11 +25,11 @@ type measureFlags struct {
 	threads       int
 	maxRepeat     int
 	maxTime       time.Duration
-	count         string
 	cacheModel    string
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.count, "count", measure.DefaultBackend, "count W and Q with `BACKEND` ("+strings.Join(measure.Backends(), ", ")+")")
 	fs.Var(&m.events, "e", "count `EVENT` too (perf syntax; repeatable)")
 	fs.StringVar(&m.overhead, "overhead", "", "overhead `command` to subtract")
 	fs.DurationVar(&m.idle, "idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
@@ -38,7 +39,6 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.threads, "threads", 0, "thread scope of the roofs")
 	fs.IntVar(&m.maxRepeat, "max-repeat", measure.DefaultMaxRepeat, "at most this many runs when repeating adaptively")
 	fs.DurationVar(&m.maxTime, "max-time", measure.DefaultMaxTime, "at most this much run time when repeating adaptively")
-	fs.StringVar(&m.count, "count", measure.CountPMU, "count W and Q with `pmu` (hardware counters) or emulate (QEMU instrumentation and a cache model)")
 	fs.StringVar(&m.cacheModel, "cache-model", "", "cache hierarchy of --count emulate: `SIZE/WAYS,...[,line=B]` from L1 down, or none")
 }
 
@@ -46,13 +46,12 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 // roofs path and the repetition fields are left to the caller, whose rules
 // for them differ.
 func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
-	cfg.Events, cfg.IdleBaseline = m.events, m.idle
+	cfg.Count, cfg.Events, cfg.IdleBaseline = m.count, m.events, m.idle
 	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
-	cfg.Count = m.count
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["cache-model"] {
-		if m.count != measure.CountEmulate {
+		if m.count != measure.BackendEmulate {
 			return usagef("--cache-model is the model of --count emulate")
 		}
 		cm, err := emulate.ParseCacheModel(m.cacheModel)

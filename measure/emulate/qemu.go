@@ -80,12 +80,13 @@ func FindQEMU(ctx context.Context) (QEMU, error) {
 	if err != nil {
 		return QEMU{}, &UnsupportedQEMUError{Path: path}
 	}
-	return identify(path, string(out))
+	return Identify(path, string(out))
 }
 
-// identify matches the first line of `qemu-x86_64 --version` against the
-// supported releases.
-func identify(path, versionText string) (QEMU, error) {
+// Identify matches the first line of `qemu-x86_64 --version` (versionText)
+// of the emulator at path against the supported releases. Errors:
+// *UnsupportedQEMUError.
+func Identify(path, versionText string) (QEMU, error) {
 	first, _, _ := strings.Cut(versionText, "\n")
 	m := versionRE.FindStringSubmatch(first)
 	if m == nil {

@@ -9,10 +9,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 // Precisions the plugin counts, in its output order.
-var precisions = []string{"fp64", "fp32", "fp16", "bf16", "fp80"}
+var Precisions = []string{roofline.Double, roofline.Single, roofline.Half, roofline.BF16, roofline.Extended}
 
 // Result is what an emulated run counted, summed over its processes,
 // threads and followed execs.
