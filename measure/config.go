@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/measure/emulate"
+	"github.com/rprof/rprof/regions"
+	"github.com/rprof/rprof/roofline"
 )
 
 // Config says what `rprof run` (and `rprof gate`) should measure and how.
@@ -70,8 +72,20 @@ type Config struct {
 	Work    *float64
 	Traffic *float64
 
-	// RoofsPath is a roofs document (`rprof roofs --json`) to place the
-	// point under; "" places nothing.
+	// Regions are functions to measure one by one (`--region`): SYMBOL,
+	// LIB:SYMBOL or FILE:0xADDR (see regions.ParseSpec), probed with eBPF
+	// uprobes in every run of the target.
+	Regions []string
+	// LikwidMarkers also takes regions from the target's LIKWID marker
+	// calls, named by their tags.
+	LikwidMarkers bool
+
+	// probes are the resolved regions (set by Run).
+	probes *regionPlan
+
+	// Roofs is the roofs document to place the point under; nil places
+	// nothing. RoofsPath names it in the point (roofs_file).
+	Roofs     *roofline.Roofs
 	RoofsPath string
 	// Threads picks the roofs' thread scope; 0 picks the largest scope
 	// not above the online CPU count.
@@ -163,6 +177,11 @@ func (c Config) withDefaults() (Config, error) {
 	for _, v := range []*float64{c.Work, c.Traffic} {
 		if v != nil && !(*v >= 0) {
 			return c, invalidf("analytic work and traffic must be non-negative numbers, got %g", *v)
+		}
+	}
+	for _, r := range c.Regions {
+		if _, err := regions.ParseSpec(r); err != nil {
+			return c, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 		}
 	}
 	if c.Threads < 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
@@ -87,7 +88,7 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	if cfg.CacheModel != nil {
 		b.model = *cfg.CacheModel
 	}
-	c := Counting{Source: roofline.SourceEmulated, Machine: pmu.DescribeMachine(d.CPU, d.Topology, b.sysfs, b.procfs)}
+	c := Counting{Source: roofline.SourceEmulated, Machine: machine.Describe(d.CPU, d.Topology, b.sysfs, b.procfs)}
 	if d.VM {
 		c.Notes = append(c.Notes, vmNote)
 	}
@@ -250,7 +251,7 @@ func functionTable(r emulate.Result) []roofline.FunctionCount {
 }
 
 // emulationNotes are the flags known before an emulated run.
-func emulationNotes(cpu pmu.CPUInfo, m emulate.CacheModel) []roofline.Flag {
+func emulationNotes(cpu machine.CPUInfo, m emulate.CacheModel) []roofline.Flag {
 	var notes []roofline.Flag
 	if cpu.HasFlag("avx512f") {
 		notes = append(notes, roofline.Flag{Code: roofline.FlagEmulatedISA, Subject: roofline.SubjectWork,

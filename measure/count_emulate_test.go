@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
@@ -31,7 +32,7 @@ func (f *fakeEmulation) backend(cpuFlags ...string) *emulateBackend {
 		return emulate.Identify("/usr/bin/qemu-x86_64", "qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)\n")
 	}
 	b.diagnose = func() (pmu.Diagnosis, error) {
-		return pmu.Diagnosis{CPU: pmu.CPUInfo{Vendor: "AuthenticAMD", Flags: cpuFlags}}, nil
+		return pmu.Diagnosis{CPU: machine.CPUInfo{Vendor: "AuthenticAMD", Flags: cpuFlags}}, nil
 	}
 	b.run = func(ctx context.Context, s launch.Spec) (launch.Result, error) {
 		if !strings.HasSuffix(s.Argv[0], emulate.QEMUBinary) {
@@ -155,12 +156,12 @@ func TestEmulateRefusesWhatItCannotHonour(t *testing.T) {
 }
 
 func TestEmulationNotesFlagAWiderCPUAndTheModel(t *testing.T) {
-	wide := pmu.CPUInfo{Flags: []string{"avx2", "fma", "avx512f"}}
+	wide := machine.CPUInfo{Flags: []string{"avx2", "fma", "avx512f"}}
 	notes := emulationNotes(wide, emulate.DefaultCacheModel())
 	if !hasFlagCode(notes, roofline.FlagEmulatedISA) || !hasFlagCode(notes, roofline.FlagModelled) {
 		t.Errorf("notes %+v, want emulated-isa and modelled-traffic", notes)
 	}
-	narrow := pmu.CPUInfo{Flags: []string{"avx2", "fma"}}
+	narrow := machine.CPUInfo{Flags: []string{"avx2", "fma"}}
 	notes = emulationNotes(narrow, emulate.CacheModel{Line: 64})
 	if hasFlagCode(notes, roofline.FlagEmulatedISA) || hasFlagCode(notes, roofline.FlagModelled) || !hasFlagCode(notes, roofline.FlagNoUncore) {
 		t.Errorf("notes %+v, want only no-uncore without a model on an AVX2 CPU", notes)

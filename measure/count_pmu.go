@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
@@ -158,7 +159,7 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 	if err != nil {
 		return resolved{}, err
 	}
-	res := resolved{machine: pmu.DescribeMachine(d.CPU, d.Topology, sysfs, procfs)}
+	res := resolved{machine: machine.Describe(d.CPU, d.Topology, sysfs, procfs)}
 	if d.VM {
 		res.notes = append(res.notes, vmNote)
 	}
@@ -169,15 +170,20 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 	case d.Work.Usable:
 		res.source = roofline.SourceCounters
 		res.specs, res.notes = planSpecs(d, res.notes)
-	case len(user) > 0:
+	case len(user) > 0 || len(cfg.Regions) > 0 || cfg.LikwidMarkers:
 		for _, u := range user {
 			if err := probe(u.event); err != nil {
 				return resolved{}, fmt.Errorf("event %q cannot be counted here: %w", u.event.Name, err)
 			}
 		}
 		res.source = roofline.SourceEvents
+		what := "only the events asked for were counted"
+		if len(user) == 0 {
+			// Regions are timed without counters.
+			what = "only the time and the regions were measured"
+		}
 		res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
-			Message: fmt.Sprintf("work and traffic were not measured (%v): only the events asked for were counted", d.Work.Err)})
+			Message: fmt.Sprintf("work and traffic were not measured (%v): %s", d.Work.Err, what)})
 	default:
 		return resolved{}, &NoCountersError{Err: d.Work.Err, Diagnosis: d}
 	}
@@ -414,6 +420,18 @@ func spread(specs []counterSpec, o Outcome) Outcome {
 		if s.event.SystemWide() {
 			out.Counts[i] = o.Counts[j]
 			j++
+		}
+	}
+	return out
+}
+
+// regionSpecs are the per-process counters (FP work and -e events), which
+// region probes read per CPU.
+func (b *pmuBackend) regionSpecs() []counterSpec {
+	var out []counterSpec
+	for _, s := range b.specs {
+		if !s.event.SystemWide() && s.kind != KindTraffic {
+			out = append(out, s)
 		}
 	}
 	return out

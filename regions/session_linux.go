@@ -9,24 +9,10 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
 	"golang.org/x/sys/unix"
 )
-
-// Options configure Attach.
-type Options struct {
-	// Counters are read on the current CPU at every probe (at most
-	// MaxCounters), from per-CPU counters opened on CPUs.
-	Counters []pmu.Event
-	CPUs     []int
-	// Costs holds each function probe's per-call cost (nil: none
-	// subtracted); MarkerCost is that of LIKWID marker regions.
-	Costs      []Cost
-	MarkerCost Cost
-	// RingBytes is the ring buffer's size (a power of two; default 16 MiB,
-	// about 80k calls in flight with two counters).
-	RingBytes int
-}
 
 // contextSwitches is the guard counter read with the user's counters.
 var contextSwitches = pmu.Event{Name: "context-switches", PMU: "software",
@@ -160,7 +146,7 @@ func (s *Session) openMaps(opts Options) error {
 	}
 	cpus := opts.CPUs
 	if cpus == nil {
-		t, err := pmu.ReadTopology(os.DirFS("/sys"))
+		t, err := machine.ReadTopology(os.DirFS("/sys"))
 		if err != nil {
 			return fmt.Errorf("regions: %w", err)
 		}
