@@ -32,10 +32,11 @@ type counterSpec struct {
 // outcome is what one run of a command gave: counts parallel to the specs
 // it was run with, wall time and how it ended.
 type outcome struct {
-	counts []pmu.Count
-	wall   time.Duration
-	exit   int
-	signal string
+	counts   []pmu.Count
+	wall     time.Duration
+	exit     int
+	signal   string
+	outlived []int // processes the target left running
 }
 
 // tally is W, Q and the user events of one run (or the difference of two).

@@ -183,7 +183,7 @@ func runCounted(ctx context.Context, cfg Config, argv []string, specs []counterS
 	if len(x.Task) != len(taskIdx) || len(x.System) != len(sysIdx) {
 		return outcome{}, fmt.Errorf("measure: %d+%d readings for %d+%d events", len(x.Task), len(x.System), len(taskIdx), len(sysIdx))
 	}
-	o := outcome{counts: make([]pmu.Count, len(specs)), wall: x.Wall, exit: x.ExitCode, signal: x.Signal}
+	o := outcome{counts: make([]pmu.Count, len(specs)), wall: x.Wall, exit: x.ExitCode, signal: x.Signal, outlived: x.Outlived}
 	for j, r := range x.Task {
 		o.counts[taskIdx[j]] = r.Count
 	}

@@ -67,6 +67,9 @@ type Execution struct {
 	Signal string
 	// PID is the target's process ID.
 	PID int
+	// Outlived lists the processes the target started that were still
+	// running when it exited (where that can be told: Linux).
+	Outlived []int
 }
 
 var (

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,10 +75,19 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 	if env == nil {
 		env = os.Environ()
 	}
+	becomeSubreaper()
+	// The target dies with rprof, even by SIGKILL: the kernel sends it
+	// SIGKILL when the thread that started it exits. Locking this
+	// goroutine to its thread until the target is reaped keeps that
+	// thread alive (the runtime ends only threads whose goroutine exits
+	// locked).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	proc, err := os.StartProcess(self, append([]string{self, LauncherArg, path}, spec.Argv...), &os.ProcAttr{
 		Dir:   spec.Dir,
 		Env:   env,
 		Files: []*os.File{streams.child[0], streams.child[1], streams.child[2], relR, stW},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
 	relR.Close()
 	stW.Close()
@@ -84,12 +95,14 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 	if err != nil {
 		return Execution{}, fmt.Errorf("execute: start launcher: %w", err)
 	}
+	launched.Store(proc.Pid, true)
 	// Until the target is released, any failure kills the launcher unrun.
 	released := false
 	defer func() {
 		if !released {
 			proc.Kill()
 			proc.Wait()
+			launched.Delete(proc.Pid)
 		}
 	}()
 
@@ -160,6 +173,7 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 	if waitErr != nil {
 		return Execution{}, fmt.Errorf("execute: wait for target: %w", waitErr)
 	}
+	outlived := orphans(proc.Pid)
 	if spec.AfterReap != nil {
 		if err := spec.AfterReap(ctx); err != nil {
 			return Execution{}, err
@@ -183,7 +197,7 @@ func execute(ctx context.Context, spec ExecSpec) (_ Execution, err error) {
 		return Execution{}, err
 	}
 
-	x := Execution{Wall: wall, CPU: st.UserTime() + st.SystemTime(), PID: proc.Pid}
+	x := Execution{Wall: wall, CPU: st.UserTime() + st.SystemTime(), PID: proc.Pid, Outlived: outlived}
 	ws := st.Sys().(syscall.WaitStatus)
 	switch {
 	case ws.Signaled():
@@ -412,4 +426,58 @@ func (s *stdio) closeAll() {
 		f.Close()
 	}
 	s.parentEnds = nil
+}
+
+var subreaper sync.Once
+
+// becomeSubreaper makes rprof the child subreaper of its targets' trees:
+// a process the target leaves running when it exits is re-parented to
+// rprof, not to init, so that orphans can find it.
+func becomeSubreaper() {
+	subreaper.Do(func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+}
+
+// launched are the launchers (targets) execute has started and not yet
+// reaped: rprof's own children, not orphans.
+var launched sync.Map
+
+// orphans returns the processes the target (pid, just reaped) left
+// running: children of rprof that rprof did not start. Those that have
+// exited already are reaped and not counted.
+func orphans(target int) []int {
+	launched.Delete(target)
+	self := os.Getpid()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if _, ours := launched.Load(pid); ours {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); ppid != self {
+			continue
+		}
+		if f[0] == "Z" {
+			var ws unix.WaitStatus
+			unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
 }

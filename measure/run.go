@@ -82,7 +82,7 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 		}
 	}
 	in := inputs{cfg: cfg, source: res.source, specs: res.specs, notes: res.notes,
-		machine: res.machine, roofs: roofs, created: d.now(), cpus: d.cpus}
+		machine: res.machine, roofs: roofs, created: d.now(), cpus: d.cpus, stdinOnce: readOnce(cfg.Stdin)}
 
 	switch {
 	case cfg.IdleBaseline > 0 && hasTraffic(res.specs):
