@@ -23,6 +23,10 @@ type Config struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
+	// Count names the counting backend (see Register): "" or "pmu" counts
+	// with the PMU's counters.
+	Count string
+
 	// Label names the point in charts and comparisons (default: the
 	// command's base name).
 	Label string

@@ -126,6 +126,16 @@ const (
 	// perf_event_paranoid refused kernel-mode counting (perf stat's ":u"
 	// fallback).
 	FlagUserOnly = "user-mode-only"
+	// Flags of modelled (analytic) W and Q, e.g. oneDNN primitives:
+	// FlagApproximate, a formula with estimated constants; FlagNoFormula,
+	// no model (time only); FlagPadded, a blocked layout pads a tensor;
+	// FlagPaddingTaps, a convolution's taps on zero padding; FlagSkipped,
+	// trace lines that did not parse.
+	FlagApproximate = "approximate-formula"
+	FlagNoFormula   = "no-formula"
+	FlagPadded      = "padded-layout"
+	FlagPaddingTaps = "padding-taps"
+	FlagSkipped     = "skipped-lines"
 	// FlagOutlived: processes the target started were still running when
 	// it exited; what they did afterwards is not in the point.
 	FlagOutlived = "children-outlived"

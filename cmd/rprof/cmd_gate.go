@@ -78,6 +78,7 @@ annotations on stdout when GITHUB_ACTIONS=true.
   --threads N              thread scope of the roofs
   --work FLOP              analytic W, instead of counters
   --traffic BYTES          analytic Q, instead of counters
+  --count BACKEND          count W and Q with BACKEND, as 'rprof run --count'
   -e EVENT                 count EVENT too, as 'rprof run -e'
   --overhead 'CMD'         subtract an overhead command, as 'rprof run'
   --idle-baseline DURATION subtract idle DRAM traffic, as 'rprof run'

@@ -42,6 +42,8 @@ CMD is only timed and the point is marked analytic) or only -e events are
 asked for (they are reported, as perf stat would, and W and Q are not).
 
 Flags:
+  --count BACKEND    how W and Q are counted: pmu, the hardware counters
+                     through perf_event_open (the default)
   -e EVENT           also count EVENT (perf syntax: page-faults,
                      cpu/event=0x3,umask=0x8f/, rNNNN); repeatable, or
                      several separated by commas

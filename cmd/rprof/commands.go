@@ -5,6 +5,7 @@ func commands() []*command {
 	return []*command{
 		cmdRoofs,
 		cmdRun,
+		cmdDNN,
 		cmdPlot,
 		cmdReport,
 		cmdCompare,

@@ -1,26 +1,17 @@
 package main
 
 import (
-	"context"
 	"os"
-	"runtime"
 	"testing"
-
-	"github.com/rprof/rprof/measure"
-	"github.com/rprof/rprof/roofs"
 )
 
 // TestMain lets the test binary play the roles the rprof binary plays for
-// itself: the launcher of `rprof run` (which re-executes os.Executable),
-// the test targets of cmd_run_test.go, and the worker processes of
-// `rprof roofs`.
+// itself (roles: the launcher of `rprof run`, which re-executes
+// os.Executable where ptrace is refused, and the worker processes of
+// `rprof roofs`), and the test targets of cmd_run_test.go.
 func TestMain(m *testing.M) {
-	if measure.IsLauncher(os.Args) {
-		measure.Launch(os.Args)
-	}
-	runtime.UnlockOSThread()
-	if len(os.Args) > 1 && os.Args[1] == roofs.WorkerArg {
-		os.Exit(roofs.Worker(context.Background(), os.Stdin, os.Stdout))
+	if code, ok := playRole(os.Args); ok {
+		os.Exit(code)
 	}
 	if len(os.Args) > 1 && os.Args[1] == testTargetArg {
 		os.Exit(testTarget(os.Args[2:]))

@@ -1,4 +1,4 @@
-package measure
+package launch
 
 import (
 	"context"
@@ -85,10 +85,10 @@ func runBare(b *testing.B, argv ...string) time.Duration {
 	return time.Since(start)
 }
 
-func execBench(b *testing.B, argv ...string) Execution {
-	x, err := Execute(context.Background(), ExecSpec{Argv: argv, Groups: swGroup})
+func execBench(b *testing.B, argv ...string) execution {
+	x, err := execute(context.Background(), execSpec{Argv: argv, Groups: swGroup})
 	if err != nil || x.ExitCode != 0 {
-		b.Fatalf("Execute(%q) = exit %d, %v", argv, x.ExitCode, err)
+		b.Fatalf("execute(%q) = exit %d, %v", argv, x.ExitCode, err)
 	}
 	return x
 }

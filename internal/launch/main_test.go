@@ -1,4 +1,4 @@
-package measure
+package launch
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// The test binary is its own launcher, as rprof is: Execute re-executes
-// os.Executable() with LauncherArg.
+// The test binary is its own launcher, as rprof is: Run re-executes
+// os.Executable() with Role where ptrace is not used.
 func init() { runtime.LockOSThread() }
 
 // progsDir holds the C test programs of testdata/progs, built once;
@@ -19,8 +19,8 @@ func init() { runtime.LockOSThread() }
 var progsDir, progsErr = "", error(nil)
 
 func TestMain(m *testing.M) {
-	if IsLauncher(os.Args) {
-		Launch(os.Args)
+	if len(os.Args) > 1 && os.Args[1] == Role {
+		os.Exit(Main(os.Args))
 	}
 	runtime.UnlockOSThread()
 	dir, err := os.MkdirTemp("", "rprof-progs-")

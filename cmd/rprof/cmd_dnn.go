@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rprof/rprof/dnn"
+	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/roofline"
+)
+
+var cmdDNN = &command{
+	Name:      "dnn",
+	UsageLine: "rprof dnn [flags] [--] CMD [ARG...]\n       rprof dnn bench [flags] [EXPERIMENT|PROBLEM...]",
+	Short:     "place oneDNN primitives on the roofline",
+	Long: `
+Dnn runs CMD, any program that uses oneDNN (a C or C++ program, PyTorch,
+TensorFlow, OpenVINO), with oneDNN's verbose trace on (ONEDNN_VERBOSE=1,
+DNNL_VERBOSE=1), and places each primitive it executed on the roofline.
+
+CMD's stdout passes through byte for byte; only the lines oneDNN prints
+there (onednn_verbose,... and dnnl_verbose,...) are taken out. Executions
+are grouped by kind, implementation, propagation kind, tensors (layouts and
+data types), attributes, algorithm and problem. For each group the table on
+stderr gives the calls, the mean time per call with its interval (oneDNN's
+own wall time of each call), the analytic work W and compulsory traffic Q of
+one call (W from the problem descriptor, an FMA counted as two; Q every
+tensor read or written once, at its data type, with blocked layouts'
+padding), GFLOP/s, the binding roof and the fraction of it reached. Groups
+are sorted by total time. Formulas with estimated constants (GELU,
+normalisations, softmax), padded layouts and kinds without a formula (time
+only) are flagged in numbered footnotes; docs/dnn.md has the formulas.
+
+oneDNN versions 1.x to 3.x are read (three line grammars). A program that
+prints no verbose line gets the reason.
+
+Flags:
+  --json FILE      write the groups as a point set (schema rprof.points/v1),
+                   one labelled point each, for plot, report, compare, gate
+  --roofs FILE     roofs document to place the points under (default: the
+                   one 'rprof roofs' wrote, if any)
+  --threads N      thread scope of the roofs (default: the largest measured
+                   scope not above the library's thread count)
+  --confidence C   level of the time intervals (default 0.95)
+  --top N          print only the N groups of longest total time (the JSON
+                   keeps all)
+  --count MODE     put counted W beside the analytic one; not available in
+                   this build (see docs/dnn.md)
+
+Exit status: CMD's own (128+N when signal N killed it); 2 bad command line;
+125 no oneDNN execution to report or an output could not be written; 126
+CMD not executable; 127 CMD not found; 130 interrupted (nothing written).
+
+'rprof dnn bench' runs oneDNN primitives itself; see 'rprof dnn bench -h'.
+`,
+	Run: runDNN,
+}
+
+func runDNN(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && args[0] == "bench" {
+		return runDNNBench(ctx, e, args[1:])
+	}
+	fset := newFlagSet(e, "dnn")
+	jsonPath := fset.String("json", "", "write the point set to `FILE`")
+	roofsPath := fset.String("roofs", "", "roofs document `FILE`")
+	threads := fset.Int("threads", 0, "thread scope of the roofs")
+	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level of intervals")
+	top := fset.Int("top", 0, "print only the `N` longest groups")
+	count := fset.String("count", "", "counted W beside the analytic one (`MODE`)")
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	command := fset.Args()
+	switch {
+	case len(command) == 0:
+		return usagef("empty command: give the program to run after the flags")
+	case *count != "":
+		return usagef("--count %s: counted work per primitive is not available in this build; the table is analytic", *count)
+	case !(*confidence > 0 && *confidence < 1):
+		return usagef("--confidence %g: must be in (0, 1)", *confidence)
+	case *top < 0 || *threads < 0:
+		return usagef("--top and --threads must not be negative")
+	}
+	if err := checkOutputs(*jsonPath); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	roofsFile, err := roofsOrDefault(*roofsPath)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	var roofs *roofline.Roofs
+	if roofsFile != "" {
+		if roofs, err = roofline.ReadRoofs(roofsFile); err != nil {
+			return &exitError{code: exitInternal, err: fmt.Errorf("roofs: %w", err)}
+		}
+	}
+
+	tr, code, err := runVerbose(ctx, e, command)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(e.stderr, "rprof dnn: interrupted: no table or point set written")
+		return &exitError{code: 130}
+	}
+	groups := dnn.GroupExecs(tr.Records)
+	if len(groups) == 0 {
+		why := tr.Why()
+		if why == "" {
+			why = "the trace holds primitive creations but no executions"
+		}
+		fmt.Fprintf(e.stderr, "rprof dnn: no oneDNN primitive executions to report: %s\n", why)
+		if code != 0 {
+			return &exitError{code: code}
+		}
+		return &exitError{code: exitInternal}
+	}
+	points := dnn.Points(groups, dnn.PointOptions{
+		Command: command, Created: time.Now().UTC(), Confidence: *confidence,
+		Roofs: roofs, RoofsFile: roofsFile, Threads: *threads, CPUs: libraryThreads(tr.Info),
+	})
+	for i := range points {
+		points[i].Exit = roofline.Exit{Code: code}
+		if tr.Skipped > 0 {
+			points[i].Flags = append(points[i].Flags, roofline.Flag{Code: roofline.FlagSkipped,
+				Message: fmt.Sprintf("%d verbose lines did not parse and were skipped (first: %s)", tr.Skipped, tr.Examples[0])})
+		}
+	}
+	writeDNNTable(e.stderr, command, tr, groups, points, *top)
+	if *jsonPath != "" {
+		set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}
+		if err := writeDoc(e, *jsonPath, set); err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+	}
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// runVerbose runs command with oneDNN's verbose trace on, its stdout
+// through a pipe that takes the trace out, and returns the trace and the
+// command's exit status. An interrupt is passed on to the command, whose
+// end is waited for.
+func runVerbose(ctx context.Context, e *env, command []string) (*dnn.Trace, int, error) {
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Env = verboseEnv(os.Environ())
+	cmd.Stdin, cmd.Stderr = e.stdin, e.stderr
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, 0, &exitError{code: exitInternal, err: err}
+	}
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		switch {
+		case errors.Is(err, exec.ErrNotFound), errors.Is(err, os.ErrNotExist):
+			return nil, 0, &exitError{code: exitNotFound, err: err}
+		case errors.Is(err, os.ErrPermission):
+			return nil, 0, &exitError{code: exitNoExec, err: err}
+		}
+		return nil, 0, &exitError{code: exitInternal, err: err}
+	}
+	pw.Close()
+	type captured struct {
+		tr  *dnn.Trace
+		err error
+	}
+	done := make(chan captured, 1)
+	go func() {
+		tr, err := dnn.Capture(pr, e.stdout)
+		pr.Close()
+		done <- captured{tr, err}
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-waited:
+	case <-ctx.Done():
+		cmd.Process.Signal(os.Interrupt)
+		werr = <-waited
+	}
+	c := <-done
+	var ee *exec.ExitError
+	if werr != nil && !errors.As(werr, &ee) {
+		return nil, 0, &exitError{code: exitInternal, err: werr}
+	}
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	if c.err != nil {
+		fmt.Fprintf(e.stderr, "rprof dnn: passing the program's stdout on: %v\n", c.err)
+	}
+	return c.tr, code, nil
+}
+
+// verboseEnv turns oneDNN's verbose trace on, keeping a level the user set
+// (2 or "all" adds creations, which are read and not timed).
+func verboseEnv(env []string) []string {
+	out := env[:0:0]
+	keep := map[string]bool{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if (k == "ONEDNN_VERBOSE" || k == "DNNL_VERBOSE") && (v == "" || v == "0" || v == "none") {
+			continue
+		}
+		keep[k] = true
+		out = append(out, kv)
+	}
+	for _, k := range []string{"ONEDNN_VERBOSE", "DNNL_VERBOSE"} {
+		if !keep[k] {
+			out = append(out, k+"=1")
+		}
+	}
+	return out
+}
+
+// libraryThreads is the thread count oneDNN reported ("OpenMP,nthr:2"), or
+// the online CPUs.
+func libraryThreads(info dnn.Info) int {
+	if _, n, ok := strings.Cut(info.Runtime, "nthr:"); ok {
+		if v, err := strconv.Atoi(n); err == nil && v > 0 {
+			return v
+		}
+	}
+	return measure.OnlineCPUs()
+}
+
+// writeDNNTable prints the groups, longest total time first, with numbered
+// footnotes for their flags (each distinct flag once).
+func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.Group, points []roofline.Point, top int) {
+	execs, total := 0, 0.0
+	for _, g := range groups {
+		execs += g.Calls()
+		total += g.TotalMillis()
+	}
+	lib := "oneDNN " + tr.Info.Version
+	if tr.Info.Runtime != "" {
+		lib += ", " + tr.Info.Runtime
+	}
+	fmt.Fprintf(w, "\n oneDNN primitives of '%s' (%s; %d executions in %d groups, %s ms in all):\n", strings.Join(command, " "), strings.TrimSpace(lib), execs, len(groups), chart.FormatValue(total))
+	fmt.Fprintf(w, " time: oneDNN's wall time per call (mean, %g%% interval); W, Q: analytic per call (FLOP; bytes, each tensor once)\n", 100*points[0].CI.Confidence)
+	if p := points[0]; p.RoofsFile != "" {
+		fmt.Fprintf(w, " roofs %s, thread scope %d\n", p.RoofsFile, p.Threads)
+	} else {
+		fmt.Fprintln(w, " no roofs document: run 'rprof roofs' to place the groups under this machine's roofs")
+	}
+	fmt.Fprintln(w)
+	var notes []roofline.Flag
+	mark := func(fs []roofline.Flag) string {
+		var b strings.Builder
+		for _, f := range fs {
+			if f.Code == roofline.FlagAnalytic {
+				continue
+			}
+			i := slices.Index(notes, f)
+			if i < 0 {
+				notes = append(notes, f)
+				i = len(notes) - 1
+			}
+			fmt.Fprintf(&b, "[%d]", i+1)
+		}
+		return b.String()
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "#\tcalls\ttotal ms\tms/call\t±\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\t% roof\tbound\t\t primitive")
+	shown := len(points)
+	if top > 0 && top < shown {
+		shown = top
+	}
+	for i, p := range points[:shown] {
+		g := groups[i]
+		pm := ""
+		if s, ok := chart.FormatCI(p.Seconds, p.CI.Seconds); ok && p.CI.N > 1 {
+			pm = s
+		}
+		frac, bound := "", ""
+		if p.FractionOfAttainable != nil {
+			frac = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable)
+			bound = p.Bound.String()
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", i+1, g.Calls(),
+			chart.FormatValue(g.TotalMillis()), chart.FormatValue(p.Seconds*1e3), pm,
+			orUnknown(p.WorkFlops, fmtCount), orUnknown(p.TrafficBytes, fmtCount),
+			orUnknownDash(p.Intensity), orUnknownDash(p.GFlops), frac, bound, mark(p.Flags), p.Label)
+	}
+	tw.Flush()
+	if shown < len(points) {
+		fmt.Fprintf(w, "  ... %d more groups (--top %d); the point set has all\n", len(points)-shown, top)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for i, f := range notes {
+			fmt.Fprintf(w, "  [%d] %s: %s\n", i+1, f.Code, f.Message)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func orUnknownDash(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return chart.FormatValue(*v)
+}
+
+// runDNNBench is replaced by the harness in cmd_dnn_bench.go.
+func runDNNBench(ctx context.Context, e *env, args []string) error {
+	return usagef("bench: not built yet")
+}

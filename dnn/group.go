@@ -1,0 +1,118 @@
+package dnn
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/rprof/rprof/roofline"
+)
+
+// Group is the executions of one primitive: the same kind, implementation,
+// propagation kind, tensors (layouts and data types), attributes, algorithm
+// and problem.
+type Group struct {
+	Kind           string
+	Implementation string
+	PropKind       string
+	Tensors        []Tensor
+	Attributes     string
+	Auxiliary      string
+	Problem        string
+	// Millis holds the wall time of each execution, in trace order.
+	Millis []float64
+	Model  Analytic
+}
+
+// Calls is the number of executions.
+func (g *Group) Calls() int { return len(g.Millis) }
+
+// TotalMillis is the summed wall time of the executions.
+func (g *Group) TotalMillis() float64 {
+	s := 0.0
+	for _, m := range g.Millis {
+		s += m
+	}
+	return s
+}
+
+// Layouts lists the tags of the present tensors, "src:aBcd16b wei:ABcd16b16a ...".
+func (g *Group) Layouts() string {
+	var parts []string
+	for _, t := range g.Tensors {
+		if t.Present() {
+			parts = append(parts, t.Arg+":"+t.Tag)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// DataTypes lists the distinct data types of the present tensors, "f32" or
+// "u8:s8:f32".
+func (g *Group) DataTypes() string {
+	var dts []string
+	for _, t := range g.Tensors {
+		if t.Present() && !slices.Contains(dts, t.DataType) {
+			dts = append(dts, t.DataType)
+		}
+	}
+	return strings.Join(dts, ":")
+}
+
+// Padded reports whether a tensor's blocked layout pads its dimensions.
+func (g *Group) Padded() bool {
+	for _, f := range g.Model.Flags {
+		if f.Code == roofline.FlagPadded {
+			return true
+		}
+	}
+	return false
+}
+
+func groupKey(r *Record) string {
+	var b strings.Builder
+	for _, s := range []string{r.Engine, r.Kind, r.Implementation, r.PropKind} {
+		b.WriteString(s)
+		b.WriteByte(',')
+	}
+	for _, t := range r.Tensors {
+		b.WriteString(t.Arg + ":" + t.DataType + ":" + t.FormatKind + ":" + t.Tag + ":" + t.Strides + " ")
+	}
+	b.WriteString("," + r.Attributes + "," + r.Auxiliary + "," + r.Problem)
+	return b.String()
+}
+
+// GroupExecs groups the executions among records (creations are left out),
+// sorted by total time, longest first; ties keep trace order.
+func GroupExecs(records []Record) []*Group {
+	byKey := map[string]*Group{}
+	var groups []*Group
+	for i := range records {
+		r := &records[i]
+		if !r.Exec() {
+			continue
+		}
+		k := groupKey(r)
+		g := byKey[k]
+		if g == nil {
+			g = &Group{
+				Kind: r.Kind, Implementation: r.Implementation, PropKind: r.PropKind,
+				Tensors: r.Tensors, Attributes: r.Attributes, Auxiliary: r.Auxiliary,
+				Problem: r.Problem, Model: Model(r),
+			}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.Millis = append(g.Millis, r.Millis)
+	}
+	slices.SortStableFunc(groups, func(a, b *Group) int {
+		ta, tb := a.TotalMillis(), b.TotalMillis()
+		switch {
+		case ta > tb:
+			return -1
+		case ta < tb:
+			return 1
+		}
+		return 0
+	})
+	return groups
+}

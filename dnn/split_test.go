@@ -1,0 +1,125 @@
+package dnn
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// programBytes is what a capture must pass through: every byte of the
+// stream except the verbose lines and their newlines.
+func programBytes(stream []byte) []byte {
+	var out []byte
+	for len(stream) > 0 {
+		i := bytes.IndexByte(stream, '\n')
+		line := stream
+		if i >= 0 {
+			line = stream[:i+1]
+		}
+		if !IsVerbose(string(line)) {
+			out = append(out, line...)
+		}
+		stream = stream[len(line):]
+	}
+	return out
+}
+
+// The captured stdout of the C program mixes 23 verbose lines with its own
+// output, which ends with a byte that is not text and a line without a
+// newline.
+func TestSplitterPassesTheProgramsBytesThroughUnchanged(t *testing.T) {
+	stream, err := os.ReadFile("testdata/stdout-2.6.3-allkinds.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := programBytes(stream)
+	if !bytes.Contains(want, []byte{0xff}) || !bytes.HasSuffix(want, []byte("without newline")) {
+		t.Fatalf("fixture lacks its binary byte or partial line")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 50; trial++ {
+		var out bytes.Buffer
+		tr := &Trace{}
+		s := &Splitter{Out: &out, Line: tr.Add}
+		for rest := stream; len(rest) > 0; {
+			n := min(len(rest), 1+rng.IntN(40))
+			if _, err := s.Write(rest[:n]); err != nil {
+				t.Fatal(err)
+			}
+			rest = rest[n:]
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), want) {
+			t.Fatalf("trial %d: passed through %q, want %q", trial, out.Bytes(), want)
+		}
+		if tr.Verbose != 23 || len(tr.Records) != 18 || tr.Skipped != 0 {
+			t.Fatalf("trial %d: verbose %d records %d skipped %d", trial, tr.Verbose, len(tr.Records), tr.Skipped)
+		}
+	}
+}
+
+func TestSplitterEdgeCases(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, out string
+		lines         []string
+	}{
+		{"marker prefix then other text", "onednn_verbosity\n", "onednn_verbosity\n", nil},
+		{"partial marker at end", "dnnl_verb", "dnnl_verb", nil},
+		{"verbose line cut short at end", "a\nonednn_verbose,exec,cpu", "a\n", []string{"onednn_verbose,exec,cpu"}},
+		{"marker not at line start", "x onednn_verbose,exec\n", "x onednn_verbose,exec\n", nil},
+		{"empty lines", "\n\n", "\n\n", nil},
+		{"crlf kept", "out\r\nonednn_verbose,info,x\r\n", "out\r\n", []string{"onednn_verbose,info,x\r"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			var lines []string
+			s := &Splitter{Out: &out, Line: func(l string) { lines = append(lines, l) }}
+			for i := 0; i < len(tc.in); i++ { // one byte at a time: the hardest split
+				s.Write([]byte{tc.in[i]})
+			}
+			s.Close()
+			if out.String() != tc.out || strings.Join(lines, "|") != strings.Join(tc.lines, "|") {
+				t.Errorf("out %q lines %q, want %q %q", out.String(), lines, tc.out, tc.lines)
+			}
+		})
+	}
+}
+
+func TestCaptureKeepsReadingWhenOutputFails(t *testing.T) {
+	stream := "hello\nonednn_verbose,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::blocked:abcd:f0,,,2x2,0.5\nworld\n"
+	boom := errors.New("boom")
+	tr, err := Capture(iotest.OneByteReader(strings.NewReader(stream)), failingWriter{boom})
+	if !errors.Is(err, boom) {
+		t.Errorf("error %v, want the writer's", err)
+	}
+	if len(tr.Records) != 1 {
+		t.Errorf("records %d, want 1: the trace is read to the end", len(tr.Records))
+	}
+}
+
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write(p []byte) (int, error) { return 0, w.err }
+
+func TestWhySaysWhyATraceIsEmpty(t *testing.T) {
+	empty := &Trace{}
+	if !strings.Contains(empty.Why(), "did not load oneDNN") {
+		t.Errorf("empty trace: %q", empty.Why())
+	}
+	header := &Trace{}
+	header.Add("onednn_verbose,info,oneDNN v2.6.3 (commit N/A)")
+	if !strings.Contains(header.Why(), "executed no primitive") {
+		t.Errorf("header only: %q", header.Why())
+	}
+	foreign := &Trace{}
+	foreign.Add("onednn_verbose,exec,cpu,reorder,jit:uni")
+	if !strings.Contains(foreign.Why(), "does not read") {
+		t.Errorf("unparsable: %q", foreign.Why())
+	}
+}
