@@ -162,10 +162,11 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	if waitErr != nil {
 		return Result{}, fmt.Errorf("launch: wait for target: %w", waitErr)
 	}
-	outlived := orphans(proc.Pid)
 	if err := reap(); err != nil {
 		return Result{}, err
 	}
+	// After the hooks stopped counting: the scan is rprof's work.
+	outlived := orphans(proc.Pid)
 	if err := h.execError(); err != nil {
 		return Result{}, err
 	}
