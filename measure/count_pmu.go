@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
@@ -154,7 +155,7 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 	if err != nil {
 		return resolved{}, err
 	}
-	res := resolved{machine: pmu.DescribeMachine(d.CPU, d.Topology, sysfs, procfs)}
+	res := resolved{machine: machine.Describe(d.CPU, d.Topology, sysfs, procfs)}
 	if d.VM {
 		res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagVM,
 			Message: "measured in a virtual machine: other guests share the memory and caches, and counters, if any, are virtualised"})

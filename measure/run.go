@@ -23,8 +23,7 @@ import (
 // A target that ran but failed is not an error: the point records its exit
 // status and carries a flag, and repetition stops there. Errors are rprof's
 // own failures and bad input: ErrInvalidConfig, *NoCountersError,
-// *OverheadError, roofs-file errors (*roofline.SchemaError
-// among them), and errors matching ErrNotFound and ErrNotExecutable.
+// *OverheadError, and errors matching ErrNotFound and ErrNotExecutable.
 func Run(ctx context.Context, cfg Config) (*roofline.Point, error) {
 	return run(ctx, cfg, deps{now: time.Now, cpus: OnlineCPUs()})
 }
@@ -52,18 +51,12 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 			return nil, err
 		}
 	}
-	var roofs *roofline.Roofs
-	if cfg.RoofsPath != "" {
-		if roofs, err = roofline.ReadRoofs(cfg.RoofsPath); err != nil {
-			return nil, fmt.Errorf("roofs: %w", err)
-		}
-	}
 	c, err := b.Resolve(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	in := inputs{cfg: cfg, source: c.Source, counters: c.Counters, notes: c.Notes,
-		machine: c.Machine, roofs: roofs, created: d.now(), cpus: d.cpus, stdinOnce: readOnce(cfg.Stdin)}
+		machine: c.Machine, roofs: cfg.Roofs, created: d.now(), cpus: d.cpus, stdinOnce: readOnce(cfg.Stdin)}
 
 	switch {
 	case cfg.IdleBaseline > 0 && hasBackgroundTraffic(c.Counters):

@@ -1,28 +1,19 @@
-package pmu
+package machine
 
 import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"testing"
 	"testing/fstest"
-)
 
-// machines are the fake trees under testdata/machines (see each README).
-var machines = []string{
-	"skylake-sp", "icelake-sp", "sapphirerapids", "graniterapids-oldkernel", "graniterapids-newkernel",
-	"alderlake", "zen3", "zen4", "zen5", "neoverse-v2", "vm-zen5",
-}
+	"github.com/rprof/rprof/internal/testutil"
+)
 
 // machineFS returns the sysfs and procfs roots of a fake machine tree.
 func machineFS(t testing.TB, name string) (sysfs, procfs fs.FS) {
 	t.Helper()
-	dir := filepath.Join("testdata", "machines", name)
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("fake machine %s: %v", name, err)
-	}
-	return os.DirFS(filepath.Join(dir, "sys")), os.DirFS(filepath.Join(dir, "proc"))
+	return testutil.MachineFS(t, name)
 }
 
 func TestReadCPUIdentifiesEveryMachine(t *testing.T) {
@@ -45,6 +36,7 @@ func TestReadCPUIdentifiesEveryMachine(t *testing.T) {
 		{"neoverse-v2", "0x00000000410fd4f0", "neoverse-n2-v2", false, "sve2"},
 		// The dev VM's CPUID claims an EPYC 9004 (see its README).
 		{"vm-zen5", "AuthenticAMD-25-11-1", "amdzen4", true, "avx512f"},
+		{"vm-zen5-firecracker", "AuthenticAMD-26-2-1", "amdzen5", true, "avx512f"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.machine, func(t *testing.T) {
@@ -70,8 +62,8 @@ func TestReadCPUIdentifiesEveryMachine(t *testing.T) {
 			}
 		})
 	}
-	if len(tests) != len(machines) {
-		t.Errorf("%d machines tested, %d in testdata", len(tests), len(machines))
+	if len(tests) != len(testutil.Machines) {
+		t.Errorf("%d machines tested, %d in testdata", len(tests), len(testutil.Machines))
 	}
 }
 

@@ -1,4 +1,4 @@
-package pmu
+package machine
 
 import (
 	"errors"
@@ -8,9 +8,22 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rprof/rprof/internal/kfs"
+	"github.com/rprof/rprof/roofline"
 )
 
 const cpuDir = "devices/system/cpu"
+
+// pmuDevicesDir is where the kernel lists PMUs, relative to the sysfs root.
+const pmuDevicesDir = "bus/event_source/devices"
+
+// HybridCorePMUs are the core PMUs of hybrid Intel parts: P-core, E-core
+// and Arrow Lake's low-power E-core; each lists its CPUs in a cpus file.
+var HybridCorePMUs = []string{"cpu_core", "cpu_atom", "cpu_lowpower"}
+
+// ErrMalformed: a sysfs or procfs file is not in the expected syntax.
+var ErrMalformed = kfs.ErrMalformed
 
 // Topology is the machine's CPU, cache and NUMA layout as sysfs shows it,
 // counted over the online CPUs.
@@ -34,13 +47,16 @@ type Topology struct {
 	Online    []int
 }
 
-// Cache is one cache instance (cpuN/cache/indexK).
+// Cache is one cache instance (cpuN/cache/indexK, or built from CPUID).
 type Cache struct {
 	Level      int
 	Type       string // "Data", "Instruction" or "Unified"
 	SizeBytes  int64  // 0 when sysfs gives no size
 	SharedCPUs []int
 	LineSize   int // coherency_line_size in bytes, 0 when absent
+	// Source is where the size came from: roofline.CacheSourceSysfs or
+	// CacheSourceCPUID.
+	Source string
 }
 
 // NUMANode is one NUMA node and its CPUs.
@@ -62,11 +78,11 @@ func ReadTopology(sysfs fs.FS) (Topology, error) {
 
 func readTopology(sysfs fs.FS) (Topology, error) {
 	var t Topology
-	s, err := readString(sysfs, path.Join(cpuDir, "online"))
+	s, err := kfs.ReadString(sysfs, path.Join(cpuDir, "online"))
 	if err != nil {
 		return t, err
 	}
-	if t.Online, err = parseCPUList(s); err != nil {
+	if t.Online, err = kfs.ParseCPUList(s); err != nil {
 		return t, fmt.Errorf("online: %w", err)
 	}
 	if len(t.Online) == 0 {
@@ -80,22 +96,22 @@ func readTopology(sysfs fs.FS) (Topology, error) {
 	caches := map[string]Cache{}
 	for _, cpu := range t.Online {
 		dir := path.Join(cpuDir, "cpu"+strconv.Itoa(cpu), "topology")
-		pkg, err := readInt(sysfs, path.Join(dir, "physical_package_id"), false)
+		pkg, err := kfs.ReadInt(sysfs, path.Join(dir, "physical_package_id"), false)
 		if err != nil {
 			return t, err
 		}
-		die, err := readInt(sysfs, path.Join(dir, "die_id"), true)
+		die, err := kfs.ReadInt(sysfs, path.Join(dir, "die_id"), true)
 		if err != nil {
 			return t, err
 		}
-		core, err := readInt(sysfs, path.Join(dir, "core_id"), false)
+		core, err := kfs.ReadInt(sysfs, path.Join(dir, "core_id"), false)
 		if err != nil {
 			return t, err
 		}
 		packages[pkg] = true
 		cores[coreKey{pkg, die, core}] = true
 
-		sib, err := readOptionalCPUList(sysfs, path.Join(dir, "thread_siblings_list"))
+		sib, err := kfs.ReadOptionalCPUList(sysfs, path.Join(dir, "thread_siblings_list"))
 		if err != nil {
 			return t, err
 		}
@@ -129,8 +145,8 @@ func readTopology(sysfs fs.FS) (Topology, error) {
 	if t.NUMANodes, err = readNUMA(sysfs); err != nil {
 		return t, err
 	}
-	for _, name := range hybridPMUs {
-		cpus, err := readOptionalCPUList(sysfs, path.Join(devicesDir, name, "cpus"))
+	for _, name := range HybridCorePMUs {
+		cpus, err := kfs.ReadOptionalCPUList(sysfs, path.Join(pmuDevicesDir, name, "cpus"))
 		if err != nil {
 			return t, err
 		}
@@ -156,7 +172,7 @@ func firstCPU(cpus []int) int {
 // instance shared by several CPUs is listed once.
 func readCaches(sysfs fs.FS, cpu int, caches map[string]Cache) error {
 	dir := path.Join(cpuDir, "cpu"+strconv.Itoa(cpu), "cache")
-	indexes, err := readOptionalDir(sysfs, dir)
+	indexes, err := kfs.ReadOptionalDir(sysfs, dir)
 	if err != nil {
 		return err
 	}
@@ -165,17 +181,17 @@ func readCaches(sysfs fs.FS, cpu int, caches map[string]Cache) error {
 			continue
 		}
 		d := path.Join(dir, idx)
-		var c Cache
-		if c.Level, err = readInt(sysfs, path.Join(d, "level"), false); err != nil {
+		c := Cache{Source: roofline.CacheSourceSysfs}
+		if c.Level, err = kfs.ReadInt(sysfs, path.Join(d, "level"), false); err != nil {
 			return err
 		}
-		if c.Type, err = readString(sysfs, path.Join(d, "type")); err != nil {
+		if c.Type, err = kfs.ReadString(sysfs, path.Join(d, "type")); err != nil {
 			return err
 		}
-		if c.LineSize, err = readInt(sysfs, path.Join(d, "coherency_line_size"), true); err != nil {
+		if c.LineSize, err = kfs.ReadInt(sysfs, path.Join(d, "coherency_line_size"), true); err != nil {
 			return err
 		}
-		size, err := readString(sysfs, path.Join(d, "size"))
+		size, err := kfs.ReadString(sysfs, path.Join(d, "size"))
 		switch {
 		case err == nil:
 			if c.SizeBytes, err = parseSize(size); err != nil {
@@ -184,7 +200,7 @@ func readCaches(sysfs fs.FS, cpu int, caches map[string]Cache) error {
 		case !errors.Is(err, fs.ErrNotExist):
 			return err
 		}
-		if c.SharedCPUs, err = readOptionalCPUList(sysfs, path.Join(d, "shared_cpu_list")); err != nil {
+		if c.SharedCPUs, err = kfs.ReadOptionalCPUList(sysfs, path.Join(d, "shared_cpu_list")); err != nil {
 			return err
 		}
 		if c.SharedCPUs == nil {
@@ -197,7 +213,7 @@ func readCaches(sysfs fs.FS, cpu int, caches map[string]Cache) error {
 
 func readNUMA(sysfs fs.FS) ([]NUMANode, error) {
 	const dir = "devices/system/node"
-	names, err := readOptionalDir(sysfs, dir)
+	names, err := kfs.ReadOptionalDir(sysfs, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -208,11 +224,11 @@ func readNUMA(sysfs fs.FS) ([]NUMANode, error) {
 		if !ok || err != nil {
 			continue
 		}
-		s, err := readString(sysfs, path.Join(dir, name, "cpulist"))
+		s, err := kfs.ReadString(sysfs, path.Join(dir, name, "cpulist"))
 		if err != nil {
 			return nil, err
 		}
-		cpus, err := parseCPUList(s)
+		cpus, err := kfs.ParseCPUList(s)
 		if err != nil {
 			return nil, fmt.Errorf("%s/%s/cpulist: %w", dir, name, err)
 		}
@@ -220,39 +236,6 @@ func readNUMA(sysfs fs.FS) ([]NUMANode, error) {
 	}
 	slices.SortFunc(nodes, func(a, b NUMANode) int { return a.ID - b.ID })
 	return nodes, nil
-}
-
-// readInt reads a file holding one integer; an absent optional file reads
-// as 0.
-func readInt(fsys fs.FS, name string, optional bool) (int, error) {
-	s, err := readString(fsys, name)
-	if optional && errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %q is not a number: %w", name, s, ErrMalformed)
-	}
-	return v, nil
-}
-
-// readOptionalCPUList reads a cpulist file; nil when it does not exist.
-func readOptionalCPUList(fsys fs.FS, name string) ([]int, error) {
-	s, err := readString(fsys, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	cpus, err := parseCPUList(s)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return cpus, nil
 }
 
 // parseSize parses a cache size as sysfs prints it ("48K", "1024K", "32M")

@@ -1,4 +1,4 @@
-package pmu
+package machine
 
 import (
 	"errors"
@@ -31,6 +31,8 @@ func TestReadTopologyCountsEveryMachine(t *testing.T) {
 		{"zen5", 1, 4, 8, 4, 1, 48 * K, 1 * M, 32 * M, nil, []int{0, 4}, seq(0, 7)},
 		{"neoverse-v2", 2, 8, 8, 8, 2, 64 * K, 1 * M, 117 * M, nil, []int{0}, seq(0, 3)},
 		{"vm-zen5", 1, 2, 2, 2, 1, 32 * K, 1 * M, 32 * M, nil, []int{0}, seq(0, 1)},
+		// No cpuN/cache directories: sysfs knows no cache size.
+		{"vm-zen5-firecracker", 1, 2, 2, 2, 1, 0, 0, 0, nil, []int{0}, seq(0, 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.machine, func(t *testing.T) {

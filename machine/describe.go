@@ -1,4 +1,4 @@
-package pmu
+package machine
 
 import (
 	"io/fs"
@@ -8,14 +8,14 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-// DescribeMachine is the machine block of the documents rprof writes: CPU
+// Describe is the machine block of the documents rprof writes: CPU
 // identity, topology, kernel release, host name and whether a hypervisor
 // was detected (the same test the diagnosis uses).
-func DescribeMachine(cpu CPUInfo, topo Topology, sysfs, procfs fs.FS) roofline.Machine {
+func Describe(cpu CPUInfo, topo Topology, sysfs, procfs fs.FS) roofline.Machine {
 	m := roofline.Machine{
 		CPU: roofline.CPU{Vendor: cpu.Vendor, Family: cpu.Family, Model: cpu.Model, Stepping: cpu.Stepping,
 			ModelName: cpu.ModelName, Microarch: Microarch(cpu)},
-		VM:      cpu.Hypervisor() || hypervisor(sysfs) != "",
+		VM:      cpu.Hypervisor() || Hypervisor(sysfs) != "",
 		Sockets: topo.Sockets, Cores: topo.Cores, Threads: topo.Threads,
 	}
 	if b, err := fs.ReadFile(procfs, "sys/kernel/osrelease"); err == nil {

@@ -1,4 +1,4 @@
-package pmu
+package machine
 
 import (
 	"bufio"
