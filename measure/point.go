@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -20,6 +21,9 @@ import (
 type rep struct {
 	kernel   Outcome
 	overhead *Outcome
+	// regions is what the probes gave in the kernel's run (nil without
+	// Config.Regions).
+	regions *regions.Result
 }
 
 // inputs is everything a point is computed from; building it is pure.
@@ -146,6 +150,11 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	p.Flags = append(p.Flags, runFlags(in)...)
 	if in.roofs != nil {
 		place(p, in)
+	}
+	if plan, res := cfg.probes, in.reps[len(in.reps)-1].regions; plan != nil && res != nil {
+		p.Regions = regionPoints(plan, *res, in.roofs, p.Threads)
+		p.Flags = append(p.Flags, plan.notes...)
+		p.Flags = append(p.Flags, resultFlags(*res)...)
 	}
 	return p, nil
 }
