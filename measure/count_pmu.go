@@ -26,8 +26,9 @@ func init() { Register(DefaultBackend, newPMUBackend) }
 // every repetition counts the same.
 type pmuBackend struct {
 	sysfs, procfs fs.FS
-	diagnose      func() (pmu.Diagnosis, error)
-	probe         func(pmu.Event) error
+	// diagnose diagnoses the machine whose PMUs are given.
+	diagnose func(pmu.PMUs) (pmu.Diagnosis, error)
+	probe    func(pmu.Event) error
 	// count runs one target with specs counted (per-process ones in user
 	// mode only when userOnly); tests replace it.
 	count func(ctx context.Context, target launch.Spec, specs []counterSpec, userOnly bool) (Outcome, error)
@@ -38,7 +39,7 @@ type pmuBackend struct {
 
 func newPMUBackend() Backend {
 	return &pmuBackend{sysfs: os.DirFS("/sys"), procfs: os.DirFS("/proc"),
-		diagnose: pmu.DiagnoseLive, probe: pmu.Probe, count: countPMU}
+		diagnose: pmu.DiagnoseCounting, probe: pmu.Probe, count: countPMU}
 }
 
 // counterSpec is one counter of a run with what its count means.
@@ -142,7 +143,7 @@ var vmNote = roofline.Flag{Code: roofline.FlagVM,
 // the user's events when each of them opens here. Otherwise it refuses with
 // the diagnosis, before anything is run. Traffic that cannot be counted
 // leaves W and GFLOP/s measured and the intensity unknown, with a flag.
-func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, error), probe func(pmu.Event) error) (resolved, error) {
+func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagnosis, error), probe func(pmu.Event) error) (resolved, error) {
 	pmus, err := pmu.DiscoverPMUs(sysfs)
 	if err != nil {
 		return resolved{}, err
@@ -155,7 +156,7 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 		}
 		user = append(user, counterSpec{event: ev, kind: KindEvent})
 	}
-	d, err := diagnose()
+	d, err := diagnose(pmus)
 	if err != nil {
 		return resolved{}, err
 	}
@@ -356,7 +357,7 @@ func countPMU(ctx context.Context, target launch.Spec, specs []counterSpec, user
 	if len(rs) != len(taskIdx) || len(ss) != len(sysIdx) {
 		return Outcome{}, fmt.Errorf("measure: %d+%d readings for %d+%d events", len(rs), len(ss), len(taskIdx), len(sysIdx))
 	}
-	o := Outcome{Counts: make([]pmu.Count, len(specs)), Wall: r.Wall, ExitCode: r.ExitCode, Signal: r.Signal}
+	o := Outcome{Counts: make([]pmu.Count, len(specs)), Wall: r.Wall, ExitCode: r.ExitCode, Signal: r.Signal, Outlived: r.Outlived}
 	for j, r := range rs {
 		o.Counts[taskIdx[j]] = r.Count
 	}
