@@ -8,19 +8,23 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofs"
 )
 
 // The hidden launcher of `rprof run` must exec its target from the main
-// thread (see measure.Launch); main unlocks when not acting as one.
+// thread (see measure.Launch), and `rprof dnn bench` calls oneDNN from it
+// (see dnnbench.NeedsMainThread); main unlocks otherwise.
 func init() { runtime.LockOSThread() }
 
 func main() {
 	if measure.IsLauncher(os.Args) {
 		measure.Launch(os.Args)
 	}
-	runtime.UnlockOSThread()
+	if !dnnbench.NeedsMainThread(os.Args[1:]) {
+		runtime.UnlockOSThread()
+	}
 	if len(os.Args) > 1 && os.Args[1] == roofs.WorkerArg {
 		os.Exit(roofs.Worker(context.Background(), os.Stdin, os.Stdout))
 	}
