@@ -1,86 +1,76 @@
 package measure
 
-import (
-	"time"
+import "github.com/rprof/rprof/pmu"
 
-	"github.com/rprof/rprof/pmu"
-)
-
-// Kinds of counters a run opens.
-type kind int
-
-const (
-	kindWork    kind = iota // FP work: weight is FLOPs per count
-	kindTraffic             // DRAM traffic: weight is bytes per count
-	kindUser                // an -e event: reported, not weighed
-)
-
-// counterSpec is one counter of a run with what its count means.
-type counterSpec struct {
-	event pmu.Event
-	kind  kind
-	// weight is FLOPs (work) or bytes (traffic) per count.
-	weight float64
-	// class is the precision of a work event or the direction of a traffic
-	// event.
-	class string
-	// group is the per-process counter group the event is opened in, or -1
-	// for a system-wide event.
-	group int
+// flow is one level's traffic in bytes: read, written, and in all
+// ("total"-direction counters count in total only).
+type flow struct {
+	read, write, total float64
+	hasRead, hasWrite  bool
 }
 
-// outcome is what one run of a command gave: counts parallel to the specs
-// it was run with, wall time and how it ended.
-type outcome struct {
-	counts []pmu.Count
-	wall   time.Duration
-	exit   int
-	signal string
+func (f flow) minus(o flow) flow {
+	f.read -= o.read
+	f.write -= o.write
+	f.total -= o.total
+	return f
 }
 
-// tally is W, Q and the user events of one run (or the difference of two).
+// tally is W, Q and the events of one run (or the difference of two).
 type tally struct {
 	seconds float64
-	// hasWork, hasRead, hasWrite, hasTraffic say which figures were counted.
-	hasWork, hasRead, hasWrite, hasTraffic bool
-	work                                   float64
-	workBy                                 map[string]float64
-	read, write, traffic                   float64
-	// events are the user events' multiplex-scaled counts, in spec order.
+	// hasWork says W was counted.
+	hasWork bool
+	work    float64
+	workBy  map[string]float64
+	// traffic is Q by level (LevelDRAM...), for each level counted.
+	traffic map[string]flow
+	// events are the KindEvent counters' multiplex-scaled counts, in
+	// counter order.
 	events []float64
 }
 
-// tallyOf computes W = Σ count x FLOPs/count (split by precision) and
-// Q = Σ count x bytes/count over every memory-controller box and socket
-// (read, write and total; "total"-direction events count in Q only), with
-// each count scaled for multiplexing.
-func tallyOf(specs []counterSpec, o outcome) tally {
-	t := tally{seconds: o.wall.Seconds()}
-	for i, s := range specs {
-		v := o.counts[i].Value()
-		switch s.kind {
-		case kindWork:
-			f := v * s.weight
+// dram is the DRAM level's traffic, Q, and whether it was counted.
+func (t tally) dram() (flow, bool) {
+	f, ok := t.traffic[LevelDRAM]
+	return f, ok
+}
+
+// tallyOf computes W = Σ count x FLOPs/count (split by precision) and each
+// level's traffic Σ count x bytes/count over every counter (for DRAM, every
+// memory-controller box and socket), with each count scaled for
+// multiplexing.
+func tallyOf(counters []Counter, o Outcome) tally {
+	t := tally{seconds: o.Wall.Seconds()}
+	for i, c := range counters {
+		v := o.Counts[i].Value()
+		switch c.Kind {
+		case KindWork:
+			f := v * c.Weight
 			if !t.hasWork {
 				t.hasWork, t.workBy = true, map[string]float64{}
 			}
 			t.work += f
-			if s.class != "" {
-				t.workBy[s.class] += f
+			if c.Precision != "" {
+				t.workBy[c.Precision] += f
 			}
-		case kindTraffic:
-			b := v * s.weight
-			t.hasTraffic = true
-			t.traffic += b
-			switch s.class {
+		case KindTraffic:
+			b := v * c.Weight
+			if t.traffic == nil {
+				t.traffic = map[string]flow{}
+			}
+			f := t.traffic[c.Level]
+			f.total += b
+			switch c.Direction {
 			case pmu.Read:
-				t.hasRead = true
-				t.read += b
+				f.hasRead = true
+				f.read += b
 			case pmu.Write:
-				t.hasWrite = true
-				t.write += b
+				f.hasWrite = true
+				f.write += b
 			}
-		case kindUser:
+			t.traffic[c.Level] = f
+		case KindEvent:
 			t.events = append(t.events, v)
 		}
 	}
@@ -92,18 +82,39 @@ func (t tally) minus(o tally) tally {
 	d := t
 	d.seconds -= o.seconds
 	d.work -= o.work
-	d.read -= o.read
-	d.write -= o.write
-	d.traffic -= o.traffic
 	if t.workBy != nil {
 		d.workBy = map[string]float64{}
 		for k, v := range t.workBy {
 			d.workBy[k] = v - o.workBy[k]
 		}
 	}
+	if t.traffic != nil {
+		d.traffic = map[string]flow{}
+		for l, f := range t.traffic {
+			d.traffic[l] = f.minus(o.traffic[l])
+		}
+	}
 	d.events = make([]float64, len(t.events))
 	for i := range t.events {
 		d.events[i] = t.events[i] - o.events[i]
+	}
+	return d
+}
+
+// lessIdle subtracts the idle rate of each background level times t's
+// duration.
+func (t tally) lessIdle(idle tally) tally {
+	if t.traffic == nil || idle.traffic == nil {
+		return t
+	}
+	f := t.seconds / idle.seconds
+	d := t
+	d.traffic = map[string]flow{}
+	for l, fl := range t.traffic {
+		if il, ok := idle.traffic[l]; ok {
+			fl = fl.minus(flow{read: il.read * f, write: il.write * f, total: il.total * f})
+		}
+		d.traffic[l] = fl
 	}
 	return d
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 // Config says what `rprof run` (and `rprof gate`) should measure and how.
@@ -22,6 +24,10 @@ type Config struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// Count names the counting backend (see Register): "" or "pmu" counts
+	// with the PMU's counters.
+	Count string
 
 	// Label names the point in charts and comparisons (default: the
 	// command's base name).
@@ -60,8 +66,9 @@ type Config struct {
 	Work    *float64
 	Traffic *float64
 
-	// RoofsPath is a roofs document (`rprof roofs --json`) to place the
-	// point under; "" places nothing.
+	// Roofs is the roofs document to place the point under; nil places
+	// nothing. RoofsPath names it in the point (roofs_file).
+	Roofs     *roofline.Roofs
 	RoofsPath string
 	// Threads picks the roofs' thread scope; 0 picks the largest scope
 	// not above the online CPU count.

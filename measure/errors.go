@@ -3,7 +3,17 @@ package measure
 import (
 	"fmt"
 
+	"github.com/rprof/rprof/internal/launch"
 	"github.com/rprof/rprof/pmu"
+)
+
+var (
+	// ErrNotFound is matched by Run's error when the target (or the
+	// overhead command) does not exist: exit status 127 by convention.
+	ErrNotFound = launch.ErrNotFound
+	// ErrNotExecutable is matched when the target exists but cannot be
+	// executed: exit status 126 by convention.
+	ErrNotExecutable = launch.ErrNotExecutable
 )
 
 // NoCountersError is the refusal to run a target whose work and traffic

@@ -15,18 +15,19 @@ import (
 // rep is one repetition: the target's run and, with an overhead command,
 // the overhead run made just before it.
 type rep struct {
-	kernel   outcome
-	overhead *outcome
+	kernel   Outcome
+	overhead *Outcome
 }
 
 // inputs is everything a point is computed from; building it is pure.
 type inputs struct {
-	cfg    Config
-	source string
-	specs  []counterSpec
-	reps   []rep
-	// idle is the idle-baseline run (traffic counters only), nil without.
-	idle *outcome
+	cfg      Config
+	source   string
+	counters []Counter
+	reps     []rep
+	// idle is the idle-baseline run (background counters only), nil
+	// without.
+	idle *Outcome
 	// notes are flags known before running (no uncore, VM, unverified
 	// events...).
 	notes   []roofline.Flag
@@ -58,7 +59,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 		return nil, fmt.Errorf("measure: no repetition was run")
 	}
 	last := in.reps[len(in.reps)-1].kernel
-	p.Exit = roofline.Exit{Code: last.exit, Signal: last.signal}
+	p.Exit = roofline.Exit{Code: last.ExitCode, Signal: last.Signal}
 
 	nets, err := netTallies(in, p)
 	if err != nil {
@@ -91,13 +92,13 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 		if cfg.Traffic != nil {
 			traffics = repeatValue(*cfg.Traffic, n)
 		}
-	case nets[0].hasWork || nets[0].hasTraffic:
+	case nets[0].hasWork || hasDRAM(nets[0]):
 		for _, t := range nets {
 			if t.hasWork {
 				works = append(works, t.work)
 			}
-			if t.hasTraffic {
-				traffics = append(traffics, t.traffic)
+			if q, ok := t.dram(); ok {
+				traffics = append(traffics, q.total)
 			}
 		}
 	}
@@ -111,12 +112,12 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if traffics != nil {
 		p.Samples.TrafficBytes = traffics
 		p.TrafficBytes = checkedMedian(p, roofline.SubjectTraffic, "DRAM traffic", "B", traffics, cfg.Confidence, in.source == roofline.SourceCounters)
-		if p.TrafficBytes != nil && in.source == roofline.SourceCounters {
-			if nets[0].hasRead {
-				p.ReadBytes = checkedMedian(p, roofline.SubjectRead, "DRAM reads", "B", field(nets, func(t tally) float64 { return t.read }), cfg.Confidence, true)
+		if q, _ := nets[0].dram(); p.TrafficBytes != nil && in.source == roofline.SourceCounters {
+			if q.hasRead {
+				p.ReadBytes = checkedMedian(p, roofline.SubjectRead, "DRAM reads", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.read }), cfg.Confidence, true)
 			}
-			if nets[0].hasWrite {
-				p.WriteBytes = checkedMedian(p, roofline.SubjectWrite, "DRAM writes", "B", field(nets, func(t tally) float64 { return t.write }), cfg.Confidence, true)
+			if q.hasWrite {
+				p.WriteBytes = checkedMedian(p, roofline.SubjectWrite, "DRAM writes", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.write }), cfg.Confidence, true)
 			}
 		}
 	}
@@ -147,7 +148,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 func netTallies(in inputs, p *roofline.Point) ([]tally, error) {
 	var idle *tally
 	if in.idle != nil {
-		t := tallyOf(in.specs, *in.idle)
+		t := tallyOf(background(in.counters, *in.idle))
 		if !(t.seconds > 0) {
 			return nil, fmt.Errorf("measure: idle baseline lasted %gs", t.seconds)
 		}
@@ -157,18 +158,15 @@ func netTallies(in inputs, p *roofline.Point) ([]tally, error) {
 	var ohSeconds stats.Welford
 	var ohRuns []tally
 	for i, r := range in.reps {
-		t := tallyOf(in.specs, r.kernel)
+		t := tallyOf(in.counters, r.kernel)
 		if r.overhead != nil {
-			o := tallyOf(in.specs, *r.overhead)
+			o := tallyOf(in.counters, *r.overhead)
 			ohRuns = append(ohRuns, o)
 			ohSeconds.Add(o.seconds)
 			t = t.minus(o)
 		}
 		if idle != nil {
-			f := t.seconds / idle.seconds
-			t.read -= idle.read * f
-			t.write -= idle.write * f
-			t.traffic -= idle.traffic * f
+			t = t.lessIdle(*idle)
 		}
 		nets[i] = t
 	}
@@ -188,22 +186,24 @@ func overheadRecord(in inputs, oh []tally, idle *tally) *roofline.Overhead {
 		if oh[0].hasWork {
 			o.WorkFlops = ptr(median(field(oh, func(t tally) float64 { return t.work })))
 		}
-		if oh[0].hasTraffic {
-			o.TrafficBytes = ptr(median(field(oh, func(t tally) float64 { return t.traffic })))
+		if hasDRAM(oh[0]) {
+			o.TrafficBytes = ptr(median(field(oh, func(t tally) float64 { q, _ := t.dram(); return q.total })))
 		}
 	}
-	if idle != nil && idle.hasTraffic {
-		o.IdleBytesPerS = ptr(idle.traffic / idle.seconds)
+	if idle != nil {
+		if q, ok := idle.dram(); ok {
+			o.IdleBytesPerS = ptr(q.total / idle.seconds)
+		}
 	}
-	var runs []outcome
+	var runs []Outcome
 	for _, r := range in.reps {
 		if r.overhead != nil {
 			runs = append(runs, *r.overhead)
 		}
 	}
 	if runs != nil {
-		for i, s := range in.specs {
-			o.Events = append(o.Events, medianCount(s, i, runs))
+		for i, c := range in.counters {
+			o.Events = append(o.Events, medianCount(c, i, runs))
 		}
 	}
 	return o
@@ -283,32 +283,32 @@ func medianBy(nets []tally) map[string]float64 {
 // Running are the medians of the target's own readings. A negative Value
 // is reported as measured, with a flag.
 func eventCounts(in inputs, nets []tally) (out []roofline.EventCount, flags []roofline.Flag) {
-	kernels := make([]outcome, len(in.reps))
+	kernels := make([]Outcome, len(in.reps))
 	for j, r := range in.reps {
 		kernels[j] = r.kernel
 	}
 	out = []roofline.EventCount{}
 	user := 0
-	for i, s := range in.specs {
-		ec := medianCount(s, i, kernels)
+	for i, c := range in.counters {
+		ec := medianCount(c, i, kernels)
 		vals := make([]float64, len(in.reps))
 		for j, r := range in.reps {
 			switch {
-			case s.kind == kindUser:
+			case c.Kind == KindEvent:
 				vals[j] = nets[j].events[user]
 			case r.overhead != nil:
-				vals[j] = r.kernel.counts[i].Value() - r.overhead.counts[i].Value()
+				vals[j] = r.kernel.Counts[i].Value() - r.overhead.Counts[i].Value()
 			default:
-				vals[j] = r.kernel.counts[i].Value()
+				vals[j] = r.kernel.Counts[i].Value()
 			}
 		}
-		if s.kind == kindUser {
+		if c.Kind == KindEvent {
 			user++
 		}
 		ec.Value = median(vals)
 		if ec.Value < 0 {
-			flags = append(flags, roofline.Flag{Code: roofline.FlagNegative, Subject: roofline.EventSubject(s.event.Name),
-				Message: fmt.Sprintf("%s is negative after subtraction (median %s): the overhead run counted more than the target", s.event.Name, fmtNum(ec.Value))})
+			flags = append(flags, roofline.Flag{Code: roofline.FlagNegative, Subject: roofline.EventSubject(c.Name),
+				Message: fmt.Sprintf("%s is negative after subtraction (median %s): the overhead run counted more than the target", c.Name, fmtNum(ec.Value))})
 		}
 		out = append(out, ec)
 	}
@@ -316,43 +316,38 @@ func eventCounts(in inputs, nets []tally) (out []roofline.EventCount, flags []ro
 }
 
 // medianCount is counter i's reading, the median of each field over runs.
-func medianCount(s counterSpec, i int, runs []outcome) roofline.EventCount {
+func medianCount(ctr Counter, i int, runs []Outcome) roofline.EventCount {
 	var vals, raws, ens, runnings []float64
 	for _, o := range runs {
-		c := o.counts[i]
+		c := o.Counts[i]
 		vals = append(vals, c.Value())
 		raws = append(raws, float64(c.Raw))
 		ens = append(ens, float64(c.Enabled))
 		runnings = append(runnings, float64(c.Running))
 	}
-	ec := roofline.EventCount{
-		Name:    s.event.Name,
-		PMU:     s.event.PMU,
+	return roofline.EventCount{
+		Name:    ctr.Name,
+		PMU:     ctr.PMU,
+		Unit:    ctr.Unit,
 		Value:   median(vals),
 		Raw:     uint64(median(raws)),
 		Enabled: uint64(median(ens)),
 		Running: uint64(median(runnings)),
 	}
-	// A kernel alias's scale (MiB per count) is not applied to Value, so
-	// its unit would mislabel it.
-	if s.event.Scale == 0 || s.event.Scale == 1 {
-		ec.Unit = s.event.Unit
-	}
-	return ec
 }
 
 // countFlags flags counters that were multiplexed (with the smallest
 // running/enabled ratio seen), never ran, or counted nothing.
 func countFlags(in inputs) []roofline.Flag {
 	var flags []roofline.Flag
-	for i, s := range in.specs {
+	for i, ctr := range in.counters {
 		minFrac, never, zero := 1.0, false, true
 		for _, r := range in.reps {
-			for _, o := range []*outcome{&r.kernel, r.overhead} {
+			for _, o := range []*Outcome{&r.kernel, r.overhead} {
 				if o == nil {
 					continue
 				}
-				c := o.counts[i]
+				c := o.Counts[i]
 				switch {
 				case c.Running == 0:
 					never = true
@@ -360,17 +355,17 @@ func countFlags(in inputs) []roofline.Flag {
 					minFrac = math.Min(minFrac, c.RunningFraction())
 				}
 			}
-			if r.kernel.counts[i].Raw != 0 {
+			if r.kernel.Counts[i].Raw != 0 {
 				zero = false
 			}
 		}
-		name := s.event.Name
+		name := ctr.Name
 		subject := roofline.EventSubject(name)
 		switch {
 		case never:
 			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: subject,
 				Message: fmt.Sprintf("%s was never scheduled on a counter (time running 0): its count is unknown and taken as 0", name)})
-		case zero && s.kind != kindUser:
+		case zero && ctr.Kind != KindEvent:
 			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: subject,
 				Message: fmt.Sprintf("%s counted 0: the target did no such work, or the counter does not count it here", name)})
 		}
@@ -386,12 +381,12 @@ func countFlags(in inputs) []roofline.Flag {
 func exitFlags(reps []rep) []roofline.Flag {
 	k := reps[len(reps)-1].kernel
 	switch {
-	case k.signal != "":
+	case k.Signal != "":
 		return []roofline.Flag{{Code: roofline.FlagSignaled, Subject: roofline.SubjectExit,
-			Message: fmt.Sprintf("the target was killed by %s in repetition %d: its counts cover a partial run", k.signal, len(reps))}}
-	case k.exit != 0:
+			Message: fmt.Sprintf("the target was killed by %s in repetition %d: its counts cover a partial run", k.Signal, len(reps))}}
+	case k.ExitCode != 0:
 		return []roofline.Flag{{Code: roofline.FlagNonzeroExit, Subject: roofline.SubjectExit,
-			Message: fmt.Sprintf("the target exited with status %d in repetition %d: it may not have done its normal work", k.exit, len(reps))}}
+			Message: fmt.Sprintf("the target exited with status %d in repetition %d: it may not have done its normal work", k.ExitCode, len(reps))}}
 	}
 	return nil
 }
@@ -443,6 +438,26 @@ func repeatValue(v float64, n int) []float64 {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+func hasDRAM(t tally) bool {
+	_, ok := t.dram()
+	return ok
+}
+
+// background keeps the background counters of an idle run: the counts of
+// the others mean nothing.
+func background(counters []Counter, o Outcome) ([]Counter, Outcome) {
+	var cs []Counter
+	bo := o
+	bo.Counts = nil
+	for i, c := range counters {
+		if c.Background {
+			cs = append(cs, c)
+			bo.Counts = append(bo.Counts, o.Counts[i])
+		}
+	}
+	return cs, bo
+}
 
 // fmtNum prints a count with at most 4 significant digits in messages.
 func fmtNum(v float64) string {

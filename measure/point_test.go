@@ -13,14 +13,14 @@ import (
 // Specs of a Skylake-SP-like plan: two FP64 work events (scalar, 512-bit
 // packed), two memory-controller boxes with read and write CAS counts, and
 // one user event.
-var skxSpecs = []counterSpec{
-	{event: pmu.Event{Name: "fp_arith_inst_retired.scalar_double", PMU: "cpu"}, kind: kindWork, weight: 1, class: roofline.Double},
-	{event: pmu.Event{Name: "fp_arith_inst_retired.512b_packed_double", PMU: "cpu"}, kind: kindWork, weight: 8, class: roofline.Double},
-	{event: pmu.Event{Name: "uncore_imc_0/cas_count_read/", PMU: "uncore_imc_0", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: pmu.Read},
-	{event: pmu.Event{Name: "uncore_imc_0/cas_count_write/", PMU: "uncore_imc_0", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: pmu.Write},
-	{event: pmu.Event{Name: "uncore_imc_1/cas_count_read/", PMU: "uncore_imc_1", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: pmu.Read},
-	{event: pmu.Event{Name: "uncore_imc_1/cas_count_write/", PMU: "uncore_imc_1", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: pmu.Write},
-	{event: pmu.Event{Name: "page-faults", PMU: "software", Unit: ""}, kind: kindUser},
+var skxCounters = []Counter{
+	{Name: "fp_arith_inst_retired.scalar_double", PMU: "cpu", Kind: KindWork, Weight: 1, Precision: roofline.Double},
+	{Name: "fp_arith_inst_retired.512b_packed_double", PMU: "cpu", Kind: KindWork, Weight: 8, Precision: roofline.Double},
+	{Name: "uncore_imc_0/cas_count_read/", PMU: "uncore_imc_0", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: LevelDRAM, Background: true},
+	{Name: "uncore_imc_0/cas_count_write/", PMU: "uncore_imc_0", Kind: KindTraffic, Weight: 64, Direction: pmu.Write, Level: LevelDRAM, Background: true},
+	{Name: "uncore_imc_1/cas_count_read/", PMU: "uncore_imc_1", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: LevelDRAM, Background: true},
+	{Name: "uncore_imc_1/cas_count_write/", PMU: "uncore_imc_1", Kind: KindTraffic, Weight: 64, Direction: pmu.Write, Level: LevelDRAM, Background: true},
+	{Name: "page-faults", PMU: "software", Kind: KindEvent},
 }
 
 // full is a count that ran all the time it was enabled.
@@ -29,10 +29,10 @@ func full(raw uint64) pmu.Count { return pmu.Count{Raw: raw, Enabled: 1e9, Runni
 // skxRun is a recorded SKX run of wall seconds: 1e6 scalar and 1e8 packed
 // FP64 instructions (801e6 FLOPs), 4e6+2e6 reads and 1e6+1e6 writes
 // (384e6 + 128e6 bytes), faults page faults.
-func skxRun(wall float64, faults uint64) outcome {
-	return outcome{
-		wall: time.Duration(wall * float64(time.Second)),
-		counts: []pmu.Count{
+func skxRun(wall float64, faults uint64) Outcome {
+	return Outcome{
+		Wall: time.Duration(wall * float64(time.Second)),
+		Counts: []pmu.Count{
 			full(1e6), full(1e8),
 			full(4e6), full(1e6), full(2e6), full(1e6),
 			full(faults),
@@ -40,14 +40,14 @@ func skxRun(wall float64, faults uint64) outcome {
 	}
 }
 
-func scaled(o outcome, f float64) outcome {
+func scaled(o Outcome, f float64) Outcome {
 	s := o
-	s.counts = make([]pmu.Count, len(o.counts))
-	for i, c := range o.counts {
+	s.Counts = make([]pmu.Count, len(o.Counts))
+	for i, c := range o.Counts {
 		c.Raw = uint64(float64(c.Raw) * f)
-		s.counts[i] = c
+		s.Counts[i] = c
 	}
-	s.wall = time.Duration(float64(o.wall) * f)
+	s.Wall = time.Duration(float64(o.Wall) * f)
 	return s
 }
 
@@ -71,7 +71,7 @@ func hasFlag(p *roofline.Point, code, substr string) bool {
 func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(want) }
 
 func TestBuildPointComputesWorkTrafficAndRatesFromRecordedCounts(t *testing.T) {
-	in := inputs{cfg: testConfig(), source: roofline.SourceCounters, specs: skxSpecs,
+	in := inputs{cfg: testConfig(), source: roofline.SourceCounters, counters: skxCounters,
 		reps: []rep{{kernel: skxRun(0.5, 300)}}}
 	p, err := buildPoint(in)
 	if err != nil {
@@ -103,7 +103,7 @@ func TestBuildPointComputesWorkTrafficAndRatesFromRecordedCounts(t *testing.T) {
 	if p.Label != "kernel" || p.Schema != roofline.PointSchema {
 		t.Errorf("label %q schema %q", p.Label, p.Schema)
 	}
-	if len(p.Events) != len(skxSpecs) || p.Events[6].Value != 300 || p.Events[1].Raw != 1e8 {
+	if len(p.Events) != len(skxCounters) || p.Events[6].Value != 300 || p.Events[1].Raw != 1e8 {
 		t.Errorf("events = %+v", p.Events)
 	}
 	if len(p.Flags) != 0 {
@@ -119,37 +119,43 @@ func deref(p *float64) any {
 }
 
 func TestTallyScalesMultiplexedCountsAndKeepsTotalOutOfReadWrite(t *testing.T) {
-	specs := []counterSpec{
-		{event: pmu.Event{Name: "fp64"}, kind: kindWork, weight: 2, class: roofline.Double},
-		{event: pmu.Event{Name: "fp32"}, kind: kindWork, weight: 4, class: roofline.Single},
-		{event: pmu.Event{Name: "data_read"}, kind: kindTraffic, weight: 64, class: pmu.Read},
-		{event: pmu.Event{Name: "data_total"}, kind: kindTraffic, weight: 64, class: pmu.Total},
+	counters := []Counter{
+		{Name: "fp64", Kind: KindWork, Weight: 2, Precision: roofline.Double},
+		{Name: "fp32", Kind: KindWork, Weight: 4, Precision: roofline.Single},
+		{Name: "data_read", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: LevelDRAM},
+		{Name: "data_total", Kind: KindTraffic, Weight: 64, Direction: pmu.Total, Level: LevelDRAM},
+		{Name: "l2_fill", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: LevelL2},
 	}
-	o := outcome{wall: time.Second, counts: []pmu.Count{
+	o := Outcome{Wall: time.Second, Counts: []pmu.Count{
 		{Raw: 1000, Enabled: 4e6, Running: 1e6}, // on a counter a quarter of the time
 		full(10),
 		full(100),
 		full(50),
+		full(1000),
 	}}
-	got := tallyOf(specs, o)
+	got := tallyOf(counters, o)
 	if !near(got.work, 4000*2+10*4) || !near(got.workBy[roofline.Double], 8000) || !near(got.workBy[roofline.Single], 40) {
 		t.Errorf("work = %v by %v, want 8040 (fp64 8000 from 1000 raw x 4 for multiplexing x 2, fp32 40)", got.work, got.workBy)
 	}
-	if !near(got.traffic, 150*64) || !near(got.read, 6400) || got.hasWrite || got.write != 0 {
-		t.Errorf("traffic %v read %v write %v (has %v): want Q 9600, read 6400, no write", got.traffic, got.read, got.write, got.hasWrite)
+	q, _ := got.dram()
+	if !near(q.total, 150*64) || !near(q.read, 6400) || q.hasWrite || q.write != 0 {
+		t.Errorf("traffic %v read %v write %v (has %v): want Q 9600, read 6400, no write", q.total, q.read, q.write, q.hasWrite)
+	}
+	if l2 := got.traffic[LevelL2]; !near(l2.total, 64000) || !near(l2.read, 64000) || len(got.traffic) != 2 {
+		t.Errorf("traffic by level %+v: want L2 64000 read apart from DRAM", got.traffic)
 	}
 }
 
 func TestBuildPointFlagsCounterProblems(t *testing.T) {
 	mux := skxRun(0.5, 0)
-	mux.counts[1] = pmu.Count{Raw: 5e7, Enabled: 1e9, Running: 4e8}
+	mux.Counts[1] = pmu.Count{Raw: 5e7, Enabled: 1e9, Running: 4e8}
 	never := skxRun(0.5, 0)
-	never.counts[0] = pmu.Count{Enabled: 1e9}
+	never.Counts[0] = pmu.Count{Enabled: 1e9}
 	zero := skxRun(0.5, 0)
-	zero.counts[2] = full(0)
+	zero.Counts[2] = full(0)
 	tests := []struct {
 		name string
-		run  outcome
+		run  Outcome
 		code string
 		msg  string
 	}{
@@ -159,7 +165,7 @@ func TestBuildPointFlagsCounterProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := buildPoint(inputs{cfg: testConfig(), source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: tt.run}}})
+			p, err := buildPoint(inputs{cfg: testConfig(), source: roofline.SourceCounters, counters: skxCounters, reps: []rep{{kernel: tt.run}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +175,7 @@ func TestBuildPointFlagsCounterProblems(t *testing.T) {
 		})
 	}
 	// A user event counting zero is a result, not a problem.
-	p, _ := buildPoint(inputs{cfg: testConfig(), source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: skxRun(0.5, 0)}}})
+	p, _ := buildPoint(inputs{cfg: testConfig(), source: roofline.SourceCounters, counters: skxCounters, reps: []rep{{kernel: skxRun(0.5, 0)}}})
 	if len(p.Flags) != 0 {
 		t.Errorf("flags = %+v, want none for a zero user event", p.Flags)
 	}
@@ -178,10 +184,10 @@ func TestBuildPointFlagsCounterProblems(t *testing.T) {
 func TestBuildPointSubtractsOverheadRuns(t *testing.T) {
 	kernel := skxRun(0.5, 1300)
 	overhead := scaled(skxRun(0.5, 1300), 0.25)
-	overhead.counts[6] = full(300)
+	overhead.Counts[6] = full(300)
 	cfg := testConfig()
 	cfg.Overhead = []string{"/bin/kernel", "-n", "0"}
-	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &overhead}}})
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, reps: []rep{{kernel: kernel, overhead: &overhead}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +198,7 @@ func TestBuildPointSubtractsOverheadRuns(t *testing.T) {
 		t.Errorf("page-faults value %v raw %v, want net 1000 of raw 1300", p.Events[6].Value, p.Events[6].Raw)
 	}
 	if p.Overhead == nil || !near(*p.Overhead.WorkFlops, 801e6*0.25) || !near(p.Overhead.Seconds, 0.125) || len(p.Overhead.Command) != 3 ||
-		len(p.Overhead.Events) != len(skxSpecs) || p.Overhead.Events[6].Value != 300 {
+		len(p.Overhead.Events) != len(skxCounters) || p.Overhead.Events[6].Value != 300 {
 		t.Errorf("overhead record = %+v", p.Overhead)
 	}
 }
@@ -202,8 +208,8 @@ func TestBuildPointNeverReportsANegativeSubtraction(t *testing.T) {
 	cfg.Overhead = []string{"setup-only"}
 	kernel := skxRun(0.5, 0)
 	more := skxRun(0.1, 0)
-	more.counts[1] = full(2e8) // the overhead run did more FP work than the target
-	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &more}}})
+	more.Counts[1] = full(2e8) // the overhead run did more FP work than the target
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, reps: []rep{{kernel: kernel, overhead: &more}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +224,7 @@ func TestBuildPointNeverReportsANegativeSubtraction(t *testing.T) {
 	}
 
 	slow := skxRun(0.6, 0) // the overhead run took longer: no time left
-	p, err = buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: kernel, overhead: &slow}}})
+	p, err = buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, reps: []rep{{kernel: kernel, overhead: &slow}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,15 +241,15 @@ func TestBuildPointFlagsAResultBelowTheNoise(t *testing.T) {
 	// FLOPs: work is far above its noise.
 	for _, d := range []float64{3e6, -1e6, 1e6} {
 		k := skxRun(0.5, 0)
-		k.counts[0] = full(4e6)
-		o := outcome{wall: 100 * time.Millisecond, counts: make([]pmu.Count, len(skxSpecs))}
-		for i := range o.counts {
-			o.counts[i] = full(0)
+		k.Counts[0] = full(4e6)
+		o := Outcome{Wall: 100 * time.Millisecond, Counts: make([]pmu.Count, len(skxCounters))}
+		for i := range o.Counts {
+			o.Counts[i] = full(0)
 		}
-		o.counts[0] = full(uint64(4e6 - d))
+		o.Counts[0] = full(uint64(4e6 - d))
 		reps = append(reps, rep{kernel: k, overhead: &o})
 	}
-	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: reps})
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, reps: reps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,12 +261,12 @@ func TestBuildPointFlagsAResultBelowTheNoise(t *testing.T) {
 	}
 	// Traffic: the overhead run counts nearly as much as the target.
 	for i, d := range []float64{2e5, -1e5, 3e5} {
-		reps[i].overhead.counts[2] = full(uint64(4e6 - d))
-		reps[i].overhead.counts[3] = full(1e6)
-		reps[i].overhead.counts[4] = full(2e6)
-		reps[i].overhead.counts[5] = full(1e6)
+		reps[i].overhead.Counts[2] = full(uint64(4e6 - d))
+		reps[i].overhead.Counts[3] = full(1e6)
+		reps[i].overhead.Counts[4] = full(2e6)
+		reps[i].overhead.Counts[5] = full(1e6)
 	}
-	p, err = buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: reps})
+	p, err = buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, reps: reps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,8 +279,8 @@ func TestBuildPointSubtractsTheIdleRateTimesTime(t *testing.T) {
 	cfg := testConfig()
 	cfg.IdleBaseline = 200 * time.Millisecond
 	// 0.2 s idle: 1e5 reads and 5e4 writes on box 0 = 9.6 MB: 48 MB/s.
-	idle := outcome{wall: 200 * time.Millisecond, counts: []pmu.Count{{}, {}, full(1e5), full(5e4), full(0), full(0), {}}}
-	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, idle: &idle, reps: []rep{{kernel: skxRun(0.5, 0)}}})
+	idle := Outcome{Wall: 200 * time.Millisecond, Counts: []pmu.Count{{}, {}, full(1e5), full(5e4), full(0), full(0), {}}}
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, idle: &idle, reps: []rep{{kernel: skxRun(0.5, 0)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,10 +299,10 @@ func TestBuildPointReportsRepetitionStatistics(t *testing.T) {
 	packed := []uint64{1e8, 1e8 + 10, 1e8 - 10, 1e8 + 5, 1e8 - 5}
 	for i, w := range walls {
 		r := skxRun(w, 0)
-		r.counts[1] = full(packed[i])
+		r.Counts[1] = full(packed[i])
 		reps = append(reps, rep{kernel: r})
 	}
-	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, reps: reps})
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, reps: reps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,18 +326,18 @@ func TestBuildPointReportsRepetitionStatistics(t *testing.T) {
 
 func TestBuildPointFlagsHowTheTargetEnded(t *testing.T) {
 	failed := skxRun(0.5, 0)
-	failed.exit = 3
+	failed.ExitCode = 3
 	killed := skxRun(0.5, 0)
-	killed.exit, killed.signal = 128+9, "killed"
+	killed.ExitCode, killed.Signal = 128+9, "killed"
 	for _, tt := range []struct {
-		run  outcome
+		run  Outcome
 		code string
 	}{{failed, roofline.FlagNonzeroExit}, {killed, roofline.FlagSignaled}} {
-		p, err := buildPoint(inputs{cfg: testConfig(), source: roofline.SourceCounters, specs: skxSpecs, reps: []rep{{kernel: tt.run}}})
+		p, err := buildPoint(inputs{cfg: testConfig(), source: roofline.SourceCounters, counters: skxCounters, reps: []rep{{kernel: tt.run}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !hasFlag(p, tt.code, "repetition 1") || p.Exit.Code != tt.run.exit || p.Exit.Signal != tt.run.signal {
+		if !hasFlag(p, tt.code, "repetition 1") || p.Exit.Code != tt.run.ExitCode || p.Exit.Signal != tt.run.Signal {
 			t.Errorf("flags %+v exit %+v, want %s", p.Flags, p.Exit, tt.code)
 		}
 	}
@@ -357,7 +363,7 @@ func TestBuildPointPlacesThePointUnderTheRoofs(t *testing.T) {
 	cfg := testConfig()
 	cfg.RoofsPath = "roofs.json"
 	// I = 801/512 = 1.564 FLOP/B; 2 threads: memory roof 31.3 GFLOP/s.
-	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, roofs: testRoofs(), cpus: 3, reps: []rep{{kernel: skxRun(0.5, 0)}}})
+	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, roofs: testRoofs(), cpus: 3, reps: []rep{{kernel: skxRun(0.5, 0)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +375,7 @@ func TestBuildPointPlacesThePointUnderTheRoofs(t *testing.T) {
 	}
 
 	// 100x faster than possible: above its roof.
-	p, err = buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, specs: skxSpecs, roofs: testRoofs(), cpus: 2, reps: []rep{{kernel: skxRun(0.0005, 0)}}})
+	p, err = buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, roofs: testRoofs(), cpus: 2, reps: []rep{{kernel: skxRun(0.0005, 0)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +388,7 @@ func TestBuildPointUsesAnalyticValues(t *testing.T) {
 	cfg := testConfig()
 	cfg.Work, cfg.Traffic = ptr(2e9), ptr(1e9)
 	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceAnalytic,
-		reps: []rep{{kernel: outcome{wall: time.Second}}, {kernel: outcome{wall: 2 * time.Second}}}})
+		reps: []rep{{kernel: Outcome{Wall: time.Second}}, {kernel: Outcome{Wall: 2 * time.Second}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -14,12 +15,11 @@ import (
 //
 //	go test ./measure -run '^$' -bench ResolveStartup -benchtime 20x
 func BenchmarkResolveStartup(b *testing.B) {
-	d := systemDeps()
 	cfg := Config{Command: []string{"true"}, Events: []string{"page-faults", "task-clock"}}
 	var ms []float64
 	for b.Loop() {
 		start := time.Now()
-		if _, err := d.resolve(cfg); err != nil {
+		if _, err := newPMUBackend().Resolve(context.Background(), cfg); err != nil {
 			b.Fatal(err)
 		}
 		ms = append(ms, time.Since(start).Seconds()*1e3)

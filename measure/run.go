@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rprof/rprof/internal/launch"
 	"github.com/rprof/rprof/internal/stats"
-	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -23,33 +23,18 @@ import (
 // A target that ran but failed is not an error: the point records its exit
 // status and carries a flag, and repetition stops there. Errors are rprof's
 // own failures and bad input: ErrInvalidConfig, *NoCountersError,
-// *OverheadError, roofs-file errors (*roofline.SchemaError
-// among them) and the launcher's typed not-found and not-executable errors.
+// *OverheadError, and errors matching ErrNotFound and ErrNotExecutable.
 func Run(ctx context.Context, cfg Config) (*roofline.Point, error) {
-	return run(ctx, cfg, systemDeps())
+	return run(ctx, cfg, deps{now: time.Now, cpus: OnlineCPUs()})
 }
 
-// deps are the boundaries of Run to the kernel, so that tests drive Run
-// with recorded runs.
+// deps are Run's boundaries, so that tests drive Run with a backend of
+// recorded counts and a fixed clock.
 type deps struct {
-	// resolve decides the source of W and Q and the counters to open, or
-	// refuses with *NoCountersError.
-	resolve func(cfg Config) (resolved, error)
-	// exec runs argv once with specs counted (per-process ones in user
-	// mode only when userOnly).
-	exec func(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error)
-	// idle counts the system-wide specs for d with no target running.
-	idle func(ctx context.Context, specs []counterSpec, d time.Duration) (outcome, error)
-	now  func() time.Time
-	cpus int
-}
-
-// resolved is what a run will count.
-type resolved struct {
-	source  string
-	specs   []counterSpec
-	notes   []roofline.Flag
-	machine roofline.Machine
+	// backend counts; nil means the one Config.Count names.
+	backend Backend
+	now     func() time.Time
+	cpus    int
 }
 
 // errStop ends the repetition loop after a target that failed.
@@ -60,38 +45,26 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	var roofs *roofline.Roofs
-	if cfg.RoofsPath != "" {
-		if roofs, err = roofline.ReadRoofs(cfg.RoofsPath); err != nil {
-			return nil, fmt.Errorf("roofs: %w", err)
+	b := d.backend
+	if b == nil {
+		if b, err = newBackend(cfg.Count); err != nil {
+			return nil, err
 		}
 	}
-	res, err := d.resolve(cfg)
+	c, err := b.Resolve(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Node != nil {
-		owner, err := cfg.Node.Elect(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("traffic owner election: %w", err)
-		}
-		if !owner {
-			res.specs = slices.DeleteFunc(res.specs, func(s counterSpec) bool { return s.event.SystemWide() })
-			res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagTrafficElsewhere,
-				Message: "this rank did not count DRAM traffic: one process per node and job counts the node's memory controllers for all its ranks (rprof merge sums the owners' counts into the job's Q)"})
-		}
-	}
-	in := inputs{cfg: cfg, source: res.source, specs: res.specs, notes: res.notes,
-		machine: res.machine, roofs: roofs, created: d.now(), cpus: d.cpus}
+	in := inputs{cfg: cfg, source: c.Source, counters: c.Counters, notes: c.Notes,
+		machine: c.Machine, roofs: cfg.Roofs, created: d.now(), cpus: d.cpus}
 
 	switch {
-	case cfg.IdleBaseline > 0 && hasTraffic(res.specs):
-		o, err := d.idle(ctx, systemWide(res.specs), cfg.IdleBaseline)
+	case cfg.IdleBaseline > 0 && hasBackgroundTraffic(c.Counters):
+		o, err := b.Idle(ctx, cfg.IdleBaseline)
 		if err != nil {
 			return nil, fmt.Errorf("idle baseline: %w", err)
 		}
-		idle := spread(res.specs, o)
-		in.idle = &idle
+		in.idle = &o
 	case cfg.IdleBaseline > 0:
 		in.notes = append(in.notes, roofline.Flag{Code: roofline.FlagNoUncore,
 			Message: "the idle baseline was not measured: no DRAM traffic is counted here"})
@@ -102,20 +75,26 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 		rule = stats.StopRule{MaxTime: cfg.MaxTime, MaxCount: cfg.MaxRepeat, Confidence: cfg.Confidence,
 			RelError: cfg.CI, MinCount: minAdaptive, Method: stats.MethodMean}
 	}
-	x := &executor{d: d, cfg: cfg, specs: res.specs}
+	x := &executor{b: b, cfg: cfg}
+	if cfg.Node != nil {
+		x.hooks = []launch.Hook{{
+			Attach: func(launch.Held) error { return cfg.Node.Started() },
+			Reap:   func(int) error { return cfg.Node.Ended(ctx) },
+		}}
+	}
 	_, err = stats.Iterate(ctx, rule, 0, func() (float64, time.Duration, error) {
 		r, err := x.repetition(ctx)
 		if err != nil {
 			return 0, 0, err
 		}
 		in.reps = append(in.reps, r)
-		took := r.kernel.wall
+		took := r.kernel.Wall
 		secs := took.Seconds()
 		if r.overhead != nil {
-			took += r.overhead.wall
-			secs -= r.overhead.wall.Seconds()
+			took += r.overhead.Wall
+			secs -= r.overhead.Wall.Seconds()
 		}
-		if r.kernel.exit != 0 || r.kernel.signal != "" {
+		if r.kernel.ExitCode != 0 || r.kernel.Signal != "" {
 			return secs, took, errStop
 		}
 		return secs, took, nil
@@ -127,22 +106,18 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 			return nil, err
 		}
 	}
-	if x.userOnly {
-		in.notes = append(in.notes, roofline.Flag{Code: roofline.FlagUserOnly,
-			Message: "perf_event_paranoid refused kernel-mode counting, so per-process events count user mode only (as perf stat's :u): work or faults in the kernel on the target's behalf are left out"})
-	}
+	in.notes = append(in.notes, x.notes...)
 	return buildPoint(in)
 }
 
-// executor runs the repetitions. Like perf stat, it falls back to
-// user-mode-only per-process counting once the kernel refuses kernel-mode
-// counting (perf_event_paranoid=2 without CAP_PERFMON), and keeps to it so
-// that every repetition counts the same.
+// executor runs the repetitions and keeps the backend's notes, each once.
 type executor struct {
-	d        deps
-	cfg      Config
-	specs    []counterSpec
-	userOnly bool
+	b   Backend
+	cfg Config
+	// hooks attach to every run, after the backend's own (a rank's
+	// node: see Config.Node).
+	hooks []launch.Hook
+	notes []roofline.Flag
 }
 
 // repetition runs the overhead command (which must succeed), then the
@@ -150,16 +125,16 @@ type executor struct {
 func (x *executor) repetition(ctx context.Context) (rep, error) {
 	var r rep
 	if x.cfg.Overhead != nil {
-		o, err := x.exec(ctx, x.cfg.Overhead)
+		o, err := x.count(ctx, x.cfg.Overhead)
 		if err != nil {
 			return r, &OverheadError{Command: x.cfg.Overhead, Err: err}
 		}
-		if o.exit != 0 || o.signal != "" {
-			return r, &OverheadError{Command: x.cfg.Overhead, Exit: o.exit, Signal: o.signal}
+		if o.ExitCode != 0 || o.Signal != "" {
+			return r, &OverheadError{Command: x.cfg.Overhead, Exit: o.ExitCode, Signal: o.Signal}
 		}
 		r.overhead = &o
 	}
-	k, err := x.exec(ctx, x.cfg.Command)
+	k, err := x.count(ctx, x.cfg.Command)
 	if err != nil {
 		return r, err
 	}
@@ -167,52 +142,38 @@ func (x *executor) repetition(ctx context.Context) (rep, error) {
 	return r, nil
 }
 
-func (x *executor) exec(ctx context.Context, argv []string) (outcome, error) {
-	o, err := x.d.exec(ctx, x.cfg, argv, x.specs, x.userOnly)
-	var pe *pmu.PermissionError
-	if err != nil && !x.userOnly && errors.As(err, &pe) && !pe.SystemWide {
-		// The counters are opened before the target is released, so the
-		// refused attempt ran nothing.
-		x.userOnly = true
-		return x.d.exec(ctx, x.cfg, argv, x.specs, true)
+func (x *executor) count(ctx context.Context, argv []string) (Outcome, error) {
+	o, err := x.b.Count(ctx, launch.Spec{Argv: argv, Env: x.cfg.Env, Dir: x.cfg.Dir,
+		Stdin: x.cfg.Stdin, Stdout: x.cfg.Stdout, Stderr: x.cfg.Stderr, Hooks: x.hooks})
+	for _, n := range o.Notes {
+		if !slices.Contains(x.notes, n) {
+			x.notes = append(x.notes, n)
+		}
 	}
 	return o, err
 }
 
-// systemWide lists the specs counted per CPU (memory-controller boxes and
-// system-wide user events).
-func systemWide(specs []counterSpec) []counterSpec {
-	var out []counterSpec
-	for _, s := range specs {
-		if s.event.SystemWide() {
-			out = append(out, s)
-		}
+// ownsTraffic runs the election of a rank of a parallel job (Config.Node):
+// whether it counts its node's Background counters for all local ranks. A
+// lone process owns its traffic. A rank that does not gets the flag to
+// report.
+func ownsTraffic(ctx context.Context, cfg Config) (bool, []roofline.Flag, error) {
+	if cfg.Node == nil {
+		return true, nil, nil
 	}
-	return out
+	owner, err := cfg.Node.Elect(ctx)
+	if err != nil {
+		return false, nil, fmt.Errorf("traffic owner election: %w", err)
+	}
+	if owner {
+		return true, nil, nil
+	}
+	return false, []roofline.Flag{{Code: roofline.FlagTrafficElsewhere,
+		Message: "this rank did not count DRAM traffic: one process per node and job counts the node's memory controllers for all its ranks (rprof merge sums the owners' counts into the job's Q)"}}, nil
 }
 
-func hasTraffic(specs []counterSpec) bool {
-	for _, s := range specs {
-		if s.kind == kindTraffic {
-			return true
-		}
-	}
-	return false
-}
-
-// spread places the counts of an idle run over the system-wide specs back
-// at their positions among all specs (per-process ones count nothing).
-func spread(specs []counterSpec, o outcome) outcome {
-	out := o
-	out.counts = make([]pmu.Count, len(specs))
-	j := 0
-	for i, s := range specs {
-		if s.event.SystemWide() {
-			out.counts[i] = o.counts[j]
-			j++
-		}
-	}
-	return out
+func hasBackgroundTraffic(counters []Counter) bool {
+	return slices.ContainsFunc(counters, func(c Counter) bool { return c.Kind == KindTraffic && c.Background })
 }
 
 // OnlineCPUs is the CPU count the default thread scope of the roofs is

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/internal/launch"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
@@ -25,7 +28,7 @@ func resolveOn(t *testing.T, name string, cfg Config, probe func(pmu.Event) erro
 	return resolve(cfg, sysfs, procfs, func() (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }, probe)
 }
 
-func countKind(specs []counterSpec, k kind) int {
+func countKind(specs []counterSpec, k Kind) int {
 	n := 0
 	for _, s := range specs {
 		if s.kind == k {
@@ -79,20 +82,20 @@ func TestResolveChoosesWhereWorkAndTrafficComeFrom(t *testing.T) {
 			if res.source != tt.wantSource {
 				t.Errorf("source = %q, want %q", res.source, tt.wantSource)
 			}
-			if got := countKind(res.specs, kindUser); got != len(tt.cfg.Events) {
+			if got := countKind(res.specs, KindEvent); got != len(tt.cfg.Events) {
 				t.Errorf("%d user events, want %d", got, len(tt.cfg.Events))
 			}
-			if tt.wantSource == roofline.SourceCounters && countKind(res.specs, kindWork) == 0 {
+			if tt.wantSource == roofline.SourceCounters && countKind(res.specs, KindWork) == 0 {
 				t.Errorf("no work events on %s", tt.machine)
 			}
-			if got := countKind(res.specs, kindTraffic) > 0; got != tt.wantTraffic {
+			if got := countKind(res.specs, KindTraffic) > 0; got != tt.wantTraffic {
 				t.Errorf("traffic events: %v, want %v", got, tt.wantTraffic)
 			}
 			if tt.wantFlag != "" && !hasFlagCode(res.notes, tt.wantFlag) {
 				t.Errorf("notes = %+v, want %s", res.notes, tt.wantFlag)
 			}
 			for _, s := range res.specs {
-				if (s.group < 0) != (s.event.SystemWide() || s.kind == kindTraffic) {
+				if (s.group < 0) != (s.event.SystemWide() || s.kind == KindTraffic) {
 					t.Errorf("%s in group %d", s.event.Name, s.group)
 				}
 			}
@@ -112,62 +115,58 @@ func hasFlagCode(flags []roofline.Flag, code string) bool {
 	return false
 }
 
-// fakeDeps runs nothing: exec returns the next recorded outcome and
-// records the command it was asked to run.
-type fakeDeps struct {
-	res     resolved
-	outs    []outcome
-	ran     [][]string
-	idleRan bool
-	// refuseKernel makes exec fail as perf_event_paranoid=2 does unless
-	// asked for user mode only; userOnly records how each run counted.
-	refuseKernel bool
-	userOnly     []bool
+// fixedBackend is a counting backend of recorded counts: it runs
+// nothing, returns its outcomes in turn and records what it was asked to
+// run.
+type fixedBackend struct {
+	counting Counting
+	outs     []Outcome
+	ran      [][]string
+	idleRan  bool
 }
 
-func (f *fakeDeps) deps() deps {
-	return deps{
-		resolve: func(cfg Config) (resolved, error) { return f.res, nil },
-		exec: func(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error) {
-			if f.refuseKernel && !userOnly {
-				return outcome{}, &pmu.EventError{Event: "x", CPU: -1, Err: &pmu.PermissionError{Event: "x", Paranoid: 2}}
-			}
-			f.userOnly = append(f.userOnly, userOnly)
-			f.ran = append(f.ran, argv)
-			if len(f.outs) == 0 {
-				return outcome{}, errors.New("fake: no more recorded runs")
-			}
-			o := f.outs[0]
-			f.outs = f.outs[1:]
-			return o, nil
-		},
-		idle: func(ctx context.Context, specs []counterSpec, d time.Duration) (outcome, error) {
-			f.idleRan = true
-			counts := make([]pmu.Count, len(specs))
-			for i := range counts {
-				counts[i] = full(0)
-			}
-			return outcome{wall: d, counts: counts}, nil
-		},
-		now:  func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-		cpus: 2,
+func (f *fixedBackend) Resolve(context.Context, Config) (Counting, error) { return f.counting, nil }
+
+func (f *fixedBackend) Count(ctx context.Context, target launch.Spec) (Outcome, error) {
+	f.ran = append(f.ran, target.Argv)
+	if len(f.outs) == 0 {
+		return Outcome{}, errors.New("fixed backend: no more recorded runs")
 	}
+	o := f.outs[0]
+	f.outs = f.outs[1:]
+	return o, nil
 }
 
-func analyticRes() resolved {
-	return resolved{source: roofline.SourceAnalytic}
+func (f *fixedBackend) Idle(ctx context.Context, d time.Duration) (Outcome, error) {
+	f.idleRan = true
+	counts := make([]pmu.Count, len(f.counting.Counters))
+	for i := range counts {
+		counts[i] = full(0)
+	}
+	return Outcome{Wall: d, Counts: counts}, nil
 }
 
-func timed(walls ...float64) []outcome {
-	var out []outcome
+// deps runs Run on b at a fixed time with 2 CPUs.
+func fixedDeps(b Backend) deps {
+	return deps{backend: b, now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }, cpus: 2}
+}
+
+func (f *fixedBackend) deps() deps { return fixedDeps(f) }
+
+func analyticRes() Counting {
+	return Counting{Source: roofline.SourceAnalytic}
+}
+
+func timed(walls ...float64) []Outcome {
+	var out []Outcome
 	for _, w := range walls {
-		out = append(out, outcome{wall: time.Duration(w * float64(time.Second))})
+		out = append(out, Outcome{Wall: time.Duration(w * float64(time.Second))})
 	}
 	return out
 }
 
 func TestRunRepeatsAFixedNumberOfTimesWithTheOverheadBeforeEachRun(t *testing.T) {
-	f := &fakeDeps{res: analyticRes(), outs: timed(0.1, 1.1, 0.1, 1.2, 0.1, 1.0)}
+	f := &fixedBackend{counting: analyticRes(), outs: timed(0.1, 1.1, 0.1, 1.2, 0.1, 1.0)}
 	cfg := Config{Command: []string{"k"}, Overhead: []string{"o"}, Repeat: 3, Work: ptr(1e9)}
 	p, err := run(context.Background(), cfg, f.deps())
 	if err != nil {
@@ -184,7 +183,7 @@ func TestRunRepeatsAFixedNumberOfTimesWithTheOverheadBeforeEachRun(t *testing.T)
 func TestRunAdaptiveStopsWhenTheTimeIntervalIsNarrow(t *testing.T) {
 	// Noisy first runs, then stable ones: the rule stops once the
 	// half-width is within 2% of the mean.
-	f := &fakeDeps{res: analyticRes(), outs: timed(1.0, 1.3, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)}
+	f := &fixedBackend{counting: analyticRes(), outs: timed(1.0, 1.3, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)}
 	cfg := Config{Command: []string{"k"}, CI: 0.05, MaxRepeat: 20, Work: ptr(1e9)}
 	p, err := run(context.Background(), cfg, f.deps())
 	if err != nil {
@@ -198,7 +197,7 @@ func TestRunAdaptiveStopsWhenTheTimeIntervalIsNarrow(t *testing.T) {
 		t.Errorf("stopped at n=%d with half-width %v > 5%% of %v", p.CI.N, half, p.Seconds)
 	}
 
-	f = &fakeDeps{res: analyticRes(), outs: timed(1.0, 2.0, 1.0, 2.0, 1.0, 2.0)}
+	f = &fixedBackend{counting: analyticRes(), outs: timed(1.0, 2.0, 1.0, 2.0, 1.0, 2.0)}
 	cfg.MaxRepeat = 5
 	p, err = run(context.Background(), cfg, f.deps())
 	if err != nil {
@@ -211,8 +210,8 @@ func TestRunAdaptiveStopsWhenTheTimeIntervalIsNarrow(t *testing.T) {
 
 func TestRunStopsRepeatingAtTheFirstFailedRun(t *testing.T) {
 	outs := timed(1, 1, 1)
-	outs[1].exit = 2
-	f := &fakeDeps{res: analyticRes(), outs: outs}
+	outs[1].ExitCode = 2
+	f := &fixedBackend{counting: analyticRes(), outs: outs}
 	p, err := run(context.Background(), Config{Command: []string{"k"}, Repeat: 3, Work: ptr(1)}, f.deps())
 	if err != nil {
 		t.Fatal(err)
@@ -224,8 +223,8 @@ func TestRunStopsRepeatingAtTheFirstFailedRun(t *testing.T) {
 
 func TestRunRejectsAFailingOverheadCommand(t *testing.T) {
 	outs := timed(0.1)
-	outs[0].exit = 1
-	f := &fakeDeps{res: analyticRes(), outs: outs}
+	outs[0].ExitCode = 1
+	f := &fixedBackend{counting: analyticRes(), outs: outs}
 	_, err := run(context.Background(), Config{Command: []string{"k"}, Overhead: []string{"o", "x"}, Work: ptr(1)}, f.deps())
 	var oe *OverheadError
 	if !errors.As(err, &oe) || oe.Exit != 1 {
@@ -237,15 +236,6 @@ func TestRunRejectsAFailingOverheadCommand(t *testing.T) {
 }
 
 func TestRunChecksInputBeforeRunningAnything(t *testing.T) {
-	dir := t.TempDir()
-	other := filepath.Join(dir, "point.json")
-	if err := roofline.WriteJSON(other, roofline.Point{Schema: roofline.PointSchema}); err != nil {
-		t.Fatal(err)
-	}
-	truncated := filepath.Join(dir, "truncated.json")
-	if err := os.WriteFile(truncated, []byte(`{"schema": "rprof.roofs/v1", "compute": [`), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name string
 		cfg  Config
@@ -254,13 +244,10 @@ func TestRunChecksInputBeforeRunningAnything(t *testing.T) {
 		{"empty command", Config{}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
 		{"negative repeat", Config{Command: []string{"k"}, Repeat: -1}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
 		{"repeat and ci together", Config{Command: []string{"k"}, Repeat: 3, CI: 0.01}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
-		{"roofs file missing", Config{Command: []string{"k"}, RoofsPath: filepath.Join(dir, "none.json")}, func(err error) bool { return errors.Is(err, os.ErrNotExist) }},
-		{"roofs file of another schema", Config{Command: []string{"k"}, RoofsPath: other}, func(err error) bool { return errors.Is(err, roofline.ErrSchema) }},
-		{"roofs file truncated", Config{Command: []string{"k"}, RoofsPath: truncated}, func(err error) bool { return err != nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fakeDeps{res: analyticRes(), outs: timed(1)}
+			f := &fixedBackend{counting: analyticRes(), outs: timed(1)}
 			_, err := run(context.Background(), tt.cfg, f.deps())
 			if !tt.want(err) {
 				t.Errorf("err = %v", err)
@@ -274,13 +261,13 @@ func TestRunChecksInputBeforeRunningAnything(t *testing.T) {
 
 func TestRunMeasuresTheIdleBaselineOnlyWithTrafficCounters(t *testing.T) {
 	for _, withTraffic := range []bool{false, true} {
-		specs := skxSpecs[:2]
+		counters := skxCounters[:2]
 		if withTraffic {
-			specs = skxSpecs[:6]
+			counters = skxCounters[:6]
 		}
 		run1 := skxRun(0.5, 0)
-		run1.counts = run1.counts[:len(specs)]
-		f := &fakeDeps{res: resolved{source: roofline.SourceCounters, specs: specs}, outs: []outcome{run1}}
+		run1.Counts = run1.Counts[:len(counters)]
+		f := &fixedBackend{counting: Counting{Source: roofline.SourceCounters, Counters: counters}, outs: []Outcome{run1}}
 		p, err := run(context.Background(), Config{Command: []string{"k"}, IdleBaseline: time.Millisecond}, f.deps())
 		if err != nil {
 			t.Fatal(err)
@@ -317,16 +304,15 @@ func TestRunOnCapturedMachinesWeighsCountsWithTheCatalogue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.machine, func(t *testing.T) {
-			res, err := resolveOn(t, tt.machine, Config{}, nil)
-			if err != nil {
-				t.Fatal(err)
+			b := capturedPMU(tt.machine, nil)
+			b.count = func(ctx context.Context, target launch.Spec, specs []counterSpec, userOnly bool) (Outcome, error) {
+				o := Outcome{Wall: time.Second, Counts: make([]pmu.Count, len(specs))}
+				for i, s := range specs {
+					o.Counts[i] = full(tt.counts[s.event.Name])
+				}
+				return o, nil
 			}
-			o := outcome{wall: time.Second, counts: make([]pmu.Count, len(res.specs))}
-			for i, s := range res.specs {
-				o.counts[i] = full(tt.counts[s.event.Name])
-			}
-			f := &fakeDeps{res: res, outs: []outcome{o}}
-			p, err := run(context.Background(), Config{Command: []string{"k"}}, f.deps())
+			p, err := run(context.Background(), Config{Command: []string{"k"}}, fixedDeps(b))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -351,21 +337,52 @@ func TestRunOnCapturedMachinesWeighsCountsWithTheCatalogue(t *testing.T) {
 	}
 }
 
-func TestRunFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing.T) {
-	f := &fakeDeps{res: resolved{source: roofline.SourceCounters, specs: skxSpecs[:2]}, refuseKernel: true,
-		outs: []outcome{{wall: time.Second, counts: []pmu.Count{full(1), full(1)}}, {wall: time.Second, counts: []pmu.Count{full(1), full(1)}}}}
-	p, err := run(context.Background(), Config{Command: []string{"k"}, Repeat: 2}, f.deps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(f.ran) != 2 || !f.userOnly[0] || !f.userOnly[1] || !hasFlag(p, roofline.FlagUserOnly, "user mode only") {
-		t.Errorf("ran %v user-only %v flags %+v: want both runs user mode only, flagged", f.ran, f.userOnly, p.Flags)
-	}
+// capturedPMU is the PMU backend on a captured machine's trees, probing
+// events with probe.
+func capturedPMU(name string, probe func(pmu.Event) error) *pmuBackend {
+	sys, proc := machineTree(name)
+	sysfs, procfs := os.DirFS(sys), os.DirFS(proc)
+	return &pmuBackend{sysfs: sysfs, procfs: procfs, probe: probe,
+		diagnose: func() (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }}
+}
 
-	f = &fakeDeps{res: resolved{source: roofline.SourceCounters, specs: skxSpecs[:2]}, outs: []outcome{{wall: time.Second, counts: []pmu.Count{full(1), full(1)}}}}
-	p, err = run(context.Background(), Config{Command: []string{"k"}}, f.deps())
-	if err != nil || f.userOnly[0] || hasFlag(p, roofline.FlagUserOnly, "") {
-		t.Errorf("err %v user-only %v: want kernel mode counted when allowed", err, f.userOnly)
+func TestPMUBackendFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing.T) {
+	for _, refuse := range []bool{true, false} {
+		var userOnly []bool
+		b := capturedPMU("skylake-sp", nil)
+		b.count = func(ctx context.Context, target launch.Spec, specs []counterSpec, uo bool) (Outcome, error) {
+			if refuse && !uo {
+				return Outcome{}, &pmu.EventError{Event: "x", CPU: -1, Err: &pmu.PermissionError{Event: "x", Paranoid: 2}}
+			}
+			userOnly = append(userOnly, uo)
+			return Outcome{Wall: time.Second, Counts: slices.Repeat([]pmu.Count{full(1)}, len(specs))}, nil
+		}
+		p, err := run(context.Background(), Config{Command: []string{"k"}, Repeat: 2}, fixedDeps(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		flagged := hasFlag(p, roofline.FlagUserOnly, "user mode only")
+		if len(userOnly) != 2 || userOnly[0] != refuse || userOnly[1] != refuse || flagged != refuse {
+			t.Errorf("kernel mode refused %v: runs counted user mode only %v, flagged %v; want both runs %v", refuse, userOnly, flagged, refuse)
+		}
+		if n := len(slices.DeleteFunc(slices.Clone(p.Flags), func(f roofline.Flag) bool { return f.Code != roofline.FlagUserOnly })); n > 1 {
+			t.Errorf("user-only flagged %d times, want once", n)
+		}
+	}
+}
+
+func TestRunCountsWithTheBackendConfigNames(t *testing.T) {
+	if !slices.Contains(Backends(), DefaultBackend) {
+		t.Fatalf("backends %v lack the default %q", Backends(), DefaultBackend)
+	}
+	_, err := run(context.Background(), Config{Command: []string{"k"}, Count: "no-such-backend"}, deps{now: time.Now})
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), DefaultBackend) {
+		t.Errorf("err = %v, want an invalid configuration naming the backends there are", err)
+	}
+	f := &fixedBackend{counting: analyticRes(), outs: timed(1)}
+	Register("fixed-for-test", func() Backend { return f })
+	if _, err := run(context.Background(), Config{Command: []string{"k"}, Count: "fixed-for-test", Work: ptr(1)}, deps{now: time.Now}); err != nil || len(f.ran) != 1 {
+		t.Errorf("err %v, ran %v: want the registered backend to count", err, f.ran)
 	}
 }
 
@@ -380,34 +397,34 @@ func (n *fakeNode) Started() error                      { n.started++; return ni
 func (n *fakeNode) Ended(context.Context) error         { n.ended++; return nil }
 
 func TestRunRankCountsTrafficOnlyWhenElected(t *testing.T) {
-	specs := []counterSpec{
-		{event: pmu.Event{Name: "flops"}, kind: kindWork, weight: 2, class: roofline.Double, group: 0},
-		{event: pmu.Event{Name: "cas", CPUs: []int{0}}, kind: kindTraffic, weight: 64, class: pmu.Total, group: -1},
-	}
 	for _, owner := range []bool{true, false} {
-		f := &fakeDeps{res: resolved{source: roofline.SourceCounters, specs: specs}}
+		b := capturedPMU("skylake-sp", nil)
 		var opened []counterSpec
-		d := f.deps()
-		d.exec = func(ctx context.Context, cfg Config, argv []string, specs []counterSpec, userOnly bool) (outcome, error) {
-			opened = specs
-			o := outcome{wall: time.Second}
+		var hooks int
+		b.count = func(ctx context.Context, target launch.Spec, specs []counterSpec, userOnly bool) (Outcome, error) {
+			opened, hooks = specs, len(target.Hooks)
+			o := Outcome{Wall: time.Second}
 			for range specs {
-				o.counts = append(o.counts, full(1000))
+				o.Counts = append(o.Counts, full(1000))
 			}
 			return o, nil
 		}
-		p, err := run(context.Background(), Config{Command: []string{"k"}, Node: &fakeNode{owner: owner}}, d)
+		node := &fakeNode{owner: owner}
+		p, err := run(context.Background(), Config{Command: []string{"k"}, Node: node}, fixedDeps(b))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := countKind(opened, kindTraffic) > 0; got != owner {
+		if got := countKind(opened, KindTraffic) > 0; got != owner {
 			t.Errorf("owner %v: traffic counters opened: %v", owner, got)
 		}
-		if (p.TrafficBytes != nil) != owner || p.WorkFlops == nil || *p.WorkFlops != 2000 {
-			t.Errorf("owner %v: W %v Q %v", owner, p.WorkFlops, p.TrafficBytes)
+		if (p.TrafficBytes != nil) != owner || p.WorkFlops == nil || *p.WorkFlops == 0 {
+			t.Errorf("owner %v: W %v Q %v", owner, deref(p.WorkFlops), deref(p.TrafficBytes))
 		}
 		if hasFlagCode(p.Flags, roofline.FlagTrafficElsewhere) == owner {
 			t.Errorf("owner %v: flags %+v", owner, p.Flags)
+		}
+		if hooks != 1 {
+			t.Errorf("owner %v: the run had %d hooks, want the node's", owner, hooks)
 		}
 	}
 }
@@ -420,7 +437,7 @@ func TestRunRankRefusesRepetitionAndSubtraction(t *testing.T) {
 		{Command: []string{"k"}, IdleBaseline: time.Second},
 	} {
 		cfg.Node = &fakeNode{}
-		f := &fakeDeps{res: analyticRes()}
+		f := &fixedBackend{counting: analyticRes()}
 		if _, err := run(context.Background(), cfg, f.deps()); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%+v: err = %v, want ErrInvalidConfig", cfg, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rprof/rprof/machine"
 )
 
 // Diagnosis is what a machine allows for roofline work: which PMUs it has,
@@ -15,9 +17,9 @@ import (
 // settings that decide it, each problem with its fix. It is plain data; the
 // CLI renders it.
 type Diagnosis struct {
-	CPU       CPUInfo
+	CPU       machine.CPUInfo
 	Microarch string
-	Topology  Topology
+	Topology  machine.Topology
 	// PMUs are the names of every PMU in sysfs, sorted.
 	PMUs []string
 	// HardwarePMU is true when a hardware core PMU is exposed.
@@ -101,7 +103,7 @@ func diagnose(sysfs, procfs fs.FS, probe *prober) (Diagnosis, error) {
 		return Diagnosis{}, err
 	}
 	d := Diagnosis{Live: live, NMIWatchdog: m.nmiWatchdog, CPU: m.cpu, Topology: m.topo, Hypervisor: m.hypervisor}
-	d.Microarch = Microarch(d.CPU)
+	d.Microarch = machine.Microarch(d.CPU)
 	for name := range m.pmus {
 		d.PMUs = append(d.PMUs, name)
 	}
@@ -332,29 +334,4 @@ func readCapEff(procfs fs.FS) (uint64, error) {
 		}
 	}
 	return 0, errors.New("self/status has no CapEff line")
-}
-
-// hypervisor names the hypervisor from DMI's sys_vendor or, when DMI is
-// absent (as in many KVM guests), from the paravirtual clock sources the
-// kernel offers.
-func hypervisor(sysfs fs.FS) string {
-	if v, err := readString(sysfs, "class/dmi/id/sys_vendor"); err == nil {
-		for _, known := range []string{"QEMU", "KVM", "VMware", "innotek", "Xen", "Parallels", "Red Hat"} {
-			if strings.Contains(v, known) {
-				return v
-			}
-		}
-	}
-	clocks, err := readString(sysfs, "devices/system/clocksource/clocksource0/available_clocksource")
-	if err != nil {
-		return ""
-	}
-	for _, c := range []struct{ clock, name string }{
-		{"kvm-clock", "KVM"}, {"hyperv_clocksource", "Hyper-V"}, {"xen", "Xen"}, {"vmware", "VMware"},
-	} {
-		if strings.Contains(clocks, c.clock) {
-			return c.name
-		}
-	}
-	return ""
 }

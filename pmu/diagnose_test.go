@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/rprof/rprof/machine"
 )
 
 func TestDiagnoseVMWithoutPMUSaysWhyAndHowToFix(t *testing.T) {
@@ -134,7 +136,7 @@ func TestHypervisorIsNamedFromDMIOrClockSource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := hypervisor(tt.fs); got != tt.want {
+			if got := machine.Hypervisor(tt.fs); got != tt.want {
 				t.Errorf("hypervisor() = %q, want %q", got, tt.want)
 			}
 		})

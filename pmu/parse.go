@@ -1,17 +1,18 @@
 package pmu
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rprof/rprof/internal/kfs"
 )
 
 // ErrMalformed: an event string, a term list, or a sysfs or procfs file is
 // not in the expected syntax.
-var ErrMalformed = errors.New("malformed")
+var ErrMalformed = kfs.ErrMalformed
 
 // perf_event_attr.type values fixed by the uapi header.
 const (
@@ -250,73 +251,9 @@ func parseFormat(s string) (Format, error) {
 	default:
 		return Format{}, fmt.Errorf("format %q: unknown field %q: %w", s, field, ErrMalformed)
 	}
-	bits, err := parseRanges(spec, 63)
+	bits, err := kfs.ParseList(spec, 63)
 	if err != nil {
 		return Format{}, fmt.Errorf("format %q: %w", s, err)
 	}
 	return Format{Field: field, Bits: bits}, nil
 }
-
-// parseCPUList parses the kernel's cpulist format ("0-3,8-11", "0", ""),
-// as found in online, cpumask, cpus and *_list files.
-func parseCPUList(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	cpus, err := parseRanges(s, maxCPU)
-	if err != nil {
-		return nil, fmt.Errorf("cpu list %q: %w", s, err)
-	}
-	return cpus, nil
-}
-
-// formatRanges is the inverse of parseRanges for ascending input:
-// [0 1 2 3 8] -> "0-3,8".
-func formatRanges(ns []int) string {
-	var b strings.Builder
-	for i := 0; i < len(ns); {
-		j := i
-		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(ns[i]))
-		if j > i {
-			b.WriteString("-" + strconv.Itoa(ns[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
-
-// parseRanges parses "a-b,c,..." into ascending, distinct integers in
-// [0, limit].
-func parseRanges(s string, limit int) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 || a > limit {
-			return nil, fmt.Errorf("bad number %q: %w", lo, ErrMalformed)
-		}
-		b := a
-		if isRange {
-			b, err = strconv.Atoi(hi)
-			if err != nil || b < a || b > limit {
-				return nil, fmt.Errorf("bad range %q: %w", part, ErrMalformed)
-			}
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, i)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-// maxCPU is the largest CPU number accepted in a cpu list (the kernel's
-// NR_CPUS limit is 8192).
-const maxCPU = 8191

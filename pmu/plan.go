@@ -8,6 +8,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rprof/rprof/machine"
+
+	"github.com/rprof/rprof/internal/kfs"
 )
 
 // Plan is what rprof would count on one machine: the FP-work and
@@ -15,7 +19,7 @@ import (
 // and what cannot be counted and why. Building a plan reads nothing; only
 // opening its events touches the kernel.
 type Plan struct {
-	CPU CPUInfo
+	CPU machine.CPUInfo
 	// Microarch is perf's name for the microarchitecture ("" if unknown).
 	Microarch string
 	// Work are per-process core events. W = sum of count * FlopsPerCount.
@@ -152,31 +156,31 @@ func LoadPlan(sysfs, procfs fs.FS) (Plan, error) {
 	return m.plan(), nil
 }
 
-// machine is what LoadPlan and Diagnose read from the trees.
-type machine struct {
-	cpu        CPUInfo
-	topo       Topology
+// host is what LoadPlan and Diagnose read from the trees.
+type host struct {
+	cpu        machine.CPUInfo
+	topo       machine.Topology
 	pmus       PMUs
 	hypervisor string
 	// nmiWatchdog is kernel.nmi_watchdog, -1 when unknown.
 	nmiWatchdog int
 }
 
-func readMachine(sysfs, procfs fs.FS) (machine, error) {
-	var m machine
+func readMachine(sysfs, procfs fs.FS) (host, error) {
+	var m host
 	var err error
-	if m.cpu, err = ReadCPU(procfs); err != nil {
-		return machine{}, err
+	if m.cpu, err = machine.ReadCPU(procfs); err != nil {
+		return host{}, err
 	}
-	if m.topo, err = ReadTopology(sysfs); err != nil {
-		return machine{}, err
+	if m.topo, err = machine.ReadTopology(sysfs); err != nil {
+		return host{}, err
 	}
 	if m.pmus, err = DiscoverPMUs(sysfs); err != nil {
-		return machine{}, err
+		return host{}, err
 	}
-	m.hypervisor = hypervisor(sysfs)
+	m.hypervisor = machine.Hypervisor(sysfs)
 	m.nmiWatchdog = -1
-	if s, err := readString(procfs, "sys/kernel/nmi_watchdog"); err == nil {
+	if s, err := kfs.ReadString(procfs, "sys/kernel/nmi_watchdog"); err == nil {
 		if v, err := strconv.Atoi(s); err == nil {
 			m.nmiWatchdog = v
 		}
@@ -187,7 +191,7 @@ func readMachine(sysfs, procfs fs.FS) (machine, error) {
 // plan builds the machine's plan, naming the hypervisor's own setting in
 // the no-PMU fix when DMI or the clock source says which it is, and leaving
 // out the counter the NMI watchdog holds.
-func (m machine) plan() Plan {
+func (m host) plan() Plan {
 	return newPlan(m.cpu, m.pmus, m.topo, m.nmiWatchdog, m.hypervisor)
 }
 
@@ -212,14 +216,14 @@ func (p *Plan) addWatchdog() {
 // pmus. Kernel aliases are preferred when they encode what the catalogue
 // says; otherwise the catalogue's raw terms are encoded with the PMU's
 // format files, and the difference is reported.
-func NewPlan(cpu CPUInfo, pmus PMUs, topo Topology) Plan {
+func NewPlan(cpu machine.CPUInfo, pmus PMUs, topo machine.Topology) Plan {
 	return newPlan(cpu, pmus, topo, -1, "")
 }
 
 // newPlan is NewPlan knowing kernel.nmi_watchdog (-1: unknown) and the
 // hypervisor's name ("": bare metal or unknown).
-func newPlan(cpu CPUInfo, pmus PMUs, topo Topology, nmiWatchdog int, hypervisor string) Plan {
-	p := Plan{CPU: cpu, Microarch: Microarch(cpu)}
+func newPlan(cpu machine.CPUInfo, pmus PMUs, topo machine.Topology, nmiWatchdog int, hypervisor string) Plan {
+	p := Plan{CPU: cpu, Microarch: machine.Microarch(cpu)}
 	hardware := pmus.HasHardware()
 	if !hardware {
 		p.Problems = append(p.Problems, noPMUProblem(cpu, pmus, hypervisor))
@@ -234,7 +238,7 @@ func newPlan(cpu CPUInfo, pmus PMUs, topo Topology, nmiWatchdog int, hypervisor 
 			continue // booted with the E-cores off
 		}
 		if cpus := topo.CoreTypes[coreP]; len(cpus) > 0 {
-			pr.Fix = strings.ReplaceAll(pr.Fix, "<cpu_core cpus>", FormatCPUList(cpus))
+			pr.Fix = strings.ReplaceAll(pr.Fix, "<cpu_core cpus>", kfs.FormatList(cpus))
 		}
 		p.Problems = append(p.Problems, pr)
 	}
@@ -476,7 +480,7 @@ func (p *Plan) addMultiplexed(spec archSpec) {
 func nonHybrid(pmus PMUs) bool { return pmus["cpu"] != nil && pmus[coreP] == nil }
 
 // smtOn reports whether any core runs more than one thread.
-func smtOn(topo Topology) bool {
+func smtOn(topo machine.Topology) bool {
 	for _, s := range topo.SMTSiblings {
 		if len(s) > 1 {
 			return true
@@ -495,7 +499,7 @@ func encodeProblem(event string, err error) Problem {
 
 // noPMUProblem explains a machine without a hardware core PMU, naming the
 // hypervisor's own setting when it is known.
-func noPMUProblem(cpu CPUInfo, pmus PMUs, hypervisor string) Problem {
+func noPMUProblem(cpu machine.CPUInfo, pmus PMUs, hypervisor string) Problem {
 	names := make([]string, 0, len(pmus))
 	for name := range pmus {
 		names = append(names, name)
@@ -515,7 +519,7 @@ func noPMUProblem(cpu CPUInfo, pmus PMUs, hypervisor string) Problem {
 	return Problem{Code: ProblemNoPMU, What: what, Fix: "use a kernel built with perf events support for this CPU (CONFIG_PERF_EVENTS and the CPU's PMU driver)"}
 }
 
-func unsupportedProblem(cpu CPUInfo, microarch string) Problem {
+func unsupportedProblem(cpu machine.CPUInfo, microarch string) Problem {
 	id := cpu.PerfKey()
 	if microarch != "" {
 		id = microarch + " (" + id + ")"
@@ -525,24 +529,6 @@ func unsupportedProblem(cpu CPUInfo, microarch string) Problem {
 		What: fmt.Sprintf("rprof has no FP-work or DRAM-traffic events for %s", id),
 		Fix:  "count W and Q analytically, or run on a supported CPU (rprof events lists them in docs/events.md)",
 	}
-}
-
-// FormatCPUList writes CPUs in the kernel's cpulist form ("0-3,8").
-func FormatCPUList(cpus []int) string {
-	var parts []string
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(cpus[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 // VMPMUFix is the setting that gives a VM a virtual PMU, for the hypervisor

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -185,7 +186,7 @@ const mibPerCAS = 6.103515625e-5 // 64 B in MiB, the kernel's scale
 
 func TestPlanEncodesRawWhenTheKernelAliasIsWrong(t *testing.T) {
 	// Ice Lake-SP kernels before the CAS fix alias the Haswell umasks.
-	cpu := CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x6a, Stepping: 6}
+	cpu := machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x6a, Stepping: 6}
 	pmus := PMUs{
 		"cpu": intelCore("cpu"),
 		"uncore_imc_0": intelUncore("uncore_imc_0", 12, map[string]Alias{
@@ -193,7 +194,7 @@ func TestPlanEncodesRawWhenTheKernelAliasIsWrong(t *testing.T) {
 			"cas_count_write": {Terms: "event=0x04,umask=0x0c", Scale: mibPerCAS, Unit: "MiB"},
 		}),
 	}
-	p := NewPlan(cpu, pmus, Topology{})
+	p := NewPlan(cpu, pmus, machine.Topology{})
 	want := map[string]uint64{"cas_count_read": 0x0f04, "cas_count_write": 0x3004}
 	for _, q := range p.Traffic {
 		if q.Attr.Config != want[q.Name] || q.Alias != "" {
@@ -207,13 +208,13 @@ func TestPlanEncodesRawWhenTheKernelAliasIsWrong(t *testing.T) {
 
 func TestPlanKeepsCatalogueBytesWhenTheKernelScaleIsWrong(t *testing.T) {
 	// Kernels before the free-running scale fix counted 4-byte units.
-	cpu := CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x8c}
+	cpu := machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x8c}
 	aliases := map[string]Alias{
 		"data_read":  {Terms: "event=0xff,umask=0x20", Scale: 3.814697266e-6, Unit: "MiB"},
 		"data_write": {Terms: "event=0xff,umask=0x30", Scale: mibPerCAS, Unit: "MiB"},
 	}
 	pmus := PMUs{"cpu": intelCore("cpu"), "uncore_imc_free_running_0": intelUncore("uncore_imc_free_running_0", 20, aliases)}
-	p := NewPlan(cpu, pmus, Topology{})
+	p := NewPlan(cpu, pmus, machine.Topology{})
 	if len(p.Traffic) != 2 {
 		t.Fatalf("got %d traffic events, want 2", len(p.Traffic))
 	}
@@ -271,35 +272,35 @@ func TestGroupsFitTheCounters(t *testing.T) {
 }
 
 func TestPlanErrSaysWhyWorkCannotBeCounted(t *testing.T) {
-	zen4 := CPUInfo{Vendor: "AuthenticAMD", Family: 0x19, Model: 0x11, Flags: []string{"hypervisor"}}
+	zen4 := machine.CPUInfo{Vendor: "AuthenticAMD", Family: 0x19, Model: 0x11, Flags: []string{"hypervisor"}}
 	tests := []struct {
 		name string
-		cpu  CPUInfo
+		cpu  machine.CPUInfo
 		pmus PMUs
 		want error
 	}{
 		{"VM without PMU", zen4, PMUs{"software": {Name: "software", Type: 1}}, ErrNoPMU},
-		{"unknown CPU", CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x01}, PMUs{"cpu": intelCore("cpu")}, ErrUnsupportedCPU},
-		{"Haswell has no FP event", CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x3c}, PMUs{"cpu": intelCore("cpu")}, ErrNotSupported},
+		{"unknown CPU", machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x01}, PMUs{"cpu": intelCore("cpu")}, ErrUnsupportedCPU},
+		{"Haswell has no FP event", machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x3c}, PMUs{"cpu": intelCore("cpu")}, ErrNotSupported},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := NewPlan(tt.cpu, tt.pmus, Topology{})
+			p := NewPlan(tt.cpu, tt.pmus, machine.Topology{})
 			if err := p.Err(); !errors.Is(err, tt.want) {
 				t.Errorf("Err() = %v, want %v", err, tt.want)
 			}
 		})
 	}
-	ok := NewPlan(CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x6a}, PMUs{"cpu": intelCore("cpu")}, Topology{})
+	ok := NewPlan(machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x6a}, PMUs{"cpu": intelCore("cpu")}, machine.Topology{})
 	if err := ok.Err(); err != nil {
 		t.Errorf("Ice Lake-SP with a core PMU: Err() = %v, want nil", err)
 	}
 }
 
 func TestPlanTellsWhichCoresToPinTo(t *testing.T) {
-	cpu := CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x97}
+	cpu := machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x97}
 	pmus := PMUs{"cpu_core": intelCore("cpu_core"), "cpu_atom": intelCore("cpu_atom")}
-	p := NewPlan(cpu, pmus, Topology{CoreTypes: map[string][]int{"cpu_core": {0, 1, 2, 3}, "cpu_atom": {4, 5}}})
+	p := NewPlan(cpu, pmus, machine.Topology{CoreTypes: map[string][]int{"cpu_core": {0, 1, 2, 3}, "cpu_atom": {4, 5}}})
 	for _, pr := range p.Problems {
 		if pr.Code == ProblemECoreUnmeasured {
 			if !strings.Contains(pr.Fix, "taskset -c 0-3") {
@@ -312,8 +313,8 @@ func TestPlanTellsWhichCoresToPinTo(t *testing.T) {
 }
 
 func TestHybridPartWithECoresOffUsesTheCPUPMU(t *testing.T) {
-	cpu := CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0xbd} // Lunar Lake
-	p := NewPlan(cpu, PMUs{"cpu": intelCore("cpu")}, Topology{})
+	cpu := machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0xbd} // Lunar Lake
+	p := NewPlan(cpu, PMUs{"cpu": intelCore("cpu")}, machine.Topology{})
 	if len(p.Work) != 6 {
 		t.Fatalf("got %d work events, want the 6 P-core FP_ARITH_OPS_RETIRED events", len(p.Work))
 	}
@@ -322,7 +323,7 @@ func TestHybridPartWithECoresOffUsesTheCPUPMU(t *testing.T) {
 			t.Errorf("%s on %s, want FP_ARITH_OPS_RETIRED on cpu", w.Name, w.PMU)
 		}
 	}
-	adl := NewPlan(CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x97}, PMUs{"cpu": intelCore("cpu")}, Topology{})
+	adl := NewPlan(machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x97}, PMUs{"cpu": intelCore("cpu")}, machine.Topology{})
 	if n := countCode(adl.Problems, ProblemECoreUnmeasured); n != 0 || len(adl.Work) != 6 {
 		t.Errorf("Alder Lake without E-cores: %d work events, problems %v", len(adl.Work), adl.Problems)
 	}
@@ -421,8 +422,8 @@ func TestLoadPlanRejectsBadTrees(t *testing.T) {
 }
 
 func TestVMWithVirtualPMUCountsWorkButNotTraffic(t *testing.T) {
-	cpu := CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x8f, Flags: []string{"hypervisor"}}
-	p := NewPlan(cpu, PMUs{"cpu": intelCore("cpu"), "software": {Name: "software", Type: 1}}, Topology{})
+	cpu := machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x8f, Flags: []string{"hypervisor"}}
+	p := NewPlan(cpu, PMUs{"cpu": intelCore("cpu"), "software": {Name: "software", Type: 1}}, machine.Topology{})
 	if !p.WorkUsable() || p.TrafficUsable() || p.Err() != nil {
 		t.Fatalf("work %v traffic %v err %v: want work only", p.WorkUsable(), p.TrafficUsable(), p.Err())
 	}

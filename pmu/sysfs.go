@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rprof/rprof/internal/kfs"
+	"github.com/rprof/rprof/machine"
 )
 
 // devicesDir is where the kernel lists PMUs, relative to the sysfs root.
@@ -37,7 +40,7 @@ type Format struct {
 }
 
 // String writes f as sysfs does, e.g. "config:0-7,32-35".
-func (f Format) String() string { return f.Field + ":" + formatRanges(f.Bits) }
+func (f Format) String() string { return f.Field + ":" + kfs.FormatList(f.Bits) }
 
 // Alias is a named event from events/<name>, with its optional
 // <name>.scale (1 when absent) and <name>.unit ("" when absent).
@@ -84,7 +87,7 @@ func DiscoverPMUs(sysfs fs.FS) (PMUs, error) {
 func readPMU(sysfs fs.FS, name string) (*PMU, error) {
 	dir := path.Join(devicesDir, name)
 	p := &PMU{Name: name, Formats: map[string]Format{}, Aliases: map[string]Alias{}}
-	s, err := readString(sysfs, path.Join(dir, "type"))
+	s, err := kfs.ReadString(sysfs, path.Join(dir, "type"))
 	if err != nil {
 		return nil, fmt.Errorf("PMU %s: %w", name, err)
 	}
@@ -95,25 +98,25 @@ func readPMU(sysfs fs.FS, name string) (*PMU, error) {
 	p.Type = uint32(t)
 
 	for _, f := range []string{"cpumask", "cpus"} {
-		s, err := readString(sysfs, path.Join(dir, f))
+		s, err := kfs.ReadString(sysfs, path.Join(dir, f))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("PMU %s: %w", name, err)
 		}
-		if p.CPUs, err = parseCPUList(s); err != nil {
+		if p.CPUs, err = kfs.ParseCPUList(s); err != nil {
 			return nil, fmt.Errorf("PMU %s: %s: %w", name, f, err)
 		}
 		break
 	}
 
-	formats, err := readOptionalDir(sysfs, path.Join(dir, "format"))
+	formats, err := kfs.ReadOptionalDir(sysfs, path.Join(dir, "format"))
 	if err != nil {
 		return nil, fmt.Errorf("PMU %s: %w", name, err)
 	}
 	for _, f := range formats {
-		s, err := readString(sysfs, path.Join(dir, "format", f))
+		s, err := kfs.ReadString(sysfs, path.Join(dir, "format", f))
 		if err != nil {
 			return nil, fmt.Errorf("PMU %s: %w", name, err)
 		}
@@ -122,7 +125,7 @@ func readPMU(sysfs fs.FS, name string) (*PMU, error) {
 		}
 	}
 
-	events, err := readOptionalDir(sysfs, path.Join(dir, "events"))
+	events, err := kfs.ReadOptionalDir(sysfs, path.Join(dir, "events"))
 	if err != nil {
 		return nil, fmt.Errorf("PMU %s: %w", name, err)
 	}
@@ -153,10 +156,10 @@ func aliasAttribute(file string) bool {
 func readAlias(sysfs fs.FS, dir, name string) (Alias, error) {
 	a := Alias{Scale: 1}
 	var err error
-	if a.Terms, err = readString(sysfs, path.Join(dir, name)); err != nil {
+	if a.Terms, err = kfs.ReadString(sysfs, path.Join(dir, name)); err != nil {
 		return Alias{}, err
 	}
-	s, err := readString(sysfs, path.Join(dir, name+".scale"))
+	s, err := kfs.ReadString(sysfs, path.Join(dir, name+".scale"))
 	switch {
 	case err == nil:
 		if a.Scale, err = strconv.ParseFloat(s, 64); err != nil || a.Scale <= 0 {
@@ -165,46 +168,16 @@ func readAlias(sysfs fs.FS, dir, name string) (Alias, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return Alias{}, err
 	}
-	a.Unit, err = readString(sysfs, path.Join(dir, name+".unit"))
+	a.Unit, err = kfs.ReadString(sysfs, path.Join(dir, name+".unit"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Alias{}, err
 	}
 	return a, nil
 }
 
-// readString reads a small sysfs or procfs file without its trailing
-// newline. Errors are *fs.PathError, which name the file.
-func readString(fsys fs.FS, name string) (string, error) {
-	b, err := fs.ReadFile(fsys, name)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
-// readOptionalDir lists the names in dir, or none if dir does not exist.
-func readOptionalDir(fsys fs.FS, dir string) ([]string, error) {
-	entries, err := fs.ReadDir(fsys, dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.Name()
-	}
-	return names, nil
-}
-
-// hybridPMUs are the core PMUs of hybrid Intel parts: P-core, E-core and
-// Arrow Lake's low-power E-core; each lists its CPUs in a cpus file.
-var hybridPMUs = []string{"cpu_core", "cpu_atom", "cpu_lowpower"}
-
 // corePMUs are the x86 core PMU names: "cpu" on non-hybrid parts, else the
 // hybrid ones.
-var corePMUs = append([]string{"cpu"}, hybridPMUs...)
+var corePMUs = append([]string{"cpu"}, machine.HybridCorePMUs...)
 
 // Core reports whether p counts events of the cores it runs on (a CPU PMU)
 // rather than of a shared unit such as a memory controller.

@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
 	"golang.org/x/sys/unix"
 )
@@ -160,7 +161,7 @@ func (s *Session) openMaps(opts Options) error {
 	}
 	cpus := opts.CPUs
 	if cpus == nil {
-		t, err := pmu.ReadTopology(os.DirFS("/sys"))
+		t, err := machine.ReadTopology(os.DirFS("/sys"))
 		if err != nil {
 			return fmt.Errorf("regions: %w", err)
 		}

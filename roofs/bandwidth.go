@@ -10,7 +10,7 @@ import (
 
 	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
-	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
 )
@@ -293,7 +293,7 @@ func measuredSizes(sizes []LevelSize) string {
 // operations, AVX2 moved 40-42 GB/s of DRAM TRIAD against 28-36 for
 // AVX-512), and stop condition 4 ends a kernel's evaluation early where it
 // cannot beat the best so far.
-func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks []kernels.Bandwidth, cpus []int, topo pmu.Topology) error {
+func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks []kernels.Bandwidth, cpus []int, topo machine.Topology) error {
 	known := KnownCaches{Levels: ScopeCaches(topo.Caches, cpus), Source: roofline.CacheSourceSysfs}
 	known.Complete = len(known.Levels) > 0
 	lo, hi, err := sweepSpan(known, len(cpus))

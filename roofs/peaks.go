@@ -13,7 +13,7 @@ type FPUnits struct {
 	Verified bool
 }
 
-// fpUnits is keyed by pmu.Microarch names. Entries are the server parts;
+// fpUnits is keyed by machine.Microarch names. Entries are the server parts;
 // some client and low-end server SKUs of the same generation have fewer
 // or narrower pipes (e.g. Xeon Bronze/Silver Skylake: one 512-bit FMA).
 var fpUnits = map[string]FPUnits{

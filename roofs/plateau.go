@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -24,7 +24,7 @@ type CacheLevel struct {
 // lists them) seen by threads pinned to cpus, smallest first. A level's
 // capacity sums the instances that serve at least one of cpus, so per-core
 // L1D and L2 grow with the threads while an L3 shared by all counts once.
-func ScopeCaches(caches []pmu.Cache, cpus []int) []CacheLevel {
+func ScopeCaches(caches []machine.Cache, cpus []int) []CacheLevel {
 	sum := map[int]int64{}
 	for _, c := range caches {
 		if c.Type == "Instruction" || c.SizeBytes <= 0 {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
-	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
 )
@@ -40,7 +40,7 @@ func TestRecordSweep(t *testing.T) {
 	if !*record {
 		t.Skip("records only with -record")
 	}
-	topo, err := pmu.ReadTopology(os.DirFS("/sys"))
+	topo, err := machine.ReadTopology(os.DirFS("/sys"))
 	if err != nil {
 		t.Fatal(err)
 	}

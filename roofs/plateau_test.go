@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/internal/testutil"
-	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -222,7 +222,7 @@ func TestPlateausRejectsBadInput(t *testing.T) {
 func TestScopeCachesSumsPrivateAndCountsSharedOnce(t *testing.T) {
 	// Two cores without SMT, as sysfs shows this VM: private L1D, L1I and L2,
 	// one L3 shared by both.
-	caches := []pmu.Cache{
+	caches := []machine.Cache{
 		{Level: 1, Type: "Data", SizeBytes: 32 * kib, SharedCPUs: []int{0}},
 		{Level: 1, Type: "Instruction", SizeBytes: 32 * kib, SharedCPUs: []int{0}},
 		{Level: 1, Type: "Data", SizeBytes: 32 * kib, SharedCPUs: []int{1}},

@@ -13,7 +13,7 @@ import (
 
 	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
-	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
 )
@@ -168,11 +168,11 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	if o.Invoker == nil {
 		o.Invoker = InProcess{}
 	}
-	cpu, err := pmu.ReadCPU(o.Procfs)
+	cpu, err := machine.ReadCPU(o.Procfs)
 	if err != nil {
 		return nil, err
 	}
-	topo, err := pmu.ReadTopology(o.Sysfs)
+	topo, err := machine.ReadTopology(o.Sysfs)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{Roofs: roofline.Roofs{
 		Schema:  roofline.RoofsSchema,
 		Created: time.Now().UTC(),
-		Machine: pmu.DescribeMachine(cpu, topo, o.Sysfs, o.Procfs),
+		Machine: machine.Describe(cpu, topo, o.Sysfs, o.Procfs),
 		Tuning:  roofline.Tuning{StopReasons: map[string]int{}, Method: string(o.method())},
 	}}
 	t := &tally{tuning: &rep.Roofs.Tuning}
@@ -191,18 +191,18 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		rep.flag(roofline.FlagVM, "measured in a virtual machine: other guests share the host")
 	}
 
-	units, known := fpUnits[pmu.Microarch(cpu)]
+	units, known := fpUnits[machine.Microarch(cpu)]
 	freq, ferr := nominalFrequency(o.Sysfs, o.Procfs, clockMHz)
 	switch {
 	case !known:
-		rep.flag(FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", pmu.Microarch(cpu), cpu.ModelName))
+		rep.flag(FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", machine.Microarch(cpu), cpu.ModelName))
 	case ferr != nil:
 		rep.flag(FlagFrequency, "no clock frequency: theoretical peaks left out: "+ferr.Error())
 		units = FPUnits{}
 	default:
 		rep.flag(FlagFrequency, fmt.Sprintf("theoretical peaks use %.3g GHz from %s and %d FMA pipes of %d bits per core (%s)", freq.GHz, freq.Source, units.FMAUnits, units.Bits, units.Source))
 		if !units.Verified {
-			rep.flag(FlagUnverifiedPeak, "the FMA pipe figures for "+pmu.Microarch(cpu)+" are UNVERIFIED")
+			rep.flag(FlagUnverifiedPeak, "the FMA pipe figures for "+machine.Microarch(cpu)+" are UNVERIFIED")
 		}
 	}
 
@@ -326,7 +326,7 @@ func (t *tally) add(rs ...stats.Result) map[stats.StopReason]int {
 // core (SMT siblings add no FMA pipes and share the core's caches), taken
 // in order from the CPUs this process may use. Without threads the scopes
 // are one core, the cores of one socket and all cores, without duplicates.
-func Scopes(topo pmu.Topology, threads []int) ([][]int, error) {
+func Scopes(topo machine.Topology, threads []int) ([][]int, error) {
 	allowed, err := affinity.Allowed()
 	if err != nil {
 		return nil, err
@@ -334,7 +334,7 @@ func Scopes(topo pmu.Topology, threads []int) ([][]int, error) {
 	return scopes(topo, allowed, threads)
 }
 
-func scopes(topo pmu.Topology, allowed, threads []int) ([][]int, error) {
+func scopes(topo machine.Topology, allowed, threads []int) ([][]int, error) {
 	var cores []int
 	for _, sib := range topo.SMTSiblings {
 		for _, c := range sib {

@@ -11,7 +11,7 @@ import (
 	"testing/fstest"
 
 	"github.com/rprof/rprof/internal/stats"
-	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
 )
@@ -19,11 +19,11 @@ import (
 func TestScopesPickOneCPUPerCoreAndRejectTooMany(t *testing.T) {
 	// Two sockets of two cores with SMT: CPUs 0-3 on socket 0 (siblings
 	// 0/4, 1/5 ...), as Linux numbers them.
-	smt := pmu.Topology{Sockets: 2, Cores: 4, Threads: 8, SMTSiblings: [][]int{{0, 4}, {1, 5}, {2, 6}, {3, 7}}}
-	vm := pmu.Topology{Sockets: 1, Cores: 2, Threads: 2, SMTSiblings: [][]int{{0}, {1}}}
+	smt := machine.Topology{Sockets: 2, Cores: 4, Threads: 8, SMTSiblings: [][]int{{0, 4}, {1, 5}, {2, 6}, {3, 7}}}
+	vm := machine.Topology{Sockets: 1, Cores: 2, Threads: 2, SMTSiblings: [][]int{{0}, {1}}}
 	tests := []struct {
 		name    string
-		topo    pmu.Topology
+		topo    machine.Topology
 		allowed []int
 		threads []int
 		want    [][]int

@@ -24,7 +24,7 @@ run_flags=${RUN_FLAGS:--e task-clock -e page-faults -e context-switches}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/rprof" ./cmd/rprof
-gcc -O2 -o "$tmp/spin" measure/testdata/progs/spin.c
+gcc -O2 -o "$tmp/spin" internal/launch/testdata/progs/spin.c
 rprof=$tmp/rprof
 spin=$tmp/spin
 

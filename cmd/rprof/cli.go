@@ -9,16 +9,36 @@ import (
 	"strings"
 )
 
-// Exit codes of rprof's own failures. `rprof run` otherwise exits with the
+// Exit statuses, one table for every command (exitCodes; the README's
+// table is checked against it). `rprof run` otherwise exits with the
 // target's status, as time(1) and perf stat do.
 const (
-	exitOK       = 0
-	exitFailure  = 1 // a check failed (doctor: counting unusable; gate: regression)
-	exitUsage    = 2
-	exitInternal = 125 // rprof itself failed
-	exitNoExec   = 126 // target found but not executable
-	exitNotFound = 127 // target not found
+	exitOK        = 0
+	exitFailure   = 1   // a check failed: gate found a regression, doctor found counting unusable
+	exitUsage     = 2   // bad command line or input document: the user must change it
+	exitUndecided = 3   // gate: the data cannot decide (too few repetitions, the target failed, machines differ without roofs)
+	exitInternal  = 125 // rprof could not do its work (measure, read, write)
+	exitNoExec    = 126 // the target was found but is not executable
+	exitNotFound  = 127 // the target was not found
+	// exitInterrupted: rprof was interrupted (SIGINT or SIGTERM) before it
+	// finished; as a shell reports a process killed by SIGINT.
+	exitInterrupted = 128 + 2
 )
+
+// exitCodes describes every exit status rprof itself chooses.
+var exitCodes = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "success (`gate`: pass)"},
+	{exitFailure, "a check failed (`gate`: regression; `doctor`: counting unusable)"},
+	{exitUsage, "bad command line or input document (unknown flag, missing baseline, a document of another schema); nothing was measured"},
+	{exitUndecided, "`gate`: could not decide (too few repetitions, the target failed, the machine differs without roofs to compare)"},
+	{exitInternal, "rprof could not do its work: measuring (no counters, a failing overhead command, a roofs benchmark), reading roofs or writing outputs failed"},
+	{exitNoExec, "`run`, `gate`: the target is not executable"},
+	{exitNotFound, "`run`, `gate`: the target was not found"},
+	{exitInterrupted, "interrupted (Ctrl-C or SIGTERM); no document was written"},
+}
 
 // env is what a command may touch: its streams. Commands never reach for
 // os.Stdout or os.Exit themselves, so tests run them in-process.
@@ -99,7 +119,12 @@ func report(stderr io.Writer, cmd *command, err error) int {
 		return ee.code
 	}
 	fmt.Fprintf(stderr, "rprof %s: %s\n", cmd.Name, advice(err))
-	return exitFailure
+	if errors.Is(err, context.Canceled) {
+		return exitInterrupted
+	}
+	// An error no command classified is rprof's own failure, never "a
+	// check failed": a command that fails a check says so.
+	return exitInternal
 }
 
 func lookup(name string) *command {

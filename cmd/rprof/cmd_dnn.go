@@ -93,17 +93,11 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 		return usagef("--top and --threads must not be negative")
 	}
 	if err := checkOutputs(*jsonPath); err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	roofsFile, err := roofsOrDefault(*roofsPath)
-	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
-	var roofs *roofline.Roofs
-	if roofsFile != "" {
-		if roofs, err = roofline.ReadRoofs(roofsFile); err != nil {
-			return &exitError{code: exitInternal, err: fmt.Errorf("roofs: %w", err)}
-		}
+	roofs, err := loadRoofs(*roofsPath)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
 	}
 
 	tr, code, err := runVerbose(ctx, e, command)
@@ -112,7 +106,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(e.stderr, "rprof dnn: interrupted: no table or point set written")
-		return &exitError{code: 130}
+		return &exitError{code: exitInterrupted}
 	}
 	groups := dnn.GroupExecs(tr.Records)
 	if len(groups) == 0 {
@@ -128,7 +122,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	}
 	points := dnn.Points(groups, dnn.PointOptions{
 		Command: command, Created: time.Now().UTC(), Confidence: *confidence,
-		Roofs: roofs, RoofsFile: roofsFile, Threads: *threads, CPUs: libraryThreads(tr.Info),
+		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: *threads, CPUs: libraryThreads(tr.Info),
 	})
 	for i := range points {
 		points[i].Exit = roofline.Exit{Code: code}

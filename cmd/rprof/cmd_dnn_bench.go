@@ -116,16 +116,11 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	if err := checkOutputs(*jsonPath); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	roofsFile, err := roofsOrDefault(*roofsPath)
+	rd, err := loadRoofs(*roofsPath)
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
-	var roofs *roofline.Roofs
-	if roofsFile != "" {
-		if roofs, err = roofline.ReadRoofs(roofsFile); err != nil {
-			return &exitError{code: exitInternal, err: fmt.Errorf("roofs: %w", err)}
-		}
-	}
+	roofs, roofsFile := rd.roofs, rd.path
 
 	lib, err := dnnbench.Open()
 	var ve *dnnbench.VersionError

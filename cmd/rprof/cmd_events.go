@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/rprof/rprof/internal/kfs"
 	"github.com/rprof/rprof/pmu"
 )
 
@@ -269,7 +270,7 @@ func writeEventsText(w io.Writer, p pmu.Plan) error {
 			if t.Alias != "" {
 				from = "kernel alias"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%g\t%s\t%s\t%s\t%s\n", markUnverified(t.Name, t.Unverified), t.PMU, t.Attr.Type, configText(t.Attr), t.BytesPerCount, t.Direction, pmu.FormatCPUList(t.CPUs), from, src.ref(t.Source))
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%g\t%s\t%s\t%s\t%s\n", markUnverified(t.Name, t.Unverified), t.PMU, t.Attr.Type, configText(t.Attr), t.BytesPerCount, t.Direction, kfs.FormatList(t.CPUs), from, src.ref(t.Source))
 		}
 		tw.Flush()
 	}

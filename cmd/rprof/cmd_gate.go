@@ -28,10 +28,14 @@ interval of its time is within --ci of the mean (or --max-repeat or
 --max-time is reached), compares the new point with the point of the same
 label in the baseline file, and exits:
 
-  0  pass: no significant change beyond the limits
-  1  regression: a significant slowdown, or growth of W or Q, beyond a limit
-  2  could not decide or could not measure (the command failed, too few
-     repetitions, no baseline, machines differ without roofs to compare)
+  0    pass: no significant change beyond the limits
+  1    regression: a significant slowdown, or growth of W or Q, beyond a limit
+  2    bad command line or input (no baseline, a baseline of another schema,
+       no point of the label, unreadable roofs)
+  3    could not decide (the command failed, too few repetitions, machines
+       differ without roofs to compare)
+  125  could not measure (no counters and no fallback, unwritable output)
+  126  the command is not executable; 127 it was not found
 
 with the reason on one line on stderr. A slowdown fails only when the
 two-sample test (Welch's t on the per-repetition times, or Mann-Whitney U
@@ -78,6 +82,7 @@ annotations on stdout when GITHUB_ACTIONS=true.
   --threads N              thread scope of the roofs
   --work FLOP              analytic W, instead of counters
   --traffic BYTES          analytic Q, instead of counters
+  --count BACKEND          count W and Q with BACKEND, as 'rprof run --count'
   -e EVENT                 count EVENT too, as 'rprof run -e'
   --overhead 'CMD'         subtract an overhead command, as 'rprof run'
   --idle-baseline DURATION subtract idle DRAM traffic, as 'rprof run'
@@ -157,7 +162,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		outs = append(outs, *baselinePath)
 	}
 	if err := checkOutputs(outs...); err != nil {
-		return false, &exitError{code: exitUsage, err: err}
+		return false, &exitError{code: exitInternal, err: err}
 	}
 
 	// Read the baseline before running anything: a missing one is the most
@@ -174,24 +179,24 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		}
 	}
 
-	roofs, err := roofsOrDefault(mf.roofs)
+	roofs, err := loadRoofs(mf.roofs)
 	if err != nil {
 		return false, &exitError{code: exitUsage, err: err}
 	}
 	cfg := measure.Config{
 		Command: cmd, Label: *label, Stderr: e.stderr,
-		CI: ci.v, MaxRepeat: mf.maxRepeat, MaxTime: mf.maxTime, RoofsPath: roofs,
+		CI: ci.v, MaxRepeat: mf.maxRepeat, MaxTime: mf.maxTime, Roofs: roofs.roofs, RoofsPath: roofs.path,
 	}
 	if err := mf.apply(&cfg, fset); err != nil {
 		return false, err
 	}
 	p, timeOnly, err := measureForGate(ctx, cfg)
 	if err != nil {
-		return false, &exitError{code: exitUsage, err: fmt.Errorf("could not measure: %w", err)}
+		return false, measureFailure(err, "could not measure")
 	}
 	if *jsonPath != "" {
 		if err := writeDoc(e, *jsonPath, p); err != nil {
-			return false, &exitError{code: exitUsage, err: err}
+			return false, &exitError{code: exitInternal, err: err}
 		}
 	}
 	if *update {
@@ -200,42 +205,22 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 
 	v, err := gate.Decide(base, *p, limits, opts)
 	if err != nil {
-		return false, usagef("%v", err)
+		return false, &exitError{code: exitUsage, err: err}
 	}
 	if timeOnly != "" {
 		v.Notes = append(v.Notes, timeOnly)
 	}
 	if err := gateOutputs(e, v, base, *p, *mdPath, *junitPath, *benchPath); err != nil {
-		return false, &exitError{code: exitUsage, err: err}
+		return false, &exitError{code: exitInternal, err: err}
 	}
 	switch v.Outcome {
 	case gate.Regression:
 		return true, &exitError{code: exitFailure, err: errors.New(v.Reason)}
 	case gate.Undecided:
-		return true, &exitError{code: exitUsage, err: errors.New(v.Reason)}
+		return true, &exitError{code: exitUndecided, err: errors.New(v.Reason)}
 	}
 	fmt.Fprintf(e.stderr, "rprof gate: %s\n", v.Reason)
 	return true, nil
-}
-
-// roofsOrDefault is the roofs document to place the run under: the one
-// given, else the one 'rprof roofs' wrote by default, if it exists (as for
-// 'rprof run').
-func roofsOrDefault(path string) (string, error) {
-	if path != "" {
-		return path, nil
-	}
-	def, err := roofline.DefaultRoofsPath()
-	if err != nil {
-		return "", nil // no cache directory: no default roofs
-	}
-	if _, err := os.Stat(def); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", nil
-		}
-		return "", fmt.Errorf("roofs: %w", err)
-	}
-	return def, nil
 }
 
 // measureForGate runs the target. Where neither counters nor analytic
@@ -287,7 +272,7 @@ func pickLabel(path string, ps []roofline.Point, label string) (roofline.Point, 
 // the point of its label when the file holds a point set.
 func updateBaseline(e *env, path string, p *roofline.Point) error {
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {
-		return &exitError{code: exitUsage, err: fmt.Errorf("could not measure: the command %s; baseline %s not written", exitText(p.Exit), path)}
+		return &exitError{code: exitUndecided, err: fmt.Errorf("could not measure: the command %s; baseline %s not written", exitText(p.Exit), path)}
 	}
 	var doc any = p
 	existing, err := roofline.ReadPoints(path)
@@ -306,7 +291,7 @@ func updateBaseline(e *env, path string, p *roofline.Point) error {
 		doc = set
 	}
 	if err := writeDoc(e, path, doc); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitInternal, err: err}
 	}
 	fmt.Fprintf(e.stderr, "rprof gate: wrote baseline %s: %q, %.4g s ± %s over %d repetitions\n",
 		path, p.Label, p.Seconds, relHalf(p), len(p.Samples.Seconds))

@@ -82,8 +82,8 @@ func TestGateCommand(t *testing.T) {
 		{"missing-baseline", []string{"--baseline", dir + "absent.json"}, nil, exitUsage, 0},
 		{"other-schema-version", []string{"--baseline", dir + "future.json"}, nil, exitUsage, 0},
 		{"label-not-in-baseline", []string{"--baseline", dir + "set.json", "--label", "stream"}, nil, exitUsage, 0},
-		{"command-failed", []string{"--baseline", dir + "baseline.json"}, []fakeGateResult{{point: &failed}}, exitUsage, 1},
-		{"command-not-found", []string{"--baseline", dir + "baseline.json"}, []fakeGateResult{{err: notFound}}, exitUsage, 1},
+		{"command-failed", []string{"--baseline", dir + "baseline.json"}, []fakeGateResult{{point: &failed}}, exitUndecided, 1},
+		{"command-not-found", []string{"--baseline", dir + "baseline.json"}, []fakeGateResult{{err: notFound}}, exitNotFound, 1},
 		{"no-command", []string{"--baseline", dir + "baseline.json", "--"}, nil, exitUsage, 0},
 		{"no-baseline-flag", nil, nil, exitUsage, 0},
 	}
@@ -117,13 +117,13 @@ func TestGatePassesSettingsToMeasure(t *testing.T) {
 	f := &fakeGateMeasure{results: []fakeGateResult{{err: &measure.NoCountersError{Err: pmu.ErrNoPMU}}, {point: gateReadPoint(t, "testdata/gate/baseline.json")}}}
 	f.install(t)
 	code, _, stderr := rprofCLI(t, "gate", "--baseline", "testdata/gate/baseline.json", "--label", "spin",
-		"--ci", "3%", "--max-repeat", "7", "--roofs", "r.json", "--work", "1e9",
+		"--ci", "3%", "--max-repeat", "7", "--roofs", "../../roofline/testdata/roofs_zen5_vm.json", "--work", "1e9",
 		"--overhead", "./k -n 0", "--idle-baseline", "1s", "--", "./k", "-n", "5")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	cfg := f.got[0]
-	if cfg.Label != "spin" || cfg.CI != 0.03 || cfg.MaxRepeat != 7 || cfg.RoofsPath != "r.json" ||
+	if cfg.Label != "spin" || cfg.CI != 0.03 || cfg.MaxRepeat != 7 || cfg.RoofsPath != "../../roofline/testdata/roofs_zen5_vm.json" || cfg.Roofs == nil ||
 		cfg.Work == nil || *cfg.Work != 1e9 || cfg.Traffic != nil || !slices.Equal(cfg.Command, []string{"./k", "-n", "5"}) ||
 		!slices.Equal(cfg.Overhead, []string{"./k", "-n", "0"}) || cfg.IdleBaseline != time.Second {
 		t.Errorf("config %+v", cfg)
@@ -151,8 +151,8 @@ func TestGateUpdatesBaseline(t *testing.T) {
 	}
 	// A failed run never replaces a baseline.
 	code, _, stderr := rprofCLI(t, "gate", "--baseline", single, "--update-baseline", "--", "./spin")
-	if code != exitUsage || !strings.Contains(stderr, "killed by SIGSEGV") {
-		t.Errorf("exit %d, stderr %q; want 2 saying the command was killed", code, stderr)
+	if code != exitUndecided || !strings.Contains(stderr, "killed by SIGSEGV") {
+		t.Errorf("exit %d, stderr %q; want %d saying the command was killed", code, stderr, exitUndecided)
 	}
 	if got := gateReadPoint(t, single); got.Exit.Signal != "" {
 		t.Error("failed run written as baseline")

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 
@@ -89,7 +86,11 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 	}
 	in, err := loadInputs(*roofsPath, files)
 	if err != nil {
-		return err
+		return &exitError{code: exitUsage, err: err}
+	}
+	// A scope the roofs lack is a bad command line, found before drawing.
+	if _, err := chart.ThreadScope(in.roofs, in.points, *threads); err != nil {
+		return &exitError{code: exitUsage, err: err}
 	}
 	for _, n := range in.notes {
 		fmt.Fprintf(e.stderr, "rprof plot: note: %s\n", n)
@@ -147,23 +148,13 @@ type inputs struct {
 // exists) and every point file. Having neither roofs nor points is an
 // error: there would be nothing to show.
 func loadInputs(roofsPath string, pointFiles []string) (*inputs, error) {
-	in := &inputs{roofsPath: roofsPath}
-	if roofsPath == "" {
-		def, err := roofline.DefaultRoofsPath()
-		if err == nil {
-			if _, statErr := os.Stat(def); statErr == nil {
-				in.roofsPath = def
-			} else if errors.Is(statErr, fs.ErrNotExist) {
-				in.notes = append(in.notes, fmt.Sprintf("no roofs at %s (run 'rprof roofs' or give --roofs): drawing points only", def))
-			}
-		}
+	roofs, err := loadRoofs(roofsPath)
+	if err != nil {
+		return nil, err
 	}
-	if in.roofsPath != "" {
-		r, err := roofline.ReadRoofs(in.roofsPath)
-		if err != nil {
-			return nil, fmt.Errorf("read roofs: %w", err)
-		}
-		in.roofs = r
+	in := &inputs{roofs: roofs.roofs, roofsPath: roofs.path}
+	if roofs.missing != "" {
+		in.notes = append(in.notes, fmt.Sprintf("no roofs at %s (run 'rprof roofs' or give --roofs): drawing points only", roofs.missing))
 	}
 	for _, f := range pointFiles {
 		pts, err := roofline.ReadPoints(f)

@@ -59,13 +59,13 @@ func TestPlotCommand(t *testing.T) {
 		{"unknown-extension", []string{"plot", "--roofs", roofs, "-o", "$TMP/chart.gif", triad}, exitUsage},
 		{"no-output", []string{"plot", "--roofs", roofs, triad}, exitUsage},
 		{"nothing-to-draw", []string{"plot", "--ascii"}, exitUsage},
-		{"not-json", []string{"plot", "--roofs", roofs, "--ascii", "testdata/plot/not-json.json"}, exitFailure},
-		{"point-is-roofs", []string{"plot", "--roofs", roofs, "--ascii", roofs}, exitFailure},
-		{"roofs-is-point", []string{"plot", "--roofs", triad, "--ascii", triad}, exitFailure},
-		{"missing-file", []string{"plot", "--roofs", roofs, "--ascii", "testdata/plot/absent.json"}, exitFailure},
+		{"not-json", []string{"plot", "--roofs", roofs, "--ascii", "testdata/plot/not-json.json"}, exitUsage},
+		{"point-is-roofs", []string{"plot", "--roofs", roofs, "--ascii", roofs}, exitUsage},
+		{"roofs-is-point", []string{"plot", "--roofs", triad, "--ascii", triad}, exitUsage},
+		{"missing-file", []string{"plot", "--roofs", roofs, "--ascii", "testdata/plot/absent.json"}, exitUsage},
 		{"bad-size", []string{"plot", "--roofs", roofs, "--size", "9by6", "-o", "$TMP/chart.png", triad}, exitUsage},
 		{"tiny-size", []string{"plot", "--roofs", roofs, "--size", "1x1", "-o", "$TMP/chart.png", triad}, exitUsage},
-		{"threads-not-measured", []string{"plot", "--roofs", roofs, "--threads", "8", "--ascii"}, exitFailure},
+		{"threads-not-measured", []string{"plot", "--roofs", roofs, "--threads", "8", "--ascii"}, exitUsage},
 	})
 }
 

@@ -73,7 +73,11 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	}
 	in, err := loadInputs(*roofsPath, files)
 	if err != nil {
-		return err
+		return &exitError{code: exitUsage, err: err}
+	}
+	// A scope the roofs lack is a bad command line, found before drawing.
+	if _, err := chart.ThreadScope(in.roofs, in.points, *threads); err != nil {
+		return &exitError{code: exitUsage, err: err}
 	}
 	printNotes(e, "report", in.notes)
 	input := rpreport.Input{

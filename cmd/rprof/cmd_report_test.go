@@ -18,8 +18,8 @@ func TestReportCommand(t *testing.T) {
 		{"unknown-format", []string{"report", "--roofs", roofs, "--format", "pdf", triad}, exitUsage},
 		{"unknown-extension", []string{"report", "--roofs", roofs, "-o", "$TMP/report.txt", triad}, exitUsage},
 		{"nothing-to-report", []string{"report", "--format", "md"}, exitUsage},
-		{"not-json", []string{"report", "--roofs", roofs, "testdata/plot/not-json.json"}, exitFailure},
-		{"point-is-roofs", []string{"report", "--roofs", roofs, roofs}, exitFailure},
+		{"not-json", []string{"report", "--roofs", roofs, "testdata/plot/not-json.json"}, exitUsage},
+		{"point-is-roofs", []string{"report", "--roofs", roofs, roofs}, exitUsage},
 	})
 }
 

@@ -149,7 +149,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	p.clear()
 	switch {
 	case ctx.Err() != nil:
-		return &exitError{code: 130, err: errors.New("interrupted; no roofs document written")}
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted; no roofs document written")}
 	case errors.Is(err, roofs.ErrThreads):
 		return usagef("--threads: %v", err)
 	case err != nil:

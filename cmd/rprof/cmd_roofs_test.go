@@ -33,7 +33,7 @@ func TestRoofsRejectsBadInputInOneLine(t *testing.T) {
 		{"blas-arch-in-process", []string{"--blas-arch", "SkylakeX", "--in-process", "-o", out}, exitUsage},
 		{"missing-blas", []string{"--blas", "/nonexistent/libopenblas.so.0", "-o", out}, exitUsage},
 		{"extra-argument", []string{"-o", out, "now"}, exitUsage},
-		{"unwritable-output", []string{"-o", dir + "not-a-dir/roofs.json"}, exitFailure},
+		{"unwritable-output", []string{"-o", dir + "not-a-dir/roofs.json"}, exitInternal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

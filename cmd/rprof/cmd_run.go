@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -39,6 +40,8 @@ CMD is only timed and the point is marked analytic) or only -e events are
 asked for (they are reported, as perf stat would, and W and Q are not).
 
 Flags:
+  --count BACKEND    how W and Q are counted: pmu, the hardware counters
+                     through perf_event_open (the default)
   -e EVENT           also count EVENT (perf syntax: page-faults,
                      cpu/event=0x3,umask=0x8f/, rNNNN); repeatable, or
                      several separated by commas
@@ -65,11 +68,21 @@ Flags:
   --plot FILE        draw the point under the roofs (.png, .svg or .pdf)
   --label NAME       name of the point (default: CMD's base name)
 
+Under mpirun or srun (mpirun -n 4 rprof run --json DIR/ -- ./app), each
+rank counts its own W and T, and one process per node and job, elected
+through lock files, counts the node's DRAM traffic for all its ranks.
+--json DIR/ writes one file per rank, named by job and rank; 'rprof merge
+DIR/*.json' makes the job's point. See docs/cluster.md.
+  --lock-dir DIR     node-local directory of the election's lock files
+                     (default $RPROF_LOCK_DIR, else the temporary directory)
+  --job NAME         the job's name in the rank files (default: the
+                     launcher's job id; give one for MPICH across nodes)
+
 Exit status: CMD's own (128+N when signal N killed it); rprof's failures:
-2 bad command line (empty command, --repeat 0, unparsable event), 125 rprof
-could not measure (no counters, unreadable or foreign roofs file, failing
-overhead command, unwritable output), 126 CMD not executable, 127 CMD not
-found.
+2 bad command line or input (empty command, --repeat 0, unparsable event,
+unreadable or foreign roofs file), 125 rprof could not measure (no
+counters, failing overhead command, unwritable output), 126 CMD not
+executable, 127 CMD not found, 130 interrupted before any repetition.
 `,
 	Run: runRun,
 }
@@ -84,6 +97,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	jsonPath := fset.String("json", "", "write the point document to `FILE`")
 	plotPath := fset.String("plot", "", "draw the point to `FILE`")
 	label := fset.String("label", "", "name of the point")
+	lockDir := fset.String("lock-dir", defaultLockDir(), "node-local `DIR` for the traffic-owner election of parallel jobs")
+	jobName := fset.String("job", "", "name of the parallel job (default: the launcher's job id)")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
@@ -96,6 +111,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	if len(cfg.Command) == 0 {
 		return usagef("empty command: give the program to measure after the flags")
+	}
+	if l := launcherIn(cfg.Command); l != "" {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s starts the ranks, not rprof, so rprof would count the launcher alone: put rprof after it (%s [OPTIONS] rprof run --json DIR/ -- CMD), then rprof merge DIR/*.json", l, l)}
+	}
+	id, isRank, err := identity(*jobName)
+	if err != nil {
+		return &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
 	}
 	switch {
 	case set["ci"] && set["repeat"]:
@@ -117,24 +139,41 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			return usagef("--plot %v", err)
 		}
 	}
+	// Under a launcher, a directory takes one file per rank.
+	if st, err := os.Stat(*jsonPath); isRank && *jsonPath != "" && (strings.HasSuffix(*jsonPath, "/") || err == nil && st.IsDir()) {
+		*jsonPath = rankFile(*jsonPath, id)
+	}
 	if err := checkOutputs(*jsonPath, *plotPath); err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
 	scope := "as asked with --threads"
-	roofsFile, err := roofsOrDefault(mf.roofs)
+	roofs, err := loadRoofs(mf.roofs)
 	if err != nil {
-		return &exitError{code: exitInternal, err: err}
+		return &exitError{code: exitUsage, err: err}
 	}
-	cfg.RoofsPath = roofsFile
+	cfg.Roofs, cfg.RoofsPath = roofs.roofs, roofs.path
 	if cfg.Threads == 0 {
 		scope = fmt.Sprintf("the largest measured scope not above the %d online CPUs", measure.OnlineCPUs())
 	}
 
+	var node rankNode
+	if isRank {
+		if node, err = joinNode(e.stderr, *lockDir, id); err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+		defer node.Close()
+		cfg.Node = node
+	}
 	p, err := measure.Run(ctx, cfg)
 	if err != nil {
 		return runFailure(e, err)
 	}
-	writeRunSummary(e.stderr, p, scope)
+	if isRank {
+		describeRank(p, id, node)
+		writeRankSummary(e.stderr, p)
+	} else {
+		writeRunSummary(e.stderr, p, scope)
+	}
 	if cfg.CI > 0 && p.Seconds > 0 {
 		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.CI*p.Seconds) {
 			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%.1f%%) did not narrow to ±%g%% within %d runs or %v (--max-repeat, --max-time)\n\n",
@@ -148,13 +187,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *plotPath != "" {
-		var roofs *roofline.Roofs
-		if p.RoofsFile != "" {
-			if roofs, err = roofline.ReadRoofs(p.RoofsFile); err != nil {
-				return &exitError{code: exitInternal, err: fmt.Errorf("roofs: %w", err)}
-			}
-		}
-		notes, err := chart.Write(*plotPath, roofs, []roofline.Point{*p}, chart.Options{Threads: p.Threads})
+		notes, err := chart.Write(*plotPath, roofs.roofs, []roofline.Point{*p}, chart.Options{Threads: p.Threads})
 		if err != nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("plot: %w", err)}
 		}
@@ -168,26 +201,41 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// runFailure turns Run's errors into exit statuses: bad input 2, a target
-// not found 127 or not executable 126, anything else rprof could not do
-// 125. A refusal for want of counters prints the doctor's diagnosis.
+// runFailure turns Run's errors into exit statuses by measureFailure; a
+// refusal for want of counters also prints the doctor's diagnosis.
 func runFailure(e *env, err error) error {
-	var oe *measure.OverheadError
 	var nc *measure.NoCountersError
-	switch {
-	case errors.Is(err, measure.ErrInvalidConfig):
-		return usagef("%s", strings.TrimPrefix(err.Error(), measure.ErrInvalidConfig.Error()+": "))
-	case errors.As(err, &oe):
-		return &exitError{code: exitInternal, err: err}
-	case errors.As(err, &nc):
+	if errors.As(err, &nc) {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		writeRunDiagnosis(e.stderr, nc.Diagnosis)
 		fmt.Fprintln(e.stderr, "\nTo measure anyway, give the work and traffic (--work FLOPS, --traffic BYTES), or count software events with -e.")
 		return &exitError{code: exitInternal}
+	}
+	return measureFailure(err, "")
+}
+
+// measureFailure turns measure.Run's errors into exit statuses (run and
+// gate): bad input 2, a target not found 127 or not executable 126, an
+// interruption 130, anything else rprof could not do 125. prefix, when
+// set, starts the message of the failures that are not bad input.
+func measureFailure(err error, prefix string) error {
+	if errors.Is(err, measure.ErrInvalidConfig) {
+		return usagef("%s", strings.TrimPrefix(err.Error(), measure.ErrInvalidConfig.Error()+": "))
+	}
+	if prefix != "" {
+		err = fmt.Errorf("%s: %w", prefix, err)
+	}
+	var oe *measure.OverheadError
+	switch {
+	case errors.As(err, &oe):
+		// Not the target: the overhead command's own failure.
+		return &exitError{code: exitInternal, err: err}
 	case errors.Is(err, measure.ErrNotFound):
 		return &exitError{code: exitNotFound, err: err}
 	case errors.Is(err, measure.ErrNotExecutable):
 		return &exitError{code: exitNoExec, err: err}
+	case errors.Is(err, context.Canceled):
+		return &exitError{code: exitInterrupted, err: err}
 	}
 	return &exitError{code: exitInternal, err: err}
 }

@@ -251,9 +251,9 @@ func TestRunRejectsBadInputWithOneLineAndNoDocument(t *testing.T) {
 		{"unparsable event", []string{"--work", "1", "-e", "cpu/event=0x3", ok}, exitUsage, `event "cpu/event=0x3"`},
 		{"target not found", []string{"--work", "1", filepath.Join(dir, "missing")}, exitNotFound, "not found"},
 		{"target not executable", []string{"--work", "1", notExec}, exitNoExec, "not executable"},
-		{"roofs file missing", []string{"--work", "1", "--roofs", filepath.Join(dir, "none.json"), ok}, exitInternal, "none.json"},
-		{"roofs file truncated", []string{"--work", "1", "--roofs", truncated, ok}, exitInternal, "truncated.json"},
-		{"roofs file of another schema", []string{"--work", "1", "--roofs", other, ok}, exitInternal, `schema "rprof.roofs/v0"`},
+		{"roofs file missing", []string{"--work", "1", "--roofs", filepath.Join(dir, "none.json"), ok}, exitUsage, "none.json"},
+		{"roofs file truncated", []string{"--work", "1", "--roofs", truncated, ok}, exitUsage, "truncated.json"},
+		{"roofs file of another schema", []string{"--work", "1", "--roofs", other, ok}, exitUsage, `schema "rprof.roofs/v0"`},
 		{"overhead command fails", []string{"--work", "1", "--overhead", fails, ok}, exitInternal, "overhead command"},
 		{"overhead command not found", []string{"--work", "1", "--overhead", filepath.Join(dir, "missing"), ok}, exitInternal, "overhead command"},
 	}

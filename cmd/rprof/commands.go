@@ -5,6 +5,7 @@ func commands() []*command {
 	return []*command{
 		cmdRoofs,
 		cmdRun,
+		cmdMerge,
 		cmdDNN,
 		cmdPlot,
 		cmdReport,

@@ -42,8 +42,8 @@ func TestGateEndToEnd(t *testing.T) {
 		{"write the baseline", gateArgs("--update-baseline", "--", "sleep", "0.05"), exitOK, `wrote baseline ` + base + `: "nap"`},
 		{"same program passes", gateArgs("--", "sleep", "0.05"), exitOK, "rprof gate: pass: time"},
 		{"five times slower fails", gateArgs("--", "sleep", "0.25"), exitFailure, "rprof gate: regression: time"},
-		{"failing command cannot be measured", gateArgs("--", "sh", "-c", "exit 3"), exitUsage, "could not measure: the command exited with status 3"},
-		{"missing command cannot be measured", gateArgs("--", filepath.Join(dir, "absent")), exitUsage, "could not measure"},
+		{"failing command cannot be measured", gateArgs("--", "sh", "-c", "exit 3"), exitUndecided, "could not measure: the command exited with status 3"},
+		{"missing command cannot be measured", gateArgs("--", filepath.Join(dir, "absent")), exitNotFound, "could not measure"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := rprofCLI(t, tt.args...)

@@ -7,26 +7,15 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
-
-	"github.com/rprof/rprof/dnnbench"
-	"github.com/rprof/rprof/measure"
-	"github.com/rprof/rprof/roofs"
 )
 
-// The hidden launcher of `rprof run` must exec its target from the main
-// thread (see measure.Launch), and `rprof dnn bench` calls oneDNN from it
-// (see dnnbench.NeedsMainThread); main unlocks otherwise.
+// A hidden role may need the main thread (see roles); playRole unlocks it
+// otherwise.
 func init() { runtime.LockOSThread() }
 
 func main() {
-	if measure.IsLauncher(os.Args) {
-		measure.Launch(os.Args)
-	}
-	if !dnnbench.NeedsMainThread(os.Args[1:]) {
-		runtime.UnlockOSThread()
-	}
-	if len(os.Args) > 1 && os.Args[1] == roofs.WorkerArg {
-		os.Exit(roofs.Worker(context.Background(), os.Stdin, os.Stdout))
+	if code, ok := playRole(os.Args); ok {
+		os.Exit(code)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first Ctrl-C stops rprof cleanly; a second one, the default

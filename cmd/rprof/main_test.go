@@ -3,33 +3,24 @@ package main
 import (
 	"context"
 	"os"
-	"runtime"
 	"testing"
-
-	"github.com/rprof/rprof/dnnbench"
-	"github.com/rprof/rprof/measure"
-	"github.com/rprof/rprof/roofs"
 )
 
 // TestMain lets the test binary play the roles the rprof binary plays for
-// itself: the launcher of `rprof run` (which re-executes os.Executable),
-// the test targets of cmd_run_test.go, the worker processes of
-// `rprof roofs`, and rprof itself for commands that call a library from the
-// main thread (testRprofArg).
+// itself (roles: the launcher of `rprof run`, which re-executes
+// os.Executable where ptrace is refused, and the worker processes of
+// `rprof roofs`), the test targets of cmd_run_test.go, and rprof itself
+// (testRprofArg) for commands that keep the main thread.
 func TestMain(m *testing.M) {
-	if measure.IsLauncher(os.Args) {
-		measure.Launch(os.Args)
-	}
-	if len(os.Args) > 1 && os.Args[1] == testRprofArg {
-		// rprof itself, for commands that must run on the main thread.
-		if !dnnbench.NeedsMainThread(os.Args[2:]) {
-			runtime.UnlockOSThread()
+	if len(os.Args) > 2 && os.Args[1] == testRprofArg {
+		args := append([]string{os.Args[0]}, os.Args[2:]...)
+		if code, ok := playRole(args); ok {
+			os.Exit(code)
 		}
-		os.Exit(run(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(run(context.Background(), args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	runtime.UnlockOSThread()
-	if len(os.Args) > 1 && os.Args[1] == roofs.WorkerArg {
-		os.Exit(roofs.Worker(context.Background(), os.Stdin, os.Stdout))
+	if code, ok := playRole(os.Args); ok {
+		os.Exit(code)
 	}
 	if len(os.Args) > 1 && os.Args[1] == testTargetArg {
 		os.Exit(testTarget(os.Args[2:]))

@@ -15,6 +15,7 @@ import (
 // a target is measured: defined once, so both commands spell, document and
 // check them alike.
 type measureFlags struct {
+	count         string
 	events        eventList
 	work, traffic optFloat
 	overhead      string
@@ -26,6 +27,7 @@ type measureFlags struct {
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.count, "count", measure.DefaultBackend, "count W and Q with `BACKEND` ("+strings.Join(measure.Backends(), ", ")+")")
 	fs.Var(&m.events, "e", "count `EVENT` too (perf syntax; repeatable)")
 	fs.StringVar(&m.overhead, "overhead", "", "overhead `command` to subtract")
 	fs.DurationVar(&m.idle, "idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
@@ -41,7 +43,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 // roofs path and the repetition fields are left to the caller, whose rules
 // for them differ.
 func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
-	cfg.Events, cfg.IdleBaseline = m.events, m.idle
+	cfg.Count, cfg.Events, cfg.IdleBaseline = m.count, m.events, m.idle
 	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
 	overheadSet := false
 	fs.Visit(func(f *flag.Flag) { overheadSet = overheadSet || f.Name == "overhead" })

@@ -91,8 +91,8 @@ func TestGateUpdateBaselineRefusesAnUnwritableBaselineBeforeMeasuring(t *testing
 	defer func() { gateMeasure = old }()
 	base := filepath.Join(t.TempDir(), "missing", "base.json")
 	code, _, stderr := rprofCLI(t, "gate", "--baseline", base, "--update-baseline", "--", "true")
-	if code != exitUsage || !strings.Contains(stderr, "cannot be written") {
-		t.Errorf("exit %d, stderr %q; want 2 and why the baseline cannot be written", code, stderr)
+	if code != exitInternal || !strings.Contains(stderr, "cannot be written") {
+		t.Errorf("exit %d, stderr %q; want 125 and why the baseline cannot be written", code, stderr)
 	}
 	if measured {
 		t.Errorf("measured before refusing the output")

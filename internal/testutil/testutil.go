@@ -5,9 +5,11 @@ package testutil
 import (
 	"bytes"
 	"flag"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -95,4 +97,33 @@ func CheckNoNewFDs(t testing.TB, before map[string]string) {
 			t.Errorf("fd %s (%s) left open", fd, target)
 		}
 	}
+}
+
+// Machines are the fake trees of real machines under pmu/testdata/machines
+// (captured with scripts/capture-sysfs.sh; see each README).
+var Machines = []string{
+	"skylake-sp", "icelake-sp", "sapphirerapids", "graniterapids-oldkernel", "graniterapids-newkernel",
+	"alderlake", "zen3", "zen4", "zen5", "neoverse-v2", "vm-zen5", "vm-zen5-firecracker",
+}
+
+// MachineDir is the directory of the fake machine tree name.
+func MachineDir(t testing.TB, name string) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("no caller information to find the fake machine trees")
+	}
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "pmu", "testdata", "machines", name)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("fake machine %s: %v", name, err)
+	}
+	return dir
+}
+
+// MachineFS returns the sysfs and procfs roots of the fake machine tree
+// name.
+func MachineFS(t testing.TB, name string) (sysfs, procfs fs.FS) {
+	t.Helper()
+	dir := MachineDir(t, name)
+	return os.DirFS(filepath.Join(dir, "sys")), os.DirFS(filepath.Join(dir, "proc"))
 }

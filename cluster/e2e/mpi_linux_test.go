@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rprof/rprof/roofline"
+)
+
+var ompiRoot = []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}
+
+func TestOpenMPIFourRanksOneOwner(t *testing.T) {
+	need(t, "mpirun.openmpi", "go")
+	tmp := t.TempDir()
+	bin := buildRprof(t)
+	pts, locks := filepath.Join(tmp, "points"), filepath.Join(tmp, "locks")
+	os.Mkdir(pts, 0o755)
+	argv := []string{"mpirun.openmpi", "--oversubscribe", "-np", "4"}
+	for _, e := range countEnv {
+		argv = append(argv, "-x", strings.SplitN(e, "=", 2)[0])
+	}
+	argv = append(argv, bin, "run", "--count", "rproftest", "--lock-dir", locks, "--json", pts+"/", "--", "sleep", "0.1")
+	run(t, 2*time.Minute, append(countEnv, ompiRoot...), argv...)
+	p := merged(t, bin, pts, 4, 1)
+	if p.Job.Launcher != "openmpi" {
+		t.Errorf("launcher %q", p.Job.Launcher)
+	}
+
+	// A rank that died leaves no file: merge says which, still writes
+	// the job point, flagged, and exits 1.
+	files, _ := filepath.Glob(filepath.Join(pts, "*.rank2.json"))
+	if len(files) != 1 {
+		t.Fatalf("rank 2's file: %v", files)
+	}
+	os.Remove(files[0])
+	rest, _ := filepath.Glob(filepath.Join(pts, "*.json"))
+	job := filepath.Join(tmp, "job.json")
+	out, err := runErr(time.Minute, nil, append([]string{bin, "merge", "--json", job}, rest...)...)
+	if err == nil || !strings.Contains(out, "1 of 4 ranks missing") {
+		t.Errorf("merge without rank 2: %v\n%s", err, out)
+	}
+	ps, rerr := roofline.ReadPoints(job)
+	if rerr != nil || len(ps[0].Job.Missing) != 1 || ps[0].Job.Missing[0] != 2 {
+		t.Errorf("job point without rank 2: %v %+v", rerr, ps)
+	}
+}
+
+func TestMPICHFourRanksOneOwner(t *testing.T) {
+	need(t, "mpirun.mpich", "go")
+	tmp := t.TempDir()
+	bin := buildRprof(t)
+	pts, locks := filepath.Join(tmp, "points"), filepath.Join(tmp, "locks")
+	os.Mkdir(pts, 0o755)
+	run(t, 2*time.Minute, countEnv, "mpirun.mpich", "-np", "4",
+		bin, "run", "--count", "rproftest", "--lock-dir", locks, "--json", pts+"/", "--", "sleep", "0.1")
+	p := merged(t, bin, pts, 4, 1)
+	if p.Job.Launcher != "mpich" {
+		t.Errorf("launcher %q", p.Job.Launcher)
+	}
+}
+
+func TestRunRefusesToMeasureALauncher(t *testing.T) {
+	need(t, "go")
+	bin := buildRprof(t)
+	out, err := runErr(time.Minute, nil, bin, "run", "--", "mpirun", "-np", "2", "true")
+	if err == nil || strings.Count(out, "\n") != 1 || !strings.Contains(out, "put rprof after it") {
+		t.Errorf("rprof run -- mpirun: %v\n%q", err, out)
+	}
+}
+
+func TestUnwritableLockDirStillCountsWork(t *testing.T) {
+	need(t, "mpirun.openmpi", "go")
+	tmp := t.TempDir()
+	bin := buildRprof(t)
+	pts := filepath.Join(tmp, "points")
+	os.Mkdir(pts, 0o755)
+	notDir := filepath.Join(tmp, "file")
+	os.WriteFile(notDir, nil, 0o600)
+	out := run(t, 2*time.Minute, append(countEnv, ompiRoot...), "mpirun.openmpi", "--oversubscribe", "-np", "2",
+		bin, "run", "--count", "rproftest", "--lock-dir", filepath.Join(notDir, "locks"), "--json", pts+"/", "--", "true")
+	if n := strings.Count(out, "lock directory"); n != 2 {
+		t.Errorf("%d lines about the lock directory, want one per rank:\n%s", n, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(pts, "*.json"))
+	for _, f := range files {
+		ps, err := roofline.ReadPoints(f)
+		if err != nil || ps[0].WorkFlops == nil || ps[0].TrafficBytes != nil || ps[0].Rank.TrafficOwner {
+			t.Errorf("%s: want W counted, no Q, no owner: %v %+v", f, err, ps)
+		}
+	}
+}

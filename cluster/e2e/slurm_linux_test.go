@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// slurmNode is one slurmd: its node name, address, and the command
+// prefix that enters its host (nil: this host).
+type slurmNode struct {
+	name, addr string
+	enter      []string
+}
+
+// startSlurm starts munged, slurmctld and one slurmd per node with a
+// temporary configuration (SlurmUser=root, proctrack/linuxproc,
+// task/affinity, select/cons_tres, no cgroup plugins), waits until every
+// node is idle, and returns the clients' environment. Cleanup cancels
+// the jobs left and stops the daemons, pass or fail.
+func startSlurm(t *testing.T, ctlAddr string, nodes []slurmNode, cpus int) []string {
+	t.Helper()
+	need(t, "munged", "slurmctld", "slurmd", "srun", "sbatch", "sinfo", "scancel", "squeue")
+	needRoot(t)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755) // munged wants its socket's directory searchable
+	key := make([]byte, 1024)
+	rand.Read(key)
+	if err := os.WriteFile(filepath.Join(dir, "munge.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "munge.sock")
+	daemon(t, nil, "munged", "-F", "-f", "--key-file="+filepath.Join(dir, "munge.key"), "--socket="+sock,
+		"--pid-file="+filepath.Join(dir, "munged.pid"), "--log-file="+filepath.Join(dir, "munged.log"),
+		"--seed-file="+filepath.Join(dir, "munged.seed"))
+	waitFor(t, 10*time.Second, "munged's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+
+	ctlPort, dPort := freePort(t), freePort(t)
+	host, _ := os.Hostname()
+	var conf strings.Builder
+	fmt.Fprintf(&conf, `ClusterName=rproftest
+SlurmctldHost=%s(%s)
+SlurmctldPort=%d
+SlurmdPort=%d
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=%s
+CredType=cred/munge
+StateSaveLocation=%s/state
+SlurmdSpoolDir=%s/spool-%%n
+SlurmctldPidFile=%s/slurmctld.pid
+SlurmdPidFile=%s/slurmd-%%n.pid
+SlurmctldLogFile=%s/slurmctld.log
+SlurmdLogFile=%s/slurmd-%%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/affinity
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/builtin
+TmpFS=/var/tmp
+`, host, ctlAddr, ctlPort, dPort, sock, dir, dir, dir, dir, dir, dir)
+	var names []string
+	for _, n := range nodes {
+		fmt.Fprintf(&conf, "NodeName=%s NodeAddr=%s CPUs=%d State=UNKNOWN\n", n.name, n.addr, cpus)
+		names = append(names, n.name)
+	}
+	fmt.Fprintf(&conf, "PartitionName=debug Nodes=%s Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES\n", strings.Join(names, ","))
+	confPath := filepath.Join(dir, "slurm.conf")
+	if err := os.WriteFile(confPath, []byte(conf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "state"), 0o755)
+	env := []string{"SLURM_CONF=" + confPath}
+
+	daemon(t, env, "slurmctld", "-D", "-f", confPath)
+	for _, n := range nodes {
+		daemon(t, env, append(n.enter, "slurmd", "-D", "-f", confPath, "-N", n.name)...)
+	}
+	t.Cleanup(func() {
+		// Jobs first, so that no slurmstepd outlives its slurmd.
+		runErr(10*time.Second, env, "scancel", "--quiet", "--user=root")
+		waitUntil(10*time.Second, func() bool {
+			out, err := runErr(5*time.Second, env, "squeue", "-h")
+			return err != nil || strings.TrimSpace(out) == ""
+		})
+	})
+	waitFor(t, 60*time.Second, "every node idle", func() bool {
+		out, err := runErr(5*time.Second, env, "sinfo", "-h", "-N", "-o", "%T")
+		return err == nil && strings.Count(out, "idle") == len(nodes)
+	})
+	return env
+}
+
+// daemon starts a foreground daemon in its own process group and stops
+// the group when the test ends.
+func daemon(t *testing.T, env []string, argv ...string) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	log, err := os.Create(filepath.Join(t.TempDir(), filepath.Base(argv[0])+".out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", strings.Join(argv, " "), err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		log.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(log.Name())
+			t.Logf("%s:\n%s", strings.Join(argv, " "), b)
+		}
+	})
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitUntil(limit time.Duration, ok func() bool) bool {
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if ok() {
+			return true
+		}
+	}
+	return false
+}
+
+func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	if !waitUntil(limit, ok) {
+		t.Fatalf("no %s after %v", what, limit)
+	}
+}
+
+func TestSlurmOneNodeSrunAndSbatch(t *testing.T) {
+	host, _ := os.Hostname()
+	env := startSlurm(t, "127.0.0.1", []slurmNode{{name: host, addr: "127.0.0.1"}}, 2)
+	bin := buildRprof(t)
+	tmp := t.TempDir()
+	env = append(env, countEnv...)
+	rprof := func(dir string) string {
+		return fmt.Sprintf("%s run --count rproftest --lock-dir %s --json %s/ -- sleep 0.1", bin, filepath.Join(tmp, "locks"), dir)
+	}
+	mkdirs := func(names ...string) {
+		for _, n := range names {
+			os.Mkdir(filepath.Join(tmp, n), 0o755)
+		}
+	}
+	mkdirs("srun", "batch-srun", "batch-mpirun")
+
+	run(t, 2*time.Minute, env, append([]string{"srun", "-n", "2"}, strings.Fields(rprof(filepath.Join(tmp, "srun")))...)...)
+	p := merged(t, bin, filepath.Join(tmp, "srun"), 2, 1)
+	if p.Job.Launcher != "slurm" || !strings.HasPrefix(p.Job.ID, "slurm-") {
+		t.Errorf("srun job %s by %s", p.Job.ID, p.Job.Launcher)
+	}
+
+	// In a batch script, ranks started by mpirun inherit SLURM_PROCID=0:
+	// they must still be ranks 0 and 1 of an Open MPI job.
+	script := filepath.Join(tmp, "job.sh")
+	body := "#!/bin/sh\nset -e\nsrun -n 2 " + rprof(filepath.Join(tmp, "batch-srun")) + "\n"
+	if _, err := exec.LookPath("mpirun.openmpi"); err == nil {
+		body += "mpirun.openmpi --oversubscribe -np 2 " + rprof(filepath.Join(tmp, "batch-mpirun")) + "\n"
+	}
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "job.out")
+	if _, err := runErr(3*time.Minute, append(env, ompiRoot...), "sbatch", "--wait", "-n", "2", "-o", out, script); err != nil {
+		b, _ := os.ReadFile(out)
+		t.Fatalf("sbatch: %v\n%s", err, b)
+	}
+	merged(t, bin, filepath.Join(tmp, "batch-srun"), 2, 1)
+	if strings.Contains(body, "mpirun") {
+		if p := merged(t, bin, filepath.Join(tmp, "batch-mpirun"), 2, 1); p.Job.Launcher != "openmpi" {
+			t.Errorf("mpirun in sbatch: launcher %s, want openmpi (the sbatch trap)", p.Job.Launcher)
+		}
+	}
+}

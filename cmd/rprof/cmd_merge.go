@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rprof/rprof/roofline"
+)
+
+var cmdMerge = &command{
+	Name:      "merge",
+	UsageLine: "rprof merge [flags] RANK.json...",
+	Short:     "merge the ranks' points of parallel jobs into job points",
+	Long: `
+Merge reads the points that 'rprof run --json DIR/' wrote for each rank of
+a parallel job (under mpirun or srun), groups them by job and makes each
+job's point:
+
+  W  the ranks' work summed (and per precision);
+  Q  the DRAM traffic of the nodes' traffic owners summed: one process per
+     node counted the node's memory controllers for all its ranks;
+  T  wall time from the first rank's start to the last rank's end (the
+     slowest rank's own time is reported too).
+
+The job point is placed under the node roofs × the job's nodes; this
+assumes the nodes scale perfectly, and says so. It checks that ranks
+0..N-1 are all present and that each node has exactly one traffic owner;
+what is missing is reported and flagged, and what can be merged still is
+(a node without an owner makes Q unknown). Nodes with unequal roofs are
+flagged. Points of different rprof versions are refused.
+
+Flags:
+  --roofs FILE   the nodes' roofs document (default: the one rank 0 was
+                 placed under, when this machine can read it)
+  --nodes        also make one point per node (its ranks' W, its owner's
+                 Q, its own first start to last end), under the node roofs
+  --json FILE    write the job point (a point set when there are several
+                 jobs or --nodes)
+
+Exit status: 0 merged; 1 merged, but ranks or traffic owners are missing;
+2 bad command line; 125 unreadable points, points outside a parallel job,
+or mixed rprof versions.
+`,
+	Run: runMerge,
+}
+
+func runMerge(ctx context.Context, e *env, args []string) error {
+	fset := newFlagSet(e, "merge")
+	roofsPath := fset.String("roofs", "", "node roofs document `FILE`")
+	perNode := fset.Bool("nodes", false, "also make one point per node")
+	jsonPath := fset.String("json", "", "write the job point to `FILE`")
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	if fset.NArg() == 0 {
+		return usagef("no points: give the ranks' point files (e.g. DIR/*.json)")
+	}
+	if err := checkOutputs(*jsonPath); err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	var points []roofline.Point
+	for _, f := range fset.Args() {
+		ps, err := roofline.ReadPoints(f)
+		if err != nil {
+			return &exitError{code: exitInternal, err: fmt.Errorf("%s: %w", f, err)}
+		}
+		points = append(points, ps...)
+	}
+	roofs, roofsFile, err := mergeRoofs(*roofsPath, points)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	merged, err := roofline.Merge(points, roofs)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	var out []roofline.Point
+	incomplete := false
+	for _, m := range merged {
+		m.Point.RoofsFile = roofsFile
+		writeJobSummary(e.stdout, m)
+		out = append(out, m.Point)
+		if *perNode {
+			for _, n := range m.Nodes {
+				n.RoofsFile = roofsFile
+				writeRunSummary(e.stdout, &n, "the node's widest")
+				out = append(out, n)
+			}
+		}
+		incomplete = incomplete || slices.ContainsFunc(m.Point.Flags, func(f roofline.Flag) bool {
+			return f.Code == roofline.FlagMissingRank || f.Code == roofline.FlagTrafficOwner
+		})
+	}
+	if *jsonPath != "" {
+		var doc any = out[0]
+		if len(out) > 1 {
+			doc = roofline.PointSet{Schema: roofline.PointSetSchema, Points: out}
+		}
+		if err := writeDoc(e, *jsonPath, doc); err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+	}
+	if incomplete {
+		return &exitError{code: exitFailure}
+	}
+	return nil
+}
+
+// mergeRoofs reads the node roofs: the given file, else the one rank 0's
+// point was placed under when it is readable here (a shared file system).
+func mergeRoofs(path string, points []roofline.Point) (*roofline.Roofs, string, error) {
+	if path == "" {
+		for _, p := range points {
+			if p.Rank != nil && p.Rank.Rank == 0 && p.RoofsFile != "" {
+				if r, err := roofline.ReadRoofs(p.RoofsFile); err == nil {
+					return r, p.RoofsFile, nil
+				}
+			}
+		}
+		return nil, "", nil
+	}
+	r, err := roofline.ReadRoofs(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("roofs: %w", err)
+	}
+	return r, path, nil
+}
+
+// writeJobSummary prints a job's ranks and nodes, then its point.
+func writeJobSummary(w io.Writer, m roofline.Merged) {
+	j := m.Point.Job
+	fmt.Fprintf(w, "\n Job %s (%s): %d ranks on %d node(s)", j.ID, j.Launcher, j.Ranks-len(j.Missing), len(j.Nodes))
+	if len(j.Missing) > 0 {
+		fmt.Fprintf(w, ", %d of %d ranks missing", len(j.Missing), j.Ranks)
+	}
+	fmt.Fprintf(w, "; slowest rank %d: %.6f s\n", j.SlowestRank, j.SlowestSeconds)
+	for _, n := range j.Nodes {
+		owner := "no traffic owner"
+		switch len(n.Owners) {
+		case 1:
+			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], orUnknown(n.TrafficBytes, fmtCount))
+		case 0:
+		default:
+			owner = fmt.Sprintf("%d traffic owners", len(n.Owners))
+		}
+		fmt.Fprintf(w, "   node %-20s ranks %-12s %s\n", n.Node, joinInts(n.Ranks), owner)
+	}
+	writeRunSummary(w, &m.Point, "the node roofs' widest scope × nodes")
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}

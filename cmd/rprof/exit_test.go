@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/pmu"
+)
+
+// The README's exit-status table is the one in exitCodes, row for row.
+func TestREADMEExitTableIsTheCodesTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## Exit status")
+	if !ok {
+		t.Fatal("README has no Exit status section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	row := regexp.MustCompile(`(?m)^\| (\d+) \| (.*) \|$`)
+	var got []string
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		got = append(got, m[1]+" "+m[2])
+	}
+	var want []string
+	for _, c := range exitCodes {
+		want = append(want, strconv.Itoa(c.code)+" "+c.meaning)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("README exit table:\n%s\nwant (exitCodes):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Every command reports bad flags with 2, and nothing else.
+func TestEveryCommandExitsTwoOnABadFlag(t *testing.T) {
+	for _, c := range commands() {
+		t.Run(c.Name, func(t *testing.T) {
+			code, _, stderr := rprofCLI(t, c.Name, "--no-such-flag")
+			if code != exitUsage || !strings.Contains(stderr, "usage: ") {
+				t.Errorf("exit %d, stderr %q; want %d with the usage line", code, stderr, exitUsage)
+			}
+		})
+	}
+}
+
+// report maps every error a command returns to a status of the table.
+func TestErrorsMapToTheExitTable(t *testing.T) {
+	cmd := &command{Name: "x", UsageLine: "rprof x"}
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"no error", nil, exitOK},
+		{"bad command line", usagef("bad"), exitUsage},
+		{"an unclassified error is rprof's failure, not a failed check", errors.New("boom"), exitInternal},
+		{"interrupted", fmt.Errorf("measure: %w", context.Canceled), exitInterrupted},
+		{"a failed check", &exitError{code: exitFailure}, exitFailure},
+		{"measure: bad configuration", measureFailure(fmt.Errorf("%w: repeat", measure.ErrInvalidConfig), ""), exitUsage},
+		{"measure: target not found", measureFailure(fmt.Errorf("k: %w", measure.ErrNotFound), ""), exitNotFound},
+		{"measure: target not executable", measureFailure(fmt.Errorf("k: %w", measure.ErrNotExecutable), ""), exitNoExec},
+		{"measure: the overhead command not found is not the target", measureFailure(&measure.OverheadError{Err: measure.ErrNotFound}, ""), exitInternal},
+		{"measure: no counters", measureFailure(&measure.NoCountersError{Err: pmu.ErrNoPMU}, "could not measure"), exitInternal},
+		{"measure: interrupted", measureFailure(context.Canceled, "could not measure"), exitInterrupted},
+	}
+	known := map[int]bool{}
+	for _, c := range exitCodes {
+		known[c.code] = true
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := report(&bytes.Buffer{}, cmd, tt.err)
+			if got != tt.want {
+				t.Errorf("exit %d, want %d", got, tt.want)
+			}
+			if !known[got] {
+				t.Errorf("exit %d is not in the exit table", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,245 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// forwarded are the signals passed on to a running target.
+var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT}
+
+// held is a started target that has not run yet, whichever way it was
+// started.
+type held interface {
+	process() *os.Process
+	execed() bool
+	// release lets the target run.
+	release() error
+	// abandon kills and reaps a target that was never released.
+	abandon()
+	// execError is called after the reap: the error of an exec that failed
+	// after the release, or nil.
+	execError() error
+	// close frees what the start held, on every path.
+	close()
+}
+
+func run(ctx context.Context, spec Spec) (_ Result, err error) {
+	path, err := resolveTarget(spec.Argv[0], spec.Dir)
+	if err != nil {
+		return Result{}, err
+	}
+
+	// From here on these signals are rprof's to handle: before the release
+	// they stop the target unrun, afterwards they are passed on to it.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+
+	var streams stdio
+	defer streams.closeAll()
+	if err := streams.setup(spec); err != nil {
+		return Result{}, err
+	}
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	attr := &os.ProcAttr{Dir: spec.Dir, Env: env, Files: streams.child[:]}
+
+	var h held
+	if !spec.Reexec && !privileged(path) {
+		h, err = startTraced(path, spec.Argv, attr)
+		if errors.Is(err, errNoPtrace) {
+			h, err = nil, nil
+		}
+	}
+	if h == nil && err == nil {
+		h, err = startLauncher(path, spec.Argv, attr)
+	}
+	streams.afterStart()
+	if err != nil {
+		return Result{}, err
+	}
+	defer h.close()
+	proc := h.process()
+	// Until the target is released, any failure kills it unrun; the Reap
+	// of every attached hook runs once it is gone, on every path.
+	released, attached, reaped := false, 0, false
+	reap := func() error {
+		var first error
+		if reaped {
+			return nil
+		}
+		reaped = true
+		for i := attached - 1; i >= 0; i-- {
+			if r := spec.Hooks[i].Reap; r != nil {
+				if err := r(proc.Pid); err != nil && first == nil {
+					first = err
+				}
+			}
+		}
+		return first
+	}
+	defer func() {
+		if !released {
+			h.abandon()
+		}
+		if rerr := reap(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	at := Held{PID: proc.Pid, Path: path, Execed: h.execed()}
+	for _, hk := range spec.Hooks {
+		if hk.Attach != nil {
+			if err := hk.Attach(at); err != nil {
+				return Result{}, err
+			}
+		}
+		attached++
+	}
+
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	select {
+	case s := <-sigs:
+		return Result{}, fmt.Errorf("launch: %s before the target started; it was not run", unix.SignalName(s.(syscall.Signal)))
+	default:
+	}
+	start := time.Now()
+	if err := h.release(); err != nil {
+		return Result{}, err
+	}
+	released = true
+
+	done := make(chan *os.ProcessState, 1)
+	var waitErr error
+	go func() {
+		st, err := proc.Wait()
+		waitErr = err
+		done <- st
+	}()
+	var st *os.ProcessState
+	for st == nil {
+		select {
+		case s := <-sigs:
+			if !fromTerminal(s) {
+				// The target may be gone already; then there is nobody
+				// to tell.
+				proc.Signal(s)
+			}
+		case st = <-done:
+		}
+	}
+	wall := time.Since(start)
+	if waitErr != nil {
+		return Result{}, fmt.Errorf("launch: wait for target: %w", waitErr)
+	}
+	if err := reap(); err != nil {
+		return Result{}, err
+	}
+	if err := h.execError(); err != nil {
+		return Result{}, err
+	}
+	if err := streams.wait(); err != nil {
+		return Result{}, err
+	}
+
+	r := Result{Wall: wall, CPU: st.UserTime() + st.SystemTime(), PID: proc.Pid, Traced: h.execed()}
+	ws := st.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled():
+		r.Signal = unix.SignalName(ws.Signal())
+		r.ExitCode = 128 + int(ws.Signal())
+	default:
+		r.ExitCode = ws.ExitStatus()
+	}
+	return r, nil
+}
+
+// fromTerminal reports whether sig is a keyboard signal (Ctrl-C, Ctrl-\)
+// that the terminal has sent to the whole foreground process group, the
+// target included: forwarding it would deliver it twice, and a target that
+// handles the first one gracefully often treats a second as "die now".
+// It cannot tell a kill(1) of rprof alone from a keypress; the keypress is
+// the common case.
+func fromTerminal(sig os.Signal) bool {
+	if sig != unix.SIGINT && sig != unix.SIGQUIT {
+		return false
+	}
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return false // no controlling terminal
+	}
+	defer tty.Close()
+	fg, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
+	return err == nil && fg == unix.Getpgrp()
+}
+
+// privileged reports whether executing path would raise privileges
+// (set-user-ID, set-group-ID or file capabilities): a traced exec would
+// run it without them, so such targets take the launcher.
+func privileged(path string) bool {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return false // the exec will say what is wrong
+	}
+	if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		return true
+	}
+	n, err := unix.Getxattr(path, "security.capability", nil)
+	return err == nil && n > 0
+}
+
+// resolveTarget finds the executable to exec, so that a missing or
+// non-executable target is reported before anything runs. The result is
+// absolute: the target starts in spec.Dir.
+func resolveTarget(name, dir string) (string, error) {
+	p := name
+	if strings.Contains(name, "/") && !filepath.IsAbs(name) && dir != "" {
+		p = filepath.Join(dir, name)
+	}
+	path, err := exec.LookPath(p)
+	if errors.Is(err, exec.ErrDot) {
+		// A relative PATH entry: honoured, as env(1) and shells do.
+		err = nil
+	}
+	if err != nil {
+		var ee *exec.Error
+		cause := err
+		if errors.As(err, &ee) {
+			cause = ee.Err
+		}
+		kind := ErrNotExecutable
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			kind = ErrNotFound
+		}
+		return "", &Error{Name: name, Kind: kind, Err: cause}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("launch: %s: %w", name, err)
+	}
+	return abs, nil
+}
+
+// execFailure turns a failed exec's errno into an *Error.
+func execFailure(name, path string, errno syscall.Errno) error {
+	kind := ErrNotExecutable
+	if errno == syscall.ENOENT || errno == syscall.ENOTDIR {
+		kind = ErrNotFound
+	}
+	return &Error{Name: name, Kind: kind, Err: &fs.PathError{Op: "exec", Path: path, Err: errno}}
+}
