@@ -26,8 +26,9 @@ func init() { Register(DefaultBackend, newPMUBackend) }
 // every repetition counts the same.
 type pmuBackend struct {
 	sysfs, procfs fs.FS
-	diagnose      func() (pmu.Diagnosis, error)
-	probe         func(pmu.Event) error
+	// diagnose diagnoses the machine whose PMUs are given.
+	diagnose func(pmu.PMUs) (pmu.Diagnosis, error)
+	probe    func(pmu.Event) error
 	// count runs one target with specs counted (per-process ones in user
 	// mode only when userOnly); tests replace it.
 	count func(ctx context.Context, target launch.Spec, specs []counterSpec, userOnly bool) (Outcome, error)
@@ -38,7 +39,7 @@ type pmuBackend struct {
 
 func newPMUBackend() Backend {
 	return &pmuBackend{sysfs: os.DirFS("/sys"), procfs: os.DirFS("/proc"),
-		diagnose: pmu.DiagnoseLive, probe: pmu.Probe, count: countPMU}
+		diagnose: pmu.DiagnoseCounting, probe: pmu.Probe, count: countPMU}
 }
 
 // counterSpec is one counter of a run with what its count means.
@@ -138,7 +139,7 @@ func (b *pmuBackend) Idle(ctx context.Context, d time.Duration) (Outcome, error)
 // the user's events when each of them opens here. Otherwise it refuses with
 // the diagnosis, before anything is run. Traffic that cannot be counted
 // leaves W and GFLOP/s measured and the intensity unknown, with a flag.
-func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, error), probe func(pmu.Event) error) (resolved, error) {
+func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagnosis, error), probe func(pmu.Event) error) (resolved, error) {
 	pmus, err := pmu.DiscoverPMUs(sysfs)
 	if err != nil {
 		return resolved{}, err
@@ -151,7 +152,7 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 		}
 		user = append(user, counterSpec{event: ev, kind: KindEvent})
 	}
-	d, err := diagnose()
+	d, err := diagnose(pmus)
 	if err != nil {
 		return resolved{}, err
 	}
@@ -167,15 +168,20 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 	case d.Work.Usable:
 		res.source = roofline.SourceCounters
 		res.specs, res.notes = planSpecs(d, res.notes)
-	case len(user) > 0:
+	case len(user) > 0 || len(cfg.Regions) > 0 || cfg.LikwidMarkers:
 		for _, u := range user {
 			if err := probe(u.event); err != nil {
 				return resolved{}, fmt.Errorf("event %q cannot be counted here: %w", u.event.Name, err)
 			}
 		}
 		res.source = roofline.SourceEvents
+		what := "only the events asked for were counted"
+		if len(user) == 0 {
+			// Regions are timed without counters.
+			what = "only the time and the regions were measured"
+		}
 		res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
-			Message: fmt.Sprintf("work and traffic were not measured (%v): only the events asked for were counted", d.Work.Err)})
+			Message: fmt.Sprintf("work and traffic were not measured (%v): %s", d.Work.Err, what)})
 	default:
 		return resolved{}, &NoCountersError{Err: d.Work.Err, Diagnosis: d}
 	}
@@ -412,6 +418,18 @@ func spread(specs []counterSpec, o Outcome) Outcome {
 		if s.event.SystemWide() {
 			out.Counts[i] = o.Counts[j]
 			j++
+		}
+	}
+	return out
+}
+
+// regionSpecs are the per-process counters (FP work and -e events), which
+// region probes read per CPU.
+func (b *pmuBackend) regionSpecs() []counterSpec {
+	var out []counterSpec
+	for _, s := range b.specs {
+		if !s.event.SystemWide() && s.kind != KindTraffic {
+			out = append(out, s)
 		}
 	}
 	return out

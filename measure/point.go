@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -17,6 +18,9 @@ import (
 type rep struct {
 	kernel   Outcome
 	overhead *Outcome
+	// regions is what the probes gave in the kernel's run (nil without
+	// Config.Regions).
+	regions *regions.Result
 }
 
 // inputs is everything a point is computed from; building it is pure.
@@ -139,6 +143,11 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	p.Flags = append(p.Flags, exitFlags(in.reps)...)
 	if in.roofs != nil {
 		place(p, in)
+	}
+	if plan, res := cfg.probes, in.reps[len(in.reps)-1].regions; plan != nil && res != nil {
+		p.Regions = regionPoints(plan, *res, in.roofs, p.Threads)
+		p.Flags = append(p.Flags, plan.notes...)
+		p.Flags = append(p.Flags, resultFlags(*res)...)
 	}
 	return p, nil
 }

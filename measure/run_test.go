@@ -25,7 +25,7 @@ func resolveOn(t *testing.T, name string, cfg Config, probe func(pmu.Event) erro
 	t.Helper()
 	sys, proc := machineTree(name)
 	sysfs, procfs := os.DirFS(sys), os.DirFS(proc)
-	return resolve(cfg, sysfs, procfs, func() (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }, probe)
+	return resolve(cfg, sysfs, procfs, func(pmu.PMUs) (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }, probe)
 }
 
 func countKind(specs []counterSpec, k Kind) int {
@@ -343,7 +343,7 @@ func capturedPMU(name string, probe func(pmu.Event) error) *pmuBackend {
 	sys, proc := machineTree(name)
 	sysfs, procfs := os.DirFS(sys), os.DirFS(proc)
 	return &pmuBackend{sysfs: sysfs, procfs: procfs, probe: probe,
-		diagnose: func() (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }}
+		diagnose: func(pmu.PMUs) (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }}
 }
 
 func TestPMUBackendFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing.T) {

@@ -179,12 +179,14 @@ type Point struct {
 	// Threads is the thread scope whose roofs were used.
 	Threads int `json:"threads,omitempty"`
 
-	Events   []EventCount `json:"events"`
-	Overhead *Overhead    `json:"overhead,omitempty"`
-	Samples  Samples      `json:"samples"`
-	Exit     Exit         `json:"exit"`
-	Flags    []Flag       `json:"flags"`
-	Machine  Machine      `json:"machine"`
+	Events []EventCount `json:"events"`
+	// Regions are the probed functions (`--region`), each its own point.
+	Regions  []Region  `json:"regions,omitempty"`
+	Overhead *Overhead `json:"overhead,omitempty"`
+	Samples  Samples   `json:"samples"`
+	Exit     Exit      `json:"exit"`
+	Flags    []Flag    `json:"flags"`
+	Machine  Machine   `json:"machine"`
 
 	// Rank places the point in a parallel job (rprof run under mpirun or
 	// srun); nil outside one. Job describes a job point made by Merge.

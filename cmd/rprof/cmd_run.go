@@ -58,6 +58,15 @@ Flags:
                      mean (e.g. 0.02), at most --max-repeat times (default
                      30) or --max-time (default 1m) of runs
   --confidence C     level of every interval (default 0.95)
+  --region SPEC      also measure one function on its own, with eBPF
+                     uprobes (root, or CAP_BPF and CAP_PERFMON): SYMBOL
+                     in CMD, LIB:SYMBOL (a library path or soname), or
+                     FILE:0xADDR (the address nm prints); repeatable. The
+                     regions table gives calls, inclusive and self time,
+                     the per-call distribution, the probes' cost and W;
+                     DRAM traffic is not attributed to regions
+  --likwid-markers   take regions from CMD's LIKWID marker calls
+                     (likwid_markerStartRegion/StopRegion), named by tag
   --work FLOPS       analytic work of one run (e.g. 2e9)
   --traffic BYTES    analytic DRAM traffic of one run
   --roofs FILE       roofs document to place the point under (default: the
@@ -174,6 +183,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	} else {
 		writeRunSummary(e.stderr, p, scope)
 	}
+	writeRegions(e.stderr, p)
 	if cfg.CI > 0 && p.Seconds > 0 {
 		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.CI*p.Seconds) {
 			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%.1f%%) did not narrow to ±%g%% within %d runs or %v (--max-repeat, --max-time)\n\n",

@@ -17,6 +17,8 @@ import (
 type measureFlags struct {
 	count         string
 	events        eventList
+	regions       specList
+	likwid        bool
 	work, traffic optFloat
 	overhead      string
 	idle          time.Duration
@@ -29,6 +31,8 @@ type measureFlags struct {
 func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.count, "count", measure.DefaultBackend, "count W and Q with `BACKEND` ("+strings.Join(measure.Backends(), ", ")+")")
 	fs.Var(&m.events, "e", "count `EVENT` too (perf syntax; repeatable)")
+	fs.Var(&m.regions, "region", "measure the function `SPEC` on its own (SYMBOL, LIB:SYMBOL, FILE:0xADDR; repeatable)")
+	fs.BoolVar(&m.likwid, "likwid-markers", false, "take regions from the target's LIKWID marker calls")
 	fs.StringVar(&m.overhead, "overhead", "", "overhead `command` to subtract")
 	fs.DurationVar(&m.idle, "idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
 	fs.Var(&m.work, "work", "analytic work of one run in `FLOPs`")
@@ -44,6 +48,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 // for them differ.
 func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
 	cfg.Count, cfg.Events, cfg.IdleBaseline = m.count, m.events, m.idle
+	cfg.Regions, cfg.LikwidMarkers = m.regions, m.likwid
 	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
 	overheadSet := false
 	fs.Visit(func(f *flag.Flag) { overheadSet = overheadSet || f.Name == "overhead" })
@@ -93,5 +98,15 @@ func (o *optFloat) Set(s string) error {
 		return fmt.Errorf("%q is not a non-negative number", s)
 	}
 	o.v = &v
+	return nil
+}
+
+// specList is a repeatable flag of region specs.
+type specList []string
+
+func (l *specList) String() string { return strings.Join(*l, " ") }
+
+func (l *specList) Set(s string) error {
+	*l = append(*l, s)
 	return nil
 }

@@ -203,6 +203,11 @@ func privileged(path string) bool {
 	return err == nil && n > 0
 }
 
+// ResolveTarget finds the executable Run would exec for name in dir, as
+// an absolute path, or the *LaunchError Run would return: callers that
+// read the target's file before running it (region probes) use it.
+func ResolveTarget(name, dir string) (string, error) { return resolveTarget(name, dir) }
+
 // resolveTarget finds the executable to exec, so that a missing or
 // non-executable target is reported before anything runs. The result is
 // absolute: the target starts in spec.Dir.
