@@ -112,6 +112,9 @@ type Outcome struct {
 	ExitCode int
 	// Signal names the signal that killed the target, or is "".
 	Signal string
+	// Outlived lists processes the target left running when it exited
+	// (launch.Result.Outlived).
+	Outlived []int
 	// Notes are flags learned by counting (kernel mode refused...); Run
 	// reports each once.
 	Notes []roofline.Flag

@@ -2,7 +2,10 @@ package measure
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,6 +42,9 @@ type inputs struct {
 	roofs   *roofline.Roofs
 	created time.Time
 	cpus    int // online CPUs, for the default thread scope
+	// stdinOnce: the target's standard input, as it was before the first
+	// run, is data one run consumes (see readOnce).
+	stdinOnce bool
 }
 
 // buildPoint turns recorded runs into a point: overhead and idle
@@ -141,6 +147,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	p.Flags = append(p.Flags, evFlags...)
 	p.Flags = append(p.Flags, countFlags(in)...)
 	p.Flags = append(p.Flags, exitFlags(in.reps)...)
+	p.Flags = append(p.Flags, runFlags(in)...)
 	if in.roofs != nil {
 		place(p, in)
 	}
@@ -398,6 +405,46 @@ func exitFlags(reps []rep) []roofline.Flag {
 			Message: fmt.Sprintf("the target exited with status %d in repetition %d: it may not have done its normal work", k.ExitCode, len(reps))}}
 	}
 	return nil
+}
+
+// runFlags flags what the runs missed: processes the target left running,
+// and a standard input only the first run could read.
+func runFlags(in inputs) []roofline.Flag {
+	var flags []roofline.Flag
+	for i, r := range in.reps {
+		if n := len(r.kernel.Outlived); n > 0 {
+			flags = append(flags, roofline.Flag{Code: roofline.FlagOutlived, Subject: roofline.SubjectExit,
+				Message: fmt.Sprintf("%d process(es) the target started were still running when it exited (repetition %d, pids %v): T ends at the target's exit, and their counts only as far as they ran before rprof read the counters", n, i+1, r.kernel.Outlived)})
+			break
+		}
+	}
+	runs := len(in.reps)
+	if in.cfg.Overhead != nil {
+		runs *= 2
+	}
+	if runs > 1 && in.stdinOnce {
+		flags = append(flags, roofline.Flag{Code: roofline.FlagStdinOnce,
+			Message: fmt.Sprintf("standard input is a pipe or file, read by the first of %d runs (repetitions and overhead runs); the later ones found it at its end", runs)})
+	}
+	return flags
+}
+
+// readOnce says whether a target's standard input holds data one run
+// consumes: a pipe, socket or file does; nothing (/dev/null), a terminal or
+// another device does not, nor an empty in-memory reader.
+func readOnce(r io.Reader) bool {
+	if r == nil {
+		return false
+	}
+	f, ok := r.(*os.File)
+	if !ok {
+		if l, ok := r.(interface{ Len() int }); ok {
+			return l.Len() > 0
+		}
+		return true // fed through one pipe, once
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&fs.ModeDevice == 0
 }
 
 // place classifies the point under the roofs of the chosen thread scope

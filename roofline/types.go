@@ -136,6 +136,12 @@ const (
 	FlagPadded      = "padded-layout"
 	FlagPaddingTaps = "padding-taps"
 	FlagSkipped     = "skipped-lines"
+	// FlagOutlived: processes the target started were still running when
+	// it exited; what they did afterwards is not in the point.
+	FlagOutlived = "children-outlived"
+	// FlagStdinOnce: standard input was a pipe or file, which only the
+	// first of several runs (repetitions, overhead runs) could read.
+	FlagStdinOnce = "stdin-once"
 )
 
 // Point is one measured (or analytic) roofline point: the document written by

@@ -29,9 +29,12 @@ Run runs CMD and places it on the roofline: it counts the floating-point
 work W (FLOPs) and the DRAM traffic Q (bytes) with hardware counters, times
 the run (T, wall seconds), and reports the arithmetic intensity W/Q, GFLOP/s
 and GB/s, which roof binds the program and how far below that roof it is.
-Counting starts at CMD's exec and covers all its threads and children. CMD
-owns stdin and stdout; the summary goes to stderr, in the style of
-perf stat. Validity warnings are numbered footnotes.
+Counting starts at CMD's exec and covers all its threads and children;
+children still running when CMD exits are flagged (children-outlived). CMD
+dies with rprof, even when rprof is killed. CMD owns stdin and stdout (a
+piped stdin reaches only the first of several runs: flagged stdin-once);
+the summary goes to stderr, in the style of perf stat. Validity warnings
+are numbered footnotes.
 
 Without hardware counters (a VM without a virtual PMU, an unsupported CPU)
 run does not pretend: it refuses before running CMD and prints the same
