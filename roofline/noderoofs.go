@@ -95,7 +95,9 @@ func nodeType(key string, docs []Roofs) NodeType {
 	}
 	r.Bandwidth = nil
 	for _, b := range docs[0].Bandwidth {
-		same := func(o BandwidthRoof) bool { return o.Level == b.Level && o.Kernel == b.Kernel && o.Threads == b.Threads }
+		same := func(o BandwidthRoof) bool {
+			return o.Level == b.Level && o.Kernel == b.Kernel && o.Threads == b.Threads
+		}
 		vals, ok := collect(docs, func(d Roofs) (float64, bool) {
 			i := slices.IndexFunc(d.Bandwidth, same)
 			if i < 0 {
