@@ -60,7 +60,7 @@ type emulatedCounts struct {
 func newEmulateBackend() Backend {
 	return &emulateBackend{find: emulate.FindQEMU, run: launch.Run, diagnose: pmu.DiagnoseLive,
 		caches: func(t machine.Topology) machine.Caches { return machine.ReadCaches(t, machine.HostCPUID) },
-		sysfs: os.DirFS("/sys"), procfs: os.DirFS("/proc"), done: map[string]*emulatedCounts{}}
+		sysfs:  os.DirFS("/sys"), procfs: os.DirFS("/proc"), done: map[string]*emulatedCounts{}}
 }
 
 // emulatedISA is what QEMU 7.2's TCG offers an x86-64 guest.
