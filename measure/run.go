@@ -65,7 +65,7 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 		}
 	}
 	in := inputs{cfg: cfg, source: c.Source, counters: c.Counters, notes: c.Notes,
-		machine: c.Machine, roofs: cfg.Roofs, created: d.now(), cpus: d.cpus}
+		machine: c.Machine, roofs: cfg.Roofs, created: d.now(), cpus: d.cpus, stdinOnce: readOnce(cfg.Stdin)}
 
 	switch {
 	case cfg.IdleBaseline > 0 && hasBackgroundTraffic(c.Counters):
