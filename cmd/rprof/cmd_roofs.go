@@ -16,6 +16,8 @@ import (
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdRoofs = &command{
@@ -254,7 +256,7 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		d := details[fmt.Sprintf("compute/%s/%d", c.Name, c.Threads)]
 		theory := "-"
 		if c.TheoreticalGFlops > 0 {
-			theory = fmt.Sprintf("%.0f%% of %.4g", 100*c.GFlops/c.TheoreticalGFlops, c.TheoreticalGFlops)
+			theory = unit.RoundPercent(c.GFlops/c.TheoreticalGFlops) + " of " + unit.Sig(c.TheoreticalGFlops)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.4g GFLOP/s\t[%.4g, %.4g]\t%s\t%s\t%s\n", c.Name, c.Threads, c.GFlops, c.CI.Lo, c.CI.Hi, theory, d.Config, reasons(d.Reasons))
 	}
