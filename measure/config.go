@@ -7,6 +7,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/rprof/rprof/measure/emulate"
+	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -24,6 +26,10 @@ type Config struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// CacheModel is the hierarchy the "emulate" backend simulates (nil: the
+	// default model); a model without levels counts W only.
+	CacheModel *emulate.CacheModel
 
 	// Count names the counting backend (see Register): "" or "pmu" counts
 	// with the PMU's counters.
@@ -65,6 +71,17 @@ type Config struct {
 	// the target is only timed and the point is marked analytic.
 	Work    *float64
 	Traffic *float64
+
+	// Regions are functions to measure one by one (`--region`): SYMBOL,
+	// LIB:SYMBOL or FILE:0xADDR (see regions.ParseSpec), probed with eBPF
+	// uprobes in every run of the target.
+	Regions []string
+	// LikwidMarkers also takes regions from the target's LIKWID marker
+	// calls, named by their tags.
+	LikwidMarkers bool
+
+	// probes are the resolved regions (set by Run).
+	probes *regionPlan
 
 	// Roofs is the roofs document to place the point under; nil places
 	// nothing. RoofsPath names it in the point (roofs_file).
@@ -160,6 +177,11 @@ func (c Config) withDefaults() (Config, error) {
 	for _, v := range []*float64{c.Work, c.Traffic} {
 		if v != nil && !(*v >= 0) {
 			return c, invalidf("analytic work and traffic must be non-negative numbers, got %g", *v)
+		}
+	}
+	for _, r := range c.Regions {
+		if _, err := regions.ParseSpec(r); err != nil {
+			return c, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 		}
 	}
 	if c.Threads < 0 {

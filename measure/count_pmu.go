@@ -26,8 +26,9 @@ func init() { Register(DefaultBackend, newPMUBackend) }
 // every repetition counts the same.
 type pmuBackend struct {
 	sysfs, procfs fs.FS
-	diagnose      func() (pmu.Diagnosis, error)
-	probe         func(pmu.Event) error
+	// diagnose diagnoses the machine whose PMUs are given.
+	diagnose func(pmu.PMUs) (pmu.Diagnosis, error)
+	probe    func(pmu.Event) error
 	// count runs one target with specs counted (per-process ones in user
 	// mode only when userOnly); tests replace it.
 	count func(ctx context.Context, target launch.Spec, specs []counterSpec, userOnly bool) (Outcome, error)
@@ -38,7 +39,7 @@ type pmuBackend struct {
 
 func newPMUBackend() Backend {
 	return &pmuBackend{sysfs: os.DirFS("/sys"), procfs: os.DirFS("/proc"),
-		diagnose: pmu.DiagnoseLive, probe: pmu.Probe, count: countPMU}
+		diagnose: pmu.DiagnoseCounting, probe: pmu.Probe, count: countPMU}
 }
 
 // counterSpec is one counter of a run with what its count means.
@@ -133,12 +134,16 @@ func (b *pmuBackend) Idle(ctx context.Context, d time.Duration) (Outcome, error)
 	return spread(b.specs, o), nil
 }
 
+// vmNote flags a point measured in a virtual machine.
+var vmNote = roofline.Flag{Code: roofline.FlagVM,
+	Message: "measured in a virtual machine: other guests share the memory and caches, and counters, if any, are virtualised"}
+
 // resolve picks where W and Q come from, in this order: analytic values,
 // the catalogue's counters when the diagnosis finds work countable, or only
 // the user's events when each of them opens here. Otherwise it refuses with
 // the diagnosis, before anything is run. Traffic that cannot be counted
 // leaves W and GFLOP/s measured and the intensity unknown, with a flag.
-func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, error), probe func(pmu.Event) error) (resolved, error) {
+func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagnosis, error), probe func(pmu.Event) error) (resolved, error) {
 	pmus, err := pmu.DiscoverPMUs(sysfs)
 	if err != nil {
 		return resolved{}, err
@@ -151,14 +156,13 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 		}
 		user = append(user, counterSpec{event: ev, kind: KindEvent})
 	}
-	d, err := diagnose()
+	d, err := diagnose(pmus)
 	if err != nil {
 		return resolved{}, err
 	}
 	res := resolved{machine: machine.Describe(d.CPU, d.Topology, sysfs, procfs)}
 	if d.VM {
-		res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagVM,
-			Message: "measured in a virtual machine: other guests share the memory and caches, and counters, if any, are virtualised"})
+		res.notes = append(res.notes, vmNote)
 	}
 	switch {
 	case cfg.Work != nil || cfg.Traffic != nil:
@@ -167,15 +171,20 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func() (pmu.Diagnosis, er
 	case d.Work.Usable:
 		res.source = roofline.SourceCounters
 		res.specs, res.notes = planSpecs(d, res.notes)
-	case len(user) > 0:
+	case len(user) > 0 || len(cfg.Regions) > 0 || cfg.LikwidMarkers:
 		for _, u := range user {
 			if err := probe(u.event); err != nil {
 				return resolved{}, fmt.Errorf("event %q cannot be counted here: %w", u.event.Name, err)
 			}
 		}
 		res.source = roofline.SourceEvents
+		what := "only the events asked for were counted"
+		if len(user) == 0 {
+			// Regions are timed without counters.
+			what = "only the time and the regions were measured"
+		}
 		res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
-			Message: fmt.Sprintf("work and traffic were not measured (%v): only the events asked for were counted", d.Work.Err)})
+			Message: fmt.Sprintf("work and traffic were not measured (%v): %s", d.Work.Err, what)})
 	default:
 		return resolved{}, &NoCountersError{Err: d.Work.Err, Diagnosis: d}
 	}
@@ -348,7 +357,7 @@ func countPMU(ctx context.Context, target launch.Spec, specs []counterSpec, user
 	if len(rs) != len(taskIdx) || len(ss) != len(sysIdx) {
 		return Outcome{}, fmt.Errorf("measure: %d+%d readings for %d+%d events", len(rs), len(ss), len(taskIdx), len(sysIdx))
 	}
-	o := Outcome{Counts: make([]pmu.Count, len(specs)), Wall: r.Wall, ExitCode: r.ExitCode, Signal: r.Signal}
+	o := Outcome{Counts: make([]pmu.Count, len(specs)), Wall: r.Wall, ExitCode: r.ExitCode, Signal: r.Signal, Outlived: r.Outlived}
 	for j, r := range rs {
 		o.Counts[taskIdx[j]] = r.Count
 	}
@@ -412,6 +421,18 @@ func spread(specs []counterSpec, o Outcome) Outcome {
 		if s.event.SystemWide() {
 			out.Counts[i] = o.Counts[j]
 			j++
+		}
+	}
+	return out
+}
+
+// regionSpecs are the per-process counters (FP work and -e events), which
+// region probes read per CPU.
+func (b *pmuBackend) regionSpecs() []counterSpec {
+	var out []counterSpec
+	for _, s := range b.specs {
+		if !s.event.SystemWide() && s.kind != KindTraffic {
+			out = append(out, s)
 		}
 	}
 	return out

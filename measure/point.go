@@ -2,12 +2,16 @@ package measure
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 
 	"github.com/rprof/rprof/internal/unit"
@@ -18,6 +22,9 @@ import (
 type rep struct {
 	kernel   Outcome
 	overhead *Outcome
+	// regions is what the probes gave in the kernel's run (nil without
+	// Config.Regions).
+	regions *regions.Result
 }
 
 // inputs is everything a point is computed from; building it is pure.
@@ -36,6 +43,9 @@ type inputs struct {
 	roofs   *roofline.Roofs
 	created time.Time
 	cpus    int // online CPUs, for the default thread scope
+	// stdinOnce: the target's standard input, as it was before the first
+	// run, is data one run consumes (see readOnce).
+	stdinOnce bool
 }
 
 // buildPoint turns recorded runs into a point: overhead and idle
@@ -106,19 +116,20 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if works != nil {
 		p.Samples.WorkFlops = works
 		p.WorkFlops = checkedMedian(p, roofline.SubjectWork, "work", "FLOP", works, cfg.Confidence, in.source == roofline.SourceCounters)
-		if p.WorkFlops != nil && in.source == roofline.SourceCounters {
-			p.WorkByPrecision = medianBy(nets)
+		if p.WorkFlops != nil && counted(in.source) {
+			p.WorkByPrecision = medianBy(nets, in.source == roofline.SourceEmulated)
 		}
 	}
 	if traffics != nil {
 		p.Samples.TrafficBytes = traffics
 		p.TrafficBytes = checkedMedian(p, roofline.SubjectTraffic, "DRAM traffic", "B", traffics, cfg.Confidence, in.source == roofline.SourceCounters)
-		if q, _ := nets[0].dram(); p.TrafficBytes != nil && in.source == roofline.SourceCounters {
+		if q, _ := nets[0].dram(); p.TrafficBytes != nil && counted(in.source) {
+			noisy := in.source == roofline.SourceCounters
 			if q.hasRead {
-				p.ReadBytes = checkedMedian(p, roofline.SubjectRead, "DRAM reads", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.read }), cfg.Confidence, true)
+				p.ReadBytes = checkedMedian(p, roofline.SubjectRead, "DRAM reads", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.read }), cfg.Confidence, noisy)
 			}
 			if q.hasWrite {
-				p.WriteBytes = checkedMedian(p, roofline.SubjectWrite, "DRAM writes", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.write }), cfg.Confidence, true)
+				p.WriteBytes = checkedMedian(p, roofline.SubjectWrite, "DRAM writes", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.write }), cfg.Confidence, noisy)
 			}
 		}
 	}
@@ -132,14 +143,22 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if p.WorkFlops != nil && p.TrafficBytes != nil && *p.TrafficBytes > 0 {
 		p.Intensity = ptr(*p.WorkFlops / *p.TrafficBytes)
 	}
+	p.Levels = levelTraffic(nets, p.WorkFlops)
+	p.Functions, p.Emulation = last.Functions, last.Emulation
 
 	var evFlags []roofline.Flag
 	p.Events, evFlags = eventCounts(in, nets)
 	p.Flags = append(p.Flags, evFlags...)
 	p.Flags = append(p.Flags, countFlags(in)...)
 	p.Flags = append(p.Flags, exitFlags(in.reps)...)
+	p.Flags = append(p.Flags, runFlags(in)...)
 	if in.roofs != nil {
 		place(p, in)
+	}
+	if plan, res := cfg.probes, in.reps[len(in.reps)-1].regions; plan != nil && res != nil {
+		p.Regions = regionPoints(plan, *res, in.roofs, p.Threads)
+		p.Flags = append(p.Flags, plan.notes...)
+		p.Flags = append(p.Flags, resultFlags(*res)...)
 	}
 	return p, nil
 }
@@ -268,10 +287,13 @@ func checkedMedian(p *roofline.Point, subject, what, u string, xs []float64, con
 }
 
 // medianBy is the median work of each precision.
-func medianBy(nets []tally) map[string]float64 {
+func medianBy(nets []tally, dropZero bool) map[string]float64 {
 	by := map[string]float64{}
 	for k := range nets[0].workBy {
 		by[k] = median(field(nets, func(t tally) float64 { return t.workBy[k] }))
+		if dropZero && by[k] == 0 {
+			delete(by, k)
+		}
 	}
 	if len(by) == 0 {
 		return nil
@@ -291,6 +313,9 @@ func eventCounts(in inputs, nets []tally) (out []roofline.EventCount, flags []ro
 	out = []roofline.EventCount{}
 	user := 0
 	for i, c := range in.counters {
+		if c.Exact {
+			continue
+		}
 		ec := medianCount(c, i, kernels)
 		vals := make([]float64, len(in.reps))
 		for j, r := range in.reps {
@@ -366,7 +391,7 @@ func countFlags(in inputs) []roofline.Flag {
 		case never:
 			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: subject,
 				Message: fmt.Sprintf("%s was never scheduled on a counter (time running 0): its count is unknown and taken as 0", name)})
-		case zero && ctr.Kind != KindEvent:
+		case zero && ctr.Kind != KindEvent && !ctr.Exact:
 			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: subject,
 				Message: fmt.Sprintf("%s counted 0: the target did no such work, or the counter does not count it here", name)})
 		}
@@ -390,6 +415,46 @@ func exitFlags(reps []rep) []roofline.Flag {
 			Message: fmt.Sprintf("the target exited with status %d in repetition %d: it may not have done its normal work", k.ExitCode, len(reps))}}
 	}
 	return nil
+}
+
+// runFlags flags what the runs missed: processes the target left running,
+// and a standard input only the first run could read.
+func runFlags(in inputs) []roofline.Flag {
+	var flags []roofline.Flag
+	for i, r := range in.reps {
+		if n := len(r.kernel.Outlived); n > 0 {
+			flags = append(flags, roofline.Flag{Code: roofline.FlagOutlived, Subject: roofline.SubjectExit,
+				Message: fmt.Sprintf("%d process(es) the target started were still running when it exited (repetition %d, pids %v): T ends at the target's exit, and their counts only as far as they ran before rprof read the counters", n, i+1, r.kernel.Outlived)})
+			break
+		}
+	}
+	runs := len(in.reps)
+	if in.cfg.Overhead != nil {
+		runs *= 2
+	}
+	if runs > 1 && in.stdinOnce {
+		flags = append(flags, roofline.Flag{Code: roofline.FlagStdinOnce,
+			Message: fmt.Sprintf("standard input is a pipe or file, read by the first of %d runs (repetitions and overhead runs); the later ones found it at its end", runs)})
+	}
+	return flags
+}
+
+// readOnce says whether a target's standard input holds data one run
+// consumes: a pipe, socket or file does; nothing (/dev/null), a terminal or
+// another device does not, nor an empty in-memory reader.
+func readOnce(r io.Reader) bool {
+	if r == nil {
+		return false
+	}
+	f, ok := r.(*os.File)
+	if !ok {
+		if l, ok := r.(interface{ Len() int }); ok {
+			return l.Len() > 0
+		}
+		return true // fed through one pipe, once
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&fs.ModeDevice == 0
 }
 
 // place classifies the point under the roofs of the chosen thread scope
@@ -420,6 +485,40 @@ func interval(w *stats.Welford, confidence float64) roofline.Interval {
 	}
 	lo, hi := w.MeanCI(confidence)
 	return roofline.Interval{Lo: lo, Hi: hi}
+}
+
+// counted reports whether W and Q of a source were counted by a backend
+// (rather than given or unknown).
+func counted(source string) bool {
+	return source == roofline.SourceCounters || source == roofline.SourceEmulated
+}
+
+// levelOrder is the memory hierarchy from the core down.
+var levelOrder = []string{LevelL1, LevelL2, LevelL3, LevelDRAM}
+
+// levelTraffic is the median traffic between each pair of adjacent levels
+// counted, from the core down, with W over each; nil when only DRAM (or
+// nothing) was counted.
+func levelTraffic(nets []tally, work *float64) []roofline.LevelTraffic {
+	var out []roofline.LevelTraffic
+	upper := "core"
+	for _, l := range levelOrder {
+		if _, ok := nets[0].traffic[l]; !ok {
+			continue
+		}
+		read := median(field(nets, func(t tally) float64 { return t.traffic[l].read }))
+		write := median(field(nets, func(t tally) float64 { return t.traffic[l].write }))
+		row := roofline.LevelTraffic{Upper: upper, Lower: l, ReadBytes: read, WriteBytes: write}
+		if work != nil && read+write > 0 {
+			row.Intensity = ptr(*work / (read + write))
+		}
+		out = append(out, row)
+		upper = l
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
 }
 
 func field(ts []tally, f func(tally) float64) []float64 {

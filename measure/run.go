@@ -55,8 +55,17 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(cfg.Regions) > 0 || cfg.LikwidMarkers {
+		var specs []counterSpec
+		if rc, ok := b.(regionCounter); ok {
+			specs = rc.regionSpecs()
+		}
+		if cfg.probes, err = planRegions(cfg, specs); err != nil {
+			return nil, err
+		}
+	}
 	in := inputs{cfg: cfg, source: c.Source, counters: c.Counters, notes: c.Notes,
-		machine: c.Machine, roofs: cfg.Roofs, created: d.now(), cpus: d.cpus}
+		machine: c.Machine, roofs: cfg.Roofs, created: d.now(), cpus: d.cpus, stdinOnce: readOnce(cfg.Stdin)}
 
 	switch {
 	case cfg.IdleBaseline > 0 && hasBackgroundTraffic(c.Counters):
@@ -134,17 +143,29 @@ func (x *executor) repetition(ctx context.Context) (rep, error) {
 		}
 		r.overhead = &o
 	}
-	k, err := x.count(ctx, x.cfg.Command)
+	var hooks []launch.Hook
+	var pr *probedRun
+	if x.cfg.probes != nil {
+		// Only the target is probed, not the overhead command.
+		pr = &probedRun{plan: x.cfg.probes}
+		defer pr.close()
+		hooks = append(hooks, pr.hook())
+	}
+	k, err := x.count(ctx, x.cfg.Command, hooks...)
 	if err != nil {
 		return r, err
 	}
 	r.kernel = k
+	if pr != nil {
+		r.regions = pr.result
+	}
 	return r, nil
 }
 
-func (x *executor) count(ctx context.Context, argv []string) (Outcome, error) {
+// count runs argv once with the executor's hooks and more.
+func (x *executor) count(ctx context.Context, argv []string, more ...launch.Hook) (Outcome, error) {
 	o, err := x.b.Count(ctx, launch.Spec{Argv: argv, Env: x.cfg.Env, Dir: x.cfg.Dir,
-		Stdin: x.cfg.Stdin, Stdout: x.cfg.Stdout, Stderr: x.cfg.Stderr, Hooks: x.hooks})
+		Stdin: x.cfg.Stdin, Stdout: x.cfg.Stdout, Stderr: x.cfg.Stderr, Hooks: append(slices.Clone(x.hooks), more...)})
 	for _, n := range o.Notes {
 		if !slices.Contains(x.notes, n) {
 			x.notes = append(x.notes, n)

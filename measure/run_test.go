@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,7 @@ func resolveOn(t *testing.T, name string, cfg Config, probe func(pmu.Event) erro
 	t.Helper()
 	sys, proc := machineTree(name)
 	sysfs, procfs := os.DirFS(sys), os.DirFS(proc)
-	return resolve(cfg, sysfs, procfs, func() (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }, probe)
+	return resolve(cfg, sysfs, procfs, func(pmu.PMUs) (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }, probe)
 }
 
 func countKind(specs []counterSpec, k Kind) int {
@@ -343,7 +344,7 @@ func capturedPMU(name string, probe func(pmu.Event) error) *pmuBackend {
 	sys, proc := machineTree(name)
 	sysfs, procfs := os.DirFS(sys), os.DirFS(proc)
 	return &pmuBackend{sysfs: sysfs, procfs: procfs, probe: probe,
-		diagnose: func() (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }}
+		diagnose: func(pmu.PMUs) (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }}
 }
 
 func TestPMUBackendFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing.T) {
@@ -441,5 +442,58 @@ func TestRunRankRefusesRepetitionAndSubtraction(t *testing.T) {
 		if _, err := run(context.Background(), cfg, f.deps()); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%+v: err = %v, want ErrInvalidConfig", cfg, err)
 		}
+	}
+}
+
+func TestRunFlagsStdinThatOnlyTheFirstRunCanRead(t *testing.T) {
+	pipeR, pipeW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipeR.Close()
+	defer pipeW.Close()
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	tests := []struct {
+		name   string
+		stdin  io.Reader
+		repeat int
+		want   bool
+	}{
+		{"pipe, 3 runs", pipeR, 3, true},
+		{"pipe, 1 run", pipeR, 1, false},
+		{"data in memory, 2 runs", strings.NewReader("data"), 2, true},
+		{"empty reader, 3 runs", strings.NewReader(""), 3, false},
+		{"/dev/null, 3 runs", devNull, 3, false},
+		{"no stdin, 3 runs", nil, 3, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fixedBackend{counting: analyticRes(), outs: timed(1, 1, 1)}
+			cfg := Config{Command: []string{"k"}, Repeat: tt.repeat, Work: ptr(1e9), Stdin: tt.stdin}
+			p, err := run(context.Background(), cfg, f.deps())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := hasFlagCode(p.Flags, roofline.FlagStdinOnce); got != tt.want {
+				t.Errorf("stdin-once flag %v, want %v: %+v", got, tt.want, p.Flags)
+			}
+		})
+	}
+}
+
+func TestRunFlagsChildrenThatOutlivedTheTarget(t *testing.T) {
+	outs := timed(1, 1)
+	outs[1].Outlived = []int{4242}
+	f := &fixedBackend{counting: analyticRes(), outs: outs}
+	p, err := run(context.Background(), Config{Command: []string{"k"}, Repeat: 2, Work: ptr(1e9)}, f.deps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasFlagCode(p.Flags, roofline.FlagOutlived) {
+		t.Errorf("no %s flag: %+v", roofline.FlagOutlived, p.Flags)
 	}
 }

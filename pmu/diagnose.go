@@ -78,13 +78,21 @@ const (
 // opening anything, as for a tree captured on another machine. An unreadable
 // or partial tree is an error.
 func Diagnose(sysfs, procfs fs.FS) (Diagnosis, error) {
-	return diagnose(sysfs, procfs, nil)
+	return diagnose(sysfs, procfs, nil, nil)
 }
 
 // DiagnoseLive inspects this machine (/sys and /proc) and probes its events
 // by opening each one once.
 func DiagnoseLive() (Diagnosis, error) {
-	return diagnose(os.DirFS("/sys"), os.DirFS("/proc"), &prober{event: Probe, hardware: HaveHardwareCounters, bpf: haveBPFKprobe})
+	return diagnose(os.DirFS("/sys"), os.DirFS("/proc"), nil, &prober{event: Probe, hardware: HaveHardwareCounters, bpf: haveBPFKprobe})
+}
+
+// DiagnoseCounting inspects this machine as DiagnoseLive does for a
+// counting run: it takes the PMUs already discovered in /sys and leaves
+// out the eBPF probe (two maps and two program loads), which only uprobe
+// regions need: Uprobes is then not probed and not usable.
+func DiagnoseCounting(pmus PMUs) (Diagnosis, error) {
+	return diagnose(os.DirFS("/sys"), os.DirFS("/proc"), pmus, &prober{event: Probe, hardware: HaveHardwareCounters})
 }
 
 // prober opens things on the live machine; tests substitute it.
@@ -94,11 +102,11 @@ type prober struct {
 	bpf      func() error
 }
 
-// diagnose reads the trees and, when probe is not nil, opens events on this
-// machine.
-func diagnose(sysfs, procfs fs.FS, probe *prober) (Diagnosis, error) {
+// diagnose reads the trees (with pmus when already discovered) and, when
+// probe is not nil, opens events on this machine.
+func diagnose(sysfs, procfs fs.FS, pmus PMUs, probe *prober) (Diagnosis, error) {
 	live := probe != nil
-	m, err := readMachine(sysfs, procfs)
+	m, err := readMachine(sysfs, procfs, pmus)
 	if err != nil {
 		return Diagnosis{}, err
 	}
@@ -234,6 +242,10 @@ func (d *Diagnosis) uprobeCheck(pmus PMUs, probe *prober) Check {
 		return Check{Err: fmt.Errorf("no uprobe PMU in sysfs: %w", ErrNotSupported)}
 	}
 	c := Check{Detail: "uprobe PMU present"}
+	if d.Live && probe.bpf == nil {
+		c.Detail += "; eBPF not probed"
+		return c
+	}
 	if d.Live {
 		c.Probed = true
 		if err := probe.bpf(); err != nil {

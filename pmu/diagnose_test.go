@@ -213,7 +213,7 @@ func TestDiagnoseProbesEveryEventOnTheLiveMachine(t *testing.T) {
 				return tt.event(ev)
 			}
 			sysfs, _ := machineFS(t, "zen4")
-			d, err := diagnose(sysfs, withProc(t, 0, 0), &prober{event: event, bpf: func() error { return tt.bpf }})
+			d, err := diagnose(sysfs, withProc(t, 0, 0), nil, &prober{event: event, bpf: func() error { return tt.bpf }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +260,7 @@ func TestDiagnoseProbesEBPFWhereTheUprobePMUExists(t *testing.T) {
 		{"refused", fmt.Errorf("load an eBPF kprobe program: %w", ErrPermission), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := diagnose(sysfs, withProc(t, 2, 0), &prober{event: noEvents, hardware: func() error { return ErrNoPMU }, bpf: func() error { return tt.bpf }})
+			d, err := diagnose(sysfs, withProc(t, 2, 0), nil, &prober{event: noEvents, hardware: func() error { return ErrNoPMU }, bpf: func() error { return tt.bpf }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,5 +274,25 @@ func TestDiagnoseProbesEBPFWhereTheUprobePMUExists(t *testing.T) {
 				t.Errorf("no bpf problem with the setcap fix: %v", d.Problems)
 			}
 		})
+	}
+}
+
+// A counting run's diagnosis (DiagnoseCounting) loads no eBPF program: its
+// uprobe check says so rather than guessing.
+func TestDiagnoseWithoutTheEBPFProbeLeavesUprobesUnprobed(t *testing.T) {
+	sysfs, _ := machineFS(t, "vm-zen5")
+	pmus, err := DiscoverPMUs(sysfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := diagnose(sysfs, withProc(t, 2, 0), pmus, &prober{event: func(Event) error { return nil }, hardware: func() error { return ErrNoPMU }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Uprobes.Usable || d.Uprobes.Probed || !strings.Contains(d.Uprobes.Detail, "not probed") || countCode(d.Problems, ProblemBPF) != 0 {
+		t.Errorf("uprobes %+v, problems %v: want unprobed, unusable, and no eBPF problem", d.Uprobes, d.Problems)
+	}
+	if !d.Work.Probed || len(d.PMUs) != len(pmus) {
+		t.Errorf("work %+v, PMUs %v: want the work check probed on the PMUs given", d.Work, d.PMUs)
 	}
 }

@@ -54,8 +54,8 @@ type systemEvent struct {
 // already are not counted. With inheritance the Enabled and Running times
 // are summed over threads too: only their ratio is meaningful. Groups are opened disabled: with opts.EnableOnExec the
 // kernel enables them at the task's next execve, otherwise Enable does.
-// Each group must hold events of one PMU; size groups to the PMU's counters
-// with SplitGroups, since a group that does not fit is never scheduled.
+// Each group must hold events of one PMU and fit its counters, since a
+// group that does not fit is never scheduled (Plan.Groups sizes them).
 // The task should not be creating threads while its groups are opened:
 // threads it clones in between inherit the leader, the kernel may swap the
 // task's counter context with theirs, and the members are then refused
@@ -128,24 +128,6 @@ func ReadParanoid(procfs fs.FS) (int, error) {
 		return 0, fmt.Errorf("read perf_event_paranoid: %q is not a number", strings.TrimSpace(string(b)))
 	}
 	return n, nil
-}
-
-// SplitGroups splits events into groups of at most perGroup events, one PMU
-// per group (events of different PMUs cannot share a group), keeping the
-// order of events within each PMU. perGroup <= 0 means no size limit.
-func SplitGroups(events []Event, perGroup int) [][]Event {
-	var out [][]Event
-	last := map[uint32]int{} // PMU type -> index in out of its open group
-	for _, ev := range events {
-		i, ok := last[ev.Attr.Type]
-		if !ok || (perGroup > 0 && len(out[i]) >= perGroup) {
-			out = append(out, nil)
-			i = len(out) - 1
-			last[ev.Attr.Type] = i
-		}
-		out[i] = append(out[i], ev)
-	}
-	return out
 }
 
 func checkGroup(g []Event) error {

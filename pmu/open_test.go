@@ -84,39 +84,6 @@ func TestParseSingleReadRejectsShortRead(t *testing.T) {
 	}
 }
 
-func TestSplitGroupsOnePMUPerGroupAndAtMostN(t *testing.T) {
-	sw := func(n string) Event { return Event{Name: n, Attr: Attr{Type: 1}} }
-	raw := func(n string) Event { return Event{Name: n, Attr: Attr{Type: 4}} }
-	events := []Event{raw("a"), sw("x"), raw("b"), raw("c"), sw("y"), raw("d")}
-	names := func(gs [][]Event) [][]string {
-		var out [][]string
-		for _, g := range gs {
-			var ns []string
-			for _, e := range g {
-				ns = append(ns, e.Name)
-			}
-			out = append(out, ns)
-		}
-		return out
-	}
-	tests := []struct {
-		perGroup int
-		want     [][]string
-	}{
-		{0, [][]string{{"a", "b", "c", "d"}, {"x", "y"}}},
-		{2, [][]string{{"a", "b"}, {"x", "y"}, {"c", "d"}}},
-		{1, [][]string{{"a"}, {"x"}, {"b"}, {"c"}, {"y"}, {"d"}}},
-	}
-	for _, tt := range tests {
-		if got := names(SplitGroups(events, tt.perGroup)); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("SplitGroups(perGroup=%d) = %v, want %v", tt.perGroup, got, tt.want)
-		}
-	}
-	if got := SplitGroups(nil, 4); got != nil {
-		t.Errorf("SplitGroups(nil) = %v, want nil", got)
-	}
-}
-
 func TestOpenTaskRejectsBadGroups(t *testing.T) {
 	tests := []struct {
 		name    string

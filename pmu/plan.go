@@ -149,7 +149,7 @@ func (p Plan) TrafficUsable() bool { return len(p.Traffic) > 0 }
 // tree) and builds its plan. An unreadable or partial tree is an error: a
 // plan from half a tree would silently miss events.
 func LoadPlan(sysfs, procfs fs.FS) (Plan, error) {
-	m, err := readMachine(sysfs, procfs)
+	m, err := readMachine(sysfs, procfs, nil)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -166,7 +166,7 @@ type host struct {
 	nmiWatchdog int
 }
 
-func readMachine(sysfs, procfs fs.FS) (host, error) {
+func readMachine(sysfs, procfs fs.FS, pmus PMUs) (host, error) {
 	var m host
 	var err error
 	if m.cpu, err = machine.ReadCPU(procfs); err != nil {
@@ -175,8 +175,11 @@ func readMachine(sysfs, procfs fs.FS) (host, error) {
 	if m.topo, err = machine.ReadTopology(sysfs); err != nil {
 		return host{}, err
 	}
-	if m.pmus, err = DiscoverPMUs(sysfs); err != nil {
-		return host{}, err
+	m.pmus = pmus
+	if m.pmus == nil {
+		if m.pmus, err = DiscoverPMUs(sysfs); err != nil {
+			return host{}, err
+		}
 	}
 	m.hypervisor = machine.Hypervisor(sysfs)
 	m.nmiWatchdog = -1
@@ -212,16 +215,11 @@ func (p *Plan) addWatchdog() {
 	p.Problems = append(p.Problems, pr)
 }
 
-// NewPlan resolves the catalogue entry of cpu's microarchitecture against
-// pmus. Kernel aliases are preferred when they encode what the catalogue
-// says; otherwise the catalogue's raw terms are encoded with the PMU's
-// format files, and the difference is reported.
-func NewPlan(cpu machine.CPUInfo, pmus PMUs, topo machine.Topology) Plan {
-	return newPlan(cpu, pmus, topo, -1, "")
-}
-
-// newPlan is NewPlan knowing kernel.nmi_watchdog (-1: unknown) and the
-// hypervisor's name ("": bare metal or unknown).
+// newPlan resolves the catalogue entry of cpu's microarchitecture against
+// pmus, knowing kernel.nmi_watchdog (-1: unknown) and the hypervisor's name
+// ("": bare metal or unknown). Kernel aliases are preferred when they
+// encode what the catalogue says; otherwise the catalogue's raw terms are
+// encoded with the PMU's format files, and the difference is reported.
 func newPlan(cpu machine.CPUInfo, pmus PMUs, topo machine.Topology, nmiWatchdog int, hypervisor string) Plan {
 	p := Plan{CPU: cpu, Microarch: machine.Microarch(cpu)}
 	hardware := pmus.HasHardware()

@@ -194,7 +194,7 @@ func TestPlanEncodesRawWhenTheKernelAliasIsWrong(t *testing.T) {
 			"cas_count_write": {Terms: "event=0x04,umask=0x0c", Scale: mibPerCAS, Unit: "MiB"},
 		}),
 	}
-	p := NewPlan(cpu, pmus, machine.Topology{})
+	p := planFor(cpu, pmus, machine.Topology{})
 	want := map[string]uint64{"cas_count_read": 0x0f04, "cas_count_write": 0x3004}
 	for _, q := range p.Traffic {
 		if q.Attr.Config != want[q.Name] || q.Alias != "" {
@@ -214,7 +214,7 @@ func TestPlanKeepsCatalogueBytesWhenTheKernelScaleIsWrong(t *testing.T) {
 		"data_write": {Terms: "event=0xff,umask=0x30", Scale: mibPerCAS, Unit: "MiB"},
 	}
 	pmus := PMUs{"cpu": intelCore("cpu"), "uncore_imc_free_running_0": intelUncore("uncore_imc_free_running_0", 20, aliases)}
-	p := NewPlan(cpu, pmus, machine.Topology{})
+	p := planFor(cpu, pmus, machine.Topology{})
 	if len(p.Traffic) != 2 {
 		t.Fatalf("got %d traffic events, want 2", len(p.Traffic))
 	}
@@ -285,13 +285,13 @@ func TestPlanErrSaysWhyWorkCannotBeCounted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := NewPlan(tt.cpu, tt.pmus, machine.Topology{})
+			p := planFor(tt.cpu, tt.pmus, machine.Topology{})
 			if err := p.Err(); !errors.Is(err, tt.want) {
 				t.Errorf("Err() = %v, want %v", err, tt.want)
 			}
 		})
 	}
-	ok := NewPlan(machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x6a}, PMUs{"cpu": intelCore("cpu")}, machine.Topology{})
+	ok := planFor(machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x6a}, PMUs{"cpu": intelCore("cpu")}, machine.Topology{})
 	if err := ok.Err(); err != nil {
 		t.Errorf("Ice Lake-SP with a core PMU: Err() = %v, want nil", err)
 	}
@@ -300,7 +300,7 @@ func TestPlanErrSaysWhyWorkCannotBeCounted(t *testing.T) {
 func TestPlanTellsWhichCoresToPinTo(t *testing.T) {
 	cpu := machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x97}
 	pmus := PMUs{"cpu_core": intelCore("cpu_core"), "cpu_atom": intelCore("cpu_atom")}
-	p := NewPlan(cpu, pmus, machine.Topology{CoreTypes: map[string][]int{"cpu_core": {0, 1, 2, 3}, "cpu_atom": {4, 5}}})
+	p := planFor(cpu, pmus, machine.Topology{CoreTypes: map[string][]int{"cpu_core": {0, 1, 2, 3}, "cpu_atom": {4, 5}}})
 	for _, pr := range p.Problems {
 		if pr.Code == ProblemECoreUnmeasured {
 			if !strings.Contains(pr.Fix, "taskset -c 0-3") {
@@ -314,7 +314,7 @@ func TestPlanTellsWhichCoresToPinTo(t *testing.T) {
 
 func TestHybridPartWithECoresOffUsesTheCPUPMU(t *testing.T) {
 	cpu := machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0xbd} // Lunar Lake
-	p := NewPlan(cpu, PMUs{"cpu": intelCore("cpu")}, machine.Topology{})
+	p := planFor(cpu, PMUs{"cpu": intelCore("cpu")}, machine.Topology{})
 	if len(p.Work) != 6 {
 		t.Fatalf("got %d work events, want the 6 P-core FP_ARITH_OPS_RETIRED events", len(p.Work))
 	}
@@ -323,7 +323,7 @@ func TestHybridPartWithECoresOffUsesTheCPUPMU(t *testing.T) {
 			t.Errorf("%s on %s, want FP_ARITH_OPS_RETIRED on cpu", w.Name, w.PMU)
 		}
 	}
-	adl := NewPlan(machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x97}, PMUs{"cpu": intelCore("cpu")}, machine.Topology{})
+	adl := planFor(machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x97}, PMUs{"cpu": intelCore("cpu")}, machine.Topology{})
 	if n := countCode(adl.Problems, ProblemECoreUnmeasured); n != 0 || len(adl.Work) != 6 {
 		t.Errorf("Alder Lake without E-cores: %d work events, problems %v", len(adl.Work), adl.Problems)
 	}
@@ -423,7 +423,7 @@ func TestLoadPlanRejectsBadTrees(t *testing.T) {
 
 func TestVMWithVirtualPMUCountsWorkButNotTraffic(t *testing.T) {
 	cpu := machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x8f, Flags: []string{"hypervisor"}}
-	p := NewPlan(cpu, PMUs{"cpu": intelCore("cpu"), "software": {Name: "software", Type: 1}}, machine.Topology{})
+	p := planFor(cpu, PMUs{"cpu": intelCore("cpu"), "software": {Name: "software", Type: 1}}, machine.Topology{})
 	if !p.WorkUsable() || p.TrafficUsable() || p.Err() != nil {
 		t.Fatalf("work %v traffic %v err %v: want work only", p.WorkUsable(), p.TrafficUsable(), p.Err())
 	}
@@ -436,4 +436,10 @@ func TestVMWithVirtualPMUCountsWorkButNotTraffic(t *testing.T) {
 		}
 	}
 	t.Errorf("no no-traffic-pmu problem: %v", p.Problems)
+}
+
+// planFor is the plan of cpu with pmus and topo, the NMI watchdog and the
+// hypervisor unknown.
+func planFor(cpu machine.CPUInfo, pmus PMUs, topo machine.Topology) Plan {
+	return newPlan(cpu, pmus, topo, -1, "")
 }

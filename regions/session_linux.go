@@ -14,21 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Options configure Attach.
-type Options struct {
-	// Counters are read on the current CPU at every probe (at most
-	// MaxCounters), from per-CPU counters opened on CPUs.
-	Counters []pmu.Event
-	CPUs     []int
-	// Costs holds each function probe's per-call cost (nil: none
-	// subtracted); MarkerCost is that of LIKWID marker regions.
-	Costs      []Cost
-	MarkerCost Cost
-	// RingBytes is the ring buffer's size (a power of two; default 16 MiB,
-	// about 80k calls in flight with two counters).
-	RingBytes int
-}
-
 // contextSwitches is the guard counter read with the user's counters.
 var contextSwitches = pmu.Event{Name: "context-switches", PMU: "software",
 	Attr: pmu.Attr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES}, Scale: 1}

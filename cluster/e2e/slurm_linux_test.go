@@ -20,12 +20,21 @@ type slurmNode struct {
 	enter      []string
 }
 
+// on prefixes argv with the command that enters h (none for this host).
+func (h host) on(argv ...string) []string {
+	if h.enter == "" {
+		return argv
+	}
+	return append([]string{h.enter}, argv...)
+}
+
 // startSlurm starts munged, slurmctld and one slurmd per node with a
 // temporary configuration (SlurmUser=root, proctrack/linuxproc,
 // task/affinity, select/cons_tres, no cgroup plugins), waits until every
 // node is idle, and returns the clients' environment. Cleanup cancels
-// the jobs left and stops the daemons, pass or fail.
-func startSlurm(t *testing.T, ctlAddr string, nodes []slurmNode, cpus int) []string {
+// the jobs left and stops the daemons, pass or fail. slurmctld and the
+// clients run on ctl.
+func startSlurm(t *testing.T, ctl host, nodes []slurmNode, cpus int) []string {
 	t.Helper()
 	need(t, "munged", "slurmctld", "slurmd", "srun", "sbatch", "sinfo", "scancel", "squeue")
 	needRoot(t)
@@ -43,7 +52,6 @@ func startSlurm(t *testing.T, ctlAddr string, nodes []slurmNode, cpus int) []str
 	waitFor(t, 10*time.Second, "munged's socket", func() bool { _, err := os.Stat(sock); return err == nil })
 
 	ctlPort, dPort := freePort(t), freePort(t)
-	host, _ := os.Hostname()
 	var conf strings.Builder
 	fmt.Fprintf(&conf, `ClusterName=rproftest
 SlurmctldHost=%s(%s)
@@ -70,7 +78,7 @@ MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/builtin
 TmpFS=/var/tmp
-`, host, ctlAddr, ctlPort, dPort, sock, dir, dir, dir, dir, dir, dir)
+`, ctl.name, ctl.addr, ctlPort, dPort, sock, dir, dir, dir, dir, dir, dir)
 	var names []string
 	for _, n := range nodes {
 		fmt.Fprintf(&conf, "NodeName=%s NodeAddr=%s CPUs=%d State=UNKNOWN\n", n.name, n.addr, cpus)
@@ -84,20 +92,20 @@ TmpFS=/var/tmp
 	os.Mkdir(filepath.Join(dir, "state"), 0o755)
 	env := []string{"SLURM_CONF=" + confPath}
 
-	daemon(t, env, "slurmctld", "-D", "-f", confPath)
+	daemon(t, env, ctl.on("slurmctld", "-D", "-f", confPath)...)
 	for _, n := range nodes {
 		daemon(t, env, append(n.enter, "slurmd", "-D", "-f", confPath, "-N", n.name)...)
 	}
 	t.Cleanup(func() {
 		// Jobs first, so that no slurmstepd outlives its slurmd.
-		runErr(10*time.Second, env, "scancel", "--quiet", "--user=root")
+		runErr(10*time.Second, env, ctl.on("scancel", "--quiet", "--user=root")...)
 		waitUntil(10*time.Second, func() bool {
-			out, err := runErr(5*time.Second, env, "squeue", "-h")
+			out, err := runErr(5*time.Second, env, ctl.on("squeue", "-h")...)
 			return err != nil || strings.TrimSpace(out) == ""
 		})
 	})
 	waitFor(t, 60*time.Second, "every node idle", func() bool {
-		out, err := runErr(5*time.Second, env, "sinfo", "-h", "-N", "-o", "%T")
+		out, err := runErr(5*time.Second, env, ctl.on("sinfo", "-h", "-N", "-o", "%T")...)
 		return err == nil && strings.Count(out, "idle") == len(nodes)
 	})
 	return env
@@ -163,8 +171,8 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 }
 
 func TestSlurmOneNodeSrunAndSbatch(t *testing.T) {
-	host, _ := os.Hostname()
-	env := startSlurm(t, "127.0.0.1", []slurmNode{{name: host, addr: "127.0.0.1"}}, 2)
+	hostname, _ := os.Hostname()
+	env := startSlurm(t, host{name: hostname, addr: "127.0.0.1"}, []slurmNode{{name: hostname, addr: "127.0.0.1"}}, 2)
 	bin := buildRprof(t)
 	tmp := t.TempDir()
 	env = append(env, countEnv...)

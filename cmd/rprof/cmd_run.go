@@ -14,6 +14,7 @@ import (
 
 	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 
@@ -29,9 +30,12 @@ Run runs CMD and places it on the roofline: it counts the floating-point
 work W (FLOPs) and the DRAM traffic Q (bytes) with hardware counters, times
 the run (T, wall seconds), and reports the arithmetic intensity W/Q, GFLOP/s
 and GB/s, which roof binds the program and how far below that roof it is.
-Counting starts at CMD's exec and covers all its threads and children. CMD
-owns stdin and stdout; the summary goes to stderr, in the style of
-perf stat. Validity warnings are numbered footnotes.
+Counting starts at CMD's exec and covers all its threads and children;
+children still running when CMD exits are flagged (children-outlived). CMD
+dies with rprof, even when rprof is killed. CMD owns stdin and stdout (a
+piped stdin reaches only the first of several runs: flagged stdin-once);
+the summary goes to stderr, in the style of perf stat. Validity warnings
+are numbered footnotes.
 
 Without hardware counters (a VM without a virtual PMU, an unsupported CPU)
 run does not pretend: it refuses before running CMD and prints the same
@@ -58,6 +62,15 @@ Flags:
                      mean (e.g. 0.02), at most --max-repeat times (default
                      30) or --max-time (default 1m) of runs
   --confidence C     level of every interval (default 0.95)
+  --region SPEC      also measure one function on its own, with eBPF
+                     uprobes (root, or CAP_BPF and CAP_PERFMON): SYMBOL
+                     in CMD, LIB:SYMBOL (a library path or soname), or
+                     FILE:0xADDR (the address nm prints); repeatable. The
+                     regions table gives calls, inclusive and self time,
+                     the per-call distribution, the probes' cost and W;
+                     DRAM traffic is not attributed to regions
+  --likwid-markers   take regions from CMD's LIKWID marker calls
+                     (likwid_markerStartRegion/StopRegion), named by tag
   --work FLOPS       analytic work of one run (e.g. 2e9)
   --traffic BYTES    analytic DRAM traffic of one run
   --roofs FILE       roofs document to place the point under (default: the
@@ -174,6 +187,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	} else {
 		writeRunSummary(e.stderr, p, scope)
 	}
+	writeRegions(e.stderr, p)
 	if cfg.CI > 0 && p.Seconds > 0 {
 		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.CI*p.Seconds) {
 			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%.1f%%) did not narrow to ±%g%% within %d runs or %v (--max-repeat, --max-time)\n\n",
@@ -208,6 +222,9 @@ func runFailure(e *env, err error) error {
 	if errors.As(err, &nc) {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		writeRunDiagnosis(e.stderr, nc.Diagnosis)
+		if _, qerr := emulate.FindQEMU(context.Background()); qerr == nil {
+			fmt.Fprintln(e.stderr, "\nTo count without a PMU, use --count emulate (W exact and Q from a cache model, by QEMU instrumentation; roughly 10-400x slower than native).")
+		}
 		fmt.Fprintln(e.stderr, "\nTo measure anyway, give the work and traffic (--work FLOPS, --traffic BYTES), or count software events with -e.")
 		return &exitError{code: exitInternal}
 	}
@@ -325,6 +342,7 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		roofline.SourceCounters: "W and Q from hardware counters",
 		roofline.SourceAnalytic: "analytic W and Q, time measured",
 		roofline.SourceEvents:   "events only: W and Q not measured",
+		roofline.SourceEmulated: "W and Q counted under emulation, T from native runs",
 	}[p.Source]
 
 	// median says how a counted W or Q was summarised: the median of the
@@ -399,6 +417,8 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		}
 		fmt.Fprintf(w, "  roofs %s, thread scope %d (%s)\n", p.RoofsFile, p.Threads, scope)
 	}
+
+	writeEmulation(w, p, line)
 
 	if len(p.Events) > 0 {
 		what := "counts"

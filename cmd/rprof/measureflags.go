@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/measure/emulate"
 )
 
 // measureFlags are the flags `rprof run` and `rprof gate` share to say how
@@ -17,6 +18,8 @@ import (
 type measureFlags struct {
 	count         string
 	events        eventList
+	regions       specList
+	likwid        bool
 	work, traffic optFloat
 	overhead      string
 	idle          time.Duration
@@ -24,11 +27,14 @@ type measureFlags struct {
 	threads       int
 	maxRepeat     int
 	maxTime       time.Duration
+	cacheModel    string
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.count, "count", measure.DefaultBackend, "count W and Q with `BACKEND` ("+strings.Join(measure.Backends(), ", ")+")")
 	fs.Var(&m.events, "e", "count `EVENT` too (perf syntax; repeatable)")
+	fs.Var(&m.regions, "region", "measure the function `SPEC` on its own (SYMBOL, LIB:SYMBOL, FILE:0xADDR; repeatable)")
+	fs.BoolVar(&m.likwid, "likwid-markers", false, "take regions from the target's LIKWID marker calls")
 	fs.StringVar(&m.overhead, "overhead", "", "overhead `command` to subtract")
 	fs.DurationVar(&m.idle, "idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
 	fs.Var(&m.work, "work", "analytic work of one run in `FLOPs`")
@@ -37,6 +43,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.threads, "threads", 0, "thread scope of the roofs")
 	fs.IntVar(&m.maxRepeat, "max-repeat", measure.DefaultMaxRepeat, "at most this many runs when repeating adaptively")
 	fs.DurationVar(&m.maxTime, "max-time", measure.DefaultMaxTime, "at most this much run time when repeating adaptively")
+	fs.StringVar(&m.cacheModel, "cache-model", "", "cache hierarchy of --count emulate: `SIZE/WAYS,...[,line=B]` from L1 down, or none")
 }
 
 // apply fills cfg's measurement fields from the parsed flags of fs. The
@@ -44,9 +51,21 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 // for them differ.
 func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
 	cfg.Count, cfg.Events, cfg.IdleBaseline = m.count, m.events, m.idle
+	cfg.Regions, cfg.LikwidMarkers = m.regions, m.likwid
 	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
-	overheadSet := false
-	fs.Visit(func(f *flag.Flag) { overheadSet = overheadSet || f.Name == "overhead" })
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["cache-model"] {
+		if m.count != measure.BackendEmulate {
+			return usagef("--cache-model is the model of --count emulate")
+		}
+		cm, err := emulate.ParseCacheModel(m.cacheModel)
+		if err != nil {
+			return usagef("--cache-model: %v", err)
+		}
+		cfg.CacheModel = &cm
+	}
+	overheadSet := set["overhead"]
 	if overheadSet {
 		cfg.Overhead = strings.Fields(m.overhead)
 		if len(cfg.Overhead) == 0 {
@@ -93,5 +112,15 @@ func (o *optFloat) Set(s string) error {
 		return fmt.Errorf("%q is not a non-negative number", s)
 	}
 	o.v = &v
+	return nil
+}
+
+// specList is a repeatable flag of region specs.
+type specList []string
+
+func (l *specList) String() string { return strings.Join(*l, " ") }
+
+func (l *specList) Set(s string) error {
+	*l = append(*l, s)
 	return nil
 }

@@ -122,65 +122,6 @@ func TestRunPinnedRunsNoBodyWhenAPinFails(t *testing.T) {
 	}
 }
 
-func TestTeamRunsRepeatedlyOnItsCPUs(t *testing.T) {
-	cpus, err := Allowed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	team, err := NewTeam(cpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer team.Close()
-	runs := make([]int, len(cpus))
-	for range 50 {
-		team.Run(func(w int) {
-			var set unix.CPUSet
-			unix.SchedGetaffinity(0, &set)
-			if set.Count() == 1 && set.IsSet(cpus[w]) {
-				runs[w]++
-			}
-		})
-	}
-	for w, n := range runs {
-		if n != 50 {
-			t.Errorf("worker %d ran pinned to cpu %d in %d of 50 runs", w, cpus[w], n)
-		}
-	}
-}
-
-func TestTeamTimedSpansAllWorkers(t *testing.T) {
-	cpus, err := Allowed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	team, err := NewTeam(cpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer team.Close()
-	// The last worker sleeps longest: the span must cover it.
-	d := team.Timed(func(w int) { time.Sleep(time.Duration(w+1) * 5 * time.Millisecond) })
-	if want := time.Duration(len(cpus)) * 5 * time.Millisecond; d < want || d > want+time.Second {
-		t.Errorf("span %v, want at least %v", d, want)
-	}
-}
-
-func BenchmarkTeamRun(b *testing.B) {
-	cpus, err := Allowed()
-	if err != nil {
-		b.Fatal(err)
-	}
-	team, err := NewTeam(cpus)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer team.Close()
-	for b.Loop() {
-		team.Run(func(int) {})
-	}
-}
-
 func BenchmarkRunPinned(b *testing.B) {
 	cpus, err := Allowed()
 	if err != nil {

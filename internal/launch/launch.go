@@ -91,6 +91,9 @@ type Result struct {
 	// Traced says that the target was started by the ptrace path rather
 	// than through the re-executed launcher.
 	Traced bool
+	// Outlived lists the processes the target started that were still
+	// running when it exited (where that can be told: Linux).
+	Outlived []int
 }
 
 var (

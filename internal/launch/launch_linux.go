@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,10 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -56,7 +60,16 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	attr := &os.ProcAttr{Dir: spec.Dir, Env: env, Files: streams.child[:]}
+	// The target dies with rprof, even by SIGKILL: the kernel sends it
+	// SIGKILL when the thread that started it exits. Locking this
+	// goroutine to its thread until the target is reaped keeps that
+	// thread alive (the runtime ends only threads whose goroutine exits
+	// locked).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	becomeSubreaper()
+	attr := &os.ProcAttr{Dir: spec.Dir, Env: env, Files: streams.child[:],
+		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
 
 	var h held
 	if !spec.Reexec && !privileged(path) {
@@ -74,6 +87,8 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	}
 	defer h.close()
 	proc := h.process()
+	launched.Store(proc.Pid, true)
+	defer launched.Delete(proc.Pid)
 	// Until the target is released, any failure kills it unrun; the Reap
 	// of every attached hook runs once it is gone, on every path.
 	released, attached, reaped := false, 0, false
@@ -150,6 +165,8 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	if err := reap(); err != nil {
 		return Result{}, err
 	}
+	// After the hooks stopped counting: the scan is rprof's work.
+	outlived := orphans(proc.Pid)
 	if err := h.execError(); err != nil {
 		return Result{}, err
 	}
@@ -157,7 +174,7 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 		return Result{}, err
 	}
 
-	r := Result{Wall: wall, CPU: st.UserTime() + st.SystemTime(), PID: proc.Pid, Traced: h.execed()}
+	r := Result{Wall: wall, CPU: st.UserTime() + st.SystemTime(), PID: proc.Pid, Traced: h.execed(), Outlived: outlived}
 	ws := st.Sys().(syscall.WaitStatus)
 	switch {
 	case ws.Signaled():
@@ -203,6 +220,11 @@ func privileged(path string) bool {
 	return err == nil && n > 0
 }
 
+// ResolveTarget finds the executable Run would exec for name in dir, as
+// an absolute path, or the *LaunchError Run would return: callers that
+// read the target's file before running it (region probes) use it.
+func ResolveTarget(name, dir string) (string, error) { return resolveTarget(name, dir) }
+
 // resolveTarget finds the executable to exec, so that a missing or
 // non-executable target is reported before anything runs. The result is
 // absolute: the target starts in spec.Dir.
@@ -242,4 +264,58 @@ func execFailure(name, path string, errno syscall.Errno) error {
 		kind = ErrNotFound
 	}
 	return &Error{Name: name, Kind: kind, Err: &fs.PathError{Op: "exec", Path: path, Err: errno}}
+}
+
+var subreaper sync.Once
+
+// becomeSubreaper makes rprof the child subreaper of its targets' trees:
+// a process the target leaves running when it exits is re-parented to
+// rprof, not to init, so that orphans can find it.
+func becomeSubreaper() {
+	subreaper.Do(func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+}
+
+// launched are the targets run has started and not yet reaped: rprof's
+// own children, not orphans.
+var launched sync.Map
+
+// orphans returns the processes the target (pid, just reaped) left
+// running: children of rprof that rprof did not start. Those that have
+// exited already are reaped and not listed.
+func orphans(target int) []int {
+	launched.Delete(target)
+	self := os.Getpid()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if _, ours := launched.Load(pid); ours {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); ppid != self {
+			continue
+		}
+		if f[0] == "Z" {
+			var ws unix.WaitStatus
+			unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
 }

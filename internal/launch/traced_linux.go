@@ -28,7 +28,12 @@ type traced struct {
 func startTraced(path string, argv []string, attr *os.ProcAttr) (*traced, error) {
 	runtime.LockOSThread()
 	a := *attr
-	a.Sys = &syscall.SysProcAttr{Ptrace: true}
+	var sys syscall.SysProcAttr
+	if attr.Sys != nil {
+		sys = *attr.Sys
+	}
+	sys.Ptrace = true
+	a.Sys = &sys
 	proc, err := os.StartProcess(path, argv, &a)
 	if err != nil {
 		runtime.UnlockOSThread()

@@ -1,0 +1,204 @@
+package measure
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/regions"
+	"github.com/rprof/rprof/roofline"
+)
+
+// regionPlan is what every run of the target attaches: resolved, and its
+// probes' cost calibrated, before anything runs.
+type regionPlan struct {
+	probes []regions.Probe
+	// counters are read per CPU at every probe: the plan's work events,
+	// then the per-process -e events; their meaning is in counters, their
+	// encodings in opts.Counters.
+	counters []Counter
+	opts     regions.Options
+	// notes are flags about every region (why W or Q are not counted per
+	// region).
+	notes []roofline.Flag
+}
+
+// regionCounter is a backend whose counters region probes can read on the
+// CPU a probe fires on: it says which.
+type regionCounter interface {
+	regionSpecs() []counterSpec
+}
+
+// session is an attached regions.Session.
+type session interface {
+	Stop() (regions.Result, error)
+	Close() error
+}
+
+// probedRun attaches a plan's probes to one run of the target.
+type probedRun struct {
+	plan    *regionPlan
+	session session
+	result  *regions.Result
+}
+
+// hook attaches the probes to the held target and stops them once it
+// was reaped, keeping the figures.
+func (pr *probedRun) hook() launch.Hook {
+	return launch.Hook{
+		Attach: func(h launch.Held) error {
+			s, err := attachRegions(h.PID, pr.plan)
+			if err != nil {
+				return err
+			}
+			pr.session = s
+			return nil
+		},
+		Reap: func(int) error {
+			res, err := pr.session.Stop()
+			if err != nil {
+				return err
+			}
+			pr.result = &res
+			return nil
+		},
+	}
+}
+
+// close detaches whatever is still attached, on every path.
+func (pr *probedRun) close() {
+	if pr.session != nil {
+		pr.session.Close()
+	}
+}
+
+// regionInvalid marks a resolution failure (unknown symbol, stripped file,
+// library not found) as bad input, keeping its type for errors.As.
+func regionInvalid(err error) error {
+	var se *regions.SymbolError
+	var le *regions.LibraryError
+	if errors.As(err, &se) || errors.As(err, &le) || errors.Is(err, regions.ErrStripped) || errors.Is(err, regions.ErrBadSpec) {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return err
+}
+
+// regionPoints turns a probed run's figures into regions: W from the
+// work counters' deltas (count x FLOPs per count, each scaled for
+// multiplexing), the -e events, and both extrapolated from the calls that
+// were counted to all calls by time; flags for what limits each figure.
+func regionPoints(plan *regionPlan, res regions.Result, roofs *roofline.Roofs, threads int) []roofline.Region {
+	var out []roofline.Region
+	nfun := 0
+	for _, p := range plan.probes {
+		if p.Kind == regions.Function {
+			nfun++
+		}
+	}
+	for i, st := range res.Regions {
+		r := roofline.Region{Name: st.Name, Calls: st.Calls, Seconds: st.Seconds, SelfSeconds: st.SelfSeconds,
+			MeanSeconds: st.Mean, MedianSeconds: st.Median, P99Seconds: st.P99, MeasuredSeconds: st.MeasuredSeconds,
+			ProbeCostSeconds: st.Cost.Inside.Seconds()}
+		if i < nfun {
+			p := plan.probes[i]
+			r.Probe = p.Path + ":" + p.Name
+			if p.Spec.Symbol == "" {
+				r.Probe = fmt.Sprintf("%s:%#x", p.Path, p.Spec.Addr)
+			}
+		} else {
+			r.Probe = "likwid:" + st.Name
+		}
+		if st.Seconds > 0 {
+			r.CountedFraction = min(st.CountedSeconds/st.Seconds, 1)
+		}
+		if st.CountedSeconds > 0 && len(st.Counts) == len(plan.counters) {
+			scale := st.Seconds / st.CountedSeconds
+			var work float64
+			var hasWork bool
+			by := map[string]float64{}
+			for j, c := range plan.counters {
+				v := st.Counts[j].Value()
+				switch c.Kind {
+				case KindWork:
+					hasWork = true
+					work += v * c.Weight
+					by[c.Precision] += v * c.Weight * scale
+				case KindEvent:
+					r.Events = append(r.Events, roofline.EventCount{Name: c.Name, PMU: c.PMU,
+						Value: v * scale, Raw: st.Counts[j].Raw, Enabled: st.Counts[j].Enabled,
+						Running: st.Counts[j].Running, Unit: c.Unit})
+				}
+			}
+			if hasWork {
+				r.WorkFlops = ptr(work * scale)
+				r.WorkByPrecision = by
+				r.GFlops = ptr(work / st.CountedSeconds / 1e9)
+			}
+		}
+		if r.WorkFlops != nil && r.TrafficBytes != nil && *r.TrafficBytes > 0 {
+			r.Intensity = ptr(*r.WorkFlops / *r.TrafficBytes)
+		}
+		if roofs != nil && r.Intensity != nil && r.GFlops != nil {
+			if pl, err := roofs.Place(*r.Intensity, *r.GFlops, threads, ""); err == nil && pl.AttainableGFlops > 0 {
+				r.Bound, r.AttainableGFlops, r.FractionOfAttainable = &pl.Bound, ptr(pl.AttainableGFlops), ptr(pl.Fraction)
+			}
+		}
+		r.Flags = regionFlags(st, len(plan.counters) > 0)
+		if i < len(res.Lost) && res.Lost[i] > 0 {
+			r.Flags = append(r.Flags, roofline.Flag{Code: roofline.FlagLostRecords,
+				Message: fmt.Sprintf("%d probe records were dropped (ring buffer full): calls are missing", res.Lost[i])})
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// regionFlags says what limits one region's figures.
+func regionFlags(st regions.Stats, counted bool) []roofline.Flag {
+	var fl []roofline.Flag
+	if st.Calls == 0 && st.NeverLeft == 0 {
+		fl = append(fl, roofline.Flag{Code: roofline.FlagNoCalls,
+			Message: "never called (a library the target did not load, or code it did not reach)"})
+	}
+	if st.NeverLeft > 0 {
+		fl = append(fl, roofline.Flag{Code: roofline.FlagNeverLeft,
+			Message: fmt.Sprintf("%d calls entered and never returned from (longjmp, an exception, exit, or running at the end): not in the figures", st.NeverLeft)})
+	}
+	if c := st.Cost.Call.Seconds(); c > 0 && st.Calls > 0 && st.MeasuredMean < 100*c {
+		fl = append(fl, roofline.Flag{Code: roofline.FlagProbeCost,
+			Message: fmt.Sprintf("the mean call (%s measured) is shorter than 100 x the probes' cost of %s per call: the times are dominated by the subtracted cost", fmtSeconds(st.MeasuredMean), fmtSeconds(c))})
+	}
+	if counted && (st.Migrated > 0 || st.Switched > 0) {
+		rest := "W and events are extrapolated from the other calls by time"
+		if st.CountedSeconds == 0 {
+			rest = "no call was left to count, so W and events are unknown (keep other tasks off the target's CPUs, e.g. chrt -f)"
+		}
+		fl = append(fl, roofline.Flag{Code: roofline.FlagMigrated,
+			Message: fmt.Sprintf("%d of %d calls moved to another CPU and %d were switched out: per-CPU counts of those calls include other work and are left out; %s", st.Migrated, st.Calls, st.Switched, rest)})
+	}
+	return fl
+}
+
+// resultFlags says what limits all regions of a run.
+func resultFlags(res regions.Result) []roofline.Flag {
+	var fl []roofline.Flag
+	if res.OrphanExits > 0 {
+		fl = append(fl, roofline.Flag{Code: roofline.FlagLostRecords,
+			Message: fmt.Sprintf("regions: %d returns had no recorded entry (records lost, or calls entered before the probes were attached)", res.OrphanExits)})
+	}
+	if res.LostMarkers > 0 {
+		fl = append(fl, roofline.Flag{Code: roofline.FlagLostRecords,
+			Message: fmt.Sprintf("regions: %d LIKWID marker records were dropped (ring buffer full)", res.LostMarkers)})
+	}
+	return fl
+}
+
+func fmtSeconds(s float64) string {
+	switch {
+	case s >= 1:
+		return fmt.Sprintf("%.3g s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.3g ms", s*1e3)
+	}
+	return fmt.Sprintf("%.3g µs", s*1e6)
+}

@@ -1,0 +1,67 @@
+package measure
+
+import (
+	"fmt"
+
+	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/regions"
+	"github.com/rprof/rprof/roofline"
+)
+
+// planRegions resolves the regions of cfg against the target before
+// anything runs, checks that probes can be attached here, and picks the
+// counters read per CPU at every probe.
+func planRegions(cfg Config, counters []counterSpec) (*regionPlan, error) {
+	if err := regions.Supported(); err != nil {
+		return nil, err
+	}
+	path, err := launch.ResolveTarget(cfg.Command[0], cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	r := regions.Resolver{Target: path, Env: cfg.Env}
+	var specs []regions.Spec
+	for _, s := range cfg.Regions {
+		sp, err := regions.ParseSpec(s)
+		if err != nil {
+			return nil, regionInvalid(err)
+		}
+		specs = append(specs, sp)
+	}
+	if len(specs) > regions.MaxRegions {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, &regions.TooManyRegionsError{N: len(specs)})
+	}
+	plan := &regionPlan{}
+	if plan.probes, err = r.Resolve(specs); err != nil {
+		return nil, regionInvalid(err)
+	}
+	if cfg.LikwidMarkers {
+		m, err := r.Markers()
+		if err != nil {
+			return nil, regionInvalid(err)
+		}
+		plan.probes = append(plan.probes, m...)
+	}
+	hasWork := false
+	for _, s := range counters {
+		if len(plan.counters) == regions.MaxCounters-1 {
+			plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
+				Message: fmt.Sprintf("regions: %s and later events are not counted per region: at most %d counters are read per probe", s.event.Name, regions.MaxCounters-1)})
+			break
+		}
+		hasWork = hasWork || s.kind == KindWork
+		plan.counters = append(plan.counters, s.counter())
+		plan.opts.Counters = append(plan.opts.Counters, s.event)
+	}
+	if !hasWork {
+		plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
+			Message: "regions: work is not counted per region: there are no FP-work counters here (see rprof doctor); region times are measured"})
+	}
+	plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagNoRegionTraffic,
+		Message: "regions: DRAM traffic is not attributed to regions: memory-controller counters count per socket and cannot be read in eBPF off their own CPU (EINVAL), so region intensity is unknown and regions are not placed under the roofs; the whole-program point keeps Q"})
+	return plan, nil
+}
+
+func attachRegions(pid int, plan *regionPlan) (session, error) {
+	return regions.Attach(pid, plan.probes, plan.opts)
+}

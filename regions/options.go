@@ -1,0 +1,18 @@
+package regions
+
+import "github.com/rprof/rprof/pmu"
+
+// Options configure Attach.
+type Options struct {
+	// Counters are read on the current CPU at every probe (at most
+	// MaxCounters), from per-CPU counters opened on CPUs.
+	Counters []pmu.Event
+	CPUs     []int
+	// Costs holds each function probe's per-call cost (nil: none
+	// subtracted); MarkerCost is that of LIKWID marker regions.
+	Costs      []Cost
+	MarkerCost Cost
+	// RingBytes is the ring buffer's size (a power of two; default 16 MiB,
+	// about 80k calls in flight with two counters).
+	RingBytes int
+}

@@ -1,0 +1,72 @@
+package roofline
+
+// Region is one function (or LIKWID marker region) of a run, measured on
+// its own: `rprof run --region`. Times are per run (the last repetition),
+// with the probes' own cost subtracted; the measured values are kept.
+type Region struct {
+	// Name is the symbol, the FILE:0xADDR spec, or the LIKWID tag.
+	Name string `json:"name"`
+	// Probe says where the region was probed: "FILE:SYMBOL",
+	// "FILE:0xADDR" or "likwid:TAG", FILE the resolved path.
+	Probe string `json:"probe"`
+	// Calls counts completed calls (entered and returned).
+	Calls uint64 `json:"calls"`
+	// Seconds is the inclusive time in the region, each thread's outermost
+	// call counted once (recursion is not counted twice).
+	Seconds float64 `json:"seconds"`
+	// SelfSeconds is the exclusive time: not in a nested probed region.
+	SelfSeconds float64 `json:"self_seconds"`
+	// MeanSeconds, MedianSeconds and P99Seconds describe one call's
+	// inclusive time over all calls.
+	MeanSeconds   float64 `json:"mean_seconds"`
+	MedianSeconds float64 `json:"median_seconds"`
+	P99Seconds    float64 `json:"p99_seconds"`
+	// MeasuredSeconds is Seconds before the probe cost was subtracted.
+	MeasuredSeconds float64 `json:"measured_seconds"`
+	// ProbeCostSeconds is the cost subtracted per call (the probes' time
+	// inside the call's window); 0 when not calibrated.
+	ProbeCostSeconds float64 `json:"probe_cost_seconds"`
+	// CountedFraction is the share of the region's time whose calls were
+	// counted (stayed on one CPU without a task switch); W and the events
+	// are extrapolated from them.
+	CountedFraction float64 `json:"counted_fraction"`
+
+	WorkFlops       *float64           `json:"work_flops"`
+	WorkByPrecision map[string]float64 `json:"work_by_precision,omitempty"`
+	// TrafficBytes is Q of the region; null where it cannot be attributed
+	// (see the flags).
+	TrafficBytes *float64 `json:"traffic_bytes"`
+	Intensity    *float64 `json:"intensity"`
+	GFlops       *float64 `json:"gflops"`
+
+	Bound                *Bound   `json:"bound,omitempty"`
+	AttainableGFlops     *float64 `json:"attainable_gflops"`
+	FractionOfAttainable *float64 `json:"fraction_of_attainable"`
+
+	// Events are the -e events over the region's counted calls,
+	// extrapolated like W.
+	Events []EventCount `json:"events,omitempty"`
+	Flags  []Flag       `json:"flags,omitempty"`
+}
+
+// Flag codes of regions.
+const (
+	// FlagProbeCost: the mean call is shorter than 100 times the probes'
+	// cost, so the subtracted cost dominates the error.
+	FlagProbeCost = "probe-cost"
+	// FlagNeverLeft: calls entered and never returned from (longjmp, an
+	// exception, exit, or still running at the end).
+	FlagNeverLeft = "never-left"
+	// FlagMigrated: calls that returned on another CPU, or during which
+	// the CPU switched tasks; their counts are left out and W and events
+	// are extrapolated from the other calls.
+	FlagMigrated = "migrated"
+	// FlagNoCalls: the region was never called (e.g. a library the target
+	// never loaded).
+	FlagNoCalls = "no-calls"
+	// FlagLostRecords: the probes' ring buffer overflowed; calls are
+	// missing.
+	FlagLostRecords = "lost-records"
+	// FlagNoRegionTraffic: DRAM traffic is not attributed to regions.
+	FlagNoRegionTraffic = "no-region-traffic"
+)
