@@ -217,7 +217,7 @@ func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus 
 	// on the prefix it needs. First-touching each size's own arrays cost
 	// about twice the largest size's (the sizes grow geometrically), and
 	// first-touching dominated --quick's sweep on a loaded 2-vCPU guest.
-	o.progress("bandwidth, %s: placing %s of operands", threadsWord(len(cpus)), FormatBytes(sizes[len(sizes)-1]))
+	o.progress("bandwidth, %s: placing %s of operands", threadsWord(len(cpus)), unit.Bytes(sizes[len(sizes)-1]))
 	ops, err := allocOperands(ctx, ks, cpus, sizes[len(sizes)-1])
 	if err != nil {
 		return env, fmt.Errorf("sweep operands: %w", err)
