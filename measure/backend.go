@@ -46,6 +46,7 @@ type Backend interface {
 // Counting is what a backend will count.
 type Counting struct {
 	// Source is where W and Q come from: roofline.SourceCounters,
+	// roofline.SourceEmulated (counted by instrumentation),
 	// roofline.SourceAnalytic (Config.Work or Traffic given; only the time
 	// is measured) or roofline.SourceEvents (only Config.Events are
 	// counted).
@@ -98,6 +99,10 @@ type Counter struct {
 	// Background counters count the whole machine, not only the target
 	// (memory controllers): the idle baseline applies to their traffic.
 	Background bool
+	// Exact counters count by instrumentation (the emulate backend): never
+	// multiplexed, deterministic, and zero means none happened. They are
+	// the point's W, Q and level traffic, not listed among its events.
+	Exact bool
 }
 
 // Outcome is what one run gave.
@@ -118,6 +123,11 @@ type Outcome struct {
 	// Notes are flags learned by counting (kernel mode refused...); Run
 	// reports each once.
 	Notes []roofline.Flag
+	// Functions are W and Q by function, when the backend attributes them
+	// (the emulate backend); Emulation says how an emulated run counted.
+	// The point takes both from the last run of the target.
+	Functions []roofline.FunctionCount
+	Emulation *roofline.Emulation
 }
 
 // DefaultBackend counts with the PMU.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 )
@@ -25,6 +26,10 @@ type Config struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// CacheModel is the hierarchy the "emulate" backend simulates (nil: the
+	// default model); a model without levels counts W only.
+	CacheModel *emulate.CacheModel
 
 	// Count names the counting backend (see Register): "" or "pmu" counts
 	// with the PMU's counters.

@@ -134,6 +134,10 @@ func (b *pmuBackend) Idle(ctx context.Context, d time.Duration) (Outcome, error)
 	return spread(b.specs, o), nil
 }
 
+// vmNote flags a point measured in a virtual machine.
+var vmNote = roofline.Flag{Code: roofline.FlagVM,
+	Message: "measured in a virtual machine: other guests share the memory and caches, and counters, if any, are virtualised"}
+
 // resolve picks where W and Q come from, in this order: analytic values,
 // the catalogue's counters when the diagnosis finds work countable, or only
 // the user's events when each of them opens here. Otherwise it refuses with
@@ -158,8 +162,7 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagn
 	}
 	res := resolved{machine: machine.Describe(d.CPU, d.Topology, sysfs, procfs)}
 	if d.VM {
-		res.notes = append(res.notes, roofline.Flag{Code: roofline.FlagVM,
-			Message: "measured in a virtual machine: other guests share the memory and caches, and counters, if any, are virtualised"})
+		res.notes = append(res.notes, vmNote)
 	}
 	switch {
 	case cfg.Work != nil || cfg.Traffic != nil:

@@ -115,19 +115,20 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if works != nil {
 		p.Samples.WorkFlops = works
 		p.WorkFlops = checkedMedian(p, roofline.SubjectWork, "work", "FLOP", works, cfg.Confidence, in.source == roofline.SourceCounters)
-		if p.WorkFlops != nil && in.source == roofline.SourceCounters {
-			p.WorkByPrecision = medianBy(nets)
+		if p.WorkFlops != nil && counted(in.source) {
+			p.WorkByPrecision = medianBy(nets, in.source == roofline.SourceEmulated)
 		}
 	}
 	if traffics != nil {
 		p.Samples.TrafficBytes = traffics
 		p.TrafficBytes = checkedMedian(p, roofline.SubjectTraffic, "DRAM traffic", "B", traffics, cfg.Confidence, in.source == roofline.SourceCounters)
-		if q, _ := nets[0].dram(); p.TrafficBytes != nil && in.source == roofline.SourceCounters {
+		if q, _ := nets[0].dram(); p.TrafficBytes != nil && counted(in.source) {
+			noisy := in.source == roofline.SourceCounters
 			if q.hasRead {
-				p.ReadBytes = checkedMedian(p, roofline.SubjectRead, "DRAM reads", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.read }), cfg.Confidence, true)
+				p.ReadBytes = checkedMedian(p, roofline.SubjectRead, "DRAM reads", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.read }), cfg.Confidence, noisy)
 			}
 			if q.hasWrite {
-				p.WriteBytes = checkedMedian(p, roofline.SubjectWrite, "DRAM writes", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.write }), cfg.Confidence, true)
+				p.WriteBytes = checkedMedian(p, roofline.SubjectWrite, "DRAM writes", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.write }), cfg.Confidence, noisy)
 			}
 		}
 	}
@@ -141,6 +142,8 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if p.WorkFlops != nil && p.TrafficBytes != nil && *p.TrafficBytes > 0 {
 		p.Intensity = ptr(*p.WorkFlops / *p.TrafficBytes)
 	}
+	p.Levels = levelTraffic(nets, p.WorkFlops)
+	p.Functions, p.Emulation = last.Functions, last.Emulation
 
 	var evFlags []roofline.Flag
 	p.Events, evFlags = eventCounts(in, nets)
@@ -283,10 +286,13 @@ func checkedMedian(p *roofline.Point, subject, what, unit string, xs []float64, 
 }
 
 // medianBy is the median work of each precision.
-func medianBy(nets []tally) map[string]float64 {
+func medianBy(nets []tally, dropZero bool) map[string]float64 {
 	by := map[string]float64{}
 	for k := range nets[0].workBy {
 		by[k] = median(field(nets, func(t tally) float64 { return t.workBy[k] }))
+		if dropZero && by[k] == 0 {
+			delete(by, k)
+		}
 	}
 	if len(by) == 0 {
 		return nil
@@ -306,6 +312,9 @@ func eventCounts(in inputs, nets []tally) (out []roofline.EventCount, flags []ro
 	out = []roofline.EventCount{}
 	user := 0
 	for i, c := range in.counters {
+		if c.Exact {
+			continue
+		}
 		ec := medianCount(c, i, kernels)
 		vals := make([]float64, len(in.reps))
 		for j, r := range in.reps {
@@ -381,7 +390,7 @@ func countFlags(in inputs) []roofline.Flag {
 		case never:
 			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: subject,
 				Message: fmt.Sprintf("%s was never scheduled on a counter (time running 0): its count is unknown and taken as 0", name)})
-		case zero && ctr.Kind != KindEvent:
+		case zero && ctr.Kind != KindEvent && !ctr.Exact:
 			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: subject,
 				Message: fmt.Sprintf("%s counted 0: the target did no such work, or the counter does not count it here", name)})
 		}
@@ -475,6 +484,40 @@ func interval(w *stats.Welford, confidence float64) roofline.Interval {
 	}
 	lo, hi := w.MeanCI(confidence)
 	return roofline.Interval{Lo: lo, Hi: hi}
+}
+
+// counted reports whether W and Q of a source were counted by a backend
+// (rather than given or unknown).
+func counted(source string) bool {
+	return source == roofline.SourceCounters || source == roofline.SourceEmulated
+}
+
+// levelOrder is the memory hierarchy from the core down.
+var levelOrder = []string{LevelL1, LevelL2, LevelL3, LevelDRAM}
+
+// levelTraffic is the median traffic between each pair of adjacent levels
+// counted, from the core down, with W over each; nil when only DRAM (or
+// nothing) was counted.
+func levelTraffic(nets []tally, work *float64) []roofline.LevelTraffic {
+	var out []roofline.LevelTraffic
+	upper := "core"
+	for _, l := range levelOrder {
+		if _, ok := nets[0].traffic[l]; !ok {
+			continue
+		}
+		read := median(field(nets, func(t tally) float64 { return t.traffic[l].read }))
+		write := median(field(nets, func(t tally) float64 { return t.traffic[l].write }))
+		row := roofline.LevelTraffic{Upper: upper, Lower: l, ReadBytes: read, WriteBytes: write}
+		if work != nil && read+write > 0 {
+			row.Intensity = ptr(*work / (read + write))
+		}
+		out = append(out, row)
+		upper = l
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
 }
 
 func field(ts []tally, f func(tally) float64) []float64 {

@@ -32,6 +32,10 @@ const (
 	// SourceEvents: only the user's events were counted; W and Q are
 	// unknown.
 	SourceEvents = "events"
+	// SourceEmulated: W counted by instrumentation under an emulator
+	// (rprof run --count emulate), exactly, and Q from a deterministic
+	// cache model.
+	SourceEmulated = "emulated"
 )
 
 // Precision names used in points and roofs.
@@ -43,7 +47,15 @@ const (
 	// Mixed is used for work counted on CPUs whose FP event does not tell
 	// precisions apart (AMD Zen 2 to Zen 4).
 	Mixed = "mixed"
+	// Extended is x87 arithmetic, done in 80-bit extended precision
+	// (counted by emulation only).
+	Extended = "fp80"
 )
+
+// ExactCounts reports whether p's W and Q are deterministic, so that any
+// change between two such points is real (emulated points); counters and
+// their multiplexing are not.
+func (p *Point) ExactCounts() bool { return p.Source == SourceEmulated }
 
 // Interval is a confidence interval [Lo, Hi] around an estimate.
 type Interval struct {
@@ -126,6 +138,14 @@ const (
 	// perf_event_paranoid refused kernel-mode counting (perf stat's ":u"
 	// fallback).
 	FlagUserOnly = "user-mode-only"
+	// FlagEmulatedISA: W and Q were counted under emulation of a narrower
+	// ISA than this CPU's, so the timed native runs may take other code
+	// paths than the counted one.
+	FlagEmulatedISA = "emulated-isa"
+	// FlagModelled: Q comes from a cache model, not from counters.
+	FlagModelled = "modelled-traffic"
+	// FlagNotCounted: programs the target exec'd ran without being counted.
+	FlagNotCounted = "children-not-counted"
 	// Flags of modelled (analytic) W and Q, e.g. oneDNN primitives:
 	// FlagApproximate, a formula with estimated constants; FlagNoFormula,
 	// no model (time only); FlagPadded, a blocked layout pads a tensor;
@@ -152,7 +172,7 @@ type Point struct {
 	Command []string  `json:"command"`
 	Created time.Time `json:"created"`
 	// Source says how W and Q were obtained: SourceCounters,
-	// SourceAnalytic or SourceEvents.
+	// SourceAnalytic, SourceEmulated or SourceEvents.
 	Source string `json:"source"`
 
 	// WorkFlops is W, floating-point operations, after overhead subtraction
@@ -185,6 +205,15 @@ type Point struct {
 	// Threads is the thread scope whose roofs were used.
 	Threads int `json:"threads,omitempty"`
 
+	// Levels is the traffic between each pair of adjacent memory levels,
+	// from the core down to DRAM (emulated points, from the cache model).
+	Levels []LevelTraffic `json:"levels,omitempty"`
+	// Functions are the functions doing the most work or traffic
+	// (emulated points), most FLOPs first.
+	Functions []FunctionCount `json:"functions,omitempty"`
+	// Emulation says how an emulated point was counted.
+	Emulation *Emulation `json:"emulation,omitempty"`
+
 	Events []EventCount `json:"events"`
 	// Regions are the probed functions (`--region`), each its own point.
 	Regions  []Region  `json:"regions,omitempty"`
@@ -198,6 +227,55 @@ type Point struct {
 	// srun); nil outside one. Job describes a job point made by Merge.
 	Rank *Rank `json:"rank,omitempty"`
 	Job  *Job  `json:"job,omitempty"`
+}
+
+// LevelTraffic is the traffic between a memory level and the one below it:
+// Read is what the upper level loaded from the lower, Write what it wrote
+// back (or stored around it, for non-temporal stores to DRAM).
+type LevelTraffic struct {
+	Upper      string  `json:"upper"` // "core", "L1", "L2", "L3"
+	Lower      string  `json:"lower"` // "L1", "L2", "L3", "DRAM"
+	ReadBytes  float64 `json:"read_bytes"`
+	WriteBytes float64 `json:"write_bytes"`
+	// Intensity is W over this level's read plus written bytes (the
+	// cache-aware roofline's intensity at this level).
+	Intensity *float64 `json:"intensity"`
+}
+
+// FunctionCount is the work and DRAM traffic of one function of the
+// target, with its own intensity.
+type FunctionCount struct {
+	Name string `json:"name"`
+	// Object is the file holding the function; empty for buckets such as
+	// "[jit]".
+	Object       string  `json:"object,omitempty"`
+	WorkFlops    float64 `json:"work_flops"`
+	TrafficBytes float64 `json:"traffic_bytes"`
+	// CoreBytes are the bytes its instructions loaded and stored.
+	CoreBytes float64  `json:"core_bytes"`
+	Intensity *float64 `json:"intensity"`
+}
+
+// Emulation describes how an emulated point was counted.
+type Emulation struct {
+	// Emulator names the emulator and its version ("qemu-x86_64 7.2.22").
+	Emulator  string `json:"emulator"`
+	PluginAPI int    `json:"plugin_api"`
+	// ISA is the instruction set the emulator offered the target.
+	ISA string `json:"isa"`
+	// CacheModel is the simulated hierarchy in --cache-model syntax, and
+	// CacheModelSource where its sizes came from.
+	CacheModel       string `json:"cache_model"`
+	CacheModelSource string `json:"cache_model_source"`
+	// WorkByWidth splits W by instruction width: scalar, 128, 256, x87.
+	WorkByWidth map[string]float64 `json:"work_by_width,omitempty"`
+	// Images counts the process images counted (the target, forked
+	// children, followed execs); Threads their guest threads.
+	Images  int `json:"images"`
+	Threads int `json:"threads"`
+	// Seconds is the wall time of the emulated run (the point's T comes
+	// from native runs).
+	Seconds float64 `json:"seconds"`
 }
 
 // Uncertainty describes the confidence intervals of a point.

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 
+	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 )
 
@@ -27,6 +29,10 @@ func fixFor(err error) string {
 		return "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=1, or run as root"
 	case errors.Is(err, pmu.ErrNoPMU):
 		return "this machine exposes no hardware PMU (a VM without a virtual PMU?); 'rprof doctor' says what would enable one"
+	case errors.Is(err, emulate.ErrNoQEMU):
+		return "install the qemu-user package (apt-get install qemu-user)"
+	case errors.Is(err, measure.ErrIllegalInstruction):
+		return "build the target for x86-64-v3 or lower (gcc -march=x86-64-v3), or count with --count pmu on a machine with a PMU"
 	case errors.Is(err, pmu.ErrUnsupportedCPU):
 		return "rprof has no event table for this CPU; 'rprof events' shows what is missing"
 	case errors.Is(err, pmu.ErrNotSupported):

@@ -17,6 +17,7 @@ import (
 	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
@@ -227,6 +228,9 @@ func runFailure(e *env, err error) error {
 	if errors.As(err, &nc) {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		writeRunDiagnosis(e.stderr, nc.Diagnosis)
+		if _, qerr := emulate.FindQEMU(context.Background()); qerr == nil {
+			fmt.Fprintln(e.stderr, "\nTo count without a PMU, use --count emulate (W exact and Q from a cache model, by QEMU instrumentation; roughly 10-400x slower than native).")
+		}
 		fmt.Fprintln(e.stderr, "\nTo measure anyway, give the work and traffic (--work FLOPS, --traffic BYTES), or count software events with -e.")
 		return &exitError{code: exitInternal}
 	}
@@ -344,6 +348,7 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		roofline.SourceCounters: "W and Q from hardware counters",
 		roofline.SourceAnalytic: "analytic W and Q, time measured",
 		roofline.SourceEvents:   "events only: W and Q not measured",
+		roofline.SourceEmulated: "W and Q counted under emulation, T from native runs",
 	}[p.Source]
 
 	// median says how a counted W or Q was summarised: the median of the
@@ -418,6 +423,8 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		}
 		fmt.Fprintf(w, "  roofs %s, thread scope %d (%s)\n", p.RoofsFile, p.Threads, scope)
 	}
+
+	writeEmulation(w, p, line)
 
 	if len(p.Events) > 0 {
 		what := "counts"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/measure/emulate"
 )
 
 // measureFlags are the flags `rprof run` and `rprof gate` share to say how
@@ -26,6 +27,7 @@ type measureFlags struct {
 	threads       int
 	maxRepeat     int
 	maxTime       time.Duration
+	cacheModel    string
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
@@ -41,6 +43,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.threads, "threads", 0, "thread scope of the roofs")
 	fs.IntVar(&m.maxRepeat, "max-repeat", measure.DefaultMaxRepeat, "at most this many runs when repeating adaptively")
 	fs.DurationVar(&m.maxTime, "max-time", measure.DefaultMaxTime, "at most this much run time when repeating adaptively")
+	fs.StringVar(&m.cacheModel, "cache-model", "", "cache hierarchy of --count emulate: `SIZE/WAYS,...[,line=B]` from L1 down, or none")
 }
 
 // apply fills cfg's measurement fields from the parsed flags of fs. The
@@ -50,8 +53,19 @@ func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
 	cfg.Count, cfg.Events, cfg.IdleBaseline = m.count, m.events, m.idle
 	cfg.Regions, cfg.LikwidMarkers = m.regions, m.likwid
 	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
-	overheadSet := false
-	fs.Visit(func(f *flag.Flag) { overheadSet = overheadSet || f.Name == "overhead" })
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["cache-model"] {
+		if m.count != measure.BackendEmulate {
+			return usagef("--cache-model is the model of --count emulate")
+		}
+		cm, err := emulate.ParseCacheModel(m.cacheModel)
+		if err != nil {
+			return usagef("--cache-model: %v", err)
+		}
+		cfg.CacheModel = &cm
+	}
+	overheadSet := set["overhead"]
 	if overheadSet {
 		cfg.Overhead = strings.Fields(m.overhead)
 		if len(cfg.Overhead) == 0 {

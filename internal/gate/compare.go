@@ -88,8 +88,8 @@ type Row struct {
 	Old, New Value
 	// Change is New/Old - 1 (NaN when either is unknown or Old is 0).
 	Change float64
-	// Deterministic rows are compared against Tolerance; the others with a
-	// test.
+	// Deterministic rows are compared against Tolerance (none between two
+	// emulated points, whose W and Q are exact); the others with a test.
 	Deterministic bool
 	// Test is the two-sample test of a timed row; nil when it could not be
 	// run, and NoTest says why.
@@ -228,18 +228,24 @@ func comparePair(old, new roofline.Point, opts Options) Pair {
 	for _, m := range []string{MetricTime, MetricGFlops, MetricFraction} {
 		pr.Rows = append(pr.Rows, timedRow(m, old, new, opts))
 	}
+	// Emulated W and Q are exact: between two emulated points any change is
+	// real, with no tolerance.
+	tol := opts.Tolerance
+	if old.ExactCounts() && new.ExactCounts() {
+		tol = 0
+	}
 	pr.Rows = append(pr.Rows,
-		countedRow(MetricWork, "FLOP", old.WorkFlops, new.WorkFlops, opts),
-		countedRow(MetricTraffic, "B", old.TrafficBytes, new.TrafficBytes, opts),
-		countedRow(MetricIntensity, "FLOP/B", old.Intensity, new.Intensity, opts),
+		countedRow(MetricWork, "FLOP", old.WorkFlops, new.WorkFlops, tol),
+		countedRow(MetricTraffic, "B", old.TrafficBytes, new.TrafficBytes, tol),
+		countedRow(MetricIntensity, "FLOP/B", old.Intensity, new.Intensity, tol),
 	)
 	return pr
 }
 
-func countedRow(metric, unit string, old, new *float64, opts Options) Row {
+func countedRow(metric, unit string, old, new *float64, tolerance float64) Row {
 	r := Row{Metric: metric, Unit: unit, Deterministic: true, Old: counted(old), New: counted(new)}
 	r.Change = change(r.Old, r.New)
-	r.Significant = !math.IsNaN(r.Change) && math.Abs(r.Change) > opts.Tolerance
+	r.Significant = !math.IsNaN(r.Change) && math.Abs(r.Change) > tolerance
 	return r
 }
 

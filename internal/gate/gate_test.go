@@ -352,3 +352,31 @@ func TestNoiseWiderThanTheLimitIsSaid(t *testing.T) {
 		}
 	}
 }
+
+func TestEmulatedWorkAndTrafficAreExact(t *testing.T) {
+	base := placed(load(t, "slowdown-old"), 4e7, 3.2e8, 50)
+	tiny := placed(load(t, "slowdown-old"), 4e7+1, 3.2e8, 50) // one FLOP more
+	emulated := func(p roofline.Point) roofline.Point {
+		p.Source = roofline.SourceEmulated
+		return p
+	}
+	for _, tt := range []struct {
+		name     string
+		old, new roofline.Point
+		want     bool
+	}{
+		{"emulated: one FLOP is a change", emulated(base), emulated(tiny), true},
+		{"emulated: equal counts are no change", emulated(base), emulated(base), false},
+		{"counters: within the tolerance", base, tiny, false},
+		{"one side counted by counters keeps the tolerance", base, emulated(tiny), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := comparePair(tt.old, tt.new, DefaultOptions)
+			for _, r := range pr.Rows {
+				if r.Metric == MetricWork && r.Significant != tt.want {
+					t.Errorf("W change %g significant %v, want %v", r.Change, r.Significant, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rprof/rprof/measure/emulate"
+	"github.com/rprof/rprof/roofline"
+)
+
+// emulateTarget compiles testdata/emulate/target.c, or skips without qemu
+// or gcc.
+func emulateTarget(t *testing.T) string {
+	t.Helper()
+	if _, err := emulate.FindQEMU(context.Background()); err != nil {
+		t.Skipf("--count emulate needs Debian's qemu-user (scripts/test.sh installs it): %v", err)
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found")
+	}
+	out := filepath.Join(t.TempDir(), "target")
+	if b, err := exec.Command("gcc", "-O1", "-o", out, "testdata/emulate/target.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	return out
+}
+
+func TestRunCountEmulateCountsExactlyAndKeepsStreamsAndStatus(t *testing.T) {
+	target := emulateTarget(t)
+	out := filepath.Join(t.TempDir(), "point.json")
+	code, stdout, stderr := rprofRun(t, "hello, target\n", "--count", "emulate", "--repeat", "2", "--json", out, "--", target, "fma", "1000", "3")
+	if code != 3 {
+		t.Fatalf("exit %d, want the target's 3: %s", code, stderr)
+	}
+	// The emulated run and each native run copy stdin: the first gets it.
+	if !strings.HasPrefix(stdout, "hello, target\n") {
+		t.Errorf("stdout %q, want stdin passed through", stdout)
+	}
+	p := readRunPoint(t, out)
+	if p.Source != roofline.SourceEmulated || p.WorkFlops == nil || *p.WorkFlops != 8000 || p.WorkByPrecision[roofline.Double] != 8000 {
+		t.Errorf("source %s W %v by %v, want emulated 8000 fp64 FLOPs (1000 ymm FMAs)", p.Source, p.WorkFlops, p.WorkByPrecision)
+	}
+	if p.TrafficBytes == nil || len(p.Levels) < 2 || p.Emulation == nil || p.Seconds <= 0 {
+		t.Errorf("Q %v levels %d emulation %v T %v: want modelled Q, levels and a native time", p.TrafficBytes, len(p.Levels), p.Emulation, p.Seconds)
+	}
+	if len(p.Functions) == 0 || p.Functions[0].Name != "main" || p.Functions[0].WorkFlops != 8000 {
+		t.Errorf("functions %+v, want main first with all the work", p.Functions)
+	}
+	for _, want := range []string{"W and Q counted under emulation", "traffic between levels", "top functions", "modelled-traffic"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+func TestRunCountEmulateFollowsExecsOfChildren(t *testing.T) {
+	target := emulateTarget(t)
+	out := filepath.Join(t.TempDir(), "point.json")
+	for _, mode := range []string{"fork-exec", "sh"} {
+		code, _, stderr := rprofRun(t, "", "--count", "emulate", "--cache-model", "none", "--json", out, "--", target, mode, "1000")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
+		}
+		p := readRunPoint(t, out)
+		want := 8000.0 // the exec'd child's FMAs
+		if mode == "fork-exec" {
+			want += 8000 // and the parent's
+		}
+		if p.WorkFlops == nil || *p.WorkFlops != want || hasFlag(p, roofline.FlagNotCounted) {
+			t.Errorf("%s: W %v flags %+v, want %g with every exec followed", mode, p.WorkFlops, p.Flags, want)
+		}
+	}
+}
+
+func hasFlag(p roofline.Point, code string) bool {
+	for _, f := range p.Flags {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRunCountEmulateBadInputIsOneLine(t *testing.T) {
+	target := emulateTarget(t)
+	empty := t.TempDir()
+	tests := []struct {
+		name string
+		path string // PATH for the run; "" keeps it
+		args []string
+		code int
+		want string
+	}{
+		{"AVX-512 target", "", []string{target, "avx512"}, exitInternal, "x86-64-v3"},
+		{"qemu-user missing", empty, []string{target, "fma", "1", "0"}, exitInternal, "install the qemu-user package"},
+		{"bad cache model", "", []string{"--cache-model", "32M", target}, exitUsage, "SIZE/WAYS"},
+		{"cache model without emulate", "", []string{"--count", "pmu", "--cache-model", "32M/16", target}, exitUsage, "--cache-model"},
+		{"emulate with analytic work", "", []string{"--work", "1", target}, exitUsage, "--work"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.path != "" {
+				t.Setenv("PATH", tt.path)
+			}
+			args := append([]string{"--count", "emulate"}, tt.args...)
+			code, _, stderr := rprofRun(t, "", args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d: %s", code, tt.code, stderr)
+			}
+			var ours []string
+			for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+				if strings.HasPrefix(l, "rprof run: ") {
+					ours = append(ours, l)
+				}
+			}
+			if len(ours) != 1 || !strings.Contains(ours[0], tt.want) {
+				t.Errorf("want one line naming %q, got:\n%s", tt.want, stderr)
+			}
+		})
+	}
+}
+
+func TestRunCountEmulateLeavesNoFilesBehind(t *testing.T) {
+	target := emulateTarget(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	if code, _, stderr := rprofRun(t, "", "--count", "emulate", "--", target, "fma", "10", "0"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	left, _ := os.ReadDir(tmp)
+	if len(left) != 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+}

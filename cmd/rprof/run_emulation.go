@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/roofline"
+)
+
+// shownFunctions is how many functions the summary lists.
+const shownFunctions = 10
+
+// writeEmulation prints how an emulated point was counted: the emulator,
+// the traffic between each pair of levels (the cache-aware roofline's
+// intensities) and the functions doing the most work.
+func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what, detail string)) {
+	em := p.Emulation
+	if em == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n  counted by %s (plugin API %d), %s; %s, %s; emulated run %.2f s\n",
+		em.Emulator, em.PluginAPI, em.ISA, plural(em.Images, "process image"), plural(em.Threads, "thread"), em.Seconds)
+	var widths []string
+	for _, k := range []string{"scalar", "128", "256", "x87"} {
+		if v, ok := em.WorkByWidth[k]; ok {
+			name := k
+			if k == "128" || k == "256" {
+				name = k + "-bit"
+			}
+			widths = append(widths, name+" "+fmtCount(v))
+		}
+	}
+	if len(widths) > 0 {
+		fmt.Fprintf(w, "  work by width: %s FLOP\n", strings.Join(widths, ", "))
+	}
+	if len(p.Levels) > 0 {
+		fmt.Fprintf(w, "\n  traffic between levels (modelled: %s, from %s):\n", em.CacheModel, em.CacheModelSource)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "  \tlevels\tread B\twrite B\tFLOP/B\t\n")
+		for _, l := range p.Levels {
+			fmt.Fprintf(tw, "  \t%s-%s\t%s\t%s\t%s\t\n", l.Upper, l.Lower, fmtCount(l.ReadBytes), fmtCount(l.WriteBytes), orUnknown(l.Intensity, chart.FormatValue))
+		}
+		tw.Flush()
+	}
+	if len(p.Functions) > 0 {
+		fmt.Fprintf(w, "\n  top functions (FLOPs, then DRAM bytes):\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  \tFLOP\tDRAM B\tFLOP/B\tfunction\n")
+		for i, f := range p.Functions {
+			if i == shownFunctions {
+				fmt.Fprintf(tw, "  \t\t\t\t(%d more in the point document)\n", len(p.Functions)-i)
+				break
+			}
+			name := f.Name
+			if f.Object != "" {
+				name += " (" + f.Object + ")"
+			}
+			fmt.Fprintf(tw, "  \t%s\t%s\t%s\t%s\n", fmtCount(f.WorkFlops), fmtCount(f.TrafficBytes), orUnknown(f.Intensity, chart.FormatValue), name)
+		}
+		tw.Flush()
+	}
+}

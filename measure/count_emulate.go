@@ -1,0 +1,286 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/machine"
+	"github.com/rprof/rprof/measure/emulate"
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+)
+
+// BackendEmulate counts by instrumentation under QEMU (rprof run --count
+// emulate).
+const BackendEmulate = "emulate"
+
+func init() { Register(BackendEmulate, newEmulateBackend) }
+
+// ErrIllegalInstruction: the target executed an instruction the emulator
+// does not implement (AVX-512 under QEMU 7.2) and died of SIGILL.
+var ErrIllegalInstruction = errors.New("the target died of SIGILL under emulation: it uses instructions QEMU does not emulate (AVX-512?)")
+
+// emulateBackend counts W exactly and models Q by running each command
+// once under QEMU with rprof's plugin; every run of the command is also
+// run natively, and that native run gives T. The counts of the emulated
+// run are the same for every repetition: they are deterministic.
+type emulateBackend struct {
+	find          func(context.Context) (emulate.QEMU, error)
+	run           func(context.Context, launch.Spec) (launch.Result, error)
+	diagnose      func() (pmu.Diagnosis, error)
+	sysfs, procfs fs.FS
+
+	qemu     emulate.QEMU
+	model    emulate.CacheModel
+	counters []Counter
+	levels   []string // the traffic levels of counters, in order
+	// done holds each command's emulated counts, by argv.
+	done map[string]*emulatedCounts
+}
+
+// emulatedCounts is what the emulated run of one command gave.
+type emulatedCounts struct {
+	counts    []pmu.Count
+	notes     []roofline.Flag
+	functions []roofline.FunctionCount
+	emulation *roofline.Emulation
+	// signal is set when a signal (a Ctrl-C) ended the emulated run.
+	signal string
+	exit   int
+}
+
+func newEmulateBackend() Backend {
+	return &emulateBackend{find: emulate.FindQEMU, run: launch.Run, diagnose: pmu.DiagnoseLive,
+		sysfs: os.DirFS("/sys"), procfs: os.DirFS("/proc"), done: map[string]*emulatedCounts{}}
+}
+
+// emulatedISA is what QEMU 7.2's TCG offers an x86-64 guest.
+const emulatedISA = "x86-64 up to AVX2 and FMA (no AVX-512)"
+
+// maxFunctions bounds the function table of a point: those with at least
+// 0.1% of W or Q, most FLOPs first.
+const maxFunctions = 25
+
+func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, error) {
+	switch {
+	case cfg.Work != nil || cfg.Traffic != nil:
+		return Counting{}, invalidf("--count emulate counts W and Q: analytic --work and --traffic exclude it")
+	case len(cfg.Events) > 0:
+		return Counting{}, invalidf("-e events are counted by --count pmu; --count emulate counts W and Q only")
+	}
+	q, err := b.find(ctx)
+	if err != nil {
+		return Counting{}, err
+	}
+	d, err := b.diagnose()
+	if err != nil {
+		return Counting{}, err
+	}
+	b.qemu = q
+	b.model = emulate.DefaultCacheModel()
+	if cfg.CacheModel != nil {
+		b.model = *cfg.CacheModel
+	}
+	c := Counting{Source: roofline.SourceEmulated, Machine: machine.Describe(d.CPU, d.Topology, b.sysfs, b.procfs)}
+	if d.VM {
+		c.Notes = append(c.Notes, vmNote)
+	}
+	c.Notes = append(c.Notes, emulationNotes(d.CPU, b.model)...)
+	for _, prec := range emulate.Precisions {
+		c.Counters = append(c.Counters, Counter{Name: "emulated " + prec + " FLOPs", PMU: BackendEmulate,
+			Kind: KindWork, Weight: 1, Precision: prec, Exact: true})
+	}
+	if b.model.Enabled() {
+		b.levels = []string{LevelL1}
+		for _, l := range b.model.Levels[1:] {
+			b.levels = append(b.levels, l.Name)
+		}
+		b.levels = append(b.levels, LevelDRAM)
+		for _, l := range b.levels {
+			for _, dir := range []string{pmu.Read, pmu.Write} {
+				c.Counters = append(c.Counters, Counter{Name: fmt.Sprintf("modelled %s %s bytes", l, dir), PMU: BackendEmulate,
+					Unit: "B", Kind: KindTraffic, Weight: 1, Direction: dir, Level: l, Exact: true})
+			}
+		}
+	}
+	b.counters = c.Counters
+	return c, nil
+}
+
+// Count runs target natively for its time, then, the first time it sees
+// this command, once more under emulation for its counts. The native run
+// comes first so that a target that cannot start fails as in any run, and
+// so that its path is known for QEMU, which does not search PATH.
+func (b *emulateBackend) Count(ctx context.Context, target launch.Spec) (Outcome, error) {
+	var path string
+	native := target
+	native.Hooks = append(slices.Clone(target.Hooks), launch.Hook{Attach: func(h launch.Held) error {
+		path = h.Path
+		return nil
+	}})
+	r, err := b.run(ctx, native)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o := Outcome{Wall: r.Wall, ExitCode: r.ExitCode, Signal: r.Signal}
+	key := strings.Join(target.Argv, "\x00")
+	e := b.done[key]
+	if e == nil {
+		if r.Signal != "" {
+			// Killed natively (a Ctrl-C, a crash): no emulated run.
+			o.Counts = make([]pmu.Count, len(b.counters))
+			o.Notes = []roofline.Flag{{Code: roofline.FlagMissingCounter, Subject: roofline.SubjectWork,
+				Message: fmt.Sprintf("the target was killed by %s in its native run, so it was not run under emulation: W and Q are unknown", r.Signal)}}
+			return o, nil
+		}
+		if e, err = b.emulate(ctx, target, path); err != nil {
+			return Outcome{}, err
+		}
+		b.done[key] = e
+	}
+	o.Counts, o.Notes, o.Functions, o.Emulation = e.counts, e.notes, e.functions, e.emulation
+	if e.signal != "" {
+		// The emulated run was stopped: repetition stops here.
+		o.ExitCode, o.Signal = e.exit, e.signal
+	}
+	return o, nil
+}
+
+func (b *emulateBackend) Idle(context.Context, time.Duration) (Outcome, error) {
+	return Outcome{}, errors.New("emulate: no background counters: nothing to count idle")
+}
+
+// emulate runs target once under QEMU with the plugin and turns its output
+// into counts parallel to b.counters.
+func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path string) (*emulatedCounts, error) {
+	s, err := emulate.NewSession(b.qemu, b.model)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	argv, err := s.Argv(path, target.Argv)
+	if err != nil {
+		return nil, err
+	}
+	spec := target
+	spec.Argv, spec.Hooks = argv, nil
+	r, err := b.run(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("emulate: %w", err)
+	}
+	if r.Signal == "SIGILL" {
+		return nil, ErrIllegalInstruction
+	}
+	res, err := s.Result()
+	if errors.Is(err, emulate.ErrNoOutput) {
+		return nil, fmt.Errorf("emulate: %s exited with status %d and wrote no counts (its message is above)", b.qemu.Path, r.ExitCode)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e := &emulatedCounts{signal: r.Signal, exit: r.ExitCode, notes: resultNotes(res)}
+	if r.Signal != "" {
+		e.notes = append(e.notes, roofline.Flag{Code: roofline.FlagSignaled, Subject: roofline.SubjectWork,
+			Message: fmt.Sprintf("the emulated run was killed by %s: W and Q cover part of the target's run", r.Signal)})
+	}
+	// An exact count: enabled and running alike, so never scaled.
+	exact := func(v uint64) pmu.Count {
+		return pmu.Count{Raw: v, Enabled: uint64(r.Wall), Running: uint64(r.Wall)}
+	}
+	traffic := map[string]emulate.Traffic{LevelL1: res.Core}
+	for _, l := range res.Levels {
+		traffic[l.Lower] = l.Traffic
+	}
+	for _, c := range b.counters {
+		switch {
+		case c.Kind == KindWork:
+			e.counts = append(e.counts, exact(res.Work[c.Precision]))
+		case c.Direction == pmu.Read:
+			e.counts = append(e.counts, exact(traffic[c.Level].Read))
+		default:
+			e.counts = append(e.counts, exact(traffic[c.Level].Write))
+		}
+	}
+	e.functions = functionTable(res)
+	e.emulation = &roofline.Emulation{
+		Emulator:         fmt.Sprintf("%s %s", emulate.QEMUBinary, b.qemu.Version),
+		PluginAPI:        b.qemu.PluginAPI,
+		ISA:              emulatedISA,
+		CacheModel:       res.Model.String(),
+		CacheModelSource: res.Model.Source,
+		WorkByWidth:      map[string]float64{},
+		Images:           res.Images,
+		Threads:          res.Threads,
+		Seconds:          r.Wall.Seconds(),
+	}
+	for k, v := range res.WorkByWidth {
+		e.emulation.WorkByWidth[k] = float64(v)
+	}
+	return e, nil
+}
+
+// functionTable keeps the functions with at least 0.1% of W or Q (fewer
+// would only bury the rest), most FLOPs first, at most maxFunctions.
+func functionTable(r emulate.Result) []roofline.FunctionCount {
+	w := float64(r.Flops())
+	dram, _ := r.DRAM()
+	q := float64(dram.Total())
+	var out []roofline.FunctionCount
+	for _, f := range r.Functions {
+		if len(out) == maxFunctions {
+			break
+		}
+		fw, fq := float64(f.Flops), float64(f.DRAM)
+		if fw == 0 && fq == 0 || fw < w/1000 && fq < q/1000 {
+			continue
+		}
+		fc := roofline.FunctionCount{Name: f.Name, Object: f.Object, WorkFlops: fw, TrafficBytes: fq, CoreBytes: float64(f.Core)}
+		if fq > 0 && r.Model.Enabled() {
+			fc.Intensity = ptr(fw / fq)
+		}
+		out = append(out, fc)
+	}
+	return out
+}
+
+// emulationNotes are the flags known before an emulated run.
+func emulationNotes(cpu machine.CPUInfo, m emulate.CacheModel) []roofline.Flag {
+	var notes []roofline.Flag
+	if cpu.HasFlag("avx512f") {
+		notes = append(notes, roofline.Flag{Code: roofline.FlagEmulatedISA, Subject: roofline.SubjectWork,
+			Message: "W and Q were counted under QEMU, which emulates x86-64 up to AVX2 and FMA; this CPU has AVX-512, so the native runs that give T may take wider code paths than the counted one"})
+	}
+	if m.Enabled() {
+		notes = append(notes, roofline.Flag{Code: roofline.FlagModelled, Subject: roofline.SubjectTraffic,
+			Message: fmt.Sprintf("Q is modelled, not measured: an LRU write-back, write-allocate cache model (%s, sizes from %s) fed by every emulated access, each thread with its own caches; prefetchers and coherence traffic are not modelled", m, m.Source)})
+	} else {
+		notes = append(notes, roofline.Flag{Code: roofline.FlagNoUncore, Subject: roofline.SubjectTraffic,
+			Message: "no cache model (--cache-model none): Q and the intensity are unknown"})
+	}
+	return notes
+}
+
+// resultNotes flags what an emulated run could not count.
+func resultNotes(r emulate.Result) []roofline.Flag {
+	var notes []roofline.Flag
+	if len(r.NotCounted) > 0 {
+		notes = append(notes, roofline.Flag{Code: roofline.FlagNotCounted, Subject: roofline.SubjectWork,
+			Message: fmt.Sprintf("the target exec'd programs that ran natively and were not counted (%s): W and Q leave out their work", strings.Join(r.NotCounted, ", "))})
+	}
+	if r.SharedSlot {
+		notes = append(notes, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: roofline.SubjectWork,
+			Message: "more threads were alive at once than the emulation plugin has counter slots (1024): some threads shared counters, which may have lost updates"})
+	}
+	if r.Unattributed {
+		notes = append(notes, roofline.Flag{Code: roofline.FlagMissingCounter,
+			Message: "QEMU placed the guest away from host addresses: functions could not be named and execs were not followed"})
+	}
+	return notes
+}

@@ -1,0 +1,169 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/machine"
+	"github.com/rprof/rprof/measure/emulate"
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+)
+
+// fakeEmulation is an emulate backend whose runs are recorded: a native run
+// takes 0.1 s; an emulated run writes the plugin output recorded from a
+// real run of a TRIAD kernel (2 passes over 100,000 fp64 elements, under a
+// 32K/8,1M/16 model) and ends with signal.
+type fakeEmulation struct {
+	native, emulated int
+	nativeSignal     string
+	emulatedSignal   string
+}
+
+func (f *fakeEmulation) backend(cpuFlags ...string) *emulateBackend {
+	b := newEmulateBackend().(*emulateBackend)
+	b.find = func(context.Context) (emulate.QEMU, error) {
+		return emulate.Identify("/usr/bin/qemu-x86_64", "qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)\n")
+	}
+	b.diagnose = func() (pmu.Diagnosis, error) {
+		return pmu.Diagnosis{CPU: machine.CPUInfo{Vendor: "AuthenticAMD", Flags: cpuFlags}}, nil
+	}
+	b.run = func(ctx context.Context, s launch.Spec) (launch.Result, error) {
+		if !strings.HasSuffix(s.Argv[0], emulate.QEMUBinary) {
+			f.native++
+			for _, h := range s.Hooks {
+				if h.Attach != nil {
+					if err := h.Attach(launch.Held{PID: 1, Path: "/opt/k"}); err != nil {
+						return launch.Result{}, err
+					}
+				}
+			}
+			return launch.Result{Wall: 100 * time.Millisecond, Signal: f.nativeSignal}, nil
+		}
+		f.emulated++
+		if s.Argv[5] != "/opt/k" {
+			return launch.Result{}, errors.New("emulated run not given the native run's path")
+		}
+		var out string
+		for _, a := range strings.Split(s.Argv[2], ",") {
+			if v, ok := strings.CutPrefix(a, "out="); ok {
+				out = v
+			}
+		}
+		rec, err := os.ReadFile("testdata/emulate/triad-plugin-output.txt")
+		if err != nil {
+			return launch.Result{}, err
+		}
+		if err := os.WriteFile(filepath.Join(out, "1.0.txt"), rec, 0o644); err != nil {
+			return launch.Result{}, err
+		}
+		return launch.Result{Wall: 2 * time.Second, Signal: f.emulatedSignal}, nil
+	}
+	return b
+}
+
+func emulatedConfig(repeat int) Config {
+	m, err := emulate.ParseCacheModel("32K/8,1M/16")
+	if err != nil {
+		panic(err)
+	}
+	return Config{Command: []string{"k"}, Repeat: repeat, Count: BackendEmulate, CacheModel: &m}
+}
+
+func TestEmulatedPointTakesWAndQFromOneEmulatedRunAndTFromNativeRuns(t *testing.T) {
+	f := &fakeEmulation{}
+	p, err := run(context.Background(), emulatedConfig(3), deps{backend: f.backend("avx2", "avx512f"), now: time.Now, cpus: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.native != 3 || f.emulated != 1 {
+		t.Errorf("%d native and %d emulated runs, want 3 and 1", f.native, f.emulated)
+	}
+	// Recorded: 2 x 100,000 x 2 FLOPs; DRAM 7,163,328 B read, 3,910,464 B
+	// written.
+	if p.Source != roofline.SourceEmulated || *p.WorkFlops != 400000 || *p.TrafficBytes != 7163328+3910464 || !near(p.Seconds, 0.1) {
+		t.Errorf("source %s W %v Q %v T %v", p.Source, *p.WorkFlops, *p.TrafficBytes, p.Seconds)
+	}
+	if *p.ReadBytes != 7163328 || *p.WriteBytes != 3910464 || len(p.WorkByPrecision) != 1 || p.WorkByPrecision[roofline.Double] != 400000 {
+		t.Errorf("read %v write %v by precision %v", *p.ReadBytes, *p.WriteBytes, p.WorkByPrecision)
+	}
+	want := []struct{ upper, lower string }{{"core", "L1"}, {"L1", "L2"}, {"L2", "DRAM"}}
+	if len(p.Levels) != len(want) {
+		t.Fatalf("levels %+v, want %v", p.Levels, want)
+	}
+	for i, w := range want {
+		if l := p.Levels[i]; l.Upper != w.upper || l.Lower != w.lower || l.Intensity == nil {
+			t.Errorf("level %d: %+v, want %s-%s with an intensity", i, l, w.upper, w.lower)
+		}
+	}
+	if r := p.Levels[1]; r.ReadBytes != 114241*64 || r.WriteBytes != 63246*64 {
+		t.Errorf("L1-L2 %+v, want the recorded fills and write-backs x 64 B", r)
+	}
+	if len(p.Events) != 0 || hasFlagCode(p.Flags, roofline.FlagMissingCounter) {
+		t.Errorf("events %+v flags %+v: exact counts are neither events nor missing when zero", p.Events, p.Flags)
+	}
+	for _, code := range []string{roofline.FlagEmulatedISA, roofline.FlagModelled} {
+		if !hasFlagCode(p.Flags, code) {
+			t.Errorf("flags %+v lack %s", p.Flags, code)
+		}
+	}
+	if p.Emulation == nil || p.Emulation.CacheModel != "32K/8,1M/16,line=64" || p.Emulation.WorkByWidth["scalar"] != 400000 || len(p.Functions) == 0 {
+		t.Errorf("emulation %+v functions %+v", p.Emulation, p.Functions)
+	}
+	if !p.ExactCounts() {
+		t.Error("an emulated point's counts are exact")
+	}
+}
+
+func TestInterruptedEmulatedRunStopsRepeating(t *testing.T) {
+	f := &fakeEmulation{emulatedSignal: "SIGINT"}
+	p, err := run(context.Background(), emulatedConfig(3), deps{backend: f.backend(), now: time.Now, cpus: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.native != 1 || p.Exit.Signal != "SIGINT" || !hasFlagCode(p.Flags, roofline.FlagSignaled) || !near(p.Seconds, 0.1) {
+		t.Errorf("%d native runs, exit %+v, T %v, flags %+v: want one native run timed and the signal", f.native, p.Exit, p.Seconds, p.Flags)
+	}
+}
+
+func TestTargetKilledNativelyIsNotEmulated(t *testing.T) {
+	f := &fakeEmulation{nativeSignal: "SIGSEGV"}
+	p, err := run(context.Background(), emulatedConfig(1), deps{backend: f.backend(), now: time.Now, cpus: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.emulated != 0 || !hasFlagCode(p.Flags, roofline.FlagMissingCounter) {
+		t.Errorf("%d emulated runs, flags %+v: want none and W unknown", f.emulated, p.Flags)
+	}
+}
+
+func TestEmulateRefusesWhatItCannotHonour(t *testing.T) {
+	for _, cfg := range []Config{
+		{Command: []string{"k"}, Count: BackendEmulate, Work: ptr(1)},
+		{Command: []string{"k"}, Count: BackendEmulate, Events: []string{"page-faults"}},
+	} {
+		f := &fakeEmulation{}
+		if _, err := run(context.Background(), cfg, deps{backend: f.backend(), now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%+v: err %v, want ErrInvalidConfig", cfg, err)
+		}
+	}
+}
+
+func TestEmulationNotesFlagAWiderCPUAndTheModel(t *testing.T) {
+	wide := machine.CPUInfo{Flags: []string{"avx2", "fma", "avx512f"}}
+	notes := emulationNotes(wide, emulate.DefaultCacheModel())
+	if !hasFlagCode(notes, roofline.FlagEmulatedISA) || !hasFlagCode(notes, roofline.FlagModelled) {
+		t.Errorf("notes %+v, want emulated-isa and modelled-traffic", notes)
+	}
+	narrow := machine.CPUInfo{Flags: []string{"avx2", "fma"}}
+	notes = emulationNotes(narrow, emulate.CacheModel{Line: 64})
+	if hasFlagCode(notes, roofline.FlagEmulatedISA) || hasFlagCode(notes, roofline.FlagModelled) || !hasFlagCode(notes, roofline.FlagNoUncore) {
+		t.Errorf("notes %+v, want only no-uncore without a model on an AVX2 CPU", notes)
+	}
+}

@@ -1,0 +1,138 @@
+package emulate
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Level is one cache level of the model.
+type Level struct {
+	Name string // "L1", "L2", "L3"
+	Size int64  // bytes
+	Ways int
+}
+
+// CacheModel is the cache hierarchy the plugin simulates, from L1 down.
+// Each level is private to a guest thread (see docs/emulate.md).
+type CacheModel struct {
+	Levels []Level
+	Line   int // line size in bytes, a power of two
+	// Source says where the sizes came from ("flag", "default", or the
+	// machine's description such as "sysfs").
+	Source string
+}
+
+// DefaultCacheModel is used when neither the machine nor the user gives
+// sizes: a common recent x86 core (48 KiB 12-way L1d, 1 MiB 16-way L2,
+// 32 MiB 16-way L3, 64-byte lines).
+func DefaultCacheModel() CacheModel {
+	return CacheModel{Line: 64, Source: "default", Levels: []Level{
+		{Name: "L1", Size: 48 << 10, Ways: 12},
+		{Name: "L2", Size: 1 << 20, Ways: 16},
+		{Name: "L3", Size: 32 << 20, Ways: 16},
+	}}
+}
+
+// ErrBadCacheModel is wrapped by ParseCacheModel's errors.
+var ErrBadCacheModel = errors.New("bad cache model")
+
+// ParseCacheModel reads the --cache-model syntax: levels from L1 down as
+// SIZE/WAYS separated by commas, an optional line=BYTES, e.g.
+// "48K/12,1M/16,32M/16,line=64"; or "none" for no model (W only).
+func ParseCacheModel(s string) (CacheModel, error) {
+	m := CacheModel{Line: 64, Source: "flag"}
+	if strings.TrimSpace(s) == "none" {
+		return m, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if v, ok := strings.CutPrefix(part, "line="); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 8 || n&(n-1) != 0 {
+				return m, fmt.Errorf("%w: line %q: want a power of two of at least 8 bytes", ErrBadCacheModel, v)
+			}
+			m.Line = n
+			continue
+		}
+		size, ways, ok := strings.Cut(part, "/")
+		if !ok {
+			return m, fmt.Errorf("%w: %q: want SIZE/WAYS such as 32M/16", ErrBadCacheModel, part)
+		}
+		b, err := parseBytes(size)
+		if err != nil {
+			return m, fmt.Errorf("%w: %q: %v", ErrBadCacheModel, part, err)
+		}
+		w, err := strconv.Atoi(ways)
+		if err != nil || w < 1 {
+			return m, fmt.Errorf("%w: %q: ways must be a positive integer", ErrBadCacheModel, part)
+		}
+		m.Levels = append(m.Levels, Level{Name: fmt.Sprintf("L%d", len(m.Levels)+1), Size: b, Ways: w})
+	}
+	if len(m.Levels) == 0 || len(m.Levels) > 4 {
+		return m, fmt.Errorf("%w: %q: give 1 to 4 levels, or none", ErrBadCacheModel, s)
+	}
+	for _, l := range m.Levels {
+		if l.Size < int64(m.Line)*int64(l.Ways) {
+			return m, fmt.Errorf("%w: %s of %d B cannot hold %d ways of %d B lines", ErrBadCacheModel, l.Name, l.Size, l.Ways, m.Line)
+		}
+	}
+	return m, nil
+}
+
+func parseBytes(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes with an optional K, M or G", s)
+	}
+	return n * mult, nil
+}
+
+// Enabled reports whether the model simulates any cache (Q is modelled).
+func (m CacheModel) Enabled() bool { return len(m.Levels) > 0 }
+
+// String is the --cache-model syntax of m.
+func (m CacheModel) String() string {
+	if !m.Enabled() {
+		return "none"
+	}
+	parts := make([]string, 0, len(m.Levels)+1)
+	for _, l := range m.Levels {
+		parts = append(parts, fmt.Sprintf("%s/%d", sizeString(l.Size), l.Ways))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("line=%d", m.Line)), ",")
+}
+
+func sizeString(b int64) string {
+	switch {
+	case b%(1<<30) == 0:
+		return fmt.Sprintf("%dG", b>>30)
+	case b%(1<<20) == 0:
+		return fmt.Sprintf("%dM", b>>20)
+	case b%(1<<10) == 0:
+		return fmt.Sprintf("%dK", b>>10)
+	}
+	return strconv.FormatInt(b, 10)
+}
+
+// pluginArg is the model in the plugin's cache= syntax.
+func (m CacheModel) pluginArg() string {
+	if !m.Enabled() {
+		return "none"
+	}
+	parts := make([]string, len(m.Levels))
+	for i, l := range m.Levels {
+		parts[i] = fmt.Sprintf("%d:%d", l.Size, l.Ways)
+	}
+	return strings.Join(parts, ":")
+}

@@ -1,0 +1,75 @@
+package emulate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Session is one prepared emulated run: a private directory holding the
+// plugin and the plugin's output. Close removes it.
+type Session struct {
+	QEMU  QEMU
+	Model CacheModel
+	dir   string
+	lib   string
+	out   string
+	// disas asks the plugin to list every translated instruction with
+	// QEMU's disassembly (tests cross-check the decoder with it).
+	disas bool
+}
+
+// NewSession writes the plugin for q into a new private directory.
+func NewSession(q QEMU, m CacheModel) (*Session, error) {
+	if len(q.plugin) == 0 {
+		return nil, fmt.Errorf("emulate: no plugin for %s", q.Path)
+	}
+	dir, err := os.MkdirTemp("", "rprof-emulate-")
+	if err != nil {
+		return nil, fmt.Errorf("emulate: %w", err)
+	}
+	s := &Session{QEMU: q, Model: m, dir: dir,
+		lib: filepath.Join(dir, fmt.Sprintf("rprof-qemu-v%d.so", q.PluginAPI)),
+		out: filepath.Join(dir, "out")}
+	if err := os.WriteFile(s.lib, q.plugin, 0o755); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("emulate: %w", err)
+	}
+	if err := os.Mkdir(s.out, 0o755); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("emulate: %w", err)
+	}
+	return s, nil
+}
+
+// Close removes the session's directory.
+func (s *Session) Close() error { return os.RemoveAll(s.dir) }
+
+// Argv is the command line running argv under QEMU with the plugin. path
+// is argv[0] resolved to a file (QEMU does not search PATH); the target
+// still sees argv[0] as given. Execs are followed: the plugin re-enters
+// QEMU with itself for each x86-64 program or script the target execs.
+func (s *Session) Argv(path string, argv []string) ([]string, error) {
+	for _, p := range []string{s.out, s.lib, s.QEMU.Path} {
+		if strings.ContainsAny(p, ",=") {
+			return nil, fmt.Errorf("emulate: path %q holds a comma or '=', which QEMU's -plugin syntax cannot carry", p)
+		}
+	}
+	args := []string{
+		"out=" + s.out,
+		fmt.Sprintf("line=%d", s.Model.Line),
+		"cache=" + s.Model.pluginArg(),
+		"qemu=" + s.QEMU.Path,
+		"self=" + s.lib,
+	}
+	if s.disas {
+		args = append(args, "disas=1")
+	}
+	out := []string{s.QEMU.Path, "-plugin", s.lib + "," + strings.Join(args, ","), "-0", argv[0], path}
+	return append(out, argv[1:]...), nil
+}
+
+// Result reads what the plugin wrote for every process and exec'd image
+// of the run.
+func (s *Session) Result() (Result, error) { return readResult(s.out, s.Model) }
