@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -10,14 +12,18 @@ import (
 )
 
 func TestRunWaitsForRoofsAndSaysSo(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	runtimeDir := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
 	roofs, err := lock.Acquire(context.Background(), lock.Path(), lock.Exclusive, "rprof roofs", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.AfterFunc(300*time.Millisecond, roofs.Release)
 	start := time.Now()
-	code, _, stderr := rprofRun(t, "", append([]string{"--work", "1", "--"}, targetArgv(t, "exit", "0")...)...)
+	var errb bytes.Buffer
+	code := run(context.Background(), append([]string{"run", "--work", "1", "--"}, targetArgv(t, "exit", "0")...), strings.NewReader(""), io.Discard, &errb)
+	stderr := errb.String()
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
