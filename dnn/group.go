@@ -68,6 +68,16 @@ func (g *Group) Padded() bool {
 	return false
 }
 
+// NewGroup is the group of r's primitive with the given execution times
+// (ms), modelled.
+func NewGroup(r *Record, millis []float64) *Group {
+	return &Group{
+		Kind: r.Kind, Implementation: r.Implementation, PropKind: r.PropKind,
+		Tensors: r.Tensors, Attributes: r.Attributes, Auxiliary: r.Auxiliary,
+		Problem: r.Problem, Millis: millis, Model: Model(r),
+	}
+}
+
 func groupKey(r *Record) string {
 	var b strings.Builder
 	for _, s := range []string{r.Engine, r.Kind, r.Implementation, r.PropKind} {
@@ -94,11 +104,7 @@ func GroupExecs(records []Record) []*Group {
 		k := groupKey(r)
 		g := byKey[k]
 		if g == nil {
-			g = &Group{
-				Kind: r.Kind, Implementation: r.Implementation, PropKind: r.PropKind,
-				Tensors: r.Tensors, Attributes: r.Attributes, Auxiliary: r.Auxiliary,
-				Problem: r.Problem, Model: Model(r),
-			}
+			g = NewGroup(r, nil)
 			byKey[k] = g
 			groups = append(groups, g)
 		}

@@ -38,7 +38,7 @@ func ReadCaches(topo Topology, cpuid CPUIDFunc) Caches {
 		return c
 	}
 	if cpuid == nil {
-		return Caches{Notes: []string{"no cache sizes: sysfs has no cpuN/cache directories and this CPU has no CPUID"}}
+		return Caches{Notes: []string{"no cache sizes: sysfs has no cpuN/cache directories and CPUID was not read (none on this CPU, or a captured tree)"}}
 	}
 	kept, rejected := plausibleCPUID(fromCPUID)
 	c := Caches{Notes: append([]string{"sysfs has no cpuN/cache directories"}, rejected...)}

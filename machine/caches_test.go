@@ -101,7 +101,7 @@ func TestCPUIDCachesOfTheZen5GuestRejectItsL3(t *testing.T) {
 			t.Errorf("instance %+v: want CPUID's, private to one CPU", inst)
 		}
 	}
-	if !slices.ContainsFunc(c.Notes, func(n string) bool { return strings.Contains(n, "L3 is 520192 KiB") }) {
+	if !slices.ContainsFunc(c.Notes, func(n string) bool { return strings.Contains(n, "L3 is 508 MiB") }) {
 		t.Errorf("notes %q do not say the L3 was rejected", c.Notes)
 	}
 }

@@ -178,5 +178,11 @@ func plausibleCPUID(cs []CPUIDCache) (kept []CPUIDCache, rejected []string) {
 	return kept, rejected
 }
 
-// kib writes a size in whole KiB, as sysfs and CPUID count them.
-func kib(n int64) string { return fmt.Sprintf("%d KiB", n>>10) }
+// kib writes a size in whole MiB where it is one, else in KiB, as sysfs
+// and CPUID count them.
+func kib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}

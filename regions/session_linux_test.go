@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
@@ -316,4 +317,24 @@ func TestPerCPUSoftwareCountersCountEachRegionsPageFaults(t *testing.T) {
 	if tc := r.Counts[1].Value() / 1e9; tc <= 0 || tc > r.CountedSeconds*1.05 {
 		t.Errorf("task-clock %.6f s over calls taking %.6f s", tc, r.CountedSeconds)
 	}
+}
+
+func TestCalibrateMeasuresEachKindOfFirstInstruction(t *testing.T) {
+	requireProbes(t)
+	c, err := Calibrate(300)
+	if errors.Is(err, ErrNotSupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("probe cost: %s", c)
+	for k, cost := range c.Costs {
+		// A uprobe traps (or at least calls) into the kernel: far above
+		// 100 ns, far below 10 ms.
+		if cost.Inside <= 0 || cost.Call < 100*time.Nanosecond || cost.Call > 10*time.Millisecond || cost.Inside > cost.Call {
+			t.Errorf("%s: %+v", k, cost)
+		}
+	}
+	requireNoLinks(t)
 }

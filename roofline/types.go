@@ -345,6 +345,11 @@ type Roofs struct {
 	DGEMM     *DGEMM          `json:"dgemm,omitempty"`
 	Tuning    Tuning          `json:"tuning"`
 	Flags     []Flag          `json:"flags,omitempty"`
+	// CacheSource says where the cache levels' sizes came from, in level
+	// order without repeats: "sysfs", "cpuid", "measured", or a
+	// combination such as "cpuid+measured" (each bandwidth roof says its
+	// own).
+	CacheSource string `json:"cache_source,omitempty"`
 }
 
 // ComputeRoof is a measured floating-point ceiling.

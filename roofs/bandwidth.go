@@ -293,9 +293,9 @@ func measuredSizes(sizes []LevelSize) string {
 // operations, AVX2 moved 40-42 GB/s of DRAM TRIAD against 28-36 for
 // AVX-512), and stop condition 4 ends a kernel's evaluation early where it
 // cannot beat the best so far.
-func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks []kernels.Bandwidth, cpus []int, topo machine.Topology) error {
-	known := KnownCaches{Levels: ScopeCaches(topo.Caches, cpus), Source: roofline.CacheSourceSysfs}
-	known.Complete = len(known.Levels) > 0
+func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks []kernels.Bandwidth, cpus []int, caches machine.Caches) error {
+	known := KnownCaches{Levels: ScopeCaches(caches.Instances, cpus), Source: caches.Source}
+	known.Complete = caches.Complete && len(known.Levels) > 0
 	lo, hi, err := sweepSpan(known, len(cpus))
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)

@@ -55,7 +55,14 @@ type Options struct {
 	// Sysfs and Procfs are the roots of /sys and /proc (default the real
 	// ones).
 	Sysfs, Procfs fs.FS
+	// CPUID reads cache sizes where sysfs has none (default
+	// machine.HostCPUID; tests pass recorded values, or NoCPUID).
+	CPUID machine.CPUIDFunc
 }
+
+// NoCPUID is a CPUID that answers nothing, for hosts or tests where CPUID
+// must not be used.
+func NoCPUID(uint32, uint32) (eax, ebx, ecx, edx uint32) { return 0, 0, 0, 0 }
 
 // Detail says how one roof was obtained, for the summary table.
 type Detail struct {
@@ -168,6 +175,9 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	if o.Invoker == nil {
 		o.Invoker = InProcess{}
 	}
+	if o.CPUID == nil {
+		o.CPUID = machine.HostCPUID
+	}
 	cpu, err := machine.ReadCPU(o.Procfs)
 	if err != nil {
 		return nil, err
@@ -187,6 +197,10 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		Tuning:  roofline.Tuning{StopReasons: map[string]int{}, Method: string(o.method())},
 	}}
 	t := &tally{tuning: &rep.Roofs.Tuning}
+	caches := machine.ReadCaches(topo, o.CPUID)
+	if caches.Source != roofline.CacheSourceSysfs || len(caches.Notes) > 0 {
+		rep.flag(FlagCacheSource, cacheNote(caches))
+	}
 	if cpu.Hypervisor() {
 		rep.flag(roofline.FlagVM, "measured in a virtual machine: other guests share the host")
 	}
@@ -224,11 +238,12 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	bw, bwSkipped := kernels.BandwidthKernels()
 	flagSkipped(rep, bwSkipped)
 	for _, cpus := range scopes {
-		if err := measureBandwidth(ctx, o, rep, t, bw, cpus, topo); err != nil {
+		if err := measureBandwidth(ctx, o, rep, t, bw, cpus, caches); err != nil {
 			return nil, err
 		}
 	}
 	part("bandwidth")
+	rep.Roofs.CacheSource = cacheSource(rep.Roofs.Bandwidth)
 	// DGEMM comes last, after the memory-bound sweeps: right after seconds
 	// of FMA kernels on every core, this VM's DGEMM ran 1.4% slower than
 	// after idling (3 pairs, C loop), as if the host lowered the clock.
@@ -245,6 +260,30 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	part("dgemm")
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// cacheSource joins the bandwidth roofs' level sources in order, without
+// repeats.
+func cacheSource(bw []roofline.BandwidthRoof) string {
+	var srcs []string
+	for _, b := range bw {
+		if b.LevelSource != "" && !slices.Contains(srcs, b.LevelSource) {
+			srcs = append(srcs, b.LevelSource)
+		}
+	}
+	return strings.Join(srcs, "+")
+}
+
+// cacheNote says where the cache sizes came from and what was rejected.
+func cacheNote(c machine.Caches) string {
+	from := "cache sizes from " + c.Source
+	switch {
+	case c.Source == "":
+		from = "no cache size from sysfs or CPUID: every level is found from the bandwidth sweep"
+	case !c.Complete:
+		from += "; the levels past them are found from the bandwidth sweep"
+	}
+	return from + ": " + strings.Join(c.Notes, "; ")
 }
 
 // partTimer returns a function that records the time since its previous

@@ -152,6 +152,9 @@ func runVerbose(ctx context.Context, e *env, command []string) (*dnn.Trace, int,
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = verboseEnv(os.Environ())
 	cmd.Stdin, cmd.Stderr = e.stdin, e.stderr
+	// When stdin or stderr is not a file, exec copies it through a pipe; a
+	// child of the command left running must not hold up the end.
+	cmd.WaitDelay = 2 * time.Second
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, 0, &exitError{code: exitInternal, err: err}
@@ -176,7 +179,6 @@ func runVerbose(ctx context.Context, e *env, command []string) (*dnn.Trace, int,
 	done := make(chan captured, 1)
 	go func() {
 		tr, err := dnn.Capture(pr, e.stdout)
-		pr.Close()
 		done <- captured{tr, err}
 	}()
 	waited := make(chan error, 1)
@@ -186,7 +188,16 @@ func runVerbose(ctx context.Context, e *env, command []string) (*dnn.Trace, int,
 	case werr = <-waited:
 	case <-ctx.Done():
 		cmd.Process.Signal(os.Interrupt)
-		werr = <-waited
+		select {
+		case werr = <-waited:
+		case <-time.After(3 * time.Second):
+			cmd.Process.Kill()
+			werr = <-waited
+		}
+	}
+	if ctx.Err() != nil {
+		// A child of the command may hold the pipe open: stop reading.
+		time.AfterFunc(time.Second, func() { pr.Close() })
 	}
 	c := <-done
 	var ee *exec.ExitError
@@ -197,7 +208,8 @@ func runVerbose(ctx context.Context, e *env, command []string) (*dnn.Trace, int,
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		code = 128 + int(ws.Signal())
 	}
-	if c.err != nil {
+	pr.Close()
+	if c.err != nil && ctx.Err() == nil {
 		fmt.Fprintf(e.stderr, "rprof dnn: passing the program's stdout on: %v\n", c.err)
 	}
 	return c.tr, code, nil
@@ -311,9 +323,4 @@ func orUnknownDash(v *float64) string {
 		return "-"
 	}
 	return chart.FormatValue(*v)
-}
-
-// runDNNBench is replaced by the harness in cmd_dnn_bench.go.
-func runDNNBench(ctx context.Context, e *env, args []string) error {
-	return usagef("bench: not built yet")
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofs"
 )
@@ -57,6 +59,12 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	}
 	blas := checkBLAS(d.Live)
 	doc := doctorJSON(d, blas, m)
+	// CPUID describes this CPU, not a captured tree's.
+	var cpuid machine.CPUIDFunc
+	if d.Live {
+		cpuid = machine.HostCPUID
+	}
+	doc.Caches = cachesDoc(machine.ReadCaches(d.Topology, cpuid))
 	if asJSON {
 		err = writeJSON(e.stdout, doc)
 	} else {
@@ -112,9 +120,72 @@ type doctorDoc struct {
 	Traffic        checkJSON     `json:"traffic"`
 	Uprobes        checkJSON     `json:"uprobes"`
 	BLAS           blasCheck     `json:"blas"`
+	Caches         cachesJSON    `json:"caches"`
 	Usable         bool          `json:"usable"`
 	Problems       []string      `json:"problems"`
 	Details        []problemJSON `json:"problem_details"`
+}
+
+// cachesJSON is where the cache sizes come from: what rprof roofs places
+// its bandwidth levels by.
+type cachesJSON struct {
+	// Source is "sysfs", "cpuid" or "" (none: roofs measures them).
+	Source string `json:"source"`
+	// Complete says every level is listed; otherwise roofs finds the
+	// levels past the last one from its sweep.
+	Complete bool        `json:"complete"`
+	Levels   []cacheJSON `json:"levels"`
+	Notes    []string    `json:"notes"`
+}
+
+// cacheJSON is one cache level and type: the size of one instance and how
+// many instances serve the online CPUs.
+type cacheJSON struct {
+	Level     int    `json:"level"`
+	Type      string `json:"type"`
+	Bytes     int64  `json:"bytes"`
+	Instances int    `json:"instances"`
+}
+
+func cachesDoc(c machine.Caches) cachesJSON {
+	doc := cachesJSON{Source: c.Source, Complete: c.Complete, Levels: []cacheJSON{}, Notes: c.Notes}
+	for _, inst := range c.Instances {
+		i := slices.IndexFunc(doc.Levels, func(l cacheJSON) bool {
+			return l.Level == inst.Level && l.Type == inst.Type && l.Bytes == inst.SizeBytes
+		})
+		if i < 0 {
+			doc.Levels = append(doc.Levels, cacheJSON{Level: inst.Level, Type: inst.Type, Bytes: inst.SizeBytes})
+			i = len(doc.Levels) - 1
+		}
+		doc.Levels[i].Instances++
+	}
+	if doc.Notes == nil {
+		doc.Notes = []string{}
+	}
+	return doc
+}
+
+// cachesText is the doctor's caches line, e.g. "sysfs: L1d 32 KiB x2,
+// L1i 32 KiB x2, L2 1 MiB x2, L3 32 MiB x1".
+func cachesText(c cachesJSON) string {
+	var levels []string
+	for _, l := range c.Levels {
+		suffix := map[string]string{"Data": "d", "Instruction": "i"}[l.Type]
+		levels = append(levels, fmt.Sprintf("L%d%s %s x%d", l.Level, suffix, roofs.FormatBytes(l.Bytes), l.Instances))
+	}
+	var s string
+	switch {
+	case c.Source == "":
+		s = "unknown: rprof roofs finds every level from its bandwidth sweep"
+	case !c.Complete:
+		s = c.Source + ": " + strings.Join(levels, ", ") + "; rprof roofs finds the levels past these from its sweep"
+	default:
+		s = c.Source + ": " + strings.Join(levels, ", ")
+	}
+	for _, n := range c.Notes {
+		s += "\n\t  " + n
+	}
+	return s
 }
 
 type checkJSON struct {
@@ -230,6 +301,7 @@ func writeDoctorText(w io.Writer, doc doctorDoc, d pmu.Diagnosis) error {
 	fmt.Fprintf(tw, "DRAM traffic (Q)\t%s\n", checkText(doc.Traffic))
 	fmt.Fprintf(tw, "eBPF uprobes\t%s\n", checkText(doc.Uprobes))
 	fmt.Fprintf(tw, "BLAS\t%s\n", blasText(doc.BLAS))
+	fmt.Fprintf(tw, "caches\t%s\n", cachesText(doc.Caches))
 	tw.Flush()
 
 	writeProblems(&b, d.Problems)

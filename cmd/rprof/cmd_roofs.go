@@ -43,6 +43,11 @@ Measurements at once spoil each other's figures: roofs waits for any
 lock on rprof-measure.lock in $XDG_RUNTIME_DIR, else the temporary
 directory). Ctrl-C stops every part within a second.
 
+Under srun or mpirun (srun -N 4 --ntasks-per-node=1 rprof roofs -o DIR/),
+local rank 0 of each node measures it and writes DIR/roofs-NODE.json;
+'rprof merge -o OUT/ DIR/roofs-*.json' then writes one document per node
+type and the job's roofs (docs/cluster.md).
+
 Flags:
   -o FILE            roofs document to write (default: the user cache dir)
   --threads LIST     thread counts to measure, e.g. 1,2 (default: 1, one
@@ -116,6 +121,21 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	path := *out
+	id, isRank, err := identity("")
+	if err != nil {
+		return &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
+	}
+	if isRank {
+		// One measurement per node: more would contend for its cores.
+		if id.LocalRank != 0 {
+			fmt.Fprintf(e.stderr, "rprof roofs: rank %d on %s: local rank 0 measures this node's roofs\n", id.Rank, id.Node)
+			return nil
+		}
+		if st, err := os.Stat(path); path == "" || err != nil || !st.IsDir() {
+			return usagef("under %s, -o must be a directory: each node writes DIR/roofs-NODE.json, and 'rprof merge DIR/roofs-*.json' makes one document per node type and the job's", id.Launcher)
+		}
+		path = filepath.Join(path, "roofs-"+id.Node+".json")
+	}
 	if path == "" {
 		if path, err = roofline.DefaultRoofsPath(); err != nil {
 			return err

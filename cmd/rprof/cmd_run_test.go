@@ -23,6 +23,9 @@ import (
 // TestMain), so the end-to-end tests need no compiler.
 const testTargetArg = "__rprof_test_target"
 
+// testRprofArg makes the test binary act as rprof (see TestMain).
+const testRprofArg = "__rprof_test_rprof"
+
 // testTarget is a target program: "pages N" touches N fresh pages once
 // each, "threads N" does so on 4 threads, "fork N" in a child process,
 // "exit N" exits N, "touch FILE" creates FILE, "kill" dies by

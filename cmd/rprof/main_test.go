@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"testing"
 )
@@ -8,8 +9,16 @@ import (
 // TestMain lets the test binary play the roles the rprof binary plays for
 // itself (roles: the launcher of `rprof run`, which re-executes
 // os.Executable where ptrace is refused, and the worker processes of
-// `rprof roofs`), and the test targets of cmd_run_test.go.
+// `rprof roofs`), the test targets of cmd_run_test.go, and rprof itself
+// (testRprofArg) for commands that keep the main thread.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == testRprofArg {
+		args := append([]string{os.Args[0]}, os.Args[2:]...)
+		if code, ok := playRole(args); ok {
+			os.Exit(code)
+		}
+		os.Exit(run(context.Background(), args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if code, ok := playRole(os.Args); ok {
 		os.Exit(code)
 	}

@@ -50,7 +50,7 @@ func writeRegions(out io.Writer, p *roofline.Point) {
 		}
 		pc := "-"
 		if r.ProbeCostSeconds > 0 {
-			pc = fmtDuration(r.ProbeCostSeconds)
+			pc = fmtDuration(r.ProbeCostSeconds) + " " + r.ProbeFirst
 		}
 		row = append(row, pc, orUnknown(r.GFlops, chart.FormatValue))
 		for _, name := range events {

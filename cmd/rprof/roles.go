@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/internal/launch"
 	"github.com/rprof/rprof/roofs"
 )
@@ -30,13 +31,14 @@ var roles = map[string]role{
 // playRole plays the role args (os.Args) name and returns its exit status;
 // ok is false when they name none. The caller has locked the main
 // goroutine to the main thread; playRole unlocks it unless the role needs
-// it, and when no role is played.
+// it, and when no role is played, unless the command needs it (`rprof dnn
+// bench` calls oneDNN from it: see dnnbench.NeedsMainThread).
 func playRole(args []string) (code int, ok bool) {
 	var r role
 	if len(args) > 1 {
 		r, ok = roles[args[1]]
 	}
-	if !ok || !r.mainThread {
+	if (!ok || !r.mainThread) && !dnnbench.NeedsMainThread(args[1:]) {
 		runtime.UnlockOSThread()
 	}
 	if !ok {

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rprof/rprof/dnn"
+	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/roofline"
+)
+
+const dnnBenchUsage = `usage: rprof dnn bench [flags] EXPERIMENT|PROBLEM...
+
+Bench runs oneDNN primitives itself, through libdnnl.so.2's C API (oneDNN
+2.x), and places each on the roofline: the time of one execution (median
+of the repetitions, with its interval), the analytic W and compulsory Q of
+the problem, GFLOP/s, the share of the measured fp32 peak and the fraction
+of the binding roof. Weights are in the layout the library chooses;
+activations in the layout asked for.
+
+EXPERIMENT is one of seed 004's experiments ('all' runs every one):
+%s
+PROBLEM is a oneDNN verbose problem descriptor, so a shape seen in a trace
+('rprof dnn') can be replayed: mb1_ic64oc64_ih56oh56kh3sh1dh0ph1_iw56ow56kw3sw1dw0pw1
+(convolution), mb128ic1024oc1024 (inner product), 128x1024:1024x1024
+(matmul), mb8ic64_ih112oh56kh3sh2dh0ph1_iw112ow56kw3sw2dw0pw1 (pooling),
+64x3x227x227 (eltwise). The kind is told from the descriptor unless --kind
+is given.
+
+Flags:
+  --kind K         convolution, inner_product, matmul, pooling or eltwise
+  --alg A          pooling: max (default), avg_include_padding,
+                   avg_exclude_padding; eltwise: gelu_erf (default),
+                   gelu_tanh
+  --layout L       activations of 4D problems: nchw, nhwc, nChw16c
+                   (default), nChw8c
+  --threads N      the library's threads (OpenMP runtime; default: its own)
+  --cold           evict the caches (write --flush bytes) before every
+                   timed execution; default warm: executions back to back
+  --flush BYTES    bytes written to evict the caches (default 256 MiB)
+  --ci F           repeat until the interval of the time is within F of it
+                   (default 0.02), at most --max-time per problem (default
+                   3s) and --max-repeat samples (default 200)
+  --repeat N       exactly N samples instead
+  --confidence C   level of the intervals (default 0.95)
+  --no-exec        the overhead run: everything but the executions (load,
+                   create, allocate, fill), for rprof run --overhead
+  --roofs FILE     roofs document (default: the one 'rprof roofs' wrote)
+  --json FILE      write the results as a point set (rprof.points/v1)
+`
+
+func runDNNBench(ctx context.Context, e *env, args []string) error {
+	fset := flag.NewFlagSet("dnn bench", flag.ContinueOnError)
+	sink := &flagErrSink{}
+	fset.SetOutput(sink)
+	fset.Usage = func() {
+		if !sink.wrote {
+			fmt.Fprintf(e.stdout, dnnBenchUsage, experimentList())
+		}
+	}
+	kind := fset.String("kind", "", "primitive kind of the problems")
+	alg := fset.String("alg", "", "algorithm")
+	layout := fset.String("layout", "", "activations' layout")
+	threads := fset.Int("threads", 0, "library threads")
+	cold := fset.Bool("cold", false, "evict the caches before each execution")
+	flushBytes := fset.Int64("flush", 256<<20, "bytes written to evict the caches")
+	ci := fset.Float64("ci", 0.02, "relative half-width to stop at")
+	maxTime := fset.Duration("max-time", 3*time.Second, "time budget per problem")
+	maxRepeat := fset.Int("max-repeat", 200, "most samples per problem")
+	repeat := fset.Int("repeat", 0, "exact number of samples")
+	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level")
+	noExec := fset.Bool("no-exec", false, "the overhead run")
+	roofsPath := fset.String("roofs", "", "roofs document")
+	jsonPath := fset.String("json", "", "point set output")
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	if fset.NArg() == 0 {
+		return usagef("bench: name an experiment or give a problem descriptor; experiments:\n%s", experimentList())
+	}
+	switch {
+	case *threads < 0 || *repeat < 0 || *maxRepeat < 1:
+		return usagef("bench: --threads, --repeat and --max-repeat must be positive")
+	case !(*confidence > 0 && *confidence < 1) || !(*ci > 0 && *ci < 1):
+		return usagef("bench: --confidence and --ci must be in (0, 1)")
+	case *cold && *flushBytes < 1<<20:
+		return usagef("bench: --flush %d: at least 1 MiB", *flushBytes)
+	}
+	var problems []dnnbench.Problem
+	for _, a := range fset.Args() {
+		if a == "all" {
+			for _, x := range dnnbench.Experiments {
+				problems = append(problems, x.Problem)
+			}
+			continue
+		}
+		if x, ok := dnnbench.Lookup(a); ok {
+			problems = append(problems, x.Problem)
+			continue
+		}
+		p, err := dnnbench.ParseProblem(a, *kind, *alg, *layout)
+		if err != nil {
+			return usagef("bench: %s: %v (not an experiment either; see 'rprof dnn bench -h')", a, err)
+		}
+		problems = append(problems, p)
+	}
+	if err := checkOutputs(*jsonPath); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	rd, err := loadRoofs(*roofsPath)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	roofs, roofsFile := rd.roofs, rd.path
+
+	lib, err := dnnbench.Open()
+	var ve *dnnbench.VersionError
+	switch {
+	case errors.Is(err, dnnbench.ErrNoLibrary):
+		return &exitError{code: exitInternal, err: fmt.Errorf("%w; fix: apt-get install %s", err, dnnbench.Package)}
+	case errors.As(err, &ve):
+		return &exitError{code: exitInternal, err: err}
+	case err != nil:
+		return &exitError{code: exitInternal, err: err}
+	}
+	defer lib.Close()
+
+	rule := stats.StopRule{MaxTime: *maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: *ci, MinCount: 5, Method: stats.DefaultMethod}
+	if *repeat > 0 {
+		rule = stats.Fixed(*repeat, *confidence, stats.DefaultMethod)
+	}
+	opts := dnnbench.Options{Threads: *threads, Cold: *cold, FlushBytes: *flushBytes, WarmUp: 3, Rule: rule, NoExec: *noExec}
+	var results []dnnbench.Result
+	for _, p := range problems {
+		r, err := lib.Run(ctx, p, opts)
+		if ctx.Err() != nil {
+			fmt.Fprintln(e.stderr, "rprof dnn bench: interrupted: no table or point set written")
+			return &exitError{code: 130}
+		}
+		if err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+		results = append(results, r)
+	}
+	v := lib.Version()
+	if *noExec {
+		fmt.Fprintf(e.stderr, "rprof dnn bench: overhead run (oneDNN %s): %d problems created, allocated and filled, none executed\n", v, len(results))
+		for _, r := range results {
+			fmt.Fprintf(e.stderr, "  %-12s setup %s  %s\n", r.Implementation, r.Setup.Round(time.Microsecond), r.Problem)
+		}
+		return nil
+	}
+	points := benchPoints(results, roofs, roofsFile, *confidence)
+	writeBenchTable(e.stderr, v, results, points, roofs)
+	if *jsonPath != "" {
+		if err := writeDoc(e, *jsonPath, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+	}
+	return nil
+}
+
+func experimentList() string {
+	var b strings.Builder
+	for _, x := range dnnbench.Experiments {
+		fmt.Fprintf(&b, "  %-18s %s\n", x.Name, x.Summary)
+	}
+	return b.String()
+}
+
+// benchPoints makes each result a labelled point through dnn's groups, so
+// that a replayed shape and a traced one carry the same label.
+func benchPoints(results []dnnbench.Result, roofs *roofline.Roofs, roofsFile string, confidence float64) []roofline.Point {
+	var groups []*dnn.Group
+	for i := range results {
+		r := &results[i]
+		ms := make([]float64, len(r.Seconds.Samples))
+		for j, s := range r.Seconds.Samples {
+			ms[j] = s * 1e3
+		}
+		groups = append(groups, dnn.NewGroup(&r.Record, ms))
+	}
+	pts := dnn.Points(groups, dnn.PointOptions{
+		Command: []string{"rprof", "dnn", "bench"}, Created: time.Now().UTC(), Confidence: confidence,
+		Roofs: roofs, RoofsFile: roofsFile, CPUs: results[0].Threads,
+	})
+	for i := range pts {
+		if results[i].Cold {
+			pts[i].Label += " cold"
+		}
+	}
+	return pts
+}
+
+func writeBenchTable(w io.Writer, v dnnbench.Version, results []dnnbench.Result, points []roofline.Point, roofs *roofline.Roofs) {
+	caches := "warm caches"
+	if results[0].Cold {
+		caches = "cold caches"
+	}
+	fmt.Fprintf(w, "\n oneDNN %s (%s, %d threads), %s; time per execution: median of the samples and its interval\n", v, v.CPURuntime, results[0].Threads, caches)
+	if roofs == nil {
+		fmt.Fprintln(w, " no roofs document: run 'rprof roofs' for the share of peak and the roof reached")
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ms\t±\tn\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\t% fp32 peak\t% roof\tbound\t implementation  problem")
+	for i, r := range results {
+		p := points[i]
+		est := r.Seconds.Estimate
+		pm := ""
+		if est.Bounded() && est.Value > 0 {
+			pm = fmt.Sprintf("%.1f%%", 100*est.HalfWidth()/est.Value)
+		}
+		gf, peak, frac, bound := "-", "", "", ""
+		if r.Model.WorkFlops != nil && est.Value > 0 {
+			g := *r.Model.WorkFlops / est.Value / 1e9
+			gf = chart.FormatValue(g)
+			if roofs != nil {
+				if c, ok := roofs.PeakCompute(p.Threads, roofline.Single); ok && c.GFlops > 0 {
+					peak = fmt.Sprintf("%.1f", 100*g/c.GFlops)
+				}
+			}
+		}
+		if p.FractionOfAttainable != nil {
+			frac, bound = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable), p.Bound.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s  %s\n", chart.FormatValue(est.Value*1e3), pm, est.N,
+			orUnknown(r.Model.WorkFlops, fmtCount), orUnknown(r.Model.TrafficBytes, fmtCount), orUnknownDash(p.Intensity),
+			gf, peak, frac, bound, r.Implementation, r.Problem)
+	}
+	tw.Flush()
+	var notes []string
+	for _, p := range points {
+		for _, f := range p.Flags {
+			if f.Code == roofline.FlagAnalytic {
+				continue
+			}
+			n := f.Code + ": " + f.Message
+			if !slicesContains(notes, n) {
+				notes = append(notes, n)
+			}
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range notes {
+			fmt.Fprintf(w, "  - %s\n", n)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rprof/rprof/roofline"
+)
+
+// roofsFixture is a roofs document of a Zen 5 guest with fp32 roofs, to
+// place the groups under.
+const roofsFixture = "../../roofline/testdata/roofs_zen5_vm.json"
+
+// buildAllKinds compiles the capture program of package dnn against the
+// installed libdnnl-dev, or skips saying what is missing.
+func buildAllKinds(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	if _, err := os.Stat("/usr/include/oneapi/dnnl/dnnl.h"); err != nil {
+		t.Skip("libdnnl-dev not installed (scripts/test.sh installs it)")
+	}
+	bin := filepath.Join(t.TempDir(), "allkinds")
+	out, err := exec.Command("gcc", "-O1", "-o", bin, "../../dnn/testdata/allkinds.c", "-ldnnl").CombinedOutput()
+	if err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func rprofDNN(t *testing.T, ctx context.Context, args ...string) (int, []byte, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, append([]string{"dnn"}, args...), strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.Bytes(), stderr.String()
+}
+
+func TestDNNPlacesEveryPrimitiveOfACProgram(t *testing.T) {
+	bin := buildAllKinds(t)
+	out := filepath.Join(t.TempDir(), "points.json")
+	code, stdout, stderr := rprofDNN(t, context.Background(), "--json", out, "--roofs", roofsFixture, "--", bin)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The program's own bytes, its binary byte and unfinished last line
+	// included, and nothing of the trace.
+	if want := "allkinds: ok\n\xffpartial line without newline"; string(stdout) != want {
+		t.Errorf("stdout %q, want %q", stdout, want)
+	}
+	points, err := roofline.ReadPoints(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 18 {
+		t.Errorf("%d points, want one per primitive (18)", len(points))
+	}
+	kinds := map[string]bool{}
+	placed := 0
+	for _, p := range points {
+		kinds[strings.Fields(p.Label)[0]] = true
+		if p.Source != roofline.SourceAnalytic || p.Seconds <= 0 {
+			t.Errorf("%s: source %q seconds %g", p.Label, p.Source, p.Seconds)
+		}
+		if p.FractionOfAttainable != nil {
+			placed++
+		}
+	}
+	for _, k := range []string{"convolution", "inner_product", "matmul", "pooling", "eltwise", "batch_normalization", "layer_normalization", "softmax", "reorder", "binary", "lrn"} {
+		if !kinds[k] {
+			t.Errorf("no %s point", k)
+		}
+	}
+	if placed < 10 {
+		t.Errorf("%d points placed under the roofs, want those with W > 0", placed)
+	}
+	for _, want := range []string{"oneDNN v2.6.3", "no-formula: lrn", "padded-layout: data aBcd8b"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("table lacks %q:\n%s", want, stderr)
+		}
+	}
+	// The point set is one compare reads.
+	if code, _, errs := rprofCLI(t, "compare", out, out); code != 0 {
+		t.Errorf("compare of the point set with itself: exit %d: %s", code, errs)
+	}
+}
+
+func TestDNNRunsPyTorch(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
+		t.Skipf("torch cannot be imported by /usr/bin/python3 (%v); scripts/test.sh installs python3-torch", err)
+	}
+	code, stdout, stderr := rprofDNN(t, context.Background(), "--", "/usr/bin/python3", "../../dnn/testdata/torch_cnn.py")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if string(stdout) != "eager (2, 10)\nmkldnn (2, 10) True\n" {
+		t.Errorf("stdout %q: the model's output should pass through alone", stdout)
+	}
+	// Eager mode runs the convolutions and GELU in oneDNN; to_mkldnn adds
+	// pooling and the inner product.
+	for _, want := range []string{"convolution convolution_direct", "eltwise eltwise_gelu_erf", "pooling pooling_max", "pooling pooling_avg_include_padding", "inner_product"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("table lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+func TestDNNSaysWhyAProgramPrintedNoTrace(t *testing.T) {
+	code, stdout, stderr := rprofDNN(t, context.Background(), "--", "sh", "-c", "echo hello")
+	if code != exitInternal || string(stdout) != "hello\n" || !strings.Contains(stderr, "did not load oneDNN") {
+		t.Errorf("exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	code, _, stderr = rprofDNN(t, context.Background(), "--", "sh", "-c", "exit 3")
+	if code != 3 {
+		t.Errorf("exit %d, want the program's 3 (%s)", code, stderr)
+	}
+	code, _, _ = rprofDNN(t, context.Background(), "--", "/nonexistent/program")
+	if code != exitNotFound {
+		t.Errorf("exit %d, want %d", code, exitNotFound)
+	}
+}
+
+func TestDNNInterruptedWritesNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "points.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	line := "onednn_verbose,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::blocked:abcd:f0,,,2x2x2x2,0.5"
+	code, _, stderr := rprofDNN(t, ctx, "--json", out, "--", "sh", "-c", "echo '"+line+"'; sleep 10")
+	if code != 130 || !strings.Contains(stderr, "interrupted") {
+		t.Errorf("exit %d, stderr %q; want 130 and a note", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("point set written after an interrupt: %v", err)
+	}
+}
+
+// The harness runs in a child process: it calls oneDNN from the main
+// thread, which a test's goroutine is not on.
+func TestDNNBenchRunsExperimentsAndDescriptors(t *testing.T) {
+	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libdnnl.so.2"); err != nil {
+		if out, err := exec.Command("ldconfig", "-p").Output(); err != nil || !bytes.Contains(out, []byte("libdnnl.so.2")) {
+			t.Skip("libdnnl.so.2 not installed (scripts/test.sh installs libdnnl2)")
+		}
+	}
+	out := filepath.Join(t.TempDir(), "bench.json")
+	cmd := exec.Command(os.Args[0], testRprofArg, "dnn", "bench", "--repeat", "3", "--threads", "1", "--roofs", roofsFixture, "--json", out,
+		"--kind", "pooling", "--alg", "avg_include_padding", "--layout", "nchw",
+		"conv3x3-nchw", "gelu-erf-nChw8c", "mb1ic16_ih28oh14kh3sh2dh0ph1_iw28ow14kw3sw2dw0pw1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	points, err := roofline.ReadPoints(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 3 {
+		t.Fatalf("%d points, want 3:\n%s", len(points), stderr.String())
+	}
+	for _, want := range []string{"convolution convolution_direct x64:gemm:jit forward_inference abcd f32", "eltwise eltwise_gelu_erf", "pooling pooling_avg_include_padding"} {
+		if !slices.ContainsFunc(points, func(p roofline.Point) bool { return strings.Contains(p.Label, want) }) {
+			t.Errorf("no point labelled %q", want)
+		}
+	}
+	for _, p := range points {
+		if p.CI.N != 3 || p.GFlops == nil || *p.GFlops <= 0 {
+			t.Errorf("%s: n %d GFLOP/s %v", p.Label, p.CI.N, p.GFlops)
+		}
+	}
+	if !strings.Contains(stderr.String(), "padded-layout") {
+		t.Errorf("the padded GELU is not flagged:\n%s", stderr.String())
+	}
+	// The overhead run creates everything and executes nothing.
+	over := exec.Command(os.Args[0], testRprofArg, "dnn", "bench", "--no-exec", "conv3x3-nchw")
+	msg, err := over.CombinedOutput()
+	if err != nil || !bytes.Contains(msg, []byte("none executed")) {
+		t.Errorf("overhead run: %v: %s", err, msg)
+	}
+}

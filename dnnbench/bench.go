@@ -1,0 +1,184 @@
+package dnnbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rprof/rprof/dnn"
+	"github.com/rprof/rprof/internal/stats"
+)
+
+// ErrNoLibrary is wrapped when libdnnl cannot be loaded.
+var ErrNoLibrary = errors.New("oneDNN library not found")
+
+// Package is the Debian package that provides the library.
+const Package = "libdnnl2"
+
+// VersionError refuses a oneDNN whose C API the harness does not speak.
+type VersionError struct{ Version Version }
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("oneDNN %s: the harness speaks the 2.x C API only (3.x replaced its operation descriptors)", e.Version)
+}
+
+// Version is the library's dnnl_version().
+type Version struct {
+	Major, Minor, Patch int
+	Hash                string
+	// CPURuntime is the threading runtime: "OpenMP", "TBB", "sequential",
+	// "threadpool".
+	CPURuntime string
+}
+
+func (v Version) String() string { return fmt.Sprintf("v%d.%d.%d", v.Major, v.Minor, v.Patch) }
+
+// Options say how problems are run.
+type Options struct {
+	// Threads sets the library's thread count (OpenMP runtime only); 0
+	// leaves it.
+	Threads int
+	// Cold evicts the caches before every timed execution by writing
+	// FlushBytes; warm runs execute WarmUp times before timing.
+	Cold       bool
+	FlushBytes int64
+	WarmUp     int
+	// Rule stops the repetitions (samples are seconds per execution).
+	Rule stats.StopRule
+	// NoExec is the overhead run: everything but the executions (library
+	// load, primitive creation, memory allocation and filling).
+	NoExec bool
+}
+
+// Result is one problem's outcome.
+type Result struct {
+	Problem        Problem
+	Implementation string
+	Threads        int
+	// Record is the problem as oneDNN's verbose trace would print it;
+	// Model is dnn's analytic W and compulsory Q of one execution.
+	Record dnn.Record
+	Model  dnn.Analytic
+	// Seconds summarises the time of one execution (nil for NoExec).
+	Seconds *stats.Inner
+	// Setup is the time to create the primitive and its memory.
+	Setup time.Duration
+	// Cold says whether the caches were evicted before each execution.
+	Cold bool
+}
+
+// api is one C API generation of oneDNN.
+type api interface {
+	version() Version
+	setThreads(n int) error
+	maxThreads() int
+	// create makes the primitive of p and its memory, filled.
+	create(p Problem) (primitive, error)
+	close()
+}
+
+// primitive is a created primitive with its arguments.
+type primitive interface {
+	implementation() string
+	execute() error
+	wait() error
+	close()
+}
+
+// NeedsMainThread reports whether the command line args (without the
+// program name) runs the harness, which must call oneDNN from the
+// process's main thread: without cgo, Go gives its other threads 16 KiB
+// system stacks, and oneDNN's kernels (the gemm-based convolution among
+// them) need more than that on the calling thread; the main thread runs
+// on the process stack. The caller keeps the main goroutine locked to the
+// main thread for such a command.
+func NeedsMainThread(args []string) bool {
+	return len(args) > 1 && args[0] == "dnn" && args[1] == "bench"
+}
+
+// Library is a loaded oneDNN. Its methods must be called from the main
+// thread (NeedsMainThread).
+type Library struct{ api api }
+
+// Version is the loaded library's version.
+func (l *Library) Version() Version { return l.api.version() }
+
+// Close releases the engine and stream.
+func (l *Library) Close() { l.api.close() }
+
+// Run runs p under o.
+func (l *Library) Run(ctx context.Context, p Problem, o Options) (Result, error) {
+	if o.Threads > 0 {
+		if err := l.api.setThreads(o.Threads); err != nil {
+			return Result{}, err
+		}
+	}
+	res := Result{Problem: p, Threads: l.api.maxThreads(), Cold: o.Cold}
+	start := time.Now()
+	prim, err := l.api.create(p)
+	if err != nil {
+		return res, err
+	}
+	defer prim.close()
+	res.Setup = time.Since(start)
+	res.Implementation = prim.implementation()
+	res.Record = p.record(res.Implementation)
+	res.Model = dnn.Model(&res.Record)
+	if o.NoExec {
+		return res, nil
+	}
+	var flush []byte
+	if o.Cold {
+		flush = make([]byte, o.FlushBytes)
+	}
+	exec := func(n int) (time.Duration, error) {
+		t0 := time.Now()
+		for range n {
+			if err := prim.execute(); err != nil {
+				return 0, err
+			}
+		}
+		if err := prim.wait(); err != nil {
+			return 0, err
+		}
+		return time.Since(t0), nil
+	}
+	// batch is the executions per warm sample: enough for a millisecond,
+	// so the clock's resolution does not count.
+	batch := 1
+	if !o.Cold {
+		for range max(o.WarmUp, 1) {
+			d, err := exec(1)
+			if err != nil {
+				return res, err
+			}
+			if d > 0 && d < time.Millisecond {
+				batch = int(time.Millisecond/d) + 1
+			}
+		}
+	}
+	in, err := stats.Iterate(ctx, o.Rule, 0, func() (float64, time.Duration, error) {
+		if o.Cold {
+			evict(flush)
+		}
+		d, err := exec(batch)
+		if err != nil {
+			return 0, 0, err
+		}
+		return d.Seconds() / float64(batch), d, nil
+	})
+	if err != nil {
+		return res, err
+	}
+	res.Seconds = &in
+	return res, nil
+}
+
+// evict writes every cache line of buf, pushing the problem's data out of
+// the caches.
+func evict(buf []byte) {
+	for i := 0; i < len(buf); i += 64 {
+		buf[i]++
+	}
+}
