@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
@@ -177,7 +178,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		defer node.Close()
 		cfg.Node = node
 	}
+	release, err := holdMachine(ctx, e, "run", lock.Shared)
+	if err != nil {
+		return err
+	}
 	p, err := measure.Run(ctx, cfg)
+	release()
 	if err != nil {
 		return runFailure(e, err)
 	}
