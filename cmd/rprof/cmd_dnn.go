@@ -122,14 +122,10 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	}
 	points := dnn.Points(groups, dnn.PointOptions{
 		Command: command, Created: time.Now().UTC(), Confidence: *confidence,
-		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: *threads, CPUs: libraryThreads(tr.Info),
+		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: *threads, CPUs: libraryThreads(tr.Info), Trace: tr,
 	})
 	for i := range points {
 		points[i].Exit = roofline.Exit{Code: code}
-		if tr.Skipped > 0 {
-			points[i].Flags = append(points[i].Flags, roofline.Flag{Code: roofline.FlagSkipped,
-				Message: fmt.Sprintf("%d verbose lines did not parse and were skipped (first: %s)", tr.Skipped, tr.Examples[0])})
-		}
 	}
 	writeDNNTable(e.stderr, command, tr, groups, points, *top)
 	if *jsonPath != "" {
