@@ -98,15 +98,21 @@ func regionPoints(plan *regionPlan, res regions.Result, roofs *roofline.Roofs, t
 	for i, st := range res.Regions {
 		r := roofline.Region{Name: st.Name, Calls: st.Calls, Seconds: st.Seconds, SelfSeconds: st.SelfSeconds,
 			MeanSeconds: st.Mean, MedianSeconds: st.Median, P99Seconds: st.P99, MeasuredSeconds: st.MeasuredSeconds,
-			ProbeCostSeconds: st.Cost.Inside.Seconds()}
+			ProbeCostSeconds: st.Cost.Inside.Seconds(), ProbeCallSeconds: st.Cost.Call.Seconds()}
 		if i < nfun {
 			p := plan.probes[i]
+			r.ProbeFirst = string(regions.KindOf(p.First))
 			r.Probe = p.Path + ":" + p.Name
 			if p.Spec.Symbol == "" {
 				r.Probe = fmt.Sprintf("%s:%#x", p.Path, p.Spec.Addr)
 			}
 		} else {
 			r.Probe = "likwid:" + st.Name
+			for _, p := range plan.probes {
+				if p.Kind == regions.MarkerStart {
+					r.ProbeFirst = string(regions.KindOf(p.First))
+				}
+			}
 		}
 		if st.Seconds > 0 {
 			r.CountedFraction = min(st.CountedSeconds/st.Seconds, 1)

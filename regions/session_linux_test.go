@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
@@ -315,5 +316,60 @@ func TestPerCPUSoftwareCountersCountEachRegionsPageFaults(t *testing.T) {
 	}
 	if tc := r.Counts[1].Value() / 1e9; tc <= 0 || tc > r.CountedSeconds*1.05 {
 		t.Errorf("task-clock %.6f s over calls taking %.6f s", tc, r.CountedSeconds)
+	}
+}
+
+func TestCalibrateMeasuresEachKindOfFirstInstruction(t *testing.T) {
+	requireProbes(t)
+	c, err := Calibrate(300)
+	if errors.Is(err, ErrNotSupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("probe cost: %s", c)
+	for k, cost := range c.Costs {
+		// A uprobe traps (or at least calls) into the kernel: far above
+		// 100 ns, far below 10 ms.
+		if cost.Inside <= 0 || cost.Call < 100*time.Nanosecond || cost.Call > 10*time.Millisecond || cost.Inside > cost.Call {
+			t.Errorf("%s: %+v", k, cost)
+		}
+	}
+	requireNoLinks(t)
+}
+
+func TestLikwidMarkerRegionsAreNamedByTagAndPairedPerThread(t *testing.T) {
+	requireProbes(t)
+	if _, err := os.Stat("/usr/include/likwid-marker.h"); err != nil {
+		t.Skip("likwid-marker.h not installed (Debian package likwid)")
+	}
+	target := compile(t, "markers", "markers.c", "-DLIKWID_PERFMON", "-llikwid", "-pthread")
+	probes, err := Resolver{Target: target}.Markers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := runProbed(t, probes, Options{}, target)
+	init, compute := byName(t, res, "init"), byName(t, res, "compute")
+	if init.Calls != 1 || compute.Calls != 6 || compute.Threads != 2 || compute.NeverLeft != 0 {
+		t.Fatalf("init %+v, compute %+v; want 1 call, and 6 on 2 threads", init, compute)
+	}
+	if compute.Median < 0.0019 {
+		t.Errorf("compute median %.6f s, want at least the 2 ms each spins", compute.Median)
+	}
+}
+
+func TestOpenBLASDgemmIsALibraryRegion(t *testing.T) {
+	requireProbes(t)
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/cblas.h"); err != nil {
+		if _, err := os.Stat("/usr/include/cblas.h"); err != nil {
+			t.Skip("cblas.h not installed (Debian package libopenblas-dev)")
+		}
+	}
+	target := compile(t, "dgemm", "dgemm.c", "-lopenblas")
+	p := resolveOne(t, target, "libopenblas.so.0:cblas_dgemm")
+	res, out := runProbed(t, []Probe{p}, Options{}, "env", "OPENBLAS_NUM_THREADS=1", target, "4")
+	if r := res.Regions[0]; r.Calls != 4 || r.NeverLeft != 0 {
+		t.Fatalf("cblas_dgemm %+v; target said %s", r, out)
 	}
 }

@@ -24,8 +24,14 @@ type Region struct {
 	// MeasuredSeconds is Seconds before the probe cost was subtracted.
 	MeasuredSeconds float64 `json:"measured_seconds"`
 	// ProbeCostSeconds is the cost subtracted per call (the probes' time
-	// inside the call's window); 0 when not calibrated.
+	// inside the call's window); ProbeCallSeconds the wall time the probes
+	// add to a call (subtracted from enclosing regions per nested call);
+	// both 0 when not calibrated. ProbeFirst is the kind of the probed
+	// function's first instruction, which decides the cost ("nop5",
+	// "push", "endbr64", "single-step").
 	ProbeCostSeconds float64 `json:"probe_cost_seconds"`
+	ProbeCallSeconds float64 `json:"probe_call_seconds"`
+	ProbeFirst       string  `json:"probe_first_instruction,omitempty"`
 	// CountedFraction is the share of the region's time whose calls were
 	// counted (stayed on one CPU without a task switch); W and the events
 	// are extrapolated from them.

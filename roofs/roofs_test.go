@@ -171,16 +171,22 @@ func TestMissingBLASSkipsDGEMMWithTheFix(t *testing.T) {
 func TestSlowDGEMMAdviceNamesTheFix(t *testing.T) {
 	fma := &roofline.ComputeRoof{Name: "avx512-fma-fp64", ISA: "avx512", GFlops: 116, Threads: 1}
 	tests := []struct {
-		lib, core, want string
+		lib, core string
+		env       map[string]string
+		want      string
 	}{
-		{"OpenBLAS", "Haswell", "OPENBLAS_CORETYPE"},
-		{"OpenBLAS", "Cooperlake", "already uses its Cooperlake kernels"},
-		{"BLIS", "generic", "BLIS_ARCH_TYPE"},
-		{"BLIS", "skx", "already uses"},
-		{"unknown", "", "may not have kernels for this CPU"},
+		{"OpenBLAS", "Haswell", nil, "try --blas-arch SkylakeX (sets OPENBLAS_CORETYPE"},
+		{"OpenBLAS", "Haswell", map[string]string{"OPENBLAS_CORETYPE": "Haswell"}, "because OPENBLAS_CORETYPE=Haswell is in the environment: unset it"},
+		{"OpenBLAS", "Haswell", map[string]string{"OPENBLAS_L2_SIZE": "262144"}, "OPENBLAS_L2_SIZE=262144 in the environment"},
+		{"OpenBLAS", "Cooperlake", nil, "already uses its Cooperlake kernels"},
+		{"BLIS", "generic", nil, "BLIS_ARCH_TYPE"},
+		{"BLIS", "haswell", map[string]string{"BLIS_ARCH_TYPE": "haswell"}, "because BLIS_ARCH_TYPE=haswell is in the environment"},
+		{"BLIS", "skx", nil, "already uses"},
+		{"unknown", "", nil, "may not have kernels for this CPU"},
 	}
 	for _, tt := range tests {
-		msg := slowAdvice(&BLAS{Library: tt.lib, CoreName: tt.core}, 56, fma)
+		lookup := func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }
+		msg := slowAdvice(&BLAS{Library: tt.lib, CoreName: tt.core}, 56, fma, lookup)
 		if !strings.Contains(msg, tt.want) || !strings.Contains(msg, "48%") {
 			t.Errorf("%s %s: %q should give the share (48%%) and say %q", tt.lib, tt.core, msg, tt.want)
 		}

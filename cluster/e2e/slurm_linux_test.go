@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 // slurmNode is one slurmd: its node name, address, and the command
@@ -192,6 +194,23 @@ func TestSlurmOneNodeSrunAndSbatch(t *testing.T) {
 		t.Errorf("srun job %s by %s", p.Job.ID, p.Job.Launcher)
 	}
 
+	// rprof roofs under srun: local rank 0 alone measures the node; merge
+	// makes the node type's document and the job's.
+	roofsDir, mergedRoofs := filepath.Join(tmp, "roofs"), filepath.Join(tmp, "roofs-merged")
+	mkdirs("roofs", "roofs-merged")
+	out := run(t, 4*time.Minute, env, "srun", "-n", "2", bin, "roofs", "--quick", "--threads", "1", "--no-dgemm", "-o", roofsDir+"/")
+	if !strings.Contains(out, "local rank 0 measures this node's roofs") {
+		t.Errorf("rank 1 did not leave the node to rank 0:\n%s", out)
+	}
+	docs, _ := filepath.Glob(filepath.Join(roofsDir, "*.json"))
+	if len(docs) != 1 || filepath.Base(docs[0]) != "roofs-"+hostname+".json" {
+		t.Fatalf("roofs documents %v, want one for node %s", docs, hostname)
+	}
+	run(t, time.Minute, nil, bin, "merge", "-o", mergedRoofs+"/", docs[0])
+	if _, err := roofline.ReadRoofs(filepath.Join(mergedRoofs, "roofs-job.json")); err != nil {
+		t.Errorf("job roofs: %v", err)
+	}
+
 	// In a batch script, ranks started by mpirun inherit SLURM_PROCID=0:
 	// they must still be ranks 0 and 1 of an Open MPI job.
 	script := filepath.Join(tmp, "job.sh")
@@ -202,7 +221,7 @@ func TestSlurmOneNodeSrunAndSbatch(t *testing.T) {
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(tmp, "job.out")
+	out = filepath.Join(tmp, "job.out")
 	if _, err := runErr(3*time.Minute, append(env, ompiRoot...), "sbatch", "--wait", "-n", "2", "-o", out, script); err != nil {
 		b, _ := os.ReadFile(out)
 		t.Fatalf("sbatch: %v\n%s", err, b)

@@ -2,18 +2,23 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdMerge = &command{
 	Name:      "merge",
-	UsageLine: "rprof merge [flags] RANK.json...",
-	Short:     "merge the ranks' points of parallel jobs into job points",
+	UsageLine: "rprof merge [flags] RANK.json... | rprof merge -o DIR/ ROOFS.json...",
+	Short:     "merge the ranks' points of parallel jobs into job points, or nodes' roofs",
 	Long: `
 Merge reads the points that 'rprof run --json DIR/' wrote for each rank of
 a parallel job (under mpirun or srun), groups them by job and makes each
@@ -40,6 +45,13 @@ Flags:
   --json FILE    write the job point (a point set when there are several
                  jobs or --nodes)
 
+Given the roofs documents that 'rprof roofs -o DIR/' wrote on each node
+under srun, merge groups the nodes by type (CPU and topology) and writes
+to -o DIR/ one document per type (roofs-type-N.json: each ceiling at the
+lowest value any node of the type reached; nodes that differ by more
+than 5% are flagged) and, when all nodes are of one type, the job's
+roofs (roofs-job.json: that type's roofs × the nodes, thread scopes too).
+
 Exit status: 0 merged; 1 merged, but ranks or traffic owners are missing;
 2 bad command line; 125 unreadable points, points outside a parallel job,
 or mixed rprof versions.
@@ -52,6 +64,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	roofsPath := fset.String("roofs", "", "node roofs document `FILE`")
 	perNode := fset.Bool("nodes", false, "also make one point per node")
 	jsonPath := fset.String("json", "", "write the job point to `FILE`")
+	roofsOut := fset.String("o", "", "directory `DIR` for the merged roofs documents")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
@@ -62,12 +75,29 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitInternal, err: err}
 	}
 	var points []roofline.Point
+	var roofsDocs []roofline.Roofs
 	for _, f := range fset.Args() {
-		ps, err := roofline.ReadPoints(f)
-		if err != nil {
-			return &exitError{code: exitInternal, err: fmt.Errorf("%s: %w", f, err)}
+		r, err := roofline.ReadRoofs(f)
+		if err == nil {
+			roofsDocs = append(roofsDocs, *r)
+			continue
+		}
+		ps, perr := roofline.ReadPoints(f)
+		if perr != nil {
+			if errors.Is(perr, roofline.ErrSchema) {
+				perr = err
+			}
+			return &exitError{code: exitInternal, err: fmt.Errorf("%s: %w", f, perr)}
 		}
 		points = append(points, ps...)
+	}
+	switch {
+	case roofsDocs != nil && points != nil:
+		return usagef("give either the ranks' points or the nodes' roofs documents, not both")
+	case roofsDocs != nil:
+		return mergeNodeRoofs(e, *roofsOut, roofsDocs)
+	case *roofsOut != "":
+		return usagef("-o is for merging roofs documents; the job point goes to --json")
 	}
 	roofs, roofsFile, err := mergeRoofs(*roofsPath, points)
 	if err != nil {
@@ -141,7 +171,7 @@ func writeJobSummary(w io.Writer, m roofline.Merged) {
 		owner := "no traffic owner"
 		switch len(n.Owners) {
 		case 1:
-			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], orUnknown(n.TrafficBytes, fmtCount))
+			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], orUnknown(n.TrafficBytes, unit.Count))
 		case 0:
 		default:
 			owner = fmt.Sprintf("%d traffic owners", len(n.Owners))
@@ -157,4 +187,39 @@ func joinInts(xs []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// mergeNodeRoofs writes one roofs document per node type to dir and,
+// with a single type, the job's roofs.
+func mergeNodeRoofs(e *env, dir string, docs []roofline.Roofs) error {
+	if st, err := os.Stat(dir); dir == "" || err != nil || !st.IsDir() {
+		return usagef("-o DIR: an existing directory for the node types' and the job's roofs documents")
+	}
+	types, job, err := roofline.MergeRoofs(docs)
+	if err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	for i, t := range types {
+		path := filepath.Join(dir, fmt.Sprintf("roofs-type-%d.json", i+1))
+		if err := writeDoc(e, path, t.Roofs); err != nil {
+			return &exitError{code: exitInternal, err: err}
+		}
+		fmt.Fprintf(e.stdout, "node type %d: %s\n  nodes %s\n  wrote %s", i+1, t.Key, strings.Join(t.Nodes, ","), path)
+		for _, f := range t.Roofs.Flags {
+			if f.Code == roofline.FlagUnequalRoofs {
+				fmt.Fprintf(e.stdout, "\n  %s: %s", f.Code, f.Message)
+			}
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	if job == nil {
+		fmt.Fprintf(e.stdout, "no job roofs: the nodes are of %d types, whose ceilings are not measured at common thread scopes\n", len(types))
+		return nil
+	}
+	path := filepath.Join(dir, "roofs-job.json")
+	if err := writeDoc(e, path, job); err != nil {
+		return &exitError{code: exitInternal, err: err}
+	}
+	fmt.Fprintf(e.stdout, "job roofs: node type 1 × %d nodes (assumes perfect scaling; the network is not a roof)\n  wrote %s\n", len(docs), path)
+	return nil
 }

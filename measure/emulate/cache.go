@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rprof/rprof/machine"
 )
 
 // Level is one cache level of the model.
@@ -25,7 +27,7 @@ type CacheModel struct {
 }
 
 // DefaultCacheModel is used when neither the machine nor the user gives
-// sizes: a common recent x86 core (48 KiB 12-way L1d, 1 MiB 16-way L2,
+// sizes (and below the levels a machine does not say): a common recent x86 core (48 KiB 12-way L1d, 1 MiB 16-way L2,
 // 32 MiB 16-way L3, 64-byte lines).
 func DefaultCacheModel() CacheModel {
 	return CacheModel{Line: 64, Source: "default", Levels: []Level{
@@ -135,4 +137,58 @@ func (m CacheModel) pluginArg() string {
 		parts[i] = fmt.Sprintf("%d:%d", l.Size, l.Ways)
 	}
 	return strings.Join(parts, ":")
+}
+
+// MachineCacheModel builds the model from the machine's cache sizes (as
+// machine.ReadCaches chooses them): one instance of each data or unified
+// level, whole (each guest thread gets its own copy, the last level too).
+// Levels the machine does not say (machine.Caches.Complete false, such as
+// an implausible L3 from CPUID) are taken from the default model below
+// the known ones, and Source says so. Associativity is not read: each
+// level gets the first of 16, 12 or 8 ways (12 or 8 for L1) that gives a
+// power-of-two number of sets, else 8. ok is false when the machine gives
+// no size at all.
+func MachineCacheModel(c machine.Caches) (m CacheModel, ok bool) {
+	byLevel := map[int]machine.Cache{}
+	for _, in := range c.Instances {
+		if in.Type == "Instruction" || in.SizeBytes <= 0 {
+			continue
+		}
+		if _, seen := byLevel[in.Level]; !seen {
+			byLevel[in.Level] = in
+		}
+	}
+	m = CacheModel{Line: 64, Source: c.Source}
+	for lvl := 1; lvl <= 4; lvl++ {
+		in, found := byLevel[lvl]
+		if !found {
+			break
+		}
+		if lvl == 1 && in.LineSize >= 8 && in.LineSize&(in.LineSize-1) == 0 {
+			m.Line = in.LineSize
+		}
+		m.Levels = append(m.Levels, Level{Name: fmt.Sprintf("L%d", lvl), Size: in.SizeBytes, Ways: waysFor(lvl, in.SizeBytes, m.Line)})
+	}
+	if len(m.Levels) == 0 {
+		return CacheModel{}, false
+	}
+	if def := DefaultCacheModel(); !c.Complete && len(m.Levels) < len(def.Levels) {
+		m.Source = fmt.Sprintf("%s for L1-L%d, default for the rest", c.Source, len(m.Levels))
+		m.Levels = append(m.Levels, def.Levels[len(m.Levels):]...)
+	}
+	return m, true
+}
+
+func waysFor(level int, size int64, line int) int {
+	candidates := []int{16, 12, 8}
+	if level == 1 {
+		candidates = []int{12, 8}
+	}
+	for _, w := range candidates {
+		sets := size / int64(line*w)
+		if sets > 0 && size%int64(line*w) == 0 && sets&(sets-1) == 0 {
+			return w
+		}
+	}
+	return 8
 }

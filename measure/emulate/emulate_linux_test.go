@@ -5,6 +5,8 @@ import (
 	"context"
 	"debug/elf"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,4 +208,115 @@ func elfComment(b []byte) (string, error) {
 	}
 	d, err := s.Data()
 	return strings.TrimRight(string(d), "\x00"), err
+}
+
+// objectFlops sums the FLOPs of the functions in objects whose name
+// contains part.
+func objectFlops(r Result, part string) uint64 {
+	var n uint64
+	for _, f := range r.Functions {
+		if strings.Contains(f.Object, part) {
+			n += f.Flops
+		}
+	}
+	return n
+}
+
+func TestOpenBLASDGEMMIsNearTheFormulaAndDeterministic(t *testing.T) {
+	q := needQEMU(t)
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/cblas.h"); err != nil {
+		if _, err := os.Stat("/usr/include/cblas.h"); err != nil {
+			t.Skip("OpenBLAS headers not installed (libopenblas-dev)")
+		}
+	}
+	prog := compile(t, "dgemm.c", "-lopenblas")
+	const n = 256
+	// OpenBLAS 0.3.21's Haswell kernel executes more than 2n^3 + n^2 FLOPs
+	// at n = 256, and a different number with 1 and 2 threads (its
+	// partitioning changes the instruction stream: 2n^3 + 3.34n^2 and
+	// 2n^3 + 2.875n^2; every counted instruction is an FMA, vmulpd or
+	// vaddpd, as QEMU's disassembler agrees). The count must be
+	// deterministic for each, and near 2n^3 + n^2.
+	want := float64(2*n*n*n + n*n)
+	for _, threads := range []string{"1", "2"} {
+		var counts []uint64
+		for run := 0; run < 2; run++ {
+			r := emulate(t, q, CacheModel{Line: 64}, []string{"OPENBLAS_NUM_THREADS=" + threads}, prog, fmt.Sprint(n))
+			counts = append(counts, objectFlops(r, "openblas"))
+		}
+		if got := float64(counts[0]); got < want || got > want*1.005 {
+			t.Errorf("%s threads: DGEMM n=%d counted %d FLOPs in OpenBLAS, want 2n^3+n^2 = %.0f within 0.5%%", threads, n, counts[0], want)
+		}
+		if counts[1] != counts[0] {
+			t.Errorf("%s threads: two runs counted %d and %d: emulated W must be deterministic", threads, counts[0], counts[1])
+		}
+	}
+}
+
+func TestThreadsAreCountedExactly(t *testing.T) {
+	q := needQEMU(t)
+	prog := compile(t, "threads.c", "-pthread")
+	const threads, n = 4, 100000
+	r := emulate(t, q, CacheModel{Line: 64}, nil, prog, fmt.Sprint(threads), fmt.Sprint(n))
+	// QEMU reuses the index of a thread that ended, so the slots used are
+	// at least 2 (threads ran at once) and at most threads+1.
+	if got, want := r.Work["fp64"], uint64(threads*n*8); got != want || r.Threads < 2 || r.Threads > threads+1 {
+		t.Errorf("%d threads x %d ymm FMAs: counted %d fp64 FLOPs on %d thread slots, want %d", threads, n, got, r.Threads, want)
+	}
+}
+
+func TestTriadTrafficAboveTheLastLevelIsAnalytic(t *testing.T) {
+	q := needQEMU(t)
+	prog := compile(t, "stream.c", "-O2")
+	m, err := ParseCacheModel("32K/8,256K/8,2M/16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 x 8 MiB arrays, 4x the last level: each pass reads b and c,
+	// write-allocates a and writes it back, 32 B per element.
+	const n, passes = 1 << 20, 2
+	r := emulate(t, q, m, nil, prog, fmt.Sprint(n), fmt.Sprint(passes))
+	var triad Function
+	for _, f := range r.Functions {
+		if f.Name == "triad" {
+			triad = f
+		}
+	}
+	if triad.Flops != 2*n*passes {
+		t.Errorf("triad did %d FLOPs, want %d (attributed to the right symbol)", triad.Flops, 2*n*passes)
+	}
+	want := float64(32 * n * passes)
+	if got := float64(triad.DRAM); math.Abs(got/want-1) > 0.05 {
+		t.Errorf("triad's DRAM traffic %.0f B, analytic %.0f B: off by %.1f%%, want within 5%%", got, want, 100*(got/want-1))
+	}
+}
+
+func TestTrafficStaysInsideTheLevelHoldingTheWorkingSet(t *testing.T) {
+	q := needQEMU(t)
+	prog := compile(t, "stream.c", "-O2")
+	m, err := ParseCacheModel("32K/8,256K/8,2M/16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Working sets of three arrays at about half of L2 and of L3: after
+	// the first pass every pass moves 32 B per element between the level
+	// above and the one holding them, and almost nothing below it.
+	for _, tt := range []struct {
+		n      int
+		holder int // index in r.Levels of the pair whose lower level holds the set
+	}{
+		{n: 128 << 10 / 24, holder: 0}, // 128 KiB in L2: L1-L2 busy, L2-L3 quiet
+		{n: 1 << 20 / 24, holder: 1},   // 1 MiB in L3: L2-L3 busy, L3-DRAM quiet
+	} {
+		const passes = 40
+		r := emulate(t, q, m, nil, prog, fmt.Sprint(tt.n), fmt.Sprint(passes))
+		busy, quiet := r.Levels[tt.holder], r.Levels[tt.holder+1]
+		want := float64(32 * tt.n * passes)
+		if got := float64(busy.Total()); got < want*0.95 || got > want*1.15 {
+			t.Errorf("n=%d: %s-%s moved %.0f B, want about %.0f (32 B x n x passes)", tt.n, busy.Upper, busy.Lower, got, want)
+		}
+		if got := float64(quiet.Total()); got > want*0.10 {
+			t.Errorf("n=%d: %s-%s moved %.0f B, want under 10%% of %.0f: the working set fits above it", tt.n, quiet.Upper, quiet.Lower, got, want)
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/rprof/rprof/machine"
 )
 
 func TestIdentifyAcceptsOnlySupportedQEMU(t *testing.T) {
@@ -50,6 +52,30 @@ func TestParseCacheModel(t *testing.T) {
 			t.Errorf("%q: %v, %v; want ErrBadCacheModel", tt.in, m, err)
 		case tt.out != "" && (err != nil || m.String() != tt.out):
 			t.Errorf("%q: %v, %v; want %s", tt.in, m, err, tt.out)
+		}
+	}
+}
+
+func TestMachineCacheModel(t *testing.T) {
+	inst := func(level int, typ string, size int64) machine.Cache {
+		return machine.Cache{Level: level, Type: typ, SizeBytes: size, LineSize: 64}
+	}
+	for _, tt := range []struct {
+		name string
+		c    machine.Caches
+		want string // "" when the machine gives nothing
+		src  string
+	}{
+		{"sysfs, Zen 4", machine.Caches{Source: "sysfs", Complete: true, Instances: []machine.Cache{
+			inst(1, "Data", 32<<10), inst(1, "Instruction", 32<<10), inst(1, "Data", 32<<10),
+			inst(2, "Unified", 1<<20), inst(3, "Unified", 32<<20)}}, "32K/8,1M/16,32M/16,line=64", "sysfs"},
+		{"CPUID without a plausible L3 (Zen 5 guest)", machine.Caches{Source: "cpuid", Instances: []machine.Cache{
+			inst(1, "Data", 48<<10), inst(2, "Unified", 1<<20)}}, "48K/12,1M/16,32M/16,line=64", "cpuid for L1-L2, default for the rest"},
+		{"nothing", machine.Caches{}, "", ""},
+	} {
+		m, ok := MachineCacheModel(tt.c)
+		if got := m.String(); ok != (tt.want != "") || ok && (got != tt.want || m.Source != tt.src) {
+			t.Errorf("%s: %s from %q (%v), want %s from %q", tt.name, got, m.Source, ok, tt.want, tt.src)
 		}
 	}
 }

@@ -39,7 +39,9 @@ type Result struct {
 	// Images counts the process images counted: the target, each forked
 	// child and each followed exec.
 	Images int
-	// Threads sums the guest threads (vCPUs) of every image.
+	// Threads sums the thread slots (vCPUs) every image used: QEMU reuses
+	// the slot of a thread that ended, so this is at least the most
+	// threads alive at once.
 	Threads int
 	// NotCounted lists programs the target exec'd that ran natively,
 	// uncounted (not x86-64, or not readable).
