@@ -189,8 +189,15 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	if isRank {
 		describeRank(p, id, node)
+	}
+	switch {
+	case isRank && id.Size > 1:
+		// Many ranks print at once: one line each.
 		writeRankSummary(e.stderr, p)
-	} else {
+		if *jsonPath == "" && id.Rank == 0 {
+			fmt.Fprintln(e.stderr, "rprof run: note: without --json DIR/ the ranks' points are not kept, and 'rprof merge' has nothing to make the job's point from")
+		}
+	default:
 		writeRunSummary(e.stderr, p, scope)
 	}
 	writeRegions(e.stderr, p)
