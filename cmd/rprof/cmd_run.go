@@ -177,7 +177,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		defer node.Close()
 		cfg.Node = node
 	}
-	p, err := measure.Run(ctx, cfg)
+	p, err := e.measure(ctx, cfg)
 	if err != nil {
 		return runFailure(e, err)
 	}
