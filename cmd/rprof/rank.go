@@ -119,7 +119,7 @@ func describeRank(p *roofline.Point, id cluster.Identity, n rankNode) {
 		}
 	}
 	for _, why := range n.Shared() {
-		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagSharedTraffic, Message: why + ": this node's Q includes traffic that is not this job's"})
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagSharedTraffic, Subject: roofline.SubjectTraffic, Message: why + ": this node's Q includes traffic that is not this job's"})
 	}
 }
 
