@@ -13,6 +13,8 @@ import (
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // minSampleBytes is the traffic one bandwidth sample moves at least: about
@@ -215,7 +217,7 @@ func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus 
 	// on the prefix it needs. First-touching each size's own arrays cost
 	// about twice the largest size's (the sizes grow geometrically), and
 	// first-touching dominated --quick's sweep on a loaded 2-vCPU guest.
-	o.progress("bandwidth, %s: placing %s of operands", threadsWord(len(cpus)), FormatBytes(sizes[len(sizes)-1]))
+	o.progress("bandwidth, %s: placing %s of operands", threadsWord(len(cpus)), unit.Bytes(sizes[len(sizes)-1]))
 	ops, err := allocOperands(ctx, ks, cpus, sizes[len(sizes)-1])
 	if err != nil {
 		return env, fmt.Errorf("sweep operands: %w", err)
@@ -283,7 +285,7 @@ func measuredSizes(sizes []LevelSize) string {
 	var parts []string
 	for _, l := range sizes {
 		if l.Source == roofline.CacheSourceMeasured {
-			parts = append(parts, fmt.Sprintf("%s ends between %s and %s", l.Name, FormatBytes(l.EdgeLo), FormatBytes(l.EdgeHi)))
+			parts = append(parts, fmt.Sprintf("%s ends between %s and %s", l.Name, unit.Bytes(l.EdgeLo), unit.Bytes(l.EdgeHi)))
 		}
 	}
 	if len(parts) == 0 {
@@ -343,7 +345,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 		rep.Roofs.Bandwidth = append(rep.Roofs.Bandwidth, roof)
 		r := env.resultAt[p.WorkingSetBytes]
 		rep.Details = append(rep.Details, Detail{Kind: "bandwidth", Name: p.Level, Threads: len(cpus),
-			Config: fmt.Sprintf("%s at %s", k, FormatBytes(p.WorkingSetBytes)), Invocations: r.Invocations,
+			Config: fmt.Sprintf("%s at %s", k, unit.Bytes(p.WorkingSetBytes)), Invocations: r.Invocations,
 			Iterations: r.Iterations, Value: p.GBytesPerS, CI: p.CI, Reasons: r.InnerReasons})
 	}
 	return nil
