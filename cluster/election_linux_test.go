@@ -27,12 +27,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// playRank: spec is "DIR JOB NODE RANK LOCALSIZE RUN".
+// playRank: spec is "DIR JOB NODE RANK LOCALSIZE RUN", RUN a duration
+// or "until:FILE" (run until FILE exists).
 func playRank(spec string) int {
 	f := strings.Fields(spec)
 	rank, _ := strconv.Atoi(f[3])
 	local, _ := strconv.Atoi(f[4])
 	run, _ := time.ParseDuration(f[5])
+	until, waits := strings.CutPrefix(f[5], "until:")
 	id := Identity{Launcher: OpenMPI, Job: f[1], Node: f[2], Rank: rank, Size: local, LocalRank: rank, LocalSize: local}
 	s, err := Join(f[0], id)
 	if err != nil {
@@ -52,6 +54,12 @@ func playRank(spec string) int {
 		return 1
 	}
 	time.Sleep(run)
+	for waits {
+		if _, err := os.Stat(until); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	if err := s.Ended(ctx); err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -71,7 +79,7 @@ type rankResult struct {
 	lines      []string
 }
 
-func startRank(t *testing.T, dir, job, node string, rank, local int, run time.Duration) (*exec.Cmd, *bufio.Scanner) {
+func startRank(t *testing.T, dir, job, node string, rank, local int, run any) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %s %d %d %s", rankEnv, dir, job, node, rank, local, run))
@@ -179,12 +187,14 @@ func TestElectionKilledOwnerFreesTheLock(t *testing.T) {
 
 func TestElectionDetectsAnotherJobsOwner(t *testing.T) {
 	dir := t.TempDir()
-	// Job A's owner runs long; job B runs inside A's window.
-	cmdA, scA := startRank(t, dir, "jobA", "node0", 0, 1, 600*time.Millisecond)
+	// Job A's owner runs until job B, run inside A's window, is done.
+	release := filepath.Join(dir, "release")
+	cmdA, scA := startRank(t, dir, "jobA", "node0", 0, 1, "until:"+release)
 	if !scA.Scan() || scA.Text() != "elected true" {
 		t.Fatalf("job A: %q", scA.Text())
 	}
 	b := runJob(t, dir, "jobB", []time.Duration{50 * time.Millisecond})[0]
+	os.WriteFile(release, nil, 0o600)
 	a := collect(t, scA)
 	cmdA.Wait()
 	if !a.owner || a.shared == 0 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // Per-element FLOP constants of the kinds whose work is not a product of
@@ -146,7 +148,7 @@ func convolution(r *Record, a *Analytic) (map[string][]int64, *float64, error) {
 	} else {
 		w = 2 * mb * oc * osp * (ic / g) * ksp
 		if all := osp * ksp; inImage < all*0.95 {
-			a.flag(roofline.FlagPaddingTaps, "%.0f%% of the formula's kernel taps fall on zero padding; kernels that skip them do %s FLOP", 100*(1-inImage/all), fmtFlops(2*mb*oc*(ic/g)*inImage))
+			a.flag(roofline.FlagPaddingTaps, "%.0f%% of the formula's kernel taps fall on zero padding; kernels that skip them do %s FLOP", 100*(1-inImage/all), unit.Sig(2*mb*oc*(ic/g)*inImage))
 		}
 	}
 	if hasTensor(r, "bia") {
@@ -519,14 +521,12 @@ func traffic(r *Record, shapes map[string][]int64, a *Analytic) (float64, error)
 	if len(padded) > 0 {
 		msg := strings.Join(padded, "; ")
 		if a.PaddedWorkFlops != nil && a.WorkFlops != nil && *a.PaddedWorkFlops > *a.WorkFlops {
-			msg += fmt.Sprintf("; a kernel that computes the padding does %s FLOP, not %s", fmtFlops(*a.PaddedWorkFlops), fmtFlops(*a.WorkFlops))
+			msg += fmt.Sprintf("; a kernel that computes the padding does %s FLOP, not %s", unit.Sig(*a.PaddedWorkFlops), unit.Sig(*a.WorkFlops))
 		}
 		a.flag(roofline.FlagPadded, "%s", msg)
 	}
 	return q, nil
 }
-
-func fmtFlops(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
 func dimString(dims []int64) string {
 	s := make([]string, len(dims))

@@ -189,7 +189,7 @@ func ownsTraffic(ctx context.Context, cfg Config) (bool, []roofline.Flag, error)
 	if owner {
 		return true, nil, nil
 	}
-	return false, []roofline.Flag{{Code: roofline.FlagTrafficElsewhere,
+	return false, []roofline.Flag{{Code: roofline.FlagTrafficElsewhere, Subject: roofline.SubjectTraffic,
 		Message: "this rank did not count DRAM traffic: one process per node and job counts the node's memory controllers for all its ranks (rprof merge sums the owners' counts into the job's Q)"}}, nil
 }
 

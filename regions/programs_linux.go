@@ -62,6 +62,11 @@ func program(kind RecordKind, m programMaps) asm.Instructions {
 		asm.StoreMem(asm.RFP, at(offCookie), asm.R0, asm.DWord),
 		asm.LoadMem(asm.R1, asm.R6, regsSP, asm.DWord),
 	)
+	if marker {
+		// A marker records its tag's address instead: user space reads the
+		// tag from the process when the page was not yet faulted in.
+		ins = append(ins[:len(ins)-1], asm.LoadMem(asm.R1, asm.R6, regsArg0, asm.DWord))
+	}
 	if kind == Exit && retPop != 0 {
 		// Store the pointer as it was at entry, so that entry and return
 		// of one call carry the same value.

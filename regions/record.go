@@ -56,7 +56,8 @@ type Record struct {
 	// Region is the index of the probe's region (the attach cookie).
 	Region uint64
 	// SP is the user stack pointer at the probe (0 where unknown): it
-	// tells a return from a frame abandoned by longjmp.
+	// tells a return from a frame abandoned by longjmp. For a marker it is
+	// the tag's address.
 	SP   uint64
 	CPU  uint32
 	Kind RecordKind

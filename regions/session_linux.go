@@ -1,6 +1,7 @@
 package regions
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -34,6 +35,7 @@ type Session struct {
 	records uint64
 	readErr error
 	result  *Result
+	tags    map[[2]uint64]string
 }
 
 // Attach loads the probe programs and attaches them to the probes, for
@@ -210,9 +212,38 @@ func (s *Session) read() {
 			s.readErr = err
 			continue
 		}
+		if (r.Kind == StartMarker || r.Kind == StopMarker) && r.Tag == "" {
+			r.Tag = s.tag(r.TGID, r.SP)
+		}
 		s.records++
 		s.agg.Add(r)
 	}
+}
+
+// tag reads a LIKWID marker's tag at addr in process pid, for probes that
+// could not read it (eBPF cannot fault a page in, and without likwid-perfctr
+// the marker functions never touch their tag). Tags are string literals:
+// each address is read once. A process already gone leaves the address as
+// the name.
+func (s *Session) tag(pid uint32, addr uint64) string {
+	key := [2]uint64{uint64(pid), addr}
+	if t, ok := s.tags[key]; ok {
+		return t
+	}
+	name := fmt.Sprintf("tag@%#x", addr)
+	if f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid)); err == nil {
+		b := make([]byte, tagSize)
+		n, _ := f.ReadAt(b, int64(addr))
+		f.Close()
+		if i := bytes.IndexByte(b[:n], 0); i > 0 {
+			name = string(b[:i])
+		}
+	}
+	if s.tags == nil {
+		s.tags = map[[2]uint64]string{}
+	}
+	s.tags[key] = name
+	return name
 }
 
 // Stop detaches the probes, reads the records left in the ring buffer and

@@ -338,3 +338,38 @@ func TestCalibrateMeasuresEachKindOfFirstInstruction(t *testing.T) {
 	}
 	requireNoLinks(t)
 }
+
+func TestLikwidMarkerRegionsAreNamedByTagAndPairedPerThread(t *testing.T) {
+	requireProbes(t)
+	if _, err := os.Stat("/usr/include/likwid-marker.h"); err != nil {
+		t.Skip("likwid-marker.h not installed (Debian package likwid)")
+	}
+	target := compile(t, "markers", "markers.c", "-DLIKWID_PERFMON", "-llikwid", "-pthread")
+	probes, err := Resolver{Target: target}.Markers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := runProbed(t, probes, Options{}, target)
+	init, compute := byName(t, res, "init"), byName(t, res, "compute")
+	if init.Calls != 1 || compute.Calls != 6 || compute.Threads != 2 || compute.NeverLeft != 0 {
+		t.Fatalf("init %+v, compute %+v; want 1 call, and 6 on 2 threads", init, compute)
+	}
+	if compute.Median < 0.0019 {
+		t.Errorf("compute median %.6f s, want at least the 2 ms each spins", compute.Median)
+	}
+}
+
+func TestOpenBLASDgemmIsALibraryRegion(t *testing.T) {
+	requireProbes(t)
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/cblas.h"); err != nil {
+		if _, err := os.Stat("/usr/include/cblas.h"); err != nil {
+			t.Skip("cblas.h not installed (Debian package libopenblas-dev)")
+		}
+	}
+	target := compile(t, "dgemm", "dgemm.c", "-lopenblas")
+	p := resolveOne(t, target, "libopenblas.so.0:cblas_dgemm")
+	res, out := runProbed(t, []Probe{p}, Options{}, "env", "OPENBLAS_NUM_THREADS=1", target, "4")
+	if r := res.Regions[0]; r.Calls != 4 || r.NeverLeft != 0 {
+		t.Fatalf("cblas_dgemm %+v; target said %s", r, out)
+	}
+}

@@ -184,8 +184,8 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 	}
 	sort.SliceStable(ranks, func(a, b int) bool { return ranks[a].Rank.Rank < ranks[b].Rank.Rank })
 	var flags []Flag
-	flag := func(code, format string, args ...any) {
-		flags = append(flags, Flag{Code: code, Message: fmt.Sprintf(format, args...)})
+	flag := func(code, subject, format string, args ...any) {
+		flags = append(flags, Flag{Code: code, Subject: subject, Message: fmt.Sprintf(format, args...)})
 	}
 
 	// One point per rank: a second file for a rank is dropped, flagged.
@@ -195,7 +195,7 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 	for _, p := range ranks {
 		size = max(size, p.Rank.Size)
 		if seen[p.Rank.Rank] {
-			flag(FlagMissingRank, "rank %d has more than one point: the first was used", p.Rank.Rank)
+			flag(FlagMissingRank, "", "rank %d has more than one point: the first was used", p.Rank.Rank)
 			continue
 		}
 		seen[p.Rank.Rank] = true
@@ -209,7 +209,7 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 		}
 	}
 	if missing != nil {
-		flag(FlagMissingRank, "%d of the job's %d ranks have no point (ranks %s): a rank died or its file was not given; W, T and the ranks' nodes cover the ranks present only", len(missing), size, intRanges(missing))
+		flag(FlagMissingRank, "", "%d of the job's %d ranks have no point (ranks %s): a rank died or its file was not given; W, T and the ranks' nodes cover the ranks present only", len(missing), size, intRanges(missing))
 	}
 
 	first := ranks[0]
@@ -253,7 +253,7 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 	}
 	jp.WorkFlops = sum(func(p Point) *float64 { return p.WorkFlops })
 	if jp.WorkFlops == nil {
-		flag(FlagMissingCounter, "work is unknown for at least one rank, so the job's work is unknown")
+		flag(FlagMissingCounter, SubjectWork, "work is unknown for at least one rank, so the job's work is unknown")
 	}
 	for _, p := range ranks {
 		for k, v := range p.WorkByPrecision {
@@ -271,12 +271,12 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 	for _, n := range j.Nodes {
 		switch len(n.Owners) {
 		case 0:
-			flag(FlagTrafficOwner, "node %s has no traffic owner among the ranks present: its DRAM traffic was not counted (the owner died, its file is missing, or the lock directory was unusable), so the job's Q is unknown", n.Node)
+			flag(FlagTrafficOwner, SubjectTraffic, "node %s has no traffic owner among the ranks present: its DRAM traffic was not counted (the owner died, its file is missing, or the lock directory was unusable), so the job's Q is unknown", n.Node)
 			qKnown = false
 			continue
 		case 1:
 		default:
-			flag(FlagTrafficOwner, "node %s has %d traffic owners (ranks %s): its traffic would be counted more than once, so the job's Q is unknown", n.Node, len(n.Owners), intRanges(n.Owners))
+			flag(FlagTrafficOwner, SubjectTraffic, "node %s has %d traffic owners (ranks %s): its traffic would be counted more than once, so the job's Q is unknown", n.Node, len(n.Owners), intRanges(n.Owners))
 			qKnown = false
 			continue
 		}
@@ -338,7 +338,7 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 		jr := JobRoofs(roofs, nodes)
 		placeUnder(&jp, jr)
 		if nodes > 1 {
-			jp.Flags = append(jp.Flags, Flag{Code: FlagJobRoofs, Message: fmt.Sprintf("placed under the node roofs × %d nodes: this assumes the nodes scale perfectly; the network is not a roof here", nodes)})
+			jp.Flags = append(jp.Flags, Flag{Code: FlagJobRoofs, Subject: SubjectPlacement, Message: fmt.Sprintf("placed under the node roofs × %d nodes: this assumes the nodes scale perfectly; the network is not a roof here", nodes)})
 		}
 	}
 
@@ -383,7 +383,7 @@ func nodePoint(jp Point, n JobNode, ranks []Point, roofs *Roofs) Point {
 		o := pointOf(ranks, n.Owners[0])
 		p.TrafficBytes, p.ReadBytes, p.WriteBytes = o.TrafficBytes, o.ReadBytes, o.WriteBytes
 	} else {
-		p.Flags = append(p.Flags, Flag{Code: FlagTrafficOwner, Message: fmt.Sprintf("node %s has %d traffic owners among the ranks present: its Q is unknown", n.Node, len(n.Owners))})
+		p.Flags = append(p.Flags, Flag{Code: FlagTrafficOwner, Subject: SubjectTraffic, Message: fmt.Sprintf("node %s has %d traffic owners among the ranks present: its Q is unknown", n.Node, len(n.Owners))})
 	}
 	p.Seconds = end.Sub(start).Seconds()
 	p.CI = Uncertainty{Confidence: jp.CI.Confidence, Method: "none", N: 1, Seconds: Interval{Lo: p.Seconds, Hi: p.Seconds}}
@@ -468,7 +468,7 @@ func JobRoofs(node *Roofs, n int) *Roofs {
 // rankFlags are the ranks' flags, each (code, message) once, with the
 // ranks it came from when not all.
 func rankFlags(ranks []Point) []Flag {
-	type key struct{ code, msg string }
+	type key struct{ code, subject, msg string }
 	var order []key
 	from := map[key][]int{}
 	for _, p := range ranks {
@@ -476,7 +476,7 @@ func rankFlags(ranks []Point) []Flag {
 			if f.Code == FlagTrafficElsewhere {
 				continue // the job point's Q is the owners'
 			}
-			k := key{f.Code, f.Message}
+			k := key{f.Code, f.Subject, f.Message}
 			if _, ok := from[k]; !ok {
 				order = append(order, k)
 			}
@@ -489,7 +489,7 @@ func rankFlags(ranks []Point) []Flag {
 		if len(from[k]) < len(ranks) {
 			msg = fmt.Sprintf("rank %s: %s", intRanges(from[k]), msg)
 		}
-		out = append(out, Flag{Code: k.code, Message: msg})
+		out = append(out, Flag{Code: k.code, Subject: k.subject, Message: msg})
 	}
 	return out
 }
@@ -518,9 +518,9 @@ func roofsFlags(ranks []Point) []Flag {
 		}
 		switch {
 		case b == nil:
-			out = append(out, Flag{Code: FlagUnequalRoofs, Message: fmt.Sprintf("node %s had no roofs while node %s had", p.Rank.Node, ref.Node)})
+			out = append(out, Flag{Code: FlagUnequalRoofs, Subject: SubjectPlacement, Message: fmt.Sprintf("node %s had no roofs while node %s had", p.Rank.Node, ref.Node)})
 		case a.CPU != b.CPU || a.Threads != b.Threads || differ(a.GFlops, b.GFlops) || differ(a.DRAMGBytesPerS, b.DRAMGBytesPerS):
-			out = append(out, Flag{Code: FlagUnequalRoofs, Message: fmt.Sprintf("the roofs of node %s (%s, %d threads: %.4g GFLOP/s, DRAM %.4g GB/s) differ from node %s's (%s, %d threads: %.4g GFLOP/s, DRAM %.4g GB/s): the job point is placed under one node's roofs × nodes",
+			out = append(out, Flag{Code: FlagUnequalRoofs, Subject: SubjectPlacement, Message: fmt.Sprintf("the roofs of node %s (%s, %d threads: %.4g GFLOP/s, DRAM %.4g GB/s) differ from node %s's (%s, %d threads: %.4g GFLOP/s, DRAM %.4g GB/s): the job point is placed under one node's roofs × nodes",
 				p.Rank.Node, b.CPU, b.Threads, b.GFlops, b.DRAMGBytesPerS, ref.Node, a.CPU, a.Threads, a.GFlops, a.DRAMGBytesPerS)})
 		default:
 			continue

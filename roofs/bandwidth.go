@@ -13,6 +13,8 @@ import (
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // minSampleBytes is the traffic one bandwidth sample moves at least: about
@@ -195,7 +197,7 @@ type envelope struct {
 }
 
 // sweepEnvelope measures every kernel at each size on cpus, the sizes
-// smallest first, each size's kernels on shared operands; a size's
+// smallest first, all on one set of shared operands; a size's
 // evaluations stop below the best kernel there (stop condition 4).
 func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus []int, sizes []int64, minCount int, budget time.Duration) (envelope, error) {
 	env := envelope{kernelAt: map[int64]string{}, resultAt: map[int64]stats.Result{}}
@@ -208,11 +210,19 @@ func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus 
 		}
 		jobs[i] = &bandwidthJob{kernel: k, cpus: cpus, inner: inner, best: best}
 	}
+	if len(sizes) == 0 {
+		return env, nil
+	}
+	// One allocation at the largest size serves every size: each size runs
+	// on the prefix it needs. First-touching each size's own arrays cost
+	// about twice the largest size's (the sizes grow geometrically), and
+	// first-touching dominated --quick's sweep on a loaded 2-vCPU guest.
+	o.progress("bandwidth, %s: placing %s of operands", threadsWord(len(cpus)), unit.Bytes(sizes[len(sizes)-1]))
+	ops, err := allocOperands(ctx, ks, cpus, sizes[len(sizes)-1])
+	if err != nil {
+		return env, fmt.Errorf("sweep operands: %w", err)
+	}
 	at := func(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
-		ops, err := allocOperands(ctx, ks, cpus, ws)
-		if err != nil {
-			return 0, roofline.Interval{}, err
-		}
 		var top float64
 		var topCI roofline.Interval
 		for _, j := range jobs {
@@ -231,7 +241,6 @@ func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus 
 		}
 		return top, topCI, nil
 	}
-	var err error
 	env.points, err = Sweep(ctx, sizes, at, func(done, total int) {
 		o.progress("bandwidth, %s: %d/%d sizes", threadsWord(len(cpus)), done, total)
 	})
@@ -276,7 +285,7 @@ func measuredSizes(sizes []LevelSize) string {
 	var parts []string
 	for _, l := range sizes {
 		if l.Source == roofline.CacheSourceMeasured {
-			parts = append(parts, fmt.Sprintf("%s ends between %s and %s", l.Name, FormatBytes(l.EdgeLo), FormatBytes(l.EdgeHi)))
+			parts = append(parts, fmt.Sprintf("%s ends between %s and %s", l.Name, unit.Bytes(l.EdgeLo), unit.Bytes(l.EdgeHi)))
 		}
 	}
 	if len(parts) == 0 {
@@ -336,7 +345,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 		rep.Roofs.Bandwidth = append(rep.Roofs.Bandwidth, roof)
 		r := env.resultAt[p.WorkingSetBytes]
 		rep.Details = append(rep.Details, Detail{Kind: "bandwidth", Name: p.Level, Threads: len(cpus),
-			Config: fmt.Sprintf("%s at %s", k, FormatBytes(p.WorkingSetBytes)), Invocations: r.Invocations,
+			Config: fmt.Sprintf("%s at %s", k, unit.Bytes(p.WorkingSetBytes)), Invocations: r.Invocations,
 			Iterations: r.Iterations, Value: p.GBytesPerS, CI: p.CI, Reasons: r.InnerReasons})
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // Levels found from a sweep alone. A step between two levels must be at
@@ -160,7 +162,7 @@ func measuredPlateaus(points []SweepPoint, known []CacheLevel, source string) ([
 	if len(spans) == 1 {
 		flags = append(flags, roofline.Flag{Code: FlagNoPlateau, Message: fmt.Sprintf(
 			"the sweep from %s to %s shows no step of %.0f%% or more: no cache level past %s was found; its points are read as DRAM",
-			FormatBytes(region[0].WorkingSetBytes), FormatBytes(region[len(region)-1].WorkingSetBytes), (levelStep-1)*100, lastName(known))})
+			unit.Bytes(region[0].WorkingSetBytes), unit.Bytes(region[len(region)-1].WorkingSetBytes), (levelStep-1)*100, lastName(known))})
 	}
 	for i, s := range spans {
 		pts := region[s.first : s.last+1]

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 func readRecorded(t *testing.T, name string) recordedSweep {
@@ -81,7 +83,7 @@ func TestCeilingsFindTheLevelsOfAHostWithoutCacheSizes(t *testing.T) {
 					per = l.Bytes
 				}
 				if l.Source != roofline.CacheSourceMeasured || per < want.lo || per > want.hi || !(l.EdgeLo < l.Bytes && l.Bytes < l.EdgeHi) {
-					t.Errorf("%s, every %d: %s size %+v, want measured, %s to %s per thread", name, every, want.level, l, FormatBytes(want.lo), FormatBytes(want.hi))
+					t.Errorf("%s, every %d: %s size %+v, want measured, %s to %s per thread", name, every, want.level, l, unit.Bytes(want.lo), unit.Bytes(want.hi))
 				}
 			}
 		}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // CacheLevel is one data-cache level as the threads of a sweep see it.
@@ -118,7 +120,7 @@ func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.F
 func checkSweep(points []SweepPoint, levels []CacheLevel) error {
 	for _, p := range points {
 		if !(p.GBytesPerS > 0) || math.IsInf(p.GBytesPerS, 0) || p.WorkingSetBytes <= 0 {
-			return fmt.Errorf("plateaus: sweep point %s at %g GB/s is not a measurement", FormatBytes(p.WorkingSetBytes), p.GBytesPerS)
+			return fmt.Errorf("plateaus: sweep point %s at %g GB/s is not a measurement", unit.Bytes(p.WorkingSetBytes), p.GBytesPerS)
 		}
 	}
 	for _, l := range levels {
@@ -156,18 +158,18 @@ func windowPlateaus(points []SweepPoint, levels []CacheLevel, withDRAM bool) ([]
 			if i > 0 {
 				lo = levels[i-1].Bytes * insideFactor
 			}
-			window = fmt.Sprintf("between %s and %s (%s is %s)", FormatBytes(lo), FormatBytes(hi), name, FormatBytes(capa))
+			window = fmt.Sprintf("between %s and %s (%s is %s)", unit.Bytes(lo), unit.Bytes(hi), name, unit.Bytes(capa))
 			if lo == 0 {
-				window = fmt.Sprintf("up to %s (%s is %s)", FormatBytes(hi), name, FormatBytes(capa))
+				window = fmt.Sprintf("up to %s (%s is %s)", unit.Bytes(hi), name, unit.Bytes(capa))
 			}
 		} else {
 			lo, hi = max(levels[i-1].Bytes*dramFactor, dramMinBytes), math.MaxInt64
-			window = fmt.Sprintf("at or above %s (at least %dx the %s of %s and %s)", FormatBytes(lo), dramFactor, levels[i-1].Name, FormatBytes(levels[i-1].Bytes), FormatBytes(dramMinBytes))
+			window = fmt.Sprintf("at or above %s (at least %dx the %s of %s and %s)", unit.Bytes(lo), dramFactor, levels[i-1].Name, unit.Bytes(levels[i-1].Bytes), unit.Bytes(dramMinBytes))
 		}
 		if lo > hi {
 			flags = append(flags, roofline.Flag{Code: FlagNoPlateau, Message: fmt.Sprintf(
 				"no %s ceiling: %s (%s) is less than %d times %s (%s), so no working set lies well inside it",
-				name, name, FormatBytes(capa), insideFactor*insideFactor, levels[i-1].Name, FormatBytes(levels[i-1].Bytes))})
+				name, name, unit.Bytes(capa), insideFactor*insideFactor, levels[i-1].Name, unit.Bytes(levels[i-1].Bytes))})
 			continue
 		}
 		var in []SweepPoint
@@ -204,7 +206,7 @@ func crossCheck(points []SweepPoint, a, b Plateau, capa int64) []roofline.Flag {
 	if a.GBytesPerS < minStep*b.GBytesPerS {
 		return []roofline.Flag{{Code: FlagNoPlateau, Message: fmt.Sprintf(
 			"%s (%.3g GB/s) and %s (%.3g GB/s) differ by less than %.0f%%: the sweep shows no step where %s ends at %s; the VM or CPU may hide it",
-			a.Level, a.GBytesPerS, b.Level, b.GBytesPerS, (minStep-1)*100, a.Level, FormatBytes(capa))}}
+			a.Level, a.GBytesPerS, b.Level, b.GBytesPerS, (minStep-1)*100, a.Level, unit.Bytes(capa))}}
 	}
 	mid := math.Sqrt(a.GBytesPerS * b.GBytesPerS)
 	for i, p := range points {
@@ -220,7 +222,7 @@ func crossCheck(points []SweepPoint, a, b Plateau, capa int64) []roofline.Flag {
 		if p.WorkingSetBytes*mismatchFactor < capa || q > capa*mismatchFactor {
 			return []roofline.Flag{{Code: FlagCacheMismatch, Message: fmt.Sprintf(
 				"bandwidth drops from %s towards %s between %s and %s working sets, but the cache sizes say %s holds %s",
-				a.Level, b.Level, FormatBytes(q), FormatBytes(p.WorkingSetBytes), a.Level, FormatBytes(capa))}}
+				a.Level, b.Level, unit.Bytes(q), unit.Bytes(p.WorkingSetBytes), a.Level, unit.Bytes(capa))}}
 		}
 		return nil
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 const (
@@ -288,11 +290,11 @@ func TestPlateausOfRecordedSweeps(t *testing.T) {
 			fmt.Fprintf(&out, "%s %s on cpus %v, %s\n", rec.ISA, rec.Kernel, rec.CPUs, rec.Machine)
 			for _, p := range got {
 				fmt.Fprintf(&out, "%-4s %8.2f GB/s  [%.2f, %.2f]  at %s  (%d points inside)\n",
-					p.Level, p.GBytesPerS, p.CI.Lo, p.CI.Hi, FormatBytes(p.WorkingSetBytes), p.Points)
+					p.Level, p.GBytesPerS, p.CI.Lo, p.CI.Hi, unit.Bytes(p.WorkingSetBytes), p.Points)
 			}
 			for _, l := range sizes {
 				if l.Source == roofline.CacheSourceMeasured {
-					fmt.Fprintf(&out, "size %s %s measured: bandwidth falls between %s and %s\n", l.Name, FormatBytes(l.Bytes), FormatBytes(l.EdgeLo), FormatBytes(l.EdgeHi))
+					fmt.Fprintf(&out, "size %s %s measured: bandwidth falls between %s and %s\n", l.Name, unit.Bytes(l.Bytes), unit.Bytes(l.EdgeLo), unit.Bytes(l.EdgeHi))
 				}
 			}
 			for _, f := range flags {

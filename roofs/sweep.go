@@ -7,6 +7,8 @@ import (
 	"math"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // SweepPoint is the bandwidth measured at one working-set size.
@@ -97,7 +99,7 @@ func Sweep(ctx context.Context, sizes []int64, eval SweepEvaluator, progress fun
 		}
 		gbps, ci, err := eval(ctx, ws)
 		if err != nil {
-			return points, fmt.Errorf("sweep at %s: %w", FormatBytes(ws), err)
+			return points, fmt.Errorf("sweep at %s: %w", unit.Bytes(ws), err)
 		}
 		points = append(points, SweepPoint{WorkingSetBytes: ws, GBytesPerS: gbps, CI: ci})
 		if progress != nil {
@@ -105,18 +107,4 @@ func Sweep(ctx context.Context, sizes []int64, eval SweepEvaluator, progress fun
 		}
 	}
 	return points, nil
-}
-
-// FormatBytes writes a size with a binary unit, e.g. "48 KiB", "1.5 MiB".
-func FormatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, u := float64(n), 0
-	for v >= 1024 && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	if v == math.Trunc(v) {
-		return fmt.Sprintf("%.0f %s", v, units[u])
-	}
-	return fmt.Sprintf("%.3g %s", v, units[u])
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 func TestSweepSizes(t *testing.T) {
@@ -113,8 +115,8 @@ func TestSweepStopsWhenCancelled(t *testing.T) {
 
 func TestFormatBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1 KiB", 48 << 10: "48 KiB", 1536 << 10: "1.5 MiB", 32 << 20: "32 MiB", 3 << 30: "3 GiB"} {
-		if got := FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		if got := unit.Bytes(n); got != want {
+			t.Errorf("unit.Bytes(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
-# Measures rprof's roofs and its peers' figures side by side in one run on
-# this machine, and prints the ratios the roofs issue asks for:
+# Measures rprof's roofs and likwid-bench's figures interleaved in one run on
+# this machine (A B B A: an rprof default run, two likwid-bench passes, a
+# second rprof run; each rprof run is paired with the likwid pass next to
+# it, so drift of the machine between them is small), and prints:
 #   - FMA peaks against likwid-bench peakflops_{avx512_fma,avx_fma,sse}
 #     (double and single precision) at each thread count;
 #   - L1, L2, L3 and DRAM bandwidth against the best of likwid-bench's
-#     stream_mem, stream and load kernels at working sets inside each level;
+#     stream_mem, stream and load kernels (avx512) at each level, at rprof's
+#     own working set and at half the level's size (from rprof's document:
+#     level_bytes, whatever its source);
 #   - the DGEMM roof against the best cblas_dgemm rate of a plain C loop over
 #     seed 000's 96 shapes, with the same library and thread count, and
 #     against that best shape timed again (the best of 96 noisy figures is
 #     biased upward);
-#   - wall time of the default run and of --quick, and early stopping against
-#     --fixed (one thread: speedup and largest difference between the roofs);
-#   - with DRAM_ROUNDS=N (default 0), the DRAM ceiling early-stopped and with
-#     --fixed 200 in N paired rounds (BenchmarkDRAMEarlyVsFixed): two whole
-#     runs minutes apart differ by the machine's drift, paired rounds do not.
-# Needs likwid (apt-get install likwid), jq, and for the DGEMM baseline a C
-# compiler and OpenBLAS. Extra arguments go to every rprof roofs run (e.g.
-# --blas-arch SkylakeX). Set FIXED=N (default 200) and FIXED_INV (default 3)
-# for the --fixed baseline (the default: the caps of the early-stopping rule,
-# 200 samples and 3 invocations, with the early stops off), or FIXED=0.
+#   - wall time of each default run and of --quick;
+#   - optionally early stopping against --fixed, and the DRAM ceiling
+#     early-stopped against --fixed 200 in paired rounds.
+# Needs likwid (apt-get install likwid), jq, bc, and for the DGEMM baseline a
+# C compiler and OpenBLAS. Extra arguments go to every rprof roofs run (e.g.
+# --blas-arch SkylakeX).
+#
+# Knobs (environment):
+#   ROUNDS=N          A B B A rounds (default 1: two rprof runs, two likwid passes)
+#   LIKWID_SECONDS=S  likwid-bench -s, whole seconds (default 1; likwid 5.2.2
+#                     reads "-s 0.5" as 0 s and runs 10 iterations, and
+#                     "-s 500ms" hung)
+#   QUICK=0           skip timing rprof roofs --quick (default 1)
+#   DGEMM_LOOP=0      skip the C cblas_dgemm loop (default 1; about a minute)
+#   FIXED=N           also run --threads 1 with --fixed N --invocations
+#                     FIXED_INV (default 3) against early stopping (default 0: off)
+#   DRAM_ROUNDS=N     paired DRAM early-vs-fixed rounds (default 0: off)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,28 +43,95 @@ go build -o "$tmp/rprof" ./cmd/rprof
 ncpu=$(nproc)
 threads="1"
 [ "$ncpu" -gt 1 ] && threads="1 $ncpu"
-fixed=${FIXED:-200}
+rounds=${ROUNDS:-1}
+lsecs=${LIKWID_SECONDS:-1}
+fixed=${FIXED:-0}
 fixed_inv=${FIXED_INV:-3}
+case $lsecs in *[!0-9]* | "" | 0) echo "compare-likwid: LIKWID_SECONDS must be a whole number of seconds >= 1" >&2; exit 2 ;; esac
 
 now() { date +%s.%N; }
 secs() { echo "$2 - $1" | bc -l | xargs printf '%.1f'; }
 ratio() { echo "$1 / $2" | bc -l | xargs printf '%.3f'; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
 
-echo "# compare-likwid on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $ncpu CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# compare-likwid on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $ncpu CPUs, load average $(load)"
+echo "# $rounds round(s) of A B B A (rprof, likwid-bench, likwid-bench, rprof); likwid-bench -s $lsecs"
 
-t0=$(now)
-"$tmp/rprof" roofs -o "$tmp/default.json" "$@" 2>"$tmp/default.txt"
-t1=$(now)
-# The C loop runs right after rprof's default run: this VM's DGEMM rate
+# rprof DOC: one default run, timed.
+rprof_run() {
+	local t0 t1
+	t0=$(now)
+	"$tmp/rprof" roofs -o "$tmp/$1.json" "${extra[@]}" 2>"$tmp/$1.txt"
+	t1=$(now)
+	echo "$1 $(secs "$t0" "$t1") $(load)" >>"$tmp/times"
+}
+
+# likwid-bench figure: MFlops/s or MByte/s, in G.
+lb() { # test size threads field
+	likwid-bench -s "$lsecs" -t "$1" -W "N:$2:$3" 2>/dev/null | awk -v f="$4" '$1 == f":" {printf "%.4f\n", $2 / 1000}'
+}
+
+compute_pairs="avx512-fma-fp64:peakflops_avx512_fma avx2-fma-fp64:peakflops_avx_fma sse-fma-fp64:peakflops_sse avx512-fma-fp32:peakflops_sp_avx512_fma avx2-fma-fp32:peakflops_sp_avx_fma sse-fma-fp32:peakflops_sp_sse"
+
+# likwid_pass DOC OUT: every likwid figure rprof's document DOC has a roof
+# for, as "key value" lines: c:THREADS:KERNEL and b:THREADS:LEVEL.
+likwid_pass() {
+	local doc=$tmp/$1.json out=$tmp/$2.tsv t pair rk lk l level sizes size best k v
+	: >"$out"
+	for t in $threads; do
+		for pair in $compute_pairs; do
+			rk=${pair%%:*} lk=${pair##*:}
+			l=$(lb "$lk" "$((16 * t))kB" "$t" MFlops/s)
+			[ -n "$l" ] && echo "c:$t:$rk $l" >>"$out"
+		done
+		for level in $(jq -r --argjson t "$t" '.bandwidth[] | select(.threads == $t) | .level' "$doc"); do
+			# rprof's working set and half the level (in kB, likwid's unit).
+			sizes=$(jq -r --arg l "$level" --argjson t "$t" '.bandwidth[] | select(.level == $l and .threads == $t) |
+				[(.working_set_bytes / 1024 | floor), (if .level_bytes then (.level_bytes / 2048 | floor) else empty end)] | map("\(.)kB") | .[]' "$doc")
+			[ "$level" = DRAM ] && sizes="$sizes 1000000kB"
+			best=0
+			for size in $sizes; do
+				for k in stream_mem_avx512 stream_avx512 load_avx512; do
+					v=$(lb "$k" "$size" "$t" MByte/s)
+					[ -n "$v" ] && best=$(echo "if ($v > $best) $v else $best" | bc -l)
+				done
+			done
+			echo "b:$t:$level $best" >>"$out"
+		done
+	done
+}
+
+# rprof_figures DOC OUT: the same keys from an rprof document.
+rprof_figures() {
+	jq -r '(.compute[] | "c:\(.threads):\(.name) \(.gflops)"), (.bandwidth[] | "b:\(.threads):\(.level) \(.gbytes_per_s)")' "$tmp/$1.json" >"$tmp/$2.tsv"
+}
+
+extra=("$@")
+: >"$tmp/times"
+pairs=()
+for r in $(seq 1 "$rounds"); do
+	rprof_run "r${r}a"
+	likwid_pass "r${r}a" "l${r}a"
+	likwid_pass "r${r}a" "l${r}b"
+	rprof_run "r${r}b"
+	rprof_figures "r${r}a" "p${r}a"
+	rprof_figures "r${r}b" "p${r}b"
+	pairs+=("${r}a" "${r}b")
+done
+last=r${rounds}b
+
+# The C loop runs right after an rprof default run: this VM's DGEMM rate
 # drifts by a few percent over minutes, more than the figures differ by.
 lib=$(ls /usr/lib/*-linux-gnu/libopenblas.so.0 2>/dev/null | head -1 || true)
-rt=$(jq -r '.dgemm.threads // empty' "$tmp/default.json")
-rg=$(jq -r '.dgemm.gflops // empty' "$tmp/default.json")
+rt=$(jq -r '.dgemm.threads // empty' "$tmp/$last.json")
+rg=$(jq -r '.dgemm.gflops // empty' "$tmp/$last.json")
 dgemm_skip=
-if ! command -v cc >/dev/null || [ -z "$lib" ]; then
+if [ "${DGEMM_LOOP:-1}" = 0 ]; then
+	dgemm_skip="DGEMM_LOOP=0"
+elif ! command -v cc >/dev/null || [ -z "$lib" ]; then
 	dgemm_skip="needs a C compiler and libopenblas.so.0"
 elif [ -z "$rg" ]; then
-	dgemm_skip="rprof measured no DGEMM roof: $(grep 'DGEMM skipped' "$tmp/default.txt" || true)"
+	dgemm_skip="rprof measured no DGEMM roof: $(grep 'DGEMM skipped' "$tmp/$last.txt" || true)"
 else
 	cat >"$tmp/dgemm.c" <<'EOF'
 #include <stdio.h>
@@ -104,60 +182,49 @@ int main(int argc, char **argv) {
 }
 EOF
 	cc -O2 -o "$tmp/dgemm" "$tmp/dgemm.c" "$lib"
-	read -r rn rm rk < <(jq -r '.dgemm | "\(.n) \(.m) \(.k)"' "$tmp/default.json")
+	read -r rn rm rk < <(jq -r '.dgemm | "\(.n) \(.m) \(.k)"' "$tmp/$last.json")
 	"$tmp/dgemm" "$rt" "$rn" "$rm" "$rk" >"$tmp/dgemm.out"
 fi
-tq=$(now)
-"$tmp/rprof" roofs --quick -o "$tmp/quick.json" "$@" 2>"$tmp/quick.txt"
-t2=$(now)
-echo "rprof roofs: default $(secs "$t0" "$t1") s (target < 60), --quick $(secs "$tq" "$t2") s (target < 15)"
-
-# rprof figure from the default document.
-rcompute() { jq -r --arg n "$1" --argjson t "$2" '.compute[] | select(.name == $n and .threads == $t) | .gflops' "$tmp/default.json"; }
-rbw() { jq -r --arg l "$1" --argjson t "$2" '.bandwidth[] | select(.level == $l and .threads == $t) | .gbytes_per_s' "$tmp/default.json"; }
-
-# likwid-bench figure: MFlops/s or MByte/s, in G.
-lb() { # test size threads field
-	likwid-bench -s 0.5 -t "$1" -W "N:$2:$3" 2>/dev/null | awk -v f="$4" '$1 == f":" {printf "%.4f\n", $2 / 1000}'
-}
+if [ "${QUICK:-1}" != 0 ]; then
+	t0=$(now)
+	"$tmp/rprof" roofs --quick -o "$tmp/quick.json" "$@" 2>"$tmp/quick.txt"
+	t1=$(now)
+	echo "quick $(secs "$t0" "$t1") $(load)" >>"$tmp/times"
+fi
 
 echo
-echo "compute (GFLOP/s): rprof / likwid-bench, want >= 0.97"
-printf '%-8s %-42s %10s %10s %7s\n' threads "rprof kernel / likwid test" rprof likwid ratio
-for t in $threads; do
-	for pair in avx512-fma-fp64:peakflops_avx512_fma avx2-fma-fp64:peakflops_avx_fma sse-fma-fp64:peakflops_sse \
-		avx512-fma-fp32:peakflops_sp_avx512_fma avx2-fma-fp32:peakflops_sp_avx_fma sse-fma-fp32:peakflops_sp_sse; do
-		rk=${pair%%:*} lk=${pair##*:}
-		r=$(rcompute "$rk" "$t")
-		l=$(lb "$lk" "$((16 * t))kB" "$t" MFlops/s)
-		[ -n "$r" ] && [ -n "$l" ] || { printf '%-8s %-42s skipped (not measured by one of the two)\n' "$t" "$rk/$lk"; continue; }
-		printf '%-8s %-42s %10.2f %10.2f %7s\n' "$t" "$rk/$lk" "$r" "$l" "$(ratio "$r" "$l")"
-	done
-done
+echo "wall time (s; targets: default < 60, --quick < 15), with the load average after each run:"
+while read -r name s l1 l5 l15; do
+	printf '  %-6s %6s s   load %s %s %s\n' "$name" "$s" "$l1" "$l5" "$l15"
+done <"$tmp/times"
 
 echo
-echo "bandwidth (GB/s): rprof / best of likwid-bench stream_mem, stream, load (avx512), want >= 0.95"
-printf '%-8s %-6s %-10s %10s %10s %7s\n' threads level "likwid ws" rprof likwid ratio
-for t in $threads; do
-	for lv in L1:16kB L2:512kB L3:8MB DRAM:1GB; do
-		level=${lv%%:*} size=${lv##*:}
-		[ "$level" = L1 ] || [ "$level" = L2 ] && size="$(( ${size%kB} * t ))kB"
-		best=0
-		for k in stream_mem_avx512 stream_avx512 load_avx512; do
-			v=$(lb "$k" "$size" "$t" MByte/s)
-			[ -n "$v" ] && best=$(echo "if ($v > $best) $v else $best" | bc -l)
+echo "rprof / likwid-bench, each rprof run against the likwid pass next to it (want >= 1; compute >= 0.97, bandwidth >= 0.95 at least)"
+header="threads roof"
+for p in "${pairs[@]}"; do header="$header rprof$p likwid$p ratio$p"; done
+{
+	echo "$header"
+	sort -u "$tmp"/p*.tsv | cut -d' ' -f1 | sort -u -t: -k1,1r -k2,2n -k3,3 | while read -r key; do
+		IFS=: read -r kind t name <<<"$key"
+		line="$t $name"
+		for p in "${pairs[@]}"; do
+			r=$(awk -v k="$key" '$1 == k {print $2}' "$tmp/p$p.tsv")
+			l=$(awk -v k="$key" '$1 == k {print $2}' "$tmp/l$p.tsv")
+			if [ -n "$r" ] && [ -n "$l" ] && [ "$(echo "$l > 0" | bc -l)" = 1 ]; then
+				line="$line $(printf '%.2f %.2f' "$r" "$l") $(ratio "$r" "$l")"
+			else
+				line="$line ${r:--} ${l:--} -"
+			fi
 		done
-		r=$(rbw "$level" "$t")
-		[ -n "$r" ] || { printf '%-8s %-6s no rprof roof\n' "$t" "$level"; continue; }
-		printf '%-8s %-6s %-10s %10.2f %10.2f %7s\n' "$t" "$level" "$size" "$r" "$best" "$(ratio "$r" "$best")"
+		echo "$line"
 	done
-done
+} | column -t
 
 echo
 echo "dgemm (GFLOP/s): rprof roof / best cblas_dgemm of a C loop over seed 000's 96 shapes, want >= 1"
 if [ -s "$tmp/dgemm.out" ]; then
 	read -r cg mg mn mm mk again at <"$tmp/dgemm.out"
-	printf 'threads %s: rprof %.2f (%s, median of its samples)\n' "$rt" "$rg" "$(jq -r '.dgemm | "\(.library) \(.corename) n=\(.n) m=\(.m) k=\(.k)"' "$tmp/default.json")"
+	printf 'threads %s: rprof %.2f (%s, median of its samples; the run just before the loop)\n' "$rt" "$rg" "$(jq -r '.dgemm | "\(.library) \(.corename) n=\(.n) m=\(.m) k=\(.k)"' "$tmp/$last.json")"
 	printf '  C loop, best single call of 288: %.2f, ratio %s\n' "$cg" "$(ratio "$rg" "$cg")"
 	printf '  C loop, best median of 3 calls (n=%s m=%s k=%s): %.2f, ratio %s\n' "$mn" "$mm" "$mk" "$mg" "$(ratio "$rg" "$mg")"
 	printf '  that shape timed again, median of 9 calls: %.2f, ratio %s\n' "$again" "$(ratio "$rg" "$again")"

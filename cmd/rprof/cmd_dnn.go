@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/dnn"
-	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdDNN = &command{
@@ -259,7 +260,7 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 	if tr.Info.Runtime != "" {
 		lib += ", " + tr.Info.Runtime
 	}
-	fmt.Fprintf(w, "\n oneDNN primitives of '%s' (%s; %d executions in %d groups, %s ms in all):\n", strings.Join(command, " "), strings.TrimSpace(lib), execs, len(groups), chart.FormatValue(total))
+	fmt.Fprintf(w, "\n oneDNN primitives of '%s' (%s; %d executions in %d groups, %s ms in all):\n", strings.Join(command, " "), strings.TrimSpace(lib), execs, len(groups), unit.Value(total))
 	fmt.Fprintf(w, " time: oneDNN's wall time per call (mean, %g%% interval); W, Q: analytic per call (FLOP; bytes, each tensor once)\n", 100*points[0].CI.Confidence)
 	if p := points[0]; p.RoofsFile != "" {
 		fmt.Fprintf(w, " roofs %s, thread scope %d\n", p.RoofsFile, p.Threads)
@@ -292,7 +293,7 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 	for i, p := range points[:shown] {
 		g := groups[i]
 		pm := ""
-		if s, ok := chart.FormatCI(p.Seconds, p.CI.Seconds); ok && p.CI.N > 1 {
+		if s, ok := unit.HalfWidthPercent(p.Seconds, p.CI.Seconds.Lo, p.CI.Seconds.Hi); ok && p.CI.N > 1 {
 			pm = s
 		}
 		frac, bound := "", ""
@@ -301,8 +302,8 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 			bound = p.Bound.String()
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", i+1, g.Calls(),
-			chart.FormatValue(g.TotalMillis()), chart.FormatValue(p.Seconds*1e3), pm,
-			orUnknown(p.WorkFlops, fmtCount), orUnknown(p.TrafficBytes, fmtCount),
+			unit.Value(g.TotalMillis()), unit.Value(p.Seconds*1e3), pm,
+			orUnknown(p.WorkFlops, unit.Count), orUnknown(p.TrafficBytes, unit.Count),
 			orUnknownDash(p.Intensity), orUnknownDash(p.GFlops), frac, bound, mark(p.Flags), p.Label)
 	}
 	tw.Flush()
@@ -322,5 +323,5 @@ func orUnknownDash(v *float64) string {
 	if v == nil {
 		return "-"
 	}
-	return chart.FormatValue(*v)
+	return unit.Value(*v)
 }

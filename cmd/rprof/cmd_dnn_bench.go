@@ -12,10 +12,11 @@ import (
 
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnbench"
-	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 const dnnBenchUsage = `usage: rprof dnn bench [flags] EXPERIMENT|PROBLEM...
@@ -223,7 +224,7 @@ func writeBenchTable(w io.Writer, v dnnbench.Version, results []dnnbench.Result,
 		gf, peak, frac, bound := "-", "", "", ""
 		if r.Model.WorkFlops != nil && est.Value > 0 {
 			g := *r.Model.WorkFlops / est.Value / 1e9
-			gf = chart.FormatValue(g)
+			gf = unit.Value(g)
 			if roofs != nil {
 				if c, ok := roofs.PeakCompute(p.Threads, roofline.Single); ok && c.GFlops > 0 {
 					peak = fmt.Sprintf("%.1f", 100*g/c.GFlops)
@@ -233,8 +234,8 @@ func writeBenchTable(w io.Writer, v dnnbench.Version, results []dnnbench.Result,
 		if p.FractionOfAttainable != nil {
 			frac, bound = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable), p.Bound.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s  %s\n", chart.FormatValue(est.Value*1e3), pm, est.N,
-			orUnknown(r.Model.WorkFlops, fmtCount), orUnknown(r.Model.TrafficBytes, fmtCount), orUnknownDash(p.Intensity),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s  %s\n", unit.Value(est.Value*1e3), pm, est.N,
+			orUnknown(r.Model.WorkFlops, unit.Count), orUnknown(r.Model.TrafficBytes, unit.Count), orUnknownDash(p.Intensity),
 			gf, peak, frac, bound, r.Implementation, r.Problem)
 	}
 	tw.Flush()

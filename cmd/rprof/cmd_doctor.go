@@ -10,7 +10,10 @@ import (
 
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofs"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdDoctor = &command{
@@ -119,6 +122,7 @@ type doctorDoc struct {
 	Work           checkJSON     `json:"work"`
 	Traffic        checkJSON     `json:"traffic"`
 	Uprobes        checkJSON     `json:"uprobes"`
+	Regions        checkJSON     `json:"regions"`
 	BLAS           blasCheck     `json:"blas"`
 	Caches         cachesJSON    `json:"caches"`
 	Usable         bool          `json:"usable"`
@@ -171,7 +175,7 @@ func cachesText(c cachesJSON) string {
 	var levels []string
 	for _, l := range c.Levels {
 		suffix := map[string]string{"Data": "d", "Instruction": "i"}[l.Type]
-		levels = append(levels, fmt.Sprintf("L%d%s %s x%d", l.Level, suffix, roofs.FormatBytes(l.Bytes), l.Instances))
+		levels = append(levels, fmt.Sprintf("L%d%s %s x%d", l.Level, suffix, unit.Bytes(l.Bytes), l.Instances))
 	}
 	var s string
 	switch {
@@ -203,6 +207,26 @@ func checkDoc(c pmu.Check) checkJSON {
 	return j
 }
 
+// regionsCheck says whether rprof run --region works here: on this
+// machine, whether the probes' programs, helpers and attach cookies are
+// usable, and what a region gets (W needs FP-work counters). A captured
+// tree cannot tell.
+func regionsCheck(d pmu.Diagnosis) checkJSON {
+	if !d.Live {
+		return checkJSON{Detail: "not probed (a captured tree): see eBPF uprobes"}
+	}
+	if err := regions.Supported(); err != nil {
+		return checkJSON{Probed: true, Error: err.Error()}
+	}
+	detail := "eBPF programs with the helpers probes use (attach cookies, ring buffer, counter reads) load; each region gets calls and times"
+	if d.Work.Usable {
+		detail += ", and W from per-CPU FP-work counters"
+	} else {
+		detail += "; W per region needs the FP-work counters this machine lacks"
+	}
+	return checkJSON{Usable: true, Probed: true, Detail: detail + "; Q is not attributed to regions"}
+}
+
 // capNames are the capabilities that decide what rprof may count.
 var capNames = []struct {
 	bit  uint
@@ -221,6 +245,7 @@ func doctorJSON(d pmu.Diagnosis, blas blasCheck, m machineFlags) doctorDoc {
 		Work:        checkDoc(d.Work),
 		Traffic:     checkDoc(d.Traffic),
 		Uprobes:     checkDoc(d.Uprobes),
+		Regions:     regionsCheck(d),
 		BLAS:        blas,
 		Usable:      d.Usable(),
 	}
@@ -300,6 +325,7 @@ func writeDoctorText(w io.Writer, doc doctorDoc, d pmu.Diagnosis) error {
 	fmt.Fprintf(tw, "FP work (W)\t%s\n", checkText(doc.Work))
 	fmt.Fprintf(tw, "DRAM traffic (Q)\t%s\n", checkText(doc.Traffic))
 	fmt.Fprintf(tw, "eBPF uprobes\t%s\n", checkText(doc.Uprobes))
+	fmt.Fprintf(tw, "regions (--region)\t%s\n", checkText(doc.Regions))
 	fmt.Fprintf(tw, "BLAS\t%s\n", blasText(doc.BLAS))
 	fmt.Fprintf(tw, "caches\t%s\n", cachesText(doc.Caches))
 	tw.Flush()

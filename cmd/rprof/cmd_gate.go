@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/internal/gate"
+	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
@@ -190,7 +191,12 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	if err := mf.apply(&cfg, fset); err != nil {
 		return false, err
 	}
+	release, err := holdMachine(ctx, e, "gate", lock.Shared)
+	if err != nil {
+		return false, err
+	}
 	p, timeOnly, err := measureForGate(ctx, cfg)
+	release()
 	if err != nil {
 		return false, measureFailure(err, "could not measure")
 	}

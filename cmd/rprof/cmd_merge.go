@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdMerge = &command{
@@ -169,7 +171,7 @@ func writeJobSummary(w io.Writer, m roofline.Merged) {
 		owner := "no traffic owner"
 		switch len(n.Owners) {
 		case 1:
-			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], orUnknown(n.TrafficBytes, fmtCount))
+			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], orUnknown(n.TrafficBytes, unit.Count))
 		case 0:
 		default:
 			owner = fmt.Sprintf("%d traffic owners", len(n.Owners))

@@ -13,9 +13,12 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdRoofs = &command{
@@ -34,7 +37,13 @@ far. Compute and DGEMM invocations run in fresh worker processes. See
 docs/roofs.md.
 
 The table goes to stderr; the roofs document (docs/schema-roofs.md) is
-written to -o, by default where 'rprof run' looks for it.
+written to -o, by default where 'rprof run' looks for it. Its directory
+must exist (only the default cache directory is created).
+
+Measurements at once spoil each other's figures: roofs waits for any
+'rprof run' or other roofs to finish, and they wait for it, saying so (a
+lock on rprof-measure.lock in $XDG_RUNTIME_DIR, else the temporary
+directory). Ctrl-C stops every part within a second.
 
 Under srun or mpirun (srun -N 4 --ntasks-per-node=1 rprof roofs -o DIR/),
 local rank 0 of each node measures it and writes DIR/roofs-NODE.json;
@@ -159,6 +168,11 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		}
 		o.Invoker = w
 	}
+	release, err := holdMachine(ctx, e, "roofs", lock.Exclusive)
+	if err != nil {
+		return err
+	}
+	defer release()
 	p := newProgress(e.stderr)
 	o.Progress = p.show
 	// Every part stops within a second of an interrupt; say so at once.
@@ -274,7 +288,7 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		d := details[fmt.Sprintf("compute/%s/%d", c.Name, c.Threads)]
 		theory := "-"
 		if c.TheoreticalGFlops > 0 {
-			theory = fmt.Sprintf("%.0f%% of %.4g", 100*c.GFlops/c.TheoreticalGFlops, c.TheoreticalGFlops)
+			theory = unit.RoundPercent(c.GFlops/c.TheoreticalGFlops) + " of " + unit.Sig(c.TheoreticalGFlops)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.4g GFLOP/s\t[%.4g, %.4g]\t%s\t%s\t%s\n", c.Name, c.Threads, c.GFlops, c.CI.Lo, c.CI.Hi, theory, d.Config, reasons(d.Reasons))
 	}

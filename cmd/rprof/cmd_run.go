@@ -6,19 +6,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdRun = &command{
@@ -177,14 +178,26 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		defer node.Close()
 		cfg.Node = node
 	}
+	release, err := holdMachine(ctx, e, "run", lock.Shared)
+	if err != nil {
+		return err
+	}
 	p, err := measure.Run(ctx, cfg)
+	release()
 	if err != nil {
 		return runFailure(e, err)
 	}
 	if isRank {
 		describeRank(p, id, node)
+	}
+	switch {
+	case isRank && id.Size > 1:
+		// Many ranks print at once: one line each.
 		writeRankSummary(e.stderr, p)
-	} else {
+		if *jsonPath == "" && id.Rank == 0 {
+			fmt.Fprintln(e.stderr, "rprof run: note: without --json DIR/ the ranks' points are not kept, and 'rprof merge' has nothing to make the job's point from")
+		}
+	default:
 		writeRunSummary(e.stderr, p, scope)
 	}
 	writeRegions(e.stderr, p)
@@ -350,7 +363,7 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	median := func(samples []float64) string {
 		var parts []string
 		if p.CI.N > 1 && p.Source == roofline.SourceCounters && len(samples) > 1 {
-			parts = append(parts, fmt.Sprintf("median of %d, range %s .. %s", p.CI.N, fmtCount(slices.Min(samples)), fmtCount(slices.Max(samples))))
+			parts = append(parts, fmt.Sprintf("median of %d, range %s .. %s", p.CI.N, unit.Count(slices.Min(samples)), unit.Count(slices.Max(samples))))
 		}
 		if p.Overhead != nil {
 			parts = append(parts, "overhead subtracted")
@@ -364,14 +377,14 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	if p.Source != roofline.SourceEvents {
 		var by []string
 		for _, k := range sortedKeys(p.WorkByPrecision) {
-			by = append(by, k+" "+fmtCount(p.WorkByPrecision[k]))
+			by = append(by, k+" "+unit.Count(p.WorkByPrecision[k]))
 		}
-		line(orUnknown(p.WorkFlops, fmtCount), "FLOP", "work", details(strings.Join(by, ", "), median(p.Samples.WorkFlops))+fn.marks(aboutSubject(roofline.SubjectWork)))
+		line(orUnknown(p.WorkFlops, unit.Count), "FLOP", "work", details(strings.Join(by, ", "), median(p.Samples.WorkFlops))+fn.marks(aboutSubject(roofline.SubjectWork)))
 		rw := ""
 		if p.ReadBytes != nil || p.WriteBytes != nil {
-			rw = fmt.Sprintf("read %s, write %s", orUnknown(p.ReadBytes, fmtCount), orUnknown(p.WriteBytes, fmtCount))
+			rw = fmt.Sprintf("read %s, write %s", orUnknown(p.ReadBytes, unit.Count), orUnknown(p.WriteBytes, unit.Count))
 		}
-		line(orUnknown(p.TrafficBytes, fmtCount), "B", "DRAM traffic", details(rw, median(p.Samples.TrafficBytes))+
+		line(orUnknown(p.TrafficBytes, unit.Count), "B", "DRAM traffic", details(rw, median(p.Samples.TrafficBytes))+
 			fn.marks(func(f roofline.Flag) bool {
 				return f.Code == roofline.FlagNoUncore || aboutSubject(roofline.SubjectTraffic, roofline.SubjectRead, roofline.SubjectWrite)(f)
 			}))
@@ -382,11 +395,11 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 					f.Code == roofline.FlagNegative && aboutSubject(roofline.SubjectWork, roofline.SubjectTraffic)(f)
 			})
 		}
-		line(orUnknown(p.Intensity, chart.FormatValue), "FLOP/B", "intensity", why)
+		line(orUnknown(p.Intensity, unit.Value), "FLOP/B", "intensity", why)
 	}
 	tci := ""
 	if p.CI.N > 1 {
-		pm, _ := chart.FormatCI(p.Seconds, p.CI.Seconds)
+		pm, _ := unit.HalfWidthPercent(p.Seconds, p.CI.Seconds.Lo, p.CI.Seconds.Hi)
 		tci = fmt.Sprintf("± %s (%g%% CI %.6f .. %.6f, %s, n=%d)", pm, p.CI.Confidence*100, p.CI.Seconds.Lo, p.CI.Seconds.Hi, p.CI.Method, p.CI.N)
 	}
 	if p.Overhead != nil && p.Overhead.Command != nil {
@@ -400,18 +413,18 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	if p.Source != roofline.SourceEvents {
 		gci := ""
 		if p.GFlops != nil && p.CI.GFlops != nil {
-			if pm, ok := chart.FormatCI(*p.GFlops, *p.CI.GFlops); ok {
+			if pm, ok := unit.HalfWidthPercent(*p.GFlops, p.CI.GFlops.Lo, p.CI.GFlops.Hi); ok {
 				gci = "± " + pm
 			}
 		}
-		line(orUnknown(p.GFlops, chart.FormatValue), "GFLOP/s", "performance", known(p.GFlops, "mean "+gci))
-		line(orUnknown(p.GBytesPerS, chart.FormatValue), "GB/s", "bandwidth", known(p.GBytesPerS, "mean"))
+		line(orUnknown(p.GFlops, unit.Value), "GFLOP/s", "performance", known(p.GFlops, "mean "+gci))
+		line(orUnknown(p.GBytesPerS, unit.Value), "GB/s", "bandwidth", known(p.GBytesPerS, "mean"))
 	}
 	if p.RoofsFile != "" {
 		fmt.Fprintln(w)
 		if p.Bound != nil {
-			line(chart.FormatValue(*p.AttainableGFlops), "GFLOP/s", "attainable", "at this intensity; bound: "+p.Bound.String())
-			line(fmt.Sprintf("%.1f%%", *p.FractionOfAttainable*100), "", "of attainable", fn.marks(aboutSubject(roofline.SubjectPlacement)))
+			line(unit.Value(*p.AttainableGFlops), "GFLOP/s", "attainable", "at this intensity; bound: "+p.Bound.String())
+			line(unit.Percent(*p.FractionOfAttainable), "", "of attainable", fn.marks(aboutSubject(roofline.SubjectPlacement)))
 		} else {
 			line("", "", "not placed", notPlacedReason(p))
 		}
@@ -436,9 +449,9 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		for _, ev := range p.Events {
 			counted := "not counted"
 			if ev.Enabled > 0 {
-				counted = fmt.Sprintf("(%.1f%% counted)", 100*float64(ev.Running)/float64(ev.Enabled))
+				counted = "(" + unit.Percent(float64(ev.Running)/float64(ev.Enabled)) + " counted)"
 			}
-			fmt.Fprintf(w, "  %18s %-8s %-*s  %s%s\n", fmtCount(ev.Value), ev.Unit, width, ev.Name, counted, fn.marks(aboutEvent(ev.Name)))
+			fmt.Fprintf(w, "  %18s %-8s %-*s  %s%s\n", unit.Count(ev.Value), ev.Unit, width, ev.Name, counted, fn.marks(aboutEvent(ev.Name)))
 		}
 	}
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {
@@ -491,25 +504,6 @@ func orUnknown(v *float64, format func(float64) string) string {
 		return "<unknown>"
 	}
 	return format(*v)
-}
-
-// fmtCount prints a count with thousands separators, as perf stat does.
-func fmtCount(v float64) string {
-	if math.Abs(v) >= 1e18 || v != math.Trunc(v) && math.Abs(v) < 1000 {
-		return strconv.FormatFloat(v, 'g', 6, 64)
-	}
-	s := strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64)
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 func sortedKeys(m map[string]float64) []string {

@@ -93,6 +93,8 @@ func rprofRun(t *testing.T, stdin string, args ...string) (code int, stdout, std
 	t.Helper()
 	// No default roofs from the user's cache: only --roofs places a point.
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	// Nor a measurement lock shared with other tests.
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	var out, errb bytes.Buffer
 	code = run(context.Background(), append([]string{"run"}, args...), bytes.NewBufferString(stdin), &out, &errb)
 	return code, out.String(), errb.String()

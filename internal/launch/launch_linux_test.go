@@ -580,3 +580,31 @@ func TestRunHooksAttachBeforeReleaseAndReapAfterTheEndInReverse(t *testing.T) {
 		}
 	})
 }
+
+// A traced exec would run a set-user-ID program without its privileges:
+// such a target takes the launcher, and still runs.
+func TestRunLeavesSetIDTargetsToTheLauncher(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "setid")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(p); err != nil || st.Mode()&os.ModeSetuid == 0 {
+		t.Skipf("cannot make a set-user-ID file here: %v", err)
+	}
+	r, err := Run(context.Background(), Spec{Argv: []string{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Traced || r.ExitCode != 3 {
+		t.Errorf("traced %v, exit %d: want the launcher and the target's status 3", r.Traced, r.ExitCode)
+	}
+	r, err = Run(context.Background(), Spec{Argv: []string{"sh", "-c", "exit 4"}})
+	if err != nil || r.ExitCode != 4 {
+		t.Fatalf("exit %d, %v", r.ExitCode, err)
+	}
+	t.Logf("an ordinary target was traced: %v", r.Traced)
+}

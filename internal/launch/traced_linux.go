@@ -69,6 +69,13 @@ func startTraced(path string, argv []string, attr *os.ProcAttr) (*traced, error)
 		t.abandon()
 		return nil, fmt.Errorf("launch: %s got %v before it started; it was not run", path, ws.StopSignal())
 	}
+	// Should rprof die before the release, the kernel kills the target
+	// rather than letting it run uncounted (as the launcher exits when its
+	// release pipe closes).
+	if err := unix.PtraceSetOptions(proc.Pid, unix.PTRACE_O_EXITKILL); err != nil {
+		t.abandon()
+		return nil, fmt.Errorf("launch: hold %s: %w", path, err)
+	}
 	return t, nil
 }
 

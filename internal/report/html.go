@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sync"
 
 	"github.com/rprof/rprof/internal/chart"
 )
@@ -35,7 +36,7 @@ func HTML(w io.Writer, in Input) (notes []string, err error) {
 		*view
 		Charts []template.HTML
 	}{v, charts}
-	if err := htmlTemplate.Execute(w, data); err != nil {
+	if err := htmlTemplate().Execute(w, data); err != nil {
 		return nil, fmt.Errorf("write HTML report: %w", err)
 	}
 	return v.Notes, nil
@@ -59,7 +60,10 @@ func inlineSVG(b []byte, keepFonts bool) []byte {
 	return append(b[:start:start], b[end+len("</defs>"):]...)
 }
 
-var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+// htmlTemplate is parsed on first use rather than at init, which every
+// command, `rprof run` included, would pay for.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -149,3 +153,4 @@ code { font-size: 0.9em; }
 </body>
 </html>
 `))
+})

@@ -1,0 +1,89 @@
+package measure
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/regions"
+	"github.com/rprof/rprof/roofline"
+)
+
+// A recorded probed run on a machine with FP counters: the hardware path
+// of region W, tested on recorded values (here the counters fail to open).
+func TestRegionPointsWeighWorkCountsAndExtrapolateByTime(t *testing.T) {
+	plan := &regionPlan{
+		probes: []regions.Probe{{Name: "dgemm_kernel", Spec: regions.Spec{Symbol: "dgemm_kernel"}, Kind: regions.Function,
+			Path: "/opt/app/bin/app", First: []byte{0x55}}},
+		counters: []Counter{
+			{Name: "fp_ret_sse_avx_ops.all", PMU: "cpu", Kind: KindWork, Weight: 1, Precision: roofline.Mixed},
+			{Name: "page-faults", PMU: "software", Kind: KindEvent},
+		},
+	}
+	st := regions.Stats{Name: "dgemm_kernel", Calls: 10, Migrated: 1, Switched: 1, Threads: 1,
+		Seconds: 0.010, MeasuredSeconds: 0.0102, SelfSeconds: 0.010, Mean: 0.001, Median: 0.001, P99: 0.0012, MeasuredMean: 0.00102,
+		// 8 of 10 calls counted, over 8 ms; the FP counter multiplexed
+		// half the time.
+		Counts: []pmu.Count{
+			{Raw: 40_000_000, Enabled: 8_000_000, Running: 4_000_000},
+			{Raw: 800, Enabled: 8_000_000, Running: 8_000_000},
+		},
+		CountedSeconds: 0.008, Cost: regions.Cost{Inside: 2 * time.Microsecond, Call: 7 * time.Microsecond}}
+	got := regionPoints(plan, regions.Result{Regions: []regions.Stats{st}, Lost: []uint64{3}}, nil, 1)
+	if len(got) != 1 {
+		t.Fatalf("%d regions", len(got))
+	}
+	r := got[0]
+	// 40e6 counts scaled x2 for multiplexing = 80e6 FLOP over 8 ms
+	// counted: 10 GFLOP/s; extrapolated to the 10 ms of all calls: 100e6.
+	if r.WorkFlops == nil || math.Abs(*r.WorkFlops-100e6) > 1 || r.GFlops == nil || math.Abs(*r.GFlops-10) > 1e-9 {
+		t.Errorf("W %v, GFLOP/s %v; want 100e6 and 10", r.WorkFlops, r.GFlops)
+	}
+	if r.WorkByPrecision[roofline.Mixed] != *r.WorkFlops {
+		t.Errorf("by precision %v", r.WorkByPrecision)
+	}
+	if len(r.Events) != 1 || r.Events[0].Name != "page-faults" || math.Abs(r.Events[0].Value-1000) > 1e-9 {
+		t.Errorf("events %+v, want 1000 page faults (800 x 10/8 ms)", r.Events)
+	}
+	if r.TrafficBytes != nil || r.Intensity != nil || r.Bound != nil {
+		t.Errorf("Q %v intensity %v bound %v: regions have no traffic on the PMU backend", r.TrafficBytes, r.Intensity, r.Bound)
+	}
+	if r.CountedFraction != 0.8 || r.ProbeCostSeconds != 2e-6 || r.ProbeCallSeconds != 7e-6 || r.ProbeFirst != "push" {
+		t.Errorf("%+v", r)
+	}
+	if r.Probe != "/opt/app/bin/app:dgemm_kernel" {
+		t.Errorf("probe %q", r.Probe)
+	}
+	var codes []string
+	for _, f := range r.Flags {
+		codes = append(codes, f.Code)
+	}
+	// The mean call (1.02 ms) is above 100 x 7 us: no probe-cost flag.
+	if !slices.Equal(codes, []string{roofline.FlagMigrated, roofline.FlagLostRecords}) {
+		t.Errorf("flags %v", codes)
+	}
+}
+
+func TestRegionFlagsSayWhatLimitsTheFigures(t *testing.T) {
+	short := regions.Stats{Calls: 5, MeasuredMean: 100e-6, Cost: regions.Cost{Inside: time.Microsecond, Call: 3 * time.Microsecond}}
+	never := regions.Stats{NeverLeft: 2}
+	none := regions.Stats{}
+	for _, c := range []struct {
+		st   regions.Stats
+		want []string
+	}{
+		{short, []string{roofline.FlagProbeCost}},
+		{never, []string{roofline.FlagNeverLeft}},
+		{none, []string{roofline.FlagNoCalls}},
+	} {
+		var codes []string
+		for _, f := range regionFlags(c.st, false) {
+			codes = append(codes, f.Code)
+		}
+		if !slices.Equal(codes, c.want) {
+			t.Errorf("%+v: flags %v, want %v", c.st, codes, c.want)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package regions
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func requireTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found", tool)
+		}
+	}
+}
+
+func run(t *testing.T, name string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+}
+
+func TestResolveFindsSymbolsInPIEAndNonPIE(t *testing.T) {
+	requireTools(t, "gcc")
+	for _, pie := range []string{"-pie", "-no-pie"} {
+		target := compile(t, "target"+pie, "target.c", "-pthread", "-ldl", pie)
+		p := resolveOne(t, target, "spin_us")
+		if p.Offset == 0 || len(p.First) == 0 || p.Kind != Function {
+			t.Errorf("%s: %+v", pie, p)
+		}
+		// The address form names the same instruction.
+		byAddr := resolveOne(t, target, target+":"+hexAddr(t, target, "spin_us"))
+		if byAddr.Offset != p.Offset {
+			t.Errorf("%s: by address offset %#x, by symbol %#x", pie, byAddr.Offset, p.Offset)
+		}
+	}
+}
+
+// hexAddr is the symbol's address as nm prints it.
+func hexAddr(t *testing.T, file, sym string) string {
+	out, err := exec.Command("nm", file).Output()
+	if err != nil {
+		t.Skipf("nm: %v", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[2] == sym {
+			return "0x" + f[0]
+		}
+	}
+	t.Fatalf("nm shows no %s", sym)
+	return ""
+}
+
+func TestResolveUnknownSymbolNamesNearMatches(t *testing.T) {
+	requireTools(t, "gcc")
+	target := compile(t, "target-pie", "target.c", "-pthread", "-ldl", "-pie")
+	_, err := Resolver{Target: target}.Resolve([]Spec{{Symbol: "spinus"}})
+	var se *SymbolError
+	if !errors.As(err, &se) || len(se.Near) == 0 || se.Near[0] != "spin_us" {
+		t.Fatalf("err = %v, want a *SymbolError naming spin_us", err)
+	}
+}
+
+func TestResolveStrippedBinaryFailsClearlyUnlessDebugLinkFound(t *testing.T) {
+	requireTools(t, "gcc", "objcopy", "strip")
+	dir := t.TempDir()
+	full := compile(t, "target-pie", "target.c", "-pthread", "-ldl", "-pie")
+	stripped := filepath.Join(dir, "stripped")
+	run(t, "strip", "-o", stripped, full)
+	_, err := Resolver{Target: stripped, DebugRoot: dir}.Resolve([]Spec{{Symbol: "spin_us"}})
+	var st *StrippedError
+	if !errors.As(err, &st) || !errors.Is(err, ErrStripped) {
+		t.Fatalf("err = %v, want *StrippedError", err)
+	}
+	// With its symbols in a separate file named by .gnu_debuglink.
+	dbg := filepath.Join(dir, "linked.debug")
+	linked := filepath.Join(dir, "linked")
+	run(t, "objcopy", "--only-keep-debug", full, dbg)
+	run(t, "strip", "-o", linked, full)
+	run(t, "objcopy", "--add-gnu-debuglink="+dbg, linked)
+	p, err := Resolver{Target: linked, DebugRoot: filepath.Join(dir, "none")}.Resolve([]Spec{{Symbol: "spin_us"}})
+	if err != nil {
+		t.Fatalf("with a debug link: %v", err)
+	}
+	if want := resolveOne(t, full, "spin_us"); p[0].Offset != want.Offset {
+		t.Errorf("offset %#x through the debug file, %#x in the unstripped binary", p[0].Offset, want.Offset)
+	}
+	// A debug file whose CRC does not match is not used.
+	os.WriteFile(dbg, []byte("not the debug file"), 0o644)
+	if _, err := (Resolver{Target: linked, DebugRoot: filepath.Join(dir, "none")}).Resolve([]Spec{{Symbol: "spin_us"}}); !errors.Is(err, ErrStripped) {
+		t.Errorf("with a foreign debug file: %v, want ErrStripped", err)
+	}
+}
+
+func TestResolveFindsLibrariesBySonameAndRefusesUnknownOnes(t *testing.T) {
+	requireTools(t, "gcc")
+	target := compile(t, "target-pie", "target.c", "-pthread", "-ldl", "-pie")
+	lib := compile(t, "libspin.so", "lib.c", "-shared", "-fPIC")
+	// LD_LIBRARY_PATH is searched by file name.
+	r := Resolver{Target: target, Env: []string{"LD_LIBRARY_PATH=" + filepath.Dir(lib)}}
+	if _, err := r.Resolve([]Spec{{File: "libspin.so", Symbol: "lib_spin_us"}}); err != nil {
+		t.Errorf("by name in LD_LIBRARY_PATH: %v", err)
+	}
+	_, err := Resolver{Target: target, Env: []string{}}.Resolve([]Spec{{File: "libnot-there.so.9", Symbol: "f"}})
+	var le *LibraryError
+	if !errors.As(err, &le) {
+		t.Errorf("err = %v, want *LibraryError", err)
+	}
+	// The loader's cache: libc is always there.
+	if p, err := (Resolver{Target: target, Env: []string{}}).Resolve([]Spec{{File: "libc.so.6", Symbol: "getpid"}}); err != nil || p[0].Offset == 0 {
+		t.Errorf("libc.so.6:getpid through ld.so.cache: %+v, %v", p, err)
+	}
+}
