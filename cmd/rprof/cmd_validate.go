@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/roofs/kernels"
@@ -259,13 +260,13 @@ func writeValidation(w io.Writer, rows []validationRow, model emulate.CacheModel
 		}
 		wa, wc, we := "-", "-", "-"
 		if r.work >= 0 {
-			wa, wc, we = fmtCount(r.work), fmtCount(r.gotWork), relErr(r.gotWork, r.work)
+			wa, wc, we = unit.Count(r.work), unit.Count(r.gotWork), relErr(r.gotWork, r.work)
 		} else if r.workKnown {
-			wc = fmtCount(r.gotWork)
+			wc = unit.Count(r.gotWork)
 		}
 		qa, qc, qe := "-", "-", "-"
 		if r.bytes >= 0 {
-			qa, qc, qe = fmtCount(r.bytes), fmtCount(r.gotBytes), relErr(r.gotBytes, r.bytes)
+			qa, qc, qe = unit.Count(r.bytes), unit.Count(r.gotBytes), relErr(r.gotBytes, r.bytes)
 		}
 		v := r.verdict
 		if r.why != "" {
