@@ -56,8 +56,8 @@ Flags:
   --confidence C   level of the time intervals (default 0.95)
   --top N          print only the N groups of longest total time (the JSON
                    keeps all)
-  --count MODE     put counted W beside the analytic one; not available in
-                   this build (see docs/dnn.md)
+  --count MODE     put counted W beside the analytic one: not wired yet
+                   (docs/dnn.md says why)
 
 Exit status: CMD's own (128+N when signal N killed it); 2 bad command line;
 125 no oneDNN execution to report or an output could not be written; 126
@@ -87,7 +87,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	case len(command) == 0:
 		return usagef("empty command: give the program to run after the flags")
 	case *count != "":
-		return usagef("--count %s: counted work per primitive is not available in this build; the table is analytic", *count)
+		return usagef("--count %s: not available: the emulation backend counts work per function symbol, and oneDNN's JIT kernels have none, so it cannot yet attribute W to dnnl_primitive_execute calls; uprobe regions give calls and time there, but W only with a hardware PMU (docs/dnn.md)", *count)
 	case !(*confidence > 0 && *confidence < 1):
 		return usagef("--confidence %g: must be in (0, 1)", *confidence)
 	case *top < 0 || *threads < 0:
@@ -123,14 +123,10 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	}
 	points := dnn.Points(groups, dnn.PointOptions{
 		Command: command, Created: time.Now().UTC(), Confidence: *confidence,
-		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: *threads, CPUs: libraryThreads(tr.Info),
+		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: *threads, CPUs: libraryThreads(tr.Info), Trace: tr,
 	})
 	for i := range points {
 		points[i].Exit = roofline.Exit{Code: code}
-		if tr.Skipped > 0 {
-			points[i].Flags = append(points[i].Flags, roofline.Flag{Code: roofline.FlagSkipped,
-				Message: fmt.Sprintf("%d verbose lines did not parse and were skipped (first: %s)", tr.Skipped, tr.Examples[0])})
-		}
 	}
 	writeDNNTable(e.stderr, command, tr, groups, points, *top)
 	if *jsonPath != "" {
