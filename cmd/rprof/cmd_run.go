@@ -182,7 +182,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := measure.Run(ctx, cfg)
+	p, err := e.measure(ctx, cfg)
 	release()
 	if err != nil {
 		return runFailure(e, err)
