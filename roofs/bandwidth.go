@@ -333,7 +333,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 		rep.flag(f.Code, fmt.Sprintf("%d-thread sweep: %s", len(cpus), f.Message))
 	}
 	if m := measuredSizes(levels); m != "" {
-		rep.flag(FlagCacheSource, fmt.Sprintf("%d-thread sweep: %s", len(cpus), m))
+		rep.flag(roofline.FlagCacheSource, fmt.Sprintf("%d-thread sweep: %s", len(cpus), m))
 	}
 	for _, p := range plateaus {
 		k := env.kernelAt[p.WorkingSetBytes]

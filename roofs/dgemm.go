@@ -127,10 +127,10 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 	d := &roofline.DGEMM{Library: used.Library, Version: used.Version, CoreName: used.CoreName,
 		N: s.N, M: s.M, K: s.K, Threads: len(cpus), GFlops: r.Estimate.Value, CI: interval(r.Estimate)}
 	if !used.Threaded && len(cpus) > 1 {
-		d.Flags = append(d.Flags, roofline.Flag{Code: "threads-unset", Message: "rprof cannot set this library's thread count; it used its default"})
+		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagThreadsUnset, Message: "rprof cannot set this library's thread count; it used its default"})
 	}
 	if fma := bestFMA64(rep.Roofs.Compute, len(cpus)); fma != nil && d.GFlops < slowDGEMM*fma.GFlops {
-		d.Flags = append(d.Flags, roofline.Flag{Code: FlagDGEMMSlow, Message: slowAdvice(used, d.GFlops, fma, os.LookupEnv)})
+		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagDGEMMSlow, Message: slowAdvice(used, d.GFlops, fma, os.LookupEnv)})
 	}
 	noteInterval(rep, "dgemm", len(cpus), r.Estimate)
 	rep.Details = append(rep.Details, Detail{Kind: "dgemm", Name: "dgemm", Threads: len(cpus), Config: s.String(),

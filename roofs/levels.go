@@ -148,7 +148,7 @@ func measuredPlateaus(points []SweepPoint, known []CacheLevel, source string) ([
 		region = points[i:]
 	}
 	if len(region) == 0 {
-		return out, sizes, append(flags, roofline.Flag{Code: FlagNoPlateau,
+		return out, sizes, append(flags, roofline.Flag{Code: roofline.FlagNoPlateau,
 			Message: "no DRAM ceiling: the sweep ends inside the known caches"})
 	}
 	ys := make([]float64, len(region))
@@ -160,7 +160,7 @@ func measuredPlateaus(points []SweepPoint, known []CacheLevel, source string) ([
 	})
 	spans := segmentSweep(ys, max(1, maxCacheLevels-len(known))+1, dram)
 	if len(spans) == 1 {
-		flags = append(flags, roofline.Flag{Code: FlagNoPlateau, Message: fmt.Sprintf(
+		flags = append(flags, roofline.Flag{Code: roofline.FlagNoPlateau, Message: fmt.Sprintf(
 			"the sweep from %s to %s shows no step of %.0f%% or more: no cache level past %s was found; its points are read as DRAM",
 			unit.Bytes(region[0].WorkingSetBytes), unit.Bytes(region[len(region)-1].WorkingSetBytes), (levelStep-1)*100, lastName(known))})
 	}

@@ -138,8 +138,8 @@ func TestCeilingsOfASweepWithoutStepsStillGiveTheMeasuredRoof(t *testing.T) {
 	if len(got) != 1 || got[0].Level != "DRAM" || got[0].GBytesPerS != 40 || len(sizes) != 0 {
 		t.Errorf("got %+v, sizes %+v; want one DRAM ceiling of 40 GB/s and no cache sizes", got, sizes)
 	}
-	if len(flags) != 1 || flags[0].Code != FlagNoPlateau {
-		t.Errorf("flags %+v, want one %s", flags, FlagNoPlateau)
+	if len(flags) != 1 || flags[0].Code != roofline.FlagNoPlateau {
+		t.Errorf("flags %+v, want one %s", flags, roofline.FlagNoPlateau)
 	}
 }
 

@@ -54,19 +54,6 @@ type Plateau struct {
 	Points int
 }
 
-// Flag codes of plateau warnings.
-const (
-	// FlagNoPlateau: no sweep point lies well inside a level, or two
-	// levels show no bandwidth step between them.
-	FlagNoPlateau = "no-plateau"
-	// FlagCacheMismatch: the bandwidth drop after a level is not where
-	// sysfs says the level ends.
-	FlagCacheMismatch = "cache-mismatch"
-	// FlagNoisyPlateau: the points inside a level disagree by more than
-	// noisySpread.
-	FlagNoisyPlateau = "noisy-plateau"
-)
-
 const (
 	// A level's ceiling comes from working sets at most half its capacity
 	// and at least twice the previous level's, where neither conflict
@@ -167,7 +154,7 @@ func windowPlateaus(points []SweepPoint, levels []CacheLevel, withDRAM bool) ([]
 			window = fmt.Sprintf("at or above %s (at least %dx the %s of %s and %s)", unit.Bytes(lo), dramFactor, levels[i-1].Name, unit.Bytes(levels[i-1].Bytes), unit.Bytes(dramMinBytes))
 		}
 		if lo > hi {
-			flags = append(flags, roofline.Flag{Code: FlagNoPlateau, Message: fmt.Sprintf(
+			flags = append(flags, roofline.Flag{Code: roofline.FlagNoPlateau, Message: fmt.Sprintf(
 				"no %s ceiling: %s (%s) is less than %d times %s (%s), so no working set lies well inside it",
 				name, name, unit.Bytes(capa), insideFactor*insideFactor, levels[i-1].Name, unit.Bytes(levels[i-1].Bytes))})
 			continue
@@ -179,13 +166,13 @@ func windowPlateaus(points []SweepPoint, levels []CacheLevel, withDRAM bool) ([]
 			}
 		}
 		if len(in) == 0 {
-			flags = append(flags, roofline.Flag{Code: FlagNoPlateau,
+			flags = append(flags, roofline.Flag{Code: roofline.FlagNoPlateau,
 				Message: fmt.Sprintf("no %s ceiling: the sweep has no working set %s", name, window)})
 			continue
 		}
 		best := slices.MaxFunc(in, func(a, b SweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) })
 		if worst := slices.MinFunc(in, func(a, b SweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) }); best.GBytesPerS > noisySpread*worst.GBytesPerS {
-			flags = append(flags, roofline.Flag{Code: FlagNoisyPlateau,
+			flags = append(flags, roofline.Flag{Code: roofline.FlagNoisyPlateau,
 				Message: fmt.Sprintf("%s: working sets %s range from %.3g to %.3g GB/s; the machine was busy or the level is not flat; the ceiling is the highest",
 					name, window, worst.GBytesPerS, best.GBytesPerS)})
 		}
@@ -204,7 +191,7 @@ func windowPlateaus(points []SweepPoint, levels []CacheLevel, withDRAM bool) ([]
 // capacity.
 func crossCheck(points []SweepPoint, a, b Plateau, capa int64) []roofline.Flag {
 	if a.GBytesPerS < minStep*b.GBytesPerS {
-		return []roofline.Flag{{Code: FlagNoPlateau, Message: fmt.Sprintf(
+		return []roofline.Flag{{Code: roofline.FlagNoPlateau, Message: fmt.Sprintf(
 			"%s (%.3g GB/s) and %s (%.3g GB/s) differ by less than %.0f%%: the sweep shows no step where %s ends at %s; the VM or CPU may hide it",
 			a.Level, a.GBytesPerS, b.Level, b.GBytesPerS, (minStep-1)*100, a.Level, unit.Bytes(capa))}}
 	}
@@ -220,7 +207,7 @@ func crossCheck(points []SweepPoint, a, b Plateau, capa int64) []roofline.Flag {
 		// a coarse sweep only knows it that well.
 		q := points[i-1].WorkingSetBytes
 		if p.WorkingSetBytes*mismatchFactor < capa || q > capa*mismatchFactor {
-			return []roofline.Flag{{Code: FlagCacheMismatch, Message: fmt.Sprintf(
+			return []roofline.Flag{{Code: roofline.FlagCacheMismatch, Message: fmt.Sprintf(
 				"bandwidth drops from %s towards %s between %s and %s working sets, but the cache sizes say %s holds %s",
 				a.Level, b.Level, unit.Bytes(q), unit.Bytes(p.WorkingSetBytes), a.Level, unit.Bytes(capa))}}
 		}

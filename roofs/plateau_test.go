@@ -103,7 +103,7 @@ func TestPlateaus(t *testing.T) {
 			}),
 			levels:    threeLevels,
 			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
-			wantFlags: []string{FlagNoisyPlateau},
+			wantFlags: []string{roofline.FlagNoisyPlateau},
 		},
 		{
 			name: "a single slow point inside L1 is not taken for its edge",
@@ -112,14 +112,14 @@ func TestPlateaus(t *testing.T) {
 			}),
 			levels:    []CacheLevel{{"L1", 64 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}},
 			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
-			wantFlags: []string{FlagNoisyPlateau},
+			wantFlags: []string{roofline.FlagNoisyPlateau},
 		},
 		{
 			name:      "VM reporting an L2 8 times the real one",
 			points:    synthetic(clean, 25, nil),
 			levels:    []CacheLevel{{"L1", 32 * kib}, {"L2", 8 * mib}, {"L3", 64 * mib}},
 			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
-			wantFlags: []string{FlagNoisyPlateau, FlagCacheMismatch},
+			wantFlags: []string{roofline.FlagNoisyPlateau, roofline.FlagCacheMismatch},
 		},
 		{
 			name:   "one size per octave places drops only to within a factor of 2",
@@ -132,21 +132,21 @@ func TestPlateaus(t *testing.T) {
 			points:    synthetic([]step{{32 * kib, 200}, {1 * mib, 100}}, 25, nil),
 			levels:    threeLevels,
 			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 25, "DRAM": 25},
-			wantFlags: []string{FlagNoPlateau},
+			wantFlags: []string{roofline.FlagNoPlateau},
 		},
 		{
 			name:      "sweep too short for DRAM",
 			points:    synthetic(clean, 25, nil)[:30],
 			levels:    threeLevels,
 			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60},
-			wantFlags: []string{FlagNoPlateau},
+			wantFlags: []string{roofline.FlagNoPlateau},
 		},
 		{
 			name:      "levels too close for a window between them",
 			points:    synthetic(clean, 25, nil),
 			levels:    []CacheLevel{{"L1", 32 * kib}, {"L2", 48 * kib}, {"L3", 32 * mib}},
 			want:      map[string]float64{"L1": 200, "L3": 100, "DRAM": 25},
-			wantFlags: []string{FlagNoPlateau, FlagNoisyPlateau},
+			wantFlags: []string{roofline.FlagNoPlateau, roofline.FlagNoisyPlateau},
 		},
 	}
 	for _, tt := range tests {

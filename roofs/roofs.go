@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -97,20 +98,6 @@ type Report struct {
 // process may use.
 var ErrThreads = errors.New("not enough CPUs")
 
-// Flag codes of roofs documents.
-const (
-	FlagKernelSkipped  = "kernel-skipped"
-	FlagDGEMMSkipped   = "dgemm-skipped"
-	FlagDGEMMSlow      = "dgemm-below-fma"
-	FlagFrequency      = "frequency-source"
-	FlagAboveTheory    = "above-theoretical"
-	FlagUnverifiedPeak = "unverified-peak"
-	FlagNoInterval     = "no-interval"
-	// FlagCacheSource says which cache sizes were measured from the sweep
-	// rather than read from sysfs or CPUID.
-	FlagCacheSource = "cache-source"
-)
-
 // Defaults of the stop rules (seed 000 Table I uses 99% confidence, 1%
 // error, 200 iterations, 10 invocations and 10 s; the budgets here are
 // smaller so that the whole roof set takes under a minute).
@@ -182,9 +169,15 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	topo, err := machine.ReadTopology(o.Sysfs)
-	if err != nil {
-		return nil, err
+	topo, topoErr := machine.ReadTopology(o.Sysfs)
+	if topoErr != nil {
+		// A partial or unreadable /sys need not stop the benchmarks: the
+		// CPUs this process may use are enough to place the threads.
+		allowed, err := affinity.Allowed()
+		if err != nil || len(allowed) == 0 {
+			return nil, topoErr
+		}
+		topo = flatTopology(allowed)
 	}
 	scopes, err := Scopes(topo, o.Threads)
 	if err != nil {
@@ -197,9 +190,13 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		Tuning:  roofline.Tuning{StopReasons: map[string]int{}, Method: string(o.method())},
 	}}
 	t := &tally{tuning: &rep.Roofs.Tuning}
+	if topoErr != nil {
+		rep.flag(roofline.FlagTopologySource, fmt.Sprintf("the CPU topology could not be read (%v): each of the %d CPUs this process may use is taken as a core of one socket", topoErr, len(topo.Online)))
+	}
+	flagHybrid(rep, topo, scopes)
 	caches := machine.ReadCaches(topo, o.CPUID)
 	if caches.Source != roofline.CacheSourceSysfs || len(caches.Notes) > 0 {
-		rep.flag(FlagCacheSource, cacheNote(caches))
+		rep.flag(roofline.FlagCacheSource, cacheNote(caches))
 	}
 	if cpu.Hypervisor() {
 		rep.flag(roofline.FlagVM, "measured in a virtual machine: other guests share the host")
@@ -209,14 +206,14 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	freq, ferr := nominalFrequency(o.Sysfs, o.Procfs, clockMHz)
 	switch {
 	case !known:
-		rep.flag(FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", machine.Microarch(cpu), cpu.ModelName))
+		rep.flag(roofline.FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", machine.Microarch(cpu), cpu.ModelName))
 	case ferr != nil:
-		rep.flag(FlagFrequency, "no clock frequency: theoretical peaks left out: "+ferr.Error())
+		rep.flag(roofline.FlagFrequency, "no clock frequency: theoretical peaks left out: "+ferr.Error())
 		units = FPUnits{}
 	default:
-		rep.flag(FlagFrequency, fmt.Sprintf("theoretical peaks use %.3g GHz from %s and %d FMA pipes of %d bits per core (%s)", freq.GHz, freq.Source, units.FMAUnits, units.Bits, units.Source))
+		rep.flag(roofline.FlagFrequency, fmt.Sprintf("theoretical peaks use %.3g GHz from %s and %d FMA pipes of %d bits per core (%s)", freq.GHz, freq.Source, units.FMAUnits, units.Bits, units.Source))
 		if !units.Verified {
-			rep.flag(FlagUnverifiedPeak, "the FMA pipe figures for "+machine.Microarch(cpu)+" are UNVERIFIED")
+			rep.flag(roofline.FlagUnverifiedPeak, "the FMA pipe figures for "+machine.Microarch(cpu)+" are UNVERIFIED")
 		}
 	}
 
@@ -255,11 +252,37 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		rep.DGEMMSkipped = skip.why
-		rep.flag(FlagDGEMMSkipped, "DGEMM skipped: "+skip.why)
+		rep.flag(roofline.FlagDGEMMSkipped, "DGEMM skipped: "+skip.why)
 	}
 	part("dgemm")
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// flatTopology is a machine of one socket whose every CPU is a core, for
+// when sysfs's topology cannot be read.
+func flatTopology(cpus []int) machine.Topology {
+	t := machine.Topology{Sockets: 1, Cores: len(cpus), Threads: len(cpus), Online: cpus}
+	for _, c := range cpus {
+		t.SMTSiblings = append(t.SMTSiblings, []int{c})
+	}
+	return t
+}
+
+// flagHybrid flags the scopes that mix core types of a hybrid CPU: their
+// roofs are the mix's, not either kind of core's.
+func flagHybrid(rep *Report, topo machine.Topology, scopes [][]int) {
+	for _, cpus := range scopes {
+		var kinds []string
+		for _, name := range slices.Sorted(maps.Keys(topo.CoreTypes)) {
+			if slices.ContainsFunc(cpus, func(c int) bool { return slices.Contains(topo.CoreTypes[name], c) }) {
+				kinds = append(kinds, name)
+			}
+		}
+		if len(kinds) > 1 {
+			rep.flag(roofline.FlagHybridScope, fmt.Sprintf("the %s scope mixes %s cores of a hybrid CPU: its roofs are the mix's (--threads to choose)", threadsWord(len(cpus)), strings.Join(kinds, " and ")))
+		}
+	}
 }
 
 // cacheSource joins the bandwidth roofs' level sources in order, without
@@ -320,7 +343,7 @@ func noteAboveTheory(rep *Report, ghz float64) {
 		n++
 	}
 	if n > 0 {
-		rep.flag(FlagAboveTheory, fmt.Sprintf("%d compute roofs are %.0f%% to %.0f%% of their theoretical peak at %.3g GHz: the cores ran at about %.2g to %.2g GHz, above the clock the peaks use",
+		rep.flag(roofline.FlagAboveTheory, fmt.Sprintf("%d compute roofs are %.0f%% to %.0f%% of their theoretical peak at %.3g GHz: the cores ran at about %.2g to %.2g GHz, above the clock the peaks use",
 			n, 100*lo, 100*hi, ghz, lo*ghz, hi*ghz))
 	}
 }
@@ -336,7 +359,7 @@ func flagSkipped(rep *Report, skipped []kernels.Skipped) {
 		names[s.Reason] = append(names[s.Reason], s.Name)
 	}
 	for _, r := range reasons {
-		rep.flag(FlagKernelSkipped, fmt.Sprintf("skipped %s: %s", strings.Join(names[r], ", "), r))
+		rep.flag(roofline.FlagKernelSkipped, fmt.Sprintf("skipped %s: %s", strings.Join(names[r], ", "), r))
 	}
 }
 

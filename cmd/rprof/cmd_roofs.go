@@ -313,7 +313,7 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		}
 	}
 	for _, f := range r.Flags {
-		if f.Code == roofs.FlagDGEMMSkipped {
+		if f.Code == roofline.FlagDGEMMSkipped {
 			continue // said above
 		}
 		fmt.Fprintf(w, "note (%s): %s\n", f.Code, f.Message)

@@ -182,7 +182,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := measure.Run(ctx, cfg)
+	p, err := e.measure(ctx, cfg)
 	release()
 	if err != nil {
 		return runFailure(e, err)
@@ -214,7 +214,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *plotPath != "" {
-		notes, err := chart.Write(*plotPath, roofs.roofs, []roofline.Point{*p}, chart.Options{Threads: p.Threads})
+		notes, err := chart.Write(*plotPath, roofs.roofs, append([]roofline.Point{*p}, p.RegionPoints()...), chart.Options{Threads: p.Threads})
 		if err != nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("plot: %w", err)}
 		}
