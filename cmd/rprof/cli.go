@@ -91,6 +91,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		return help(e, args[1:])
 	}
+	if name == "--version" || name == "version" {
+		fmt.Fprintln(stdout, version())
+		return exitOK
+	}
 	cmd := lookup(name)
 	if cmd == nil {
 		fmt.Fprintf(stderr, "rprof: unknown command %q (see 'rprof help')\n", name)
@@ -155,7 +159,7 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %s\n", c.Name, c.Short)
 	}
-	fmt.Fprintln(w, "\nUse 'rprof help <command>' for more about a command.")
+	fmt.Fprintln(w, "\nUse 'rprof help <command>' for more about a command, 'rprof --version' for\nthe version.")
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting. A

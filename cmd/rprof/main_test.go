@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -26,4 +27,13 @@ func TestMain(m *testing.M) {
 		os.Exit(testTarget(os.Args[2:]))
 	}
 	os.Exit(m.Run())
+}
+
+func TestVersionNamesTheBuild(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		code, stdout, _ := rprofCLI(t, arg)
+		if code != exitOK || !strings.HasPrefix(stdout, "rprof ") || !strings.Contains(stdout, "go1.") {
+			t.Errorf("rprof %s: exit %d, %q; want rprof, the version and the Go version", arg, code, stdout)
+		}
+	}
 }
