@@ -7,27 +7,33 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // Per-element FLOP constants of the kinds whose work is not a product of
-// shapes. Each is counted the way FP counters count (an FMA is two), and
-// each is approximate: see docs/dnn.md for where they come from.
+// shapes, counted the way Intel's FP_ARITH_INST_RETIRED events count (an
+// FMA is two; min and max count too). Where docs/dnn.md says so they are
+// read off the instruction mix of oneDNN 2.6.3's AVX-512 JIT kernels
+// (ONEDNN_JIT_DUMP=1); other versions and ISAs may differ, so every use is
+// flagged as approximate.
 const (
-	// GELU with erf: oneDNN's JIT kernel evaluates erf by a polynomial
-	// (Abramowitz-Stegun 7.1.26) and an exp; 38 per element.
+	// GELU with erf: 13 FMA, 7 mul, 1 div, 1 add, 1 sub, 1 min, 1 max per
+	// vector of 16 elements (36 without the min and max).
 	GeluErfFlops = 38
-	// GELU with tanh: a cubic, and tanh through exp; 21 per element.
+	// GELU with tanh: 7 FMA, 5 mul, 1 add, 1 sub.
 	GeluTanhFlops = 21
+	// Softmax: the max pass (1 max), the exp-and-sum pass (6 FMA, 3 mul,
+	// 2 add, 2 sub, 1 min, 1 max) and the scaling pass (2 mul).
+	SoftmaxFlops = 24
+	// Log-softmax: softmax's count and a log, an estimate.
+	LogSoftmaxFlops = 25
 	// Normalisations with given statistics fold scale and shift per
-	// channel and do one FMA per element.
+	// channel and do one FMA per element: an estimate.
 	NormGlobalFlops = 2
 	// Normalisations that compute their statistics add a mean (1) and a
-	// variance (3) pass to that.
+	// variance (3) pass to that: an estimate.
 	NormStatsFlops = 6
-	// Softmax: subtract the maximum (1), exp (11 in oneDNN's polynomial),
-	// sum (1), scale (1); log-softmax one more.
-	SoftmaxFlops    = 14
-	LogSoftmaxFlops = 15
 )
 
 // Analytic is the modelled work and traffic of one execution.
@@ -146,7 +152,7 @@ func convolution(r *Record, a *Analytic) (map[string][]int64, *float64, error) {
 	} else {
 		w = 2 * mb * oc * osp * (ic / g) * ksp
 		if all := osp * ksp; inImage < all*0.95 {
-			a.flag(roofline.FlagPaddingTaps, "%.0f%% of the formula's kernel taps fall on zero padding; kernels that skip them do %s FLOP", 100*(1-inImage/all), fmtFlops(2*mb*oc*(ic/g)*inImage))
+			a.flag(roofline.FlagPaddingTaps, "%.0f%% of the formula's kernel taps fall on zero padding; kernels that skip them do %s FLOP", 100*(1-inImage/all), unit.Sig(2*mb*oc*(ic/g)*inImage))
 		}
 	}
 	if hasTensor(r, "bia") {
@@ -305,10 +311,10 @@ func eltwise(r *Record, a *Analytic) (map[string][]int64, *float64, error) {
 func eltwiseFlops(alg string, a *Analytic) (float64, bool) {
 	switch strings.TrimPrefix(alg, "eltwise_") {
 	case "gelu_erf", "gelu":
-		a.flag(roofline.FlagApproximate, "gelu_erf: %d FLOP per element from the JIT kernel's instruction mix (docs/dnn.md)", GeluErfFlops)
+		a.flag(roofline.FlagApproximate, "gelu_erf: %d FLOP per element, the instruction mix of oneDNN 2.6.3's AVX-512 kernel (docs/dnn.md)", GeluErfFlops)
 		return GeluErfFlops, true
 	case "gelu_tanh":
-		a.flag(roofline.FlagApproximate, "gelu_tanh: %d FLOP per element from the JIT kernel's instruction mix (docs/dnn.md)", GeluTanhFlops)
+		a.flag(roofline.FlagApproximate, "gelu_tanh: %d FLOP per element, the instruction mix of oneDNN 2.6.3's AVX-512 kernel (docs/dnn.md)", GeluTanhFlops)
 		return GeluTanhFlops, true
 	case "relu":
 		// max(x, 0) is no FP arithmetic to the counters; a negative slope
@@ -370,11 +376,11 @@ func softmax(r *Record, a *Analytic) (map[string][]int64, *float64, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	per := SoftmaxFlops
+	per, how := SoftmaxFlops, "the instruction mix of oneDNN 2.6.3's AVX-512 kernel"
 	if r.Kind == "logsoftmax" || auxValue(r.Auxiliary, "alg") == "softmax_log" {
-		per = LogSoftmaxFlops
+		per, how = LogSoftmaxFlops, "an estimate"
 	}
-	a.flag(roofline.FlagApproximate, "%s: %d FLOP per element, an estimate (docs/dnn.md)", r.Kind, per)
+	a.flag(roofline.FlagApproximate, "%s: %d FLOP per element, %s (docs/dnn.md)", r.Kind, per, how)
 	w := float64(per) * product(dims)
 	return map[string][]int64{"src": dims, "dst": dims, "data": dims}, &w, nil
 }
@@ -519,14 +525,12 @@ func traffic(r *Record, shapes map[string][]int64, a *Analytic) (float64, error)
 	if len(padded) > 0 {
 		msg := strings.Join(padded, "; ")
 		if a.PaddedWorkFlops != nil && a.WorkFlops != nil && *a.PaddedWorkFlops > *a.WorkFlops {
-			msg += fmt.Sprintf("; a kernel that computes the padding does %s FLOP, not %s", fmtFlops(*a.PaddedWorkFlops), fmtFlops(*a.WorkFlops))
+			msg += fmt.Sprintf("; a kernel that computes the padding does %s FLOP, not %s", unit.Sig(*a.PaddedWorkFlops), unit.Sig(*a.WorkFlops))
 		}
 		a.flag(roofline.FlagPadded, "%s", msg)
 	}
 	return q, nil
 }
-
-func fmtFlops(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
 func dimString(dims []int64) string {
 	s := make([]string, len(dims))

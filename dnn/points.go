@@ -21,6 +21,8 @@ type PointOptions struct {
 	RoofsFile string
 	Threads   int
 	CPUs      int
+	// Trace, when set, adds its skipped-lines flag to every point.
+	Trace *Trace
 }
 
 // Label names a group in a point set: kind, algorithm, implementation,
@@ -55,6 +57,10 @@ func Points(groups []*Group, o PointOptions) []roofline.Point {
 	var out []roofline.Point
 	for _, g := range groups {
 		p := g.point(o)
+		if t := o.Trace; t != nil && t.Skipped > 0 {
+			p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagSkipped,
+				Message: fmt.Sprintf("%d verbose lines did not parse and were skipped (first: %s)", t.Skipped, t.Examples[0])})
+		}
 		seen[p.Label]++
 		if n := seen[p.Label]; n > 1 {
 			p.Label = fmt.Sprintf("%s #%d", p.Label, n)

@@ -317,7 +317,7 @@ func (a *api2) create(p Problem) (primitive, error) {
 		} else {
 			wshape = []int64{s.oc, s.ic, s.k[0], s.k[1]}
 		}
-		src, e1 := a.md([]int64{s.mb, s.ic, s.i[0], s.i[1]}, tag)
+		src, e1 := a.md([]int64{s.mb, s.ic, s.i[0], s.i[1]}, tagValues[p.SrcLayout()])
 		wei, e2 := a.md(wshape, dnnlFormatAny)
 		bia, e3 := a.md([]int64{s.oc}, dnnlTagA)
 		dst, e4 := a.md([]int64{s.mb, s.oc, s.o[0], s.o[1]}, tag)

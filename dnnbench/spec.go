@@ -177,6 +177,24 @@ func ParseProblem(desc, kind, alg, layout string) (Problem, error) {
 	return p, nil
 }
 
+// SrcLayout is the layout of a convolution's source: Layout, except that
+// a blocked layout whose block does not divide the input channels leaves
+// the source plain (nchw), as frameworks do for a network's first layer:
+// oneDNN's JIT convolutions read a 3-channel image in nchw and write
+// nChw16c, and a padded nChw16c source falls back to the reference
+// implementation.
+func (p Problem) SrcLayout() string {
+	block := map[string]int64{"nChw16c": 16, "nChw8c": 8}[p.Layout]
+	if p.Kind != "convolution" || block == 0 {
+		return p.Layout
+	}
+	d, err := dnn.ParseDescriptor(p.Descriptor)
+	if err != nil || int64(d.Get("ic", 0))%block == 0 {
+		return p.Layout
+	}
+	return "nchw"
+}
+
 // record is the problem as the verbose trace would print it, for dnn's
 // model.
 func (p Problem) record(impl string) dnn.Record {
@@ -189,7 +207,7 @@ func (p Problem) record(impl string) dnn.Record {
 	case "convolution":
 		// The library chooses the weights' layout; they are counted
 		// unpadded.
-		r.Tensors = []dnn.Tensor{t("src", act), t("wei", "abcd"), t("bia", "a"), t("dst", act)}
+		r.Tensors = []dnn.Tensor{t("src", Layouts[p.SrcLayout()]), t("wei", "abcd"), t("bia", "a"), t("dst", act)}
 		r.Auxiliary = "alg:convolution_direct"
 	case "inner_product":
 		r.Tensors = []dnn.Tensor{t("src", "ab"), t("wei", "ab"), t("bia", "a"), t("dst", "ab")}

@@ -1,52 +1,16 @@
 package machine
 
 import (
-	"bufio"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
 
-// recordedCPUID answers CPUID from a file of "leaf subleaf eax ebx ecx
-// edx" lines (machine/testdata/cpuid); leaves not recorded read as zeros,
-// as CPUID answers leaves past its maximum on AMD.
-func recordedCPUID(t *testing.T, name string) CPUIDFunc {
-	t.Helper()
-	f, err := os.Open("testdata/cpuid/" + name + ".txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	regs := map[[2]uint32][4]uint32{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		var v [6]uint32
-		fields := strings.Fields(line)
-		if len(fields) != 6 {
-			t.Fatalf("%s: bad line %q", name, line)
-		}
-		for i, s := range fields {
-			n, err := strconv.ParseUint(s, 0, 32)
-			if err != nil {
-				t.Fatalf("%s: %q: %v", name, line, err)
-			}
-			v[i] = uint32(n)
-		}
-		regs[[2]uint32{v[0], v[1]}] = [4]uint32{v[2], v[3], v[4], v[5]}
-	}
-	return func(leaf, sub uint32) (a, b, c, d uint32) {
-		r := regs[[2]uint32{leaf, sub}]
-		return r[0], r[1], r[2], r[3]
-	}
-}
+// recordedCPUID answers CPUID from a recording under testdata/cpuid.
+func recordedCPUID(t *testing.T, name string) CPUIDFunc { return testutil.RecordedCPUID(t, name) }
 
 // intelCPUID is a constructed Intel CPU answering leaf 4 with the given
 // levels (not recorded: the layout of leaf 4 with made-up geometry).

@@ -35,7 +35,7 @@ type emulateBackend struct {
 	find          func(context.Context) (emulate.QEMU, error)
 	run           func(context.Context, launch.Spec) (launch.Result, error)
 	diagnose      func() (pmu.Diagnosis, error)
-	caches        func(machine.Topology) machine.Caches
+	hostModel     func() emulate.CacheModel
 	sysfs, procfs fs.FS
 
 	qemu     emulate.QEMU
@@ -59,8 +59,8 @@ type emulatedCounts struct {
 
 func newEmulateBackend() Backend {
 	return &emulateBackend{find: emulate.FindQEMU, run: launch.Run, diagnose: pmu.DiagnoseLive,
-		caches: func(t machine.Topology) machine.Caches { return machine.ReadCaches(t, machine.HostCPUID) },
-		sysfs:  os.DirFS("/sys"), procfs: os.DirFS("/proc"), done: map[string]*emulatedCounts{}}
+		hostModel: emulate.HostCacheModel,
+		sysfs:     os.DirFS("/sys"), procfs: os.DirFS("/proc"), done: map[string]*emulatedCounts{}}
 }
 
 // emulatedISA is what QEMU 7.2's TCG offers an x86-64 guest.
@@ -86,13 +86,10 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 		return Counting{}, err
 	}
 	b.qemu = q
-	switch m, ok := emulate.MachineCacheModel(b.caches(d.Topology)); {
-	case cfg.CacheModel != nil:
+	if cfg.CacheModel != nil {
 		b.model = *cfg.CacheModel
-	case ok:
-		b.model = m
-	default:
-		b.model = emulate.DefaultCacheModel()
+	} else {
+		b.model = b.hostModel()
 	}
 	c := Counting{Source: roofline.SourceEmulated, Machine: machine.Describe(d.CPU, d.Topology, b.sysfs, b.procfs)}
 	if d.VM {

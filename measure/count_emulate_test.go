@@ -34,7 +34,7 @@ func (f *fakeEmulation) backend(cpuFlags ...string) *emulateBackend {
 	b.diagnose = func() (pmu.Diagnosis, error) {
 		return pmu.Diagnosis{CPU: machine.CPUInfo{Vendor: "AuthenticAMD", Flags: cpuFlags}}, nil
 	}
-	b.caches = func(machine.Topology) machine.Caches { return machine.Caches{} }
+	b.hostModel = emulate.DefaultCacheModel
 	b.run = func(ctx context.Context, s launch.Spec) (launch.Result, error) {
 		if !strings.HasSuffix(s.Argv[0], emulate.QEMUBinary) {
 			f.native++

@@ -8,12 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // rep is one repetition: the target's run and, with an overhead command,
@@ -264,11 +265,11 @@ func rate(xs, seconds []float64, confidence float64, known bool) (*float64, *roo
 // flag when it is negative (overhead or idle subtraction took more than
 // there was). With subtracted counts and two or more repetitions, a median
 // within the confidence half-width of zero is flagged as below the noise.
-func checkedMedian(p *roofline.Point, subject, what, unit string, xs []float64, confidence float64, counted bool) *float64 {
+func checkedMedian(p *roofline.Point, subject, what, u string, xs []float64, confidence float64, counted bool) *float64 {
 	m := median(xs)
 	if m < 0 {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNegative, Subject: subject,
-			Message: fmt.Sprintf("%s is negative after subtraction (median %s %s): the overhead run or idle baseline counted more than the target; %s is reported as unknown", what, fmtNum(m), unit, what)})
+			Message: fmt.Sprintf("%s is negative after subtraction (median %s %s): the overhead run or idle baseline counted more than the target; %s is reported as unknown", what, unit.Sig(m), u, what)})
 		return nil
 	}
 	subtracted := p.Overhead != nil
@@ -279,7 +280,7 @@ func checkedMedian(p *roofline.Point, subject, what, unit string, xs []float64, 
 		}
 		if h := w.HalfWidth(confidence); m <= h {
 			p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagBelowNoise, Subject: subject,
-				Message: fmt.Sprintf("%s after subtraction (%s %s) is within its %g%% confidence half-width (%s %s): it cannot be told from zero", what, fmtNum(m), unit, confidence*100, fmtNum(h), unit)})
+				Message: fmt.Sprintf("%s after subtraction (%s %s) is within its %g%% confidence half-width (%s %s): it cannot be told from zero", what, unit.Sig(m), u, confidence*100, unit.Sig(h), u)})
 		}
 	}
 	return &m
@@ -333,7 +334,7 @@ func eventCounts(in inputs, nets []tally) (out []roofline.EventCount, flags []ro
 		ec.Value = median(vals)
 		if ec.Value < 0 {
 			flags = append(flags, roofline.Flag{Code: roofline.FlagNegative, Subject: roofline.EventSubject(c.Name),
-				Message: fmt.Sprintf("%s is negative after subtraction (median %s): the overhead run counted more than the target", c.Name, fmtNum(ec.Value))})
+				Message: fmt.Sprintf("%s is negative after subtraction (median %s): the overhead run counted more than the target", c.Name, unit.Sig(ec.Value))})
 		}
 		out = append(out, ec)
 	}
@@ -559,11 +560,6 @@ func background(counters []Counter, o Outcome) ([]Counter, Outcome) {
 		}
 	}
 	return cs, bo
-}
-
-// fmtNum prints a count with at most 4 significant digits in messages.
-func fmtNum(v float64) string {
-	return strings.TrimSpace(fmt.Sprintf("%.4g", v))
 }
 
 // median is the sample median, from the stats engine's order-statistic

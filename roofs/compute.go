@@ -36,7 +36,7 @@ func calibrate(k kernels.Compute, d time.Duration) int64 {
 	}
 }
 
-func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k kernels.Compute, cpus []int, units FPUnits, ghz float64) error {
+func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k kernels.Compute, cpus []int, units fmaPipes, ghz float64) error {
 	base := calibrate(k, baseSample)
 	factors := iterFactors
 	if o.Quick {
@@ -76,6 +76,6 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 // sample was too small for one at the confidence asked.
 func noteInterval(rep *Report, name string, threads int, e stats.Estimate) {
 	if !e.Bounded() {
-		rep.flag(FlagNoInterval, fmt.Sprintf("%s (%s): %d samples are too few for a %.0f%% interval; the sample range is given instead", name, threadsWord(threads), e.N, confidence*100))
+		rep.flag(roofline.FlagNoInterval, fmt.Sprintf("%s (%s): %d samples are too few for a %.0f%% interval; the sample range is given instead", name, threadsWord(threads), e.N, confidence*100))
 	}
 }

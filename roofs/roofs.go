@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -56,13 +57,13 @@ type Options struct {
 	// ones).
 	Sysfs, Procfs fs.FS
 	// CPUID reads cache sizes where sysfs has none (default
-	// machine.HostCPUID; tests pass recorded values, or NoCPUID).
+	// machine.HostCPUID; tests pass recorded values, or noCPUID).
 	CPUID machine.CPUIDFunc
 }
 
-// NoCPUID is a CPUID that answers nothing, for hosts or tests where CPUID
+// noCPUID is a CPUID that answers nothing, for hosts or tests where CPUID
 // must not be used.
-func NoCPUID(uint32, uint32) (eax, ebx, ecx, edx uint32) { return 0, 0, 0, 0 }
+func noCPUID(uint32, uint32) (eax, ebx, ecx, edx uint32) { return 0, 0, 0, 0 }
 
 // Detail says how one roof was obtained, for the summary table.
 type Detail struct {
@@ -87,29 +88,19 @@ type Detail struct {
 type Report struct {
 	Roofs   roofline.Roofs
 	Details []Detail
-	// DGEMMSkipped says why there is no DGEMM roof ("" when there is one).
-	DGEMMSkipped string
+	// Skipped are the harnesses that measured nothing, and why.
+	Skipped []Skip
 	// DGEMMPath is the BLAS library file DGEMM used.
 	DGEMMPath string
 }
 
+// Skip says why a harness measured nothing; Harness is its title
+// ("DGEMM").
+type Skip struct{ Harness, Why string }
+
 // ErrThreads is returned when a thread scope asks for more CPUs than the
 // process may use.
 var ErrThreads = errors.New("not enough CPUs")
-
-// Flag codes of roofs documents.
-const (
-	FlagKernelSkipped  = "kernel-skipped"
-	FlagDGEMMSkipped   = "dgemm-skipped"
-	FlagDGEMMSlow      = "dgemm-below-fma"
-	FlagFrequency      = "frequency-source"
-	FlagAboveTheory    = "above-theoretical"
-	FlagUnverifiedPeak = "unverified-peak"
-	FlagNoInterval     = "no-interval"
-	// FlagCacheSource says which cache sizes were measured from the sweep
-	// rather than read from sysfs or CPUID.
-	FlagCacheSource = "cache-source"
-)
 
 // Defaults of the stop rules (seed 000 Table I uses 99% confidence, 1%
 // error, 200 iterations, 10 invocations and 10 s; the budgets here are
@@ -182,11 +173,17 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	topo, err := machine.ReadTopology(o.Sysfs)
-	if err != nil {
-		return nil, err
+	topo, topoErr := machine.ReadTopology(o.Sysfs)
+	if topoErr != nil {
+		// A partial or unreadable /sys need not stop the benchmarks: the
+		// CPUs this process may use are enough to place the threads.
+		allowed, err := affinity.Allowed()
+		if err != nil || len(allowed) == 0 {
+			return nil, topoErr
+		}
+		topo = flatTopology(allowed)
 	}
-	scopes, err := Scopes(topo, o.Threads)
+	scopes, err := threadScopes(topo, o.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -197,9 +194,13 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		Tuning:  roofline.Tuning{StopReasons: map[string]int{}, Method: string(o.method())},
 	}}
 	t := &tally{tuning: &rep.Roofs.Tuning}
+	if topoErr != nil {
+		rep.flag(roofline.FlagTopologySource, fmt.Sprintf("the CPU topology could not be read (%v): each of the %d CPUs this process may use is taken as a core of one socket", topoErr, len(topo.Online)))
+	}
+	flagHybrid(rep, topo, scopes)
 	caches := machine.ReadCaches(topo, o.CPUID)
 	if caches.Source != roofline.CacheSourceSysfs || len(caches.Notes) > 0 {
-		rep.flag(FlagCacheSource, cacheNote(caches))
+		rep.flag(roofline.FlagCacheSource, cacheNote(caches))
 	}
 	if cpu.Hypervisor() {
 		rep.flag(roofline.FlagVM, "measured in a virtual machine: other guests share the host")
@@ -209,57 +210,48 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	freq, ferr := nominalFrequency(o.Sysfs, o.Procfs, clockMHz)
 	switch {
 	case !known:
-		rep.flag(FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", machine.Microarch(cpu), cpu.ModelName))
+		rep.flag(roofline.FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", machine.Microarch(cpu), cpu.ModelName))
 	case ferr != nil:
-		rep.flag(FlagFrequency, "no clock frequency: theoretical peaks left out: "+ferr.Error())
-		units = FPUnits{}
+		rep.flag(roofline.FlagFrequency, "no clock frequency: theoretical peaks left out: "+ferr.Error())
+		units = fmaPipes{}
 	default:
-		rep.flag(FlagFrequency, fmt.Sprintf("theoretical peaks use %.3g GHz from %s and %d FMA pipes of %d bits per core (%s)", freq.GHz, freq.Source, units.FMAUnits, units.Bits, units.Source))
+		rep.flag(roofline.FlagFrequency, fmt.Sprintf("theoretical peaks use %.3g GHz from %s and %d FMA pipes of %d bits per core (%s)", freq.GHz, freq.Source, units.FMAUnits, units.Bits, units.Source))
 		if !units.Verified {
-			rep.flag(FlagUnverifiedPeak, "the FMA pipe figures for "+machine.Microarch(cpu)+" are UNVERIFIED")
+			rep.flag(roofline.FlagUnverifiedPeak, "the FMA pipe figures for "+machine.Microarch(cpu)+" are UNVERIFIED")
 		}
 	}
 
-	comp, skipped := kernels.ComputeKernels()
-	if o.Quick {
-		comp = widestFMA(comp)
+	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, caches: caches, units: units, ghz: freq.GHz}); err != nil {
+		return nil, err
 	}
-	flagSkipped(rep, skipped)
-	part := partTimer(&rep.Roofs.Tuning)
-	for _, cpus := range scopes {
-		for _, k := range comp {
-			if err := measureCompute(ctx, o, rep, t, k, cpus, units, freq.GHz); err != nil {
-				return nil, err
-			}
-		}
-	}
-	noteAboveTheory(rep, freq.GHz)
-	part("compute")
-	bw, bwSkipped := kernels.BandwidthKernels()
-	flagSkipped(rep, bwSkipped)
-	for _, cpus := range scopes {
-		if err := measureBandwidth(ctx, o, rep, t, bw, cpus, caches); err != nil {
-			return nil, err
-		}
-	}
-	part("bandwidth")
-	rep.Roofs.CacheSource = cacheSource(rep.Roofs.Bandwidth)
-	// DGEMM comes last, after the memory-bound sweeps: right after seconds
-	// of FMA kernels on every core, this VM's DGEMM ran 1.4% slower than
-	// after idling (3 pairs, C loop), as if the host lowered the clock.
-	if o.NoDGEMM {
-		rep.DGEMMSkipped = "not asked for (--no-dgemm)"
-	} else if err := measureDGEMM(ctx, o, rep, t, widest(scopes)); err != nil {
-		var skip *dgemmSkip
-		if !errors.As(err, &skip) {
-			return nil, err
-		}
-		rep.DGEMMSkipped = skip.why
-		rep.flag(FlagDGEMMSkipped, "DGEMM skipped: "+skip.why)
-	}
-	part("dgemm")
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// flatTopology is a machine of one socket whose every CPU is a core, for
+// when sysfs's topology cannot be read.
+func flatTopology(cpus []int) machine.Topology {
+	t := machine.Topology{Sockets: 1, Cores: len(cpus), Threads: len(cpus), Online: cpus}
+	for _, c := range cpus {
+		t.SMTSiblings = append(t.SMTSiblings, []int{c})
+	}
+	return t
+}
+
+// flagHybrid flags the scopes that mix core types of a hybrid CPU: their
+// roofs are the mix's, not either kind of core's.
+func flagHybrid(rep *Report, topo machine.Topology, scopes [][]int) {
+	for _, cpus := range scopes {
+		var kinds []string
+		for _, name := range slices.Sorted(maps.Keys(topo.CoreTypes)) {
+			if slices.ContainsFunc(cpus, func(c int) bool { return slices.Contains(topo.CoreTypes[name], c) }) {
+				kinds = append(kinds, name)
+			}
+		}
+		if len(kinds) > 1 {
+			rep.flag(roofline.FlagHybridScope, fmt.Sprintf("the %s scope mixes %s cores of a hybrid CPU: its roofs are the mix's (--threads to choose)", threadsWord(len(cpus)), strings.Join(kinds, " and ")))
+		}
+	}
 }
 
 // cacheSource joins the bandwidth roofs' level sources in order, without
@@ -320,7 +312,7 @@ func noteAboveTheory(rep *Report, ghz float64) {
 		n++
 	}
 	if n > 0 {
-		rep.flag(FlagAboveTheory, fmt.Sprintf("%d compute roofs are %.0f%% to %.0f%% of their theoretical peak at %.3g GHz: the cores ran at about %.2g to %.2g GHz, above the clock the peaks use",
+		rep.flag(roofline.FlagAboveTheory, fmt.Sprintf("%d compute roofs are %.0f%% to %.0f%% of their theoretical peak at %.3g GHz: the cores ran at about %.2g to %.2g GHz, above the clock the peaks use",
 			n, 100*lo, 100*hi, ghz, lo*ghz, hi*ghz))
 	}
 }
@@ -336,7 +328,7 @@ func flagSkipped(rep *Report, skipped []kernels.Skipped) {
 		names[s.Reason] = append(names[s.Reason], s.Name)
 	}
 	for _, r := range reasons {
-		rep.flag(FlagKernelSkipped, fmt.Sprintf("skipped %s: %s", strings.Join(names[r], ", "), r))
+		rep.flag(roofline.FlagKernelSkipped, fmt.Sprintf("skipped %s: %s", strings.Join(names[r], ", "), r))
 	}
 }
 
@@ -361,11 +353,11 @@ func (t *tally) add(rs ...stats.Result) map[stats.StopReason]int {
 	return reasons
 }
 
-// Scopes returns the CPUs of each thread scope: one thread per physical
+// threadScopes returns the CPUs of each thread scope: one thread per physical
 // core (SMT siblings add no FMA pipes and share the core's caches), taken
 // in order from the CPUs this process may use. Without threads the scopes
 // are one core, the cores of one socket and all cores, without duplicates.
-func Scopes(topo machine.Topology, threads []int) ([][]int, error) {
+func threadScopes(topo machine.Topology, threads []int) ([][]int, error) {
 	allowed, err := affinity.Allowed()
 	if err != nil {
 		return nil, err

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +91,46 @@ func TestUnwritableLockDirStillCountsWork(t *testing.T) {
 		ps, err := roofline.ReadPoints(f)
 		if err != nil || ps[0].WorkFlops == nil || ps[0].TrafficBytes != nil || ps[0].Rank.TrafficOwner {
 			t.Errorf("%s: want W counted, no Q, no owner: %v %+v", f, err, ps)
+		}
+	}
+}
+
+// Two jobs at once on one node: each owner counts the other's traffic
+// too, and both job points say so.
+func TestOverlappingJobsFlagSharedTraffic(t *testing.T) {
+	need(t, "mpirun.mpich", "go")
+	tmp := t.TempDir()
+	bin := buildRprof(t)
+	locks := filepath.Join(tmp, "locks")
+	job := func(name, secs string, done chan<- error) {
+		dir := filepath.Join(tmp, name)
+		os.Mkdir(dir, 0o755)
+		out, err := runErr(2*time.Minute, countEnv, "mpirun.mpich", "-np", "2",
+			bin, "run", "--count", "rproftest", "--lock-dir", locks, "--job", name, "--json", dir+"/", "--", "sleep", secs)
+		if err != nil {
+			err = fmt.Errorf("%s: %v\n%s", name, err, out)
+		}
+		done <- err
+	}
+	doneA, doneB := make(chan error, 1), make(chan error, 1)
+	go job("long", "4", doneA)
+	time.Sleep(500 * time.Millisecond)
+	go job("short", "0.1", doneB)
+	for _, c := range []chan error{doneB, doneA} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"long", "short"} {
+		files, _ := filepath.Glob(filepath.Join(tmp, name, "*.json"))
+		jobPath := filepath.Join(tmp, name+".job.json")
+		run(t, time.Minute, nil, append([]string{bin, "merge", "--json", jobPath}, files...)...)
+		ps, err := roofline.ReadPoints(jobPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(ps[0].Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagSharedTraffic }) {
+			t.Errorf("job %s ran beside another job but its Q is not flagged shared: %+v", name, ps[0].Flags)
 		}
 	}
 }

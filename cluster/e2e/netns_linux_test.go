@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +125,7 @@ func TestSlurmTwoNodes(t *testing.T) {
 	tmp := t.TempDir()
 	pts := filepath.Join(tmp, "points")
 	os.Mkdir(pts, 0o755)
-	run(t, 3*time.Minute, append(env, countEnv...), hosts[0].enter, "srun", "-N", "2", "-n", "4",
+	run(t, 3*time.Minute, append(env, countEnv...), hosts[0].enter, "srun", "--overcommit", "-N", "2", "-n", "4",
 		bin, "run", "--count", "rproftest", "--lock-dir", "/var/tmp/rprof-locks", "--json", pts+"/", "--", "sleep", "0.1")
 	p := merged(t, bin, pts, 4, 2)
 	if p.Job.Launcher != "slurm" {
@@ -140,5 +141,5 @@ func startSlurmOn(t *testing.T, hosts []host) []string {
 	for _, h := range hosts {
 		nodes = append(nodes, slurmNode{name: h.name, addr: h.addr, enter: []string{h.enter}})
 	}
-	return startSlurm(t, hosts[0], nodes, 2)
+	return startSlurm(t, hosts[0], nodes, runtime.NumCPU())
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -174,7 +175,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 
 func TestSlurmOneNodeSrunAndSbatch(t *testing.T) {
 	hostname, _ := os.Hostname()
-	env := startSlurm(t, host{name: hostname, addr: "127.0.0.1"}, []slurmNode{{name: hostname, addr: "127.0.0.1"}}, 2)
+	env := startSlurm(t, host{name: hostname, addr: "127.0.0.1"}, []slurmNode{{name: hostname, addr: "127.0.0.1"}}, runtime.NumCPU())
 	bin := buildRprof(t)
 	tmp := t.TempDir()
 	env = append(env, countEnv...)
@@ -188,7 +189,8 @@ func TestSlurmOneNodeSrunAndSbatch(t *testing.T) {
 	}
 	mkdirs("srun", "batch-srun", "batch-mpirun")
 
-	run(t, 2*time.Minute, env, append([]string{"srun", "-n", "2"}, strings.Fields(rprof(filepath.Join(tmp, "srun")))...)...)
+	// --overcommit: two tasks even on a one-CPU machine.
+	run(t, 2*time.Minute, env, append([]string{"srun", "--overcommit", "-n", "2"}, strings.Fields(rprof(filepath.Join(tmp, "srun")))...)...)
 	p := merged(t, bin, filepath.Join(tmp, "srun"), 2, 1)
 	if p.Job.Launcher != "slurm" || !strings.HasPrefix(p.Job.ID, "slurm-") {
 		t.Errorf("srun job %s by %s", p.Job.ID, p.Job.Launcher)
@@ -198,7 +200,7 @@ func TestSlurmOneNodeSrunAndSbatch(t *testing.T) {
 	// makes the node type's document and the job's.
 	roofsDir, mergedRoofs := filepath.Join(tmp, "roofs"), filepath.Join(tmp, "roofs-merged")
 	mkdirs("roofs", "roofs-merged")
-	out := run(t, 4*time.Minute, env, "srun", "-n", "2", bin, "roofs", "--quick", "--threads", "1", "--no-dgemm", "-o", roofsDir+"/")
+	out := run(t, 4*time.Minute, env, "srun", "--overcommit", "-n", "2", bin, "roofs", "--quick", "--threads", "1", "--no-dgemm", "-o", roofsDir+"/")
 	if !strings.Contains(out, "local rank 0 measures this node's roofs") {
 		t.Errorf("rank 1 did not leave the node to rank 0:\n%s", out)
 	}
@@ -214,7 +216,7 @@ func TestSlurmOneNodeSrunAndSbatch(t *testing.T) {
 	// In a batch script, ranks started by mpirun inherit SLURM_PROCID=0:
 	// they must still be ranks 0 and 1 of an Open MPI job.
 	script := filepath.Join(tmp, "job.sh")
-	body := "#!/bin/sh\nset -e\nsrun -n 2 " + rprof(filepath.Join(tmp, "batch-srun")) + "\n"
+	body := "#!/bin/sh\nset -e\nsrun --overcommit -n 2 " + rprof(filepath.Join(tmp, "batch-srun")) + "\n"
 	if _, err := exec.LookPath("mpirun.openmpi"); err == nil {
 		body += "mpirun.openmpi --oversubscribe -np 2 " + rprof(filepath.Join(tmp, "batch-mpirun")) + "\n"
 	}
@@ -222,7 +224,7 @@ func TestSlurmOneNodeSrunAndSbatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = filepath.Join(tmp, "job.out")
-	if _, err := runErr(3*time.Minute, append(env, ompiRoot...), "sbatch", "--wait", "-n", "2", "-o", out, script); err != nil {
+	if _, err := runErr(3*time.Minute, append(env, ompiRoot...), "sbatch", "--wait", "--overcommit", "-n", "2", "-o", out, script); err != nil {
 		b, _ := os.ReadFile(out)
 		t.Fatalf("sbatch: %v\n%s", err, b)
 	}

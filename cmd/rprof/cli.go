@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/roofline"
 )
 
 // Exit statuses, one table for every command (exitCodes; the README's
@@ -46,6 +49,9 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// measure runs a target for run and gate: measure.Run, or recorded
+	// points in tests.
+	measure func(context.Context, measure.Config) (*roofline.Point, error)
 }
 
 // command is one subcommand. Run parses its own flags from args.
@@ -82,7 +88,12 @@ func usagef(format string, args ...any) error {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	return runEnv(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr, measure: measure.Run}, args)
+}
+
+// runEnv runs the command args name in e.
+func runEnv(ctx context.Context, e *env, args []string) int {
+	stderr := e.stderr
 	if len(args) == 0 {
 		printUsage(stderr)
 		return exitUsage
@@ -92,7 +103,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return help(e, args[1:])
 	}
 	if name == "--version" || name == "version" {
-		fmt.Fprintln(stdout, version())
+		fmt.Fprintln(e.stdout, version())
 		return exitOK
 	}
 	cmd := lookup(name)

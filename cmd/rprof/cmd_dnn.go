@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/dnn"
-	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdDNN = &command{
@@ -55,8 +56,8 @@ Flags:
   --confidence C   level of the time intervals (default 0.95)
   --top N          print only the N groups of longest total time (the JSON
                    keeps all)
-  --count MODE     put counted W beside the analytic one; not available in
-                   this build (see docs/dnn.md)
+  --count MODE     put counted W beside the analytic one: not wired yet
+                   (docs/dnn.md says why)
 
 Exit status: CMD's own (128+N when signal N killed it); 2 bad command line;
 125 no oneDNN execution to report or an output could not be written; 126
@@ -86,7 +87,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	case len(command) == 0:
 		return usagef("empty command: give the program to run after the flags")
 	case *count != "":
-		return usagef("--count %s: counted work per primitive is not available in this build; the table is analytic", *count)
+		return usagef("--count %s: not available: the emulation backend counts work per function symbol, and oneDNN's JIT kernels have none, so it cannot yet attribute W to dnnl_primitive_execute calls; uprobe regions give calls and time there, but W only with a hardware PMU (docs/dnn.md)", *count)
 	case !(*confidence > 0 && *confidence < 1):
 		return usagef("--confidence %g: must be in (0, 1)", *confidence)
 	case *top < 0 || *threads < 0:
@@ -122,14 +123,10 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	}
 	points := dnn.Points(groups, dnn.PointOptions{
 		Command: command, Created: time.Now().UTC(), Confidence: *confidence,
-		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: *threads, CPUs: libraryThreads(tr.Info),
+		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: *threads, CPUs: libraryThreads(tr.Info), Trace: tr,
 	})
 	for i := range points {
 		points[i].Exit = roofline.Exit{Code: code}
-		if tr.Skipped > 0 {
-			points[i].Flags = append(points[i].Flags, roofline.Flag{Code: roofline.FlagSkipped,
-				Message: fmt.Sprintf("%d verbose lines did not parse and were skipped (first: %s)", tr.Skipped, tr.Examples[0])})
-		}
 	}
 	writeDNNTable(e.stderr, command, tr, groups, points, *top)
 	if *jsonPath != "" {
@@ -259,7 +256,7 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 	if tr.Info.Runtime != "" {
 		lib += ", " + tr.Info.Runtime
 	}
-	fmt.Fprintf(w, "\n oneDNN primitives of '%s' (%s; %d executions in %d groups, %s ms in all):\n", strings.Join(command, " "), strings.TrimSpace(lib), execs, len(groups), chart.FormatValue(total))
+	fmt.Fprintf(w, "\n oneDNN primitives of '%s' (%s; %d executions in %d groups, %s ms in all):\n", strings.Join(command, " "), strings.TrimSpace(lib), execs, len(groups), unit.Value(total))
 	fmt.Fprintf(w, " time: oneDNN's wall time per call (mean, %g%% interval); W, Q: analytic per call (FLOP; bytes, each tensor once)\n", 100*points[0].CI.Confidence)
 	if p := points[0]; p.RoofsFile != "" {
 		fmt.Fprintf(w, " roofs %s, thread scope %d\n", p.RoofsFile, p.Threads)
@@ -292,7 +289,7 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 	for i, p := range points[:shown] {
 		g := groups[i]
 		pm := ""
-		if s, ok := chart.FormatCI(p.Seconds, p.CI.Seconds); ok && p.CI.N > 1 {
+		if s, ok := unit.HalfWidthPercent(p.Seconds, p.CI.Seconds.Lo, p.CI.Seconds.Hi); ok && p.CI.N > 1 {
 			pm = s
 		}
 		frac, bound := "", ""
@@ -301,8 +298,8 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 			bound = p.Bound.String()
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", i+1, g.Calls(),
-			chart.FormatValue(g.TotalMillis()), chart.FormatValue(p.Seconds*1e3), pm,
-			orUnknown(p.WorkFlops, fmtCount), orUnknown(p.TrafficBytes, fmtCount),
+			unit.Value(g.TotalMillis()), unit.Value(p.Seconds*1e3), pm,
+			orUnknown(p.WorkFlops, unit.Count), orUnknown(p.TrafficBytes, unit.Count),
 			orUnknownDash(p.Intensity), orUnknownDash(p.GFlops), frac, bound, mark(p.Flags), p.Label)
 	}
 	tw.Flush()
@@ -322,5 +319,5 @@ func orUnknownDash(v *float64) string {
 	if v == nil {
 		return "-"
 	}
-	return chart.FormatValue(*v)
+	return unit.Value(*v)
 }

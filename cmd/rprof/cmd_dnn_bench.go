@@ -12,10 +12,11 @@ import (
 
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnbench"
-	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 const dnnBenchUsage = `usage: rprof dnn bench [flags] EXPERIMENT|PROBLEM...
@@ -206,13 +207,13 @@ func writeBenchTable(w io.Writer, v dnnbench.Version, results []dnnbench.Result,
 	if results[0].Cold {
 		caches = "cold caches"
 	}
-	fmt.Fprintf(w, "\n oneDNN %s (%s, %d threads), %s; time per execution: median of the samples and its interval\n", v, v.CPURuntime, results[0].Threads, caches)
+	fmt.Fprintf(w, "\n oneDNN %s (%s, %d threads), %s; time per execution: median of the samples and its interval, and the fastest sample (a busy machine slows the median first)\n", v, v.CPURuntime, results[0].Threads, caches)
 	if roofs == nil {
 		fmt.Fprintln(w, " no roofs document: run 'rprof roofs' for the share of peak and the roof reached")
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ms\t±\tn\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\t% fp32 peak\t% roof\tbound\t implementation  problem")
+	fmt.Fprintln(tw, "ms\t±\tn\tbest ms\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\t% fp32 peak\tbest\t% roof\tbound\t implementation  problem")
 	for i, r := range results {
 		p := points[i]
 		est := r.Seconds.Estimate
@@ -220,22 +221,23 @@ func writeBenchTable(w io.Writer, v dnnbench.Version, results []dnnbench.Result,
 		if est.Bounded() && est.Value > 0 {
 			pm = fmt.Sprintf("%.1f%%", 100*est.HalfWidth()/est.Value)
 		}
-		gf, peak, frac, bound := "-", "", "", ""
+		gf, peak, best, frac, bound := "-", "", "", "", ""
 		if r.Model.WorkFlops != nil && est.Value > 0 {
 			g := *r.Model.WorkFlops / est.Value / 1e9
-			gf = chart.FormatValue(g)
+			gf = unit.Value(g)
 			if roofs != nil {
 				if c, ok := roofs.PeakCompute(p.Threads, roofline.Single); ok && c.GFlops > 0 {
 					peak = fmt.Sprintf("%.1f", 100*g/c.GFlops)
+					best = fmt.Sprintf("%.1f", 100**r.Model.WorkFlops/est.Min/1e9/c.GFlops)
 				}
 			}
 		}
 		if p.FractionOfAttainable != nil {
 			frac, bound = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable), p.Bound.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s  %s\n", chart.FormatValue(est.Value*1e3), pm, est.N,
-			orUnknown(r.Model.WorkFlops, fmtCount), orUnknown(r.Model.TrafficBytes, fmtCount), orUnknownDash(p.Intensity),
-			gf, peak, frac, bound, r.Implementation, r.Problem)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s  %s\n", unit.Value(est.Value*1e3), pm, est.N, unit.Value(est.Min*1e3),
+			orUnknown(r.Model.WorkFlops, unit.Count), orUnknown(r.Model.TrafficBytes, unit.Count), orUnknownDash(p.Intensity),
+			gf, peak, best, frac, bound, r.Implementation, r.Problem)
 	}
 	tw.Flush()
 	var notes []string

@@ -12,6 +12,8 @@ import (
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofs"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdDoctor = &command{
@@ -173,7 +175,7 @@ func cachesText(c cachesJSON) string {
 	var levels []string
 	for _, l := range c.Levels {
 		suffix := map[string]string{"Data": "d", "Instruction": "i"}[l.Type]
-		levels = append(levels, fmt.Sprintf("L%d%s %s x%d", l.Level, suffix, roofs.FormatBytes(l.Bytes), l.Instances))
+		levels = append(levels, fmt.Sprintf("L%d%s %s x%d", l.Level, suffix, unit.Bytes(l.Bytes), l.Instances))
 	}
 	var s string
 	switch {

@@ -95,9 +95,6 @@ annotations on stdout when GITHUB_ACTIONS=true.
 	Run: runGate,
 }
 
-// gateMeasure runs the target; tests replace it with recorded points.
-var gateMeasure = measure.Run
-
 // runGate gates, and on GitHub Actions also annotates the failures that
 // came before a verdict (which annotates itself), so that a missing baseline
 // shows on the pull request, not only in the log.
@@ -195,7 +192,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	if err != nil {
 		return false, err
 	}
-	p, timeOnly, err := measureForGate(ctx, cfg)
+	p, timeOnly, err := measureForGate(ctx, e, cfg)
 	release()
 	if err != nil {
 		return false, measureFailure(err, "could not measure")
@@ -233,14 +230,14 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 // values can give W and Q, `rprof run` refuses; the gate still has time to
 // judge, so it runs the target again counting only task-clock (a software
 // event every Linux kernel has) and says which checks that leaves out.
-func measureForGate(ctx context.Context, cfg measure.Config) (*roofline.Point, string, error) {
-	p, err := gateMeasure(ctx, cfg)
+func measureForGate(ctx context.Context, e *env, cfg measure.Config) (*roofline.Point, string, error) {
+	p, err := e.measure(ctx, cfg)
 	var nc *measure.NoCountersError
 	if !errors.As(err, &nc) {
 		return p, "", err
 	}
 	cfg.Events = append(cfg.Events, "task-clock")
-	p, err = gateMeasure(ctx, cfg)
+	p, err = e.measure(ctx, cfg)
 	note := fmt.Sprintf("W and Q cannot be counted here (%v): gated on time only; give --work and --traffic to check them", nc.Err)
 	return p, note, err
 }

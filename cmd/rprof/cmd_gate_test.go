@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"fmt"
@@ -29,10 +30,9 @@ type fakeGateResult struct {
 	err   error
 }
 
-func (f *fakeGateMeasure) install(t *testing.T) {
-	t.Helper()
-	old := gateMeasure
-	gateMeasure = func(ctx context.Context, cfg measure.Config) (*roofline.Point, error) {
+// measure is the env's measure: the next recorded result.
+func (f *fakeGateMeasure) measure(t *testing.T) func(context.Context, measure.Config) (*roofline.Point, error) {
+	return func(ctx context.Context, cfg measure.Config) (*roofline.Point, error) {
 		f.got = append(f.got, cfg)
 		if len(f.got) > len(f.results) {
 			t.Fatalf("measured %d times, want %d", len(f.got), len(f.results))
@@ -40,7 +40,16 @@ func (f *fakeGateMeasure) install(t *testing.T) {
 		r := f.results[len(f.got)-1]
 		return r.point, r.err
 	}
-	t.Cleanup(func() { gateMeasure = old })
+}
+
+// rprofMeasuring runs rprof's CLI as rprofCLI does, measuring with
+// measure instead of running anything.
+func rprofMeasuring(t *testing.T, measure func(context.Context, measure.Config) (*roofline.Point, error), args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, measure: measure}
+	code := runEnv(context.Background(), e, args)
+	return code, stdout.String(), stderr.String()
 }
 
 // gateOutsideCI keeps a CI runner's environment, and roofs that 'rprof
@@ -91,12 +100,11 @@ func TestGateCommand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			gateOutsideCI(t)
 			f := &fakeGateMeasure{results: tt.results}
-			f.install(t)
 			args := append([]string{"gate"}, tt.args...)
 			if !slices.Contains(tt.args, "--") {
 				args = append(args, "--", "./spin", "40000000")
 			}
-			code, stdout, stderr := rprofCLI(t, args...)
+			code, stdout, stderr := rprofMeasuring(t, f.measure(t), args...)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d; stderr: %s", code, tt.code, stderr)
 			}
@@ -115,8 +123,7 @@ func TestGateCommand(t *testing.T) {
 func TestGatePassesSettingsToMeasure(t *testing.T) {
 	gateOutsideCI(t)
 	f := &fakeGateMeasure{results: []fakeGateResult{{err: &measure.NoCountersError{Err: pmu.ErrNoPMU}}, {point: gateReadPoint(t, "testdata/gate/baseline.json")}}}
-	f.install(t)
-	code, _, stderr := rprofCLI(t, "gate", "--baseline", "testdata/gate/baseline.json", "--label", "spin",
+	code, _, stderr := rprofMeasuring(t, f.measure(t), "gate", "--baseline", "testdata/gate/baseline.json", "--label", "spin",
 		"--ci", "3%", "--max-repeat", "7", "--roofs", "../../roofline/testdata/roofs_zen5_vm.json", "--work", "1e9",
 		"--overhead", "./k -n 0", "--idle-baseline", "1s", "--", "./k", "-n", "5")
 	if code != exitOK {
@@ -142,15 +149,14 @@ func TestGateUpdatesBaseline(t *testing.T) {
 
 	single := filepath.Join(dir, "base.json")
 	f := &fakeGateMeasure{results: []fakeGateResult{{point: slower}, {point: &failed}}}
-	f.install(t)
-	if code, _, stderr := rprofCLI(t, "gate", "--baseline", single, "--update-baseline", "--", "./spin"); code != exitOK {
+	if code, _, stderr := rprofMeasuring(t, f.measure(t), "gate", "--baseline", single, "--update-baseline", "--", "./spin"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if got := gateReadPoint(t, single); got.Seconds != slower.Seconds || got.Label != slower.Label {
 		t.Errorf("baseline holds %q %v s, want %q %v s", got.Label, got.Seconds, slower.Label, slower.Seconds)
 	}
 	// A failed run never replaces a baseline.
-	code, _, stderr := rprofCLI(t, "gate", "--baseline", single, "--update-baseline", "--", "./spin")
+	code, _, stderr := rprofMeasuring(t, f.measure(t), "gate", "--baseline", single, "--update-baseline", "--", "./spin")
 	if code != exitUndecided || !strings.Contains(stderr, "killed by SIGSEGV") {
 		t.Errorf("exit %d, stderr %q; want %d saying the command was killed", code, stderr, exitUndecided)
 	}
@@ -168,8 +174,7 @@ func TestGateUpdatesBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	f = &fakeGateMeasure{results: []fakeGateResult{{point: slower}}}
-	f.install(t)
-	if code, _, stderr := rprofCLI(t, "gate", "--baseline", set, "--update-baseline", "--", "./spin"); code != exitOK {
+	if code, _, stderr := rprofMeasuring(t, f.measure(t), "gate", "--baseline", set, "--update-baseline", "--", "./spin"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	ps, err := roofline.ReadPoints(set)
@@ -189,9 +194,8 @@ func TestGateCIOutputs(t *testing.T) {
 	t.Setenv("GITHUB_STEP_SUMMARY", summary)
 	md, junit, bench := filepath.Join(dir, "gate.md"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "gate.bench")
 	f := &fakeGateMeasure{results: []fakeGateResult{{point: gateReadPoint(t, "testdata/gate/slower.json")}, {point: gateReadPoint(t, "testdata/gate/slower.json")}}}
-	f.install(t)
 	for range 2 {
-		code, stdout, stderr := rprofCLI(t, "gate", "--baseline", "testdata/gate/baseline.json", "--max-slowdown", "1%",
+		code, stdout, stderr := rprofMeasuring(t, f.measure(t), "gate", "--baseline", "testdata/gate/baseline.json", "--max-slowdown", "1%",
 			"--markdown", md, "--junit", junit, "--benchfmt", bench, "--", "./spin")
 		if code != exitFailure {
 			t.Fatalf("exit %d: %s", code, stderr)
@@ -236,8 +240,7 @@ func TestGateAnnotatesFailuresBeforeAVerdict(t *testing.T) {
 	gateOutsideCI(t)
 	t.Setenv("GITHUB_ACTIONS", "true")
 	f := &fakeGateMeasure{}
-	f.install(t)
-	code, stdout, stderr := rprofCLI(t, "gate", "--baseline", "testdata/gate/absent.json", "--", "./spin")
+	code, stdout, stderr := rprofMeasuring(t, f.measure(t), "gate", "--baseline", "testdata/gate/absent.json", "--", "./spin")
 	want := "::error title=rprof gate::baseline testdata/gate/absent.json does not exist; create it with --update-baseline\n"
 	if code != exitUsage || stdout != want {
 		t.Errorf("exit %d, stdout %q; want 2 and %q (stderr %q)", code, stdout, want, stderr)

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdMerge = &command{
@@ -114,6 +116,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		if *perNode {
 			for _, n := range m.Nodes {
 				n.RoofsFile = roofsFile
+				fmt.Fprintf(e.stdout, "\n Node %s of job %s: ranks %s", n.Job.Nodes[0].Node, n.Job.ID, joinInts(n.Job.Nodes[0].Ranks))
 				writeRunSummary(e.stdout, &n, "the node's widest")
 				out = append(out, n)
 			}
@@ -169,7 +172,7 @@ func writeJobSummary(w io.Writer, m roofline.Merged) {
 		owner := "no traffic owner"
 		switch len(n.Owners) {
 		case 1:
-			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], orUnknown(n.TrafficBytes, fmtCount))
+			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], orUnknown(n.TrafficBytes, unit.Count))
 		case 0:
 		default:
 			owner = fmt.Sprintf("%d traffic owners", len(n.Owners))

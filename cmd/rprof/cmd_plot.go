@@ -164,7 +164,11 @@ func loadInputs(roofsPath string, pointFiles []string) (*inputs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read points: %w", err)
 		}
-		in.points = append(in.points, pts...)
+		for _, p := range pts {
+			// Each region is drawn as its own labelled point.
+			in.points = append(in.points, p)
+			in.points = append(in.points, p.RegionPoints()...)
+		}
 	}
 	if in.roofs != nil {
 		for i := range in.points {

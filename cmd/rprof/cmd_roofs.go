@@ -17,6 +17,8 @@ import (
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdRoofs = &command{
@@ -286,7 +288,7 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		d := details[fmt.Sprintf("compute/%s/%d", c.Name, c.Threads)]
 		theory := "-"
 		if c.TheoreticalGFlops > 0 {
-			theory = fmt.Sprintf("%.0f%% of %.4g", 100*c.GFlops/c.TheoreticalGFlops, c.TheoreticalGFlops)
+			theory = unit.RoundPercent(c.GFlops/c.TheoreticalGFlops) + " of " + unit.Sig(c.TheoreticalGFlops)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.4g GFLOP/s\t[%.4g, %.4g]\t%s\t%s\t%s\n", c.Name, c.Threads, c.GFlops, c.CI.Lo, c.CI.Hi, theory, d.Config, reasons(d.Reasons))
 	}
@@ -300,8 +302,8 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		fmt.Fprintf(tw, "%s\t%d\t%.4g GB/s\t[%.4g, %.4g]\t-\t%s\t%s\n", b.Level, b.Threads, b.GBytesPerS, b.CI.Lo, b.CI.Hi, d.Config, reasons(d.Reasons))
 	}
 	tw.Flush()
-	if rep.DGEMMSkipped != "" {
-		fmt.Fprintf(w, "DGEMM skipped: %s\n", rep.DGEMMSkipped)
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(w, "%s skipped: %s\n", s.Harness, s.Why)
 	}
 	if g := r.DGEMM; g != nil {
 		fmt.Fprintf(w, "dgemm: %s %s (%s kernels, %s), measured on the widest thread scope only (threads: %d; --threads for another)\n",
@@ -311,7 +313,7 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		}
 	}
 	for _, f := range r.Flags {
-		if f.Code == roofs.FlagDGEMMSkipped {
+		if f.Code == roofline.FlagDGEMMSkipped {
 			continue // said above
 		}
 		fmt.Fprintf(w, "note (%s): %s\n", f.Code, f.Message)

@@ -6,11 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -20,6 +18,8 @@ import (
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdRun = &command{
@@ -184,15 +184,22 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := measure.Run(ctx, cfg)
+	p, err := e.measure(ctx, cfg)
 	release()
 	if err != nil {
 		return runFailure(e, err)
 	}
 	if isRank {
 		describeRank(p, id, node)
+	}
+	switch {
+	case isRank && id.Size > 1:
+		// Many ranks print at once: one line each.
 		writeRankSummary(e.stderr, p)
-	} else {
+		if *jsonPath == "" && id.Rank == 0 {
+			fmt.Fprintln(e.stderr, "rprof run: note: without --json DIR/ the ranks' points are not kept, and 'rprof merge' has nothing to make the job's point from")
+		}
+	default:
 		writeRunSummary(e.stderr, p, scope)
 	}
 	writeRegions(e.stderr, p)
@@ -209,7 +216,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *plotPath != "" {
-		notes, err := chart.Write(*plotPath, roofs.roofs, []roofline.Point{*p}, chart.Options{Threads: p.Threads})
+		notes, err := chart.Write(*plotPath, roofs.roofs, append([]roofline.Point{*p}, p.RegionPoints()...), chart.Options{Threads: p.Threads})
 		if err != nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("plot: %w", err)}
 		}
@@ -343,7 +350,10 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	var body strings.Builder
 	w := &body
 	runs := "1 run"
-	if p.CI.N != 1 {
+	switch {
+	case p.Job != nil:
+		runs = fmt.Sprintf("%d ranks on %d node(s), merged", p.Job.Ranks-len(p.Job.Missing), len(p.Job.Nodes))
+	case p.CI.N != 1:
 		runs = fmt.Sprintf("%d runs", p.CI.N)
 	}
 	how := map[string]string{
@@ -358,7 +368,7 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	median := func(samples []float64) string {
 		var parts []string
 		if p.CI.N > 1 && p.Source == roofline.SourceCounters && len(samples) > 1 {
-			parts = append(parts, fmt.Sprintf("median of %d, range %s .. %s", p.CI.N, fmtCount(slices.Min(samples)), fmtCount(slices.Max(samples))))
+			parts = append(parts, fmt.Sprintf("median of %d, range %s .. %s", p.CI.N, unit.Count(slices.Min(samples)), unit.Count(slices.Max(samples))))
 		}
 		if p.Overhead != nil {
 			parts = append(parts, "overhead subtracted")
@@ -372,14 +382,14 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	if p.Source != roofline.SourceEvents {
 		var by []string
 		for _, k := range sortedKeys(p.WorkByPrecision) {
-			by = append(by, k+" "+fmtCount(p.WorkByPrecision[k]))
+			by = append(by, k+" "+unit.Count(p.WorkByPrecision[k]))
 		}
-		line(orUnknown(p.WorkFlops, fmtCount), "FLOP", "work", details(strings.Join(by, ", "), median(p.Samples.WorkFlops))+fn.marks(aboutSubject(roofline.SubjectWork)))
+		line(orUnknown(p.WorkFlops, unit.Count), "FLOP", "work", details(strings.Join(by, ", "), median(p.Samples.WorkFlops))+fn.marks(aboutSubject(roofline.SubjectWork)))
 		rw := ""
 		if p.ReadBytes != nil || p.WriteBytes != nil {
-			rw = fmt.Sprintf("read %s, write %s", orUnknown(p.ReadBytes, fmtCount), orUnknown(p.WriteBytes, fmtCount))
+			rw = fmt.Sprintf("read %s, write %s", orUnknown(p.ReadBytes, unit.Count), orUnknown(p.WriteBytes, unit.Count))
 		}
-		line(orUnknown(p.TrafficBytes, fmtCount), "B", "DRAM traffic", details(rw, median(p.Samples.TrafficBytes))+
+		line(orUnknown(p.TrafficBytes, unit.Count), "B", "DRAM traffic", details(rw, median(p.Samples.TrafficBytes))+
 			fn.marks(func(f roofline.Flag) bool {
 				return f.Code == roofline.FlagNoUncore || aboutSubject(roofline.SubjectTraffic, roofline.SubjectRead, roofline.SubjectWrite)(f)
 			}))
@@ -390,11 +400,11 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 					f.Code == roofline.FlagNegative && aboutSubject(roofline.SubjectWork, roofline.SubjectTraffic)(f)
 			})
 		}
-		line(orUnknown(p.Intensity, chart.FormatValue), "FLOP/B", "intensity", why)
+		line(orUnknown(p.Intensity, unit.Value), "FLOP/B", "intensity", why)
 	}
 	tci := ""
 	if p.CI.N > 1 {
-		pm, _ := chart.FormatCI(p.Seconds, p.CI.Seconds)
+		pm, _ := unit.HalfWidthPercent(p.Seconds, p.CI.Seconds.Lo, p.CI.Seconds.Hi)
 		tci = fmt.Sprintf("± %s (%g%% CI %.6f .. %.6f, %s, n=%d)", pm, p.CI.Confidence*100, p.CI.Seconds.Lo, p.CI.Seconds.Hi, p.CI.Method, p.CI.N)
 	}
 	if p.Overhead != nil && p.Overhead.Command != nil {
@@ -404,22 +414,27 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	if p.Seconds == 0 {
 		secs = "<unknown>"
 	}
-	line(secs, "s", "time", details("mean", tci)+fn.marks(aboutSubject(roofline.SubjectSeconds)))
+	// A merged point's time is one wall interval, its rates W/T and Q/T.
+	timeHow, rateHow := "mean", "mean"
+	if p.Job != nil {
+		timeHow, rateHow = "wall, first rank's start to last rank's end", "over that time"
+	}
+	line(secs, "s", "time", details(timeHow, tci)+fn.marks(aboutSubject(roofline.SubjectSeconds)))
 	if p.Source != roofline.SourceEvents {
 		gci := ""
 		if p.GFlops != nil && p.CI.GFlops != nil {
-			if pm, ok := chart.FormatCI(*p.GFlops, *p.CI.GFlops); ok {
+			if pm, ok := unit.HalfWidthPercent(*p.GFlops, p.CI.GFlops.Lo, p.CI.GFlops.Hi); ok {
 				gci = "± " + pm
 			}
 		}
-		line(orUnknown(p.GFlops, chart.FormatValue), "GFLOP/s", "performance", known(p.GFlops, "mean "+gci))
-		line(orUnknown(p.GBytesPerS, chart.FormatValue), "GB/s", "bandwidth", known(p.GBytesPerS, "mean"))
+		line(orUnknown(p.GFlops, unit.Value), "GFLOP/s", "performance", known(p.GFlops, rateHow+" "+gci))
+		line(orUnknown(p.GBytesPerS, unit.Value), "GB/s", "bandwidth", known(p.GBytesPerS, rateHow))
 	}
 	if p.RoofsFile != "" {
 		fmt.Fprintln(w)
 		if p.Bound != nil {
-			line(chart.FormatValue(*p.AttainableGFlops), "GFLOP/s", "attainable", "at this intensity; bound: "+p.Bound.String())
-			line(fmt.Sprintf("%.1f%%", *p.FractionOfAttainable*100), "", "of attainable", fn.marks(aboutSubject(roofline.SubjectPlacement)))
+			line(unit.Value(*p.AttainableGFlops), "GFLOP/s", "attainable", "at this intensity; bound: "+p.Bound.String())
+			line(unit.Percent(*p.FractionOfAttainable), "", "of attainable", fn.marks(aboutSubject(roofline.SubjectPlacement)))
 		} else {
 			line("", "", "not placed", notPlacedReason(p))
 		}
@@ -444,9 +459,9 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 		for _, ev := range p.Events {
 			counted := "not counted"
 			if ev.Enabled > 0 {
-				counted = fmt.Sprintf("(%.1f%% counted)", 100*float64(ev.Running)/float64(ev.Enabled))
+				counted = "(" + unit.Percent(float64(ev.Running)/float64(ev.Enabled)) + " counted)"
 			}
-			fmt.Fprintf(w, "  %18s %-8s %-*s  %s%s\n", fmtCount(ev.Value), ev.Unit, width, ev.Name, counted, fn.marks(aboutEvent(ev.Name)))
+			fmt.Fprintf(w, "  %18s %-8s %-*s  %s%s\n", unit.Count(ev.Value), ev.Unit, width, ev.Name, counted, fn.marks(aboutEvent(ev.Name)))
 		}
 	}
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {
@@ -499,25 +514,6 @@ func orUnknown(v *float64, format func(float64) string) string {
 		return "<unknown>"
 	}
 	return format(*v)
-}
-
-// fmtCount prints a count with thousands separators, as perf stat does.
-func fmtCount(v float64) string {
-	if math.Abs(v) >= 1e18 || v != math.Trunc(v) && math.Abs(v) < 1000 {
-		return strconv.FormatFloat(v, 'g', 6, 64)
-	}
-	s := strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64)
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 func sortedKeys(m map[string]float64) []string {

@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rprof/rprof/internal/testutil"
-	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/machine"
+	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
 

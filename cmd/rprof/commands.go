@@ -13,5 +13,6 @@ func commands() []*command {
 		cmdGate,
 		cmdEvents,
 		cmdDoctor,
+		cmdValidate,
 	}
 }

@@ -83,14 +83,12 @@ func TestRunWritesDevNullAndAFIFOInPlace(t *testing.T) {
 
 func TestGateUpdateBaselineRefusesAnUnwritableBaselineBeforeMeasuring(t *testing.T) {
 	measured := false
-	old := gateMeasure
-	gateMeasure = func(ctx context.Context, cfg measure.Config) (*roofline.Point, error) {
+	fake := func(ctx context.Context, cfg measure.Config) (*roofline.Point, error) {
 		measured = true
 		return nil, context.Canceled
 	}
-	defer func() { gateMeasure = old }()
 	base := filepath.Join(t.TempDir(), "missing", "base.json")
-	code, _, stderr := rprofCLI(t, "gate", "--baseline", base, "--update-baseline", "--", "true")
+	code, _, stderr := rprofMeasuring(t, fake, "gate", "--baseline", base, "--update-baseline", "--", "true")
 	if code != exitInternal || !strings.Contains(stderr, "cannot be written") {
 		t.Errorf("exit %d, stderr %q; want 125 and why the baseline cannot be written", code, stderr)
 	}

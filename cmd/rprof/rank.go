@@ -14,6 +14,8 @@ import (
 	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // launchers are the programs that start ranks as their own children (or
@@ -129,14 +131,14 @@ func writeRankSummary(w io.Writer, p *roofline.Point) {
 	r := p.Rank
 	q := "DRAM traffic counted by this node's owner"
 	if r.TrafficOwner {
-		q = fmt.Sprintf("node DRAM traffic %s B (traffic owner, for the node's %d local ranks)", orUnknown(p.TrafficBytes, fmtCount), r.LocalSize)
+		q = fmt.Sprintf("node DRAM traffic %s B (traffic owner, for the node's %d local ranks)", orUnknown(p.TrafficBytes, unit.Count), r.LocalSize)
 	}
 	flags := ""
 	if n := len(p.Flags); n > 0 {
 		flags = fmt.Sprintf("; flags: %d (in the point file)", n)
 	}
 	fmt.Fprintf(w, "rprof run: rank %d/%d on %s (local %d/%d): work %s FLOP in %.6f s; %s%s\n",
-		r.Rank, r.Size, r.Node, r.LocalRank, r.LocalSize, orUnknown(p.WorkFlops, fmtCount), p.Seconds, q, flags)
+		r.Rank, r.Size, r.Node, r.LocalRank, r.LocalSize, orUnknown(p.WorkFlops, unit.Count), p.Seconds, q, flags)
 }
 
 // rprofVersion names this build: the module version, or the VCS revision

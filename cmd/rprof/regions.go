@@ -7,8 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // writeRegions prints the regions of a point as a table: per region its
@@ -42,7 +43,7 @@ func writeRegions(out io.Writer, p *roofline.Point) {
 		if len(r.Flags) > 0 {
 			mark = " *"
 		}
-		row := []string{r.Name + mark, fmtCount(float64(r.Calls)), fmt.Sprintf("%.6f", r.Seconds), fmt.Sprintf("%.6f", r.SelfSeconds)}
+		row := []string{r.Name + mark, unit.Count(float64(r.Calls)), fmt.Sprintf("%.6f", r.Seconds), fmt.Sprintf("%.6f", r.SelfSeconds)}
 		if r.Calls > 0 {
 			row = append(row, fmtDuration(r.MeanSeconds), fmtDuration(r.MedianSeconds), fmtDuration(r.P99Seconds))
 		} else {
@@ -52,12 +53,12 @@ func writeRegions(out io.Writer, p *roofline.Point) {
 		if r.ProbeCostSeconds > 0 {
 			pc = fmtDuration(r.ProbeCostSeconds) + " " + r.ProbeFirst
 		}
-		row = append(row, pc, orUnknown(r.GFlops, chart.FormatValue))
+		row = append(row, pc, orUnknown(r.GFlops, unit.Value))
 		for _, name := range events {
 			v := "-"
 			for _, ev := range r.Events {
 				if ev.Name == name {
-					v = fmtCount(ev.Value)
+					v = unit.Count(ev.Value)
 				}
 			}
 			row = append(row, v)
@@ -83,11 +84,11 @@ func writeRegions(out io.Writer, p *roofline.Point) {
 func fmtDuration(s float64) string {
 	switch {
 	case s >= 1:
-		return chart.FormatValue(s) + " s"
+		return unit.Value(s) + " s"
 	case s >= 1e-3:
-		return chart.FormatValue(s*1e3) + " ms"
+		return unit.Value(s*1e3) + " ms"
 	case s >= 1e-6:
-		return chart.FormatValue(s*1e6) + " µs"
+		return unit.Value(s*1e6) + " µs"
 	}
-	return chart.FormatValue(s*1e9) + " ns"
+	return unit.Value(s*1e9) + " ns"
 }

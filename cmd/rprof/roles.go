@@ -26,6 +26,7 @@ type role struct {
 var roles = map[string]role{
 	launch.Role:     {main: launch.Main, mainThread: true},
 	roofs.WorkerArg: {main: func([]string) int { return roofs.Worker(context.Background(), os.Stdin, os.Stdout) }},
+	kernelRole:      {main: kernelMain},
 }
 
 // playRole plays the role args (os.Args) name and returns its exit status;

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // shownFunctions is how many functions the summary lists.
@@ -30,7 +31,7 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 			if k == "128" || k == "256" {
 				name = k + "-bit"
 			}
-			widths = append(widths, name+" "+fmtCount(v))
+			widths = append(widths, name+" "+unit.Count(v))
 		}
 	}
 	if len(widths) > 0 {
@@ -41,7 +42,7 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "  \tlevels\tread B\twrite B\tFLOP/B\t\n")
 		for _, l := range p.Levels {
-			fmt.Fprintf(tw, "  \t%s-%s\t%s\t%s\t%s\t\n", l.Upper, l.Lower, fmtCount(l.ReadBytes), fmtCount(l.WriteBytes), orUnknown(l.Intensity, chart.FormatValue))
+			fmt.Fprintf(tw, "  \t%s-%s\t%s\t%s\t%s\t\n", l.Upper, l.Lower, unit.Count(l.ReadBytes), unit.Count(l.WriteBytes), orUnknown(l.Intensity, unit.Value))
 		}
 		tw.Flush()
 	}
@@ -58,7 +59,7 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 			if f.Object != "" {
 				name += " (" + f.Object + ")"
 			}
-			fmt.Fprintf(tw, "  \t%s\t%s\t%s\t%s\n", fmtCount(f.WorkFlops), fmtCount(f.TrafficBytes), orUnknown(f.Intensity, chart.FormatValue), name)
+			fmt.Fprintf(tw, "  \t%s\t%s\t%s\t%s\n", unit.Count(f.WorkFlops), unit.Count(f.TrafficBytes), orUnknown(f.Intensity, unit.Value), name)
 		}
 		tw.Flush()
 	}

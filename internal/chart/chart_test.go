@@ -14,6 +14,8 @@ import (
 
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 const fixtures = "../../roofline/testdata/"
@@ -258,7 +260,7 @@ func TestRidgesUseThePeakOfThePointsPrecision(t *testing.T) {
 	// fp64 work: ridges on the 117.8 GFLOP/s avx512-fma-fp64 roof, not
 	// on the higher fp32 one; DRAM ridge 117.8/45.6.
 	i := slices.IndexFunc(s.ridges, func(r ridge) bool { return r.level == "DRAM" })
-	if i < 0 || s.ridges[i].gflops != 117.8 || FormatValue(s.ridges[i].intensity) != "2.58" {
+	if i < 0 || s.ridges[i].gflops != 117.8 || unit.Value(s.ridges[i].intensity) != "2.58" {
 		t.Errorf("ridges = %+v, want DRAM ridge at 2.58 FLOP/byte on 117.8 GFLOP/s", s.ridges)
 	}
 }
@@ -356,14 +358,6 @@ func TestDecadeTicksLabelEveryDecadeInPlainNumbers(t *testing.T) {
 	want := []string{"0.001", "0.01", "0.1", "1", "10", "100", "1k", "10k"}
 	if !slices.Equal(labels, want) {
 		t.Errorf("labels %q, want %q", labels, want)
-	}
-}
-
-func TestFormatValue(t *testing.T) {
-	for v, want := range map[float64]string{117.8: "118", 45.6: "45.6", 0.0833: "0.0833", 2.58: "2.58", 1234: "1234", 0: "0"} {
-		if got := FormatValue(v); got != want {
-			t.Errorf("FormatValue(%g) = %q, want %q", v, got, want)
-		}
 	}
 }
 

@@ -21,6 +21,8 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 const xAxisTitle = "Arithmetic intensity (FLOP per byte of DRAM traffic)"
@@ -394,7 +396,7 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 			continue
 		}
 		c.DrawGlyph(ridgeGlyph(), pt)
-		text := FormatValue(rd.intensity)
+		text := unit.Value(rd.intensity)
 		w := rs.Width(text)
 		box := vg.Rectangle{Min: vg.Point{X: pt.X - w/2, Y: pt.Y - pad - 1 - rh}}
 		box.Max = vg.Point{X: box.Min.X + w, Y: box.Min.Y + rh}
@@ -410,9 +412,9 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 	taken = append(taken, markers...)
 	gap := vg.Points(7)
 	for _, pt := range l.s.points {
-		text := pt.label + " " + FormatValue(pt.y) + " GFLOP/s"
+		text := pt.label + " " + unit.Value(pt.y) + " GFLOP/s"
 		if pt.fraction > 0 {
-			text += fmt.Sprintf(" (%.0f%% of %s roof)", pt.fraction*100, pt.boundRoofLabel)
+			text += " (" + unit.RoundPercent(pt.fraction) + " of " + pt.boundRoofLabel + " roof)"
 		}
 		st := sty
 		if pt.flagged {

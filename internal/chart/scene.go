@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // ErrEmpty is returned when there is neither a roof nor a point to draw.
@@ -46,13 +48,13 @@ type roof struct {
 }
 
 // label is the text drawn next to a roof: its name, value, unit and CI.
-func (r roof) label(unit string) string {
-	s := r.name + " " + FormatValue(r.value) + " " + unit
-	if pct, ok := FormatCI(r.value, r.ci); ok {
+func (r roof) label(u string) string {
+	s := r.name + " " + unit.Value(r.value) + " " + u
+	if pct, ok := unit.HalfWidthPercent(r.value, r.ci.Lo, r.ci.Hi); ok {
 		s += " ±" + pct
 	}
 	if r.peak > 0 {
-		s += ", theoretical " + FormatValue(r.peak)
+		s += ", theoretical " + unit.Value(r.peak)
 	}
 	return s
 }

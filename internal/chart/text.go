@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // Size of the text chart's data area at most; with the axis labels it fits
@@ -188,9 +190,9 @@ func (s *scene) writeText(w io.Writer) {
 	if len(s.ridges) > 0 {
 		parts := make([]string, len(s.ridges))
 		for i, r := range s.ridges {
-			parts[i] = r.level + " " + FormatValue(r.intensity)
+			parts[i] = r.level + " " + unit.Value(r.intensity)
 		}
-		fmt.Fprint(w, wrap(fmt.Sprintf("  x  ridge points at %s GFLOP/s, FLOP/byte: %s", FormatValue(s.ridges[0].gflops), strings.Join(parts, ", ")), "     "))
+		fmt.Fprint(w, wrap(fmt.Sprintf("  x  ridge points at %s GFLOP/s, FLOP/byte: %s", unit.Value(s.ridges[0].gflops), strings.Join(parts, ", ")), "     "))
 	}
 	if len(s.points) > 0 {
 		fmt.Fprintln(w, "\npoints:")
@@ -236,13 +238,13 @@ func pointTag(i int) byte {
 
 // describe says in one line what a point is and where it sits.
 func (p placed) describe() string {
-	s := fmt.Sprintf("%s: %s GFLOP/s", p.label, FormatValue(p.y))
+	s := fmt.Sprintf("%s: %s GFLOP/s", p.label, unit.Value(p.y))
 	if p.hi > p.lo {
-		s += fmt.Sprintf(" [%s, %s]", FormatValue(p.lo), FormatValue(p.hi))
+		s += fmt.Sprintf(" [%s, %s]", unit.Value(p.lo), unit.Value(p.hi))
 	}
-	s += fmt.Sprintf(" at %s FLOP/byte", FormatValue(p.x))
+	s += fmt.Sprintf(" at %s FLOP/byte", unit.Value(p.x))
 	if p.bound != "" {
-		s += fmt.Sprintf(", %s-bound (%s), %.0f%% of attainable %s", p.bound, p.boundRoofLabel, p.fraction*100, FormatValue(p.attainable))
+		s += fmt.Sprintf(", %s-bound (%s), %s of attainable %s", p.bound, p.boundRoofLabel, unit.RoundPercent(p.fraction), unit.Value(p.attainable))
 	}
 	if p.analytic {
 		s += ", analytic"

@@ -7,6 +7,8 @@ import (
 
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // Limits are the gate's thresholds, as relative changes (0.05 is 5%). A
@@ -204,27 +206,27 @@ func speedCheck(pair *Pair, basis string, limit float64, opts Options) Check {
 		what = "lower"
 	}
 	test := testLine(t, opts)
-	lim := fmt.Sprintf("limit %s", pct(limit))
+	lim := fmt.Sprintf("limit %s", unit.Relative(limit))
 	switch {
 	case r.Significant && worse > limit:
 		c.Outcome = Regression
-		c.Detail = fmt.Sprintf("%s %s %s%s (%s), %s", basis, pct(worse), what, relInterval(t, sign, opts), test, lim)
+		c.Detail = fmt.Sprintf("%s %s %s%s (%s), %s", basis, unit.Relative(worse), what, relInterval(t, sign, opts), test, lim)
 	case !r.Significant:
 		c.Outcome = Pass
-		c.Detail = fmt.Sprintf("%s %s, not significant (%s), %s", basis, signedPct(sign*t.Delta/t.Base), test, lim)
+		c.Detail = fmt.Sprintf("%s %s, not significant (%s), %s", basis, unit.Change(sign*t.Delta/t.Base), test, lim)
 		if res := resolution(t); !math.IsNaN(res) {
-			c.Detail += fmt.Sprintf("; resolution ±%s", pct(res))
+			c.Detail += fmt.Sprintf("; resolution ±%s", unit.Relative(res))
 		}
 	case worse > 0:
 		c.Outcome = Pass
-		c.Detail = fmt.Sprintf("%s %s %s%s (%s), within %s", basis, pct(worse), what, relInterval(t, sign, opts), test, lim)
+		c.Detail = fmt.Sprintf("%s %s %s%s (%s), within %s", basis, unit.Relative(worse), what, relInterval(t, sign, opts), test, lim)
 	default:
 		c.Outcome = Pass
 		better := "faster"
 		if basis == CheckFraction {
 			better = "higher"
 		}
-		c.Detail = fmt.Sprintf("%s %s %s (%s)", basis, pct(-worse), better, test)
+		c.Detail = fmt.Sprintf("%s %s %s (%s)", basis, unit.Relative(-worse), better, test)
 	}
 	return c
 }
@@ -277,7 +279,7 @@ func noiseNote(pair *Pair, basis string, limit float64) string {
 	if math.IsNaN(res) || res <= limit {
 		return ""
 	}
-	return fmt.Sprintf("the noise is wider than the limit: changes of %s below ±%s cannot be told from noise here, against a limit of %s; gate on a quieter machine, or repeat more (--max-repeat, --max-time)", metric, pct(res), pct(limit))
+	return fmt.Sprintf("the noise is wider than the limit: changes of %s below ±%s cannot be told from noise here, against a limit of %s; gate on a quieter machine, or repeat more (--max-repeat, --max-time)", metric, unit.Relative(res), unit.Relative(limit))
 }
 
 // relInterval is the worsening's interval, when the test gives one.
@@ -289,9 +291,9 @@ func relInterval(t *stats.Comparison, sign float64, opts Options) string {
 	if lo > hi {
 		lo, hi = hi, lo
 	}
-	f := pct
+	f := unit.Relative
 	if lo < 0 {
-		f = signedPct
+		f = unit.Change
 	}
 	return fmt.Sprintf(", %g%% CI %s to %s", opts.Confidence*100, f(lo), f(hi))
 }
@@ -301,7 +303,7 @@ func testLine(t *stats.Comparison, opts Options) string {
 	if t.Test == stats.TestMannWhitney {
 		name = "Mann-Whitney U"
 	}
-	return fmt.Sprintf("%s %s n=%d+%d", name, pField(t.P), t.N1, t.N2)
+	return fmt.Sprintf("%s %s n=%d+%d", name, unit.PValue(t.P), t.N1, t.N2)
 }
 
 func growthCheck(name string, r *Row, limit float64, oldSource, newSource, skip string) Check {
@@ -338,11 +340,11 @@ func growthCheck(name string, r *Row, limit float64, oldSource, newSource, skip 
 	}
 	if r.Change > limit {
 		c.Outcome = Regression
-		c.Detail = fmt.Sprintf("%s grew %s (%s → %s%s), limit %s", metric, pct(r.Change), number(r.Old.Center, r.Unit), number(r.New.Center, r.Unit), how, pct(limit))
+		c.Detail = fmt.Sprintf("%s grew %s (%s → %s%s), limit %s", metric, unit.Relative(r.Change), number(r.Old.Center, r.Unit), number(r.New.Center, r.Unit), how, unit.Relative(limit))
 		return c
 	}
 	c.Outcome = Pass
-	c.Detail = fmt.Sprintf("%s %s (%s → %s%s), limit %s", metric, signedPct(r.Change), number(r.Old.Center, r.Unit), number(r.New.Center, r.Unit), how, pct(limit))
+	c.Detail = fmt.Sprintf("%s %s (%s → %s%s), limit %s", metric, unit.Change(r.Change), number(r.Old.Center, r.Unit), number(r.New.Center, r.Unit), how, unit.Relative(limit))
 	if r.Significant && r.Change < 0 {
 		// Less work is not a regression, but a kernel that stopped doing its
 		// work is also faster: say that the runs differ.
@@ -364,18 +366,18 @@ func minFractionCheck(r *Row, min float64) Check {
 	hi := f.Center
 	if !math.IsNaN(f.Hi) {
 		hi = f.Hi
-		interval = fmt.Sprintf(", CI %s to %s", percent(f.Lo), percent(f.Hi))
+		interval = fmt.Sprintf(", CI %s to %s", unit.Percent(f.Lo), unit.Percent(f.Hi))
 	}
 	switch {
 	case hi < min:
 		c.Outcome = Regression
-		c.Detail = fmt.Sprintf("fraction of attainable %s%s, below minimum %s", percent(f.Center), interval, percent(min))
+		c.Detail = fmt.Sprintf("fraction of attainable %s%s, below minimum %s", unit.Percent(f.Center), interval, unit.Percent(min))
 	case f.Center < min:
 		c.Outcome = Pass
-		c.Detail = fmt.Sprintf("fraction of attainable %s%s, not significantly below minimum %s", percent(f.Center), interval, percent(min))
+		c.Detail = fmt.Sprintf("fraction of attainable %s%s, not significantly below minimum %s", unit.Percent(f.Center), interval, unit.Percent(min))
 	default:
 		c.Outcome = Pass
-		c.Detail = fmt.Sprintf("fraction of attainable %s%s, minimum %s", percent(f.Center), interval, percent(min))
+		c.Detail = fmt.Sprintf("fraction of attainable %s%s, minimum %s", unit.Percent(f.Center), interval, unit.Percent(min))
 	}
 	return c
 }

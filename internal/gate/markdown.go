@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // WriteMarkdown writes the gate's decision as a Markdown section, for a CI
@@ -58,13 +60,13 @@ func writePairMarkdown(w io.Writer, p *Pair, oldName string, opts Options) {
 		if !r.Old.Known && !r.New.Known {
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.Metric, mdEscape(cell(r.Old, r.Unit)), mdEscape(cell(r.New, r.Unit)), signedPct(r.Change), mdEscape(verdictCell(r, opts)))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.Metric, mdEscape(cell(r.Old, r.Unit)), mdEscape(cell(r.New, r.Unit)), unit.Change(r.Change), mdEscape(verdictCell(r, opts)))
 	}
 	fmt.Fprintln(w)
 }
 
 func writeMarkdownFooter(w io.Writer, opts Options) {
-	fmt.Fprintf(w, "Timed figures: %s, significant at p < %g. W, Q, intensity: relative tolerance ±%s.\n\n", testName(opts), opts.Alpha, pct(opts.Tolerance))
+	fmt.Fprintf(w, "Timed figures: %s, significant at p < %g. W, Q, intensity: relative tolerance ±%s.\n\n", testName(opts), opts.Alpha, unit.Relative(opts.Tolerance))
 }
 
 // mdEscape keeps table cells whole: a pipe would split the cell.

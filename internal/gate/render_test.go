@@ -9,6 +9,8 @@ import (
 
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // verdicts are the cases the renderers are checked on.
@@ -182,8 +184,8 @@ func TestSignedPct(t *testing.T) {
 		{2702, "×2703"},
 	}
 	for _, tt := range tests {
-		if got := signedPct(tt.x); got != tt.want {
-			t.Errorf("signedPct(%v) = %q, want %q", tt.x, got, tt.want)
+		if got := unit.Change(tt.x); got != tt.want {
+			t.Errorf("unit.Change(%v) = %q, want %q", tt.x, got, tt.want)
 		}
 	}
 }

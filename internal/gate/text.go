@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // WriteText writes the comparison as benchstat-style tables, one per label,
@@ -55,7 +57,7 @@ func writePairText(w io.Writer, p *Pair, opts Options, context bool) {
 		if !r.Old.Known && !r.New.Known {
 			continue // the checks say what could not be compared
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Metric, cell(r.Old, r.Unit), cell(r.New, r.Unit), signedPct(r.Change), verdictCell(r, opts))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Metric, cell(r.Old, r.Unit), cell(r.New, r.Unit), unit.Change(r.Change), verdictCell(r, opts))
 	}
 	tw.Flush()
 	if context && len(p.Context)+len(p.Flags) > 0 {
@@ -71,7 +73,7 @@ func writePairText(w io.Writer, p *Pair, opts Options, context bool) {
 
 func writeFooter(w io.Writer, opts Options) {
 	fmt.Fprintf(w, "time, GFLOP/s, fraction: %s, significant at p < %g; ± is the relative half-width of the point's own confidence interval.\n", testName(opts), opts.Alpha)
-	fmt.Fprintf(w, "W, Q, intensity: counted figures, compared against a relative tolerance of ±%s.\n", pct(opts.Tolerance))
+	fmt.Fprintf(w, "W, Q, intensity: counted figures, compared against a relative tolerance of ±%s.\n", unit.Relative(opts.Tolerance))
 }
 
 // errWriter keeps the first write error, so renderers check it once.

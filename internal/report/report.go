@@ -6,13 +6,13 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/roofline"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // Input is what a report shows.
@@ -183,15 +183,15 @@ func (v *view) addRoofs(r *roofline.Roofs) {
 	for _, c := range r.Compute {
 		row := computeRow{
 			Name: c.Name, ISA: c.ISA, Precision: c.Precision, Threads: fmt.Sprint(c.Threads),
-			GFlops: chart.FormatValue(c.GFlops), CI: interval(c.GFlops, c.CI),
+			GFlops: unit.Value(c.GFlops), CI: interval(c.GFlops, c.CI),
 			Theoretical: dash, OfTheoretical: dash,
 		}
 		if c.TheoreticalGFlops > 0 {
-			row.Theoretical = chart.FormatValue(c.TheoreticalGFlops)
+			row.Theoretical = unit.Value(c.TheoreticalGFlops)
 			if c.FrequencyGHz > 0 {
-				row.Theoretical += fmt.Sprintf(" at %s GHz", chart.FormatValue(c.FrequencyGHz))
+				row.Theoretical += fmt.Sprintf(" at %s GHz", unit.Value(c.FrequencyGHz))
 			}
-			row.OfTheoretical = fmt.Sprintf("%.0f%%", c.GFlops/c.TheoreticalGFlops*100)
+			row.OfTheoretical = unit.RoundPercent(c.GFlops / c.TheoreticalGFlops)
 		}
 		v.Compute = append(v.Compute, row)
 	}
@@ -203,7 +203,7 @@ func (v *view) addRoofs(r *roofline.Roofs) {
 		isa := orDash(d.CoreName)
 		v.Compute = append(v.Compute, computeRow{
 			Name: name, ISA: isa + fmt.Sprintf(", %d×%d×%d", d.M, d.N, d.K), Precision: roofline.Double,
-			Threads: fmt.Sprint(d.Threads), GFlops: chart.FormatValue(d.GFlops), CI: interval(d.GFlops, d.CI),
+			Threads: fmt.Sprint(d.Threads), GFlops: unit.Value(d.GFlops), CI: interval(d.GFlops, d.CI),
 			Theoretical: dash, OfTheoretical: dash,
 		})
 		v.RoofFlags = append(v.RoofFlags, d.Flags...)
@@ -211,14 +211,14 @@ func (v *view) addRoofs(r *roofline.Roofs) {
 	for _, b := range r.Bandwidth {
 		v.Bandwidth = append(v.Bandwidth, bandwidthRow{
 			Level: b.Level, Kernel: b.Kernel, Threads: fmt.Sprint(b.Threads),
-			GBytesPerS: chart.FormatValue(b.GBytesPerS), CI: interval(b.GBytesPerS, b.CI),
-			WorkingSet: bytesIEC(b.WorkingSetBytes),
+			GBytesPerS: unit.Value(b.GBytesPerS), CI: interval(b.GBytesPerS, b.CI),
+			WorkingSet: unit.Bytes(b.WorkingSetBytes),
 		})
 	}
 	v.RoofFlags = append(v.RoofFlags, r.Flags...)
 	t := r.Tuning
 	if t.Evaluations > 0 || t.Seconds > 0 {
-		v.Tuning = fmt.Sprintf("%d configurations, %d evaluations in %s s", t.Configurations, t.Evaluations, chart.FormatValue(t.Seconds))
+		v.Tuning = fmt.Sprintf("%d configurations, %d evaluations in %s s", t.Configurations, t.Evaluations, unit.Value(t.Seconds))
 		if t.Method != "" {
 			v.Tuning += "; " + t.Method
 		}
@@ -240,7 +240,7 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 		Intensity: optional(p.Intensity), GFlops: optional(p.GFlops),
 		Bound: dash, Attainable: optional(p.AttainableGFlops), Fraction: percent(p.FractionOfAttainable),
 	}
-	row.Seconds = chart.FormatValue(p.Seconds)
+	row.Seconds = unit.Value(p.Seconds)
 	if ci := p.CI.Seconds; ci.Hi > 0 {
 		row.Seconds += " " + bracket(ci)
 	}
@@ -271,8 +271,8 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	if r != nil && p.Intensity != nil && p.GFlops != nil && *p.Intensity > 0 {
 		if pl, err := r.PlacePoint(p, threads); err == nil {
 			row.Bound = pl.Bound.String()
-			row.Attainable = chart.FormatValue(pl.AttainableGFlops)
-			row.Fraction = fmt.Sprintf("%.0f%%", pl.Fraction*100)
+			row.Attainable = unit.Value(pl.AttainableGFlops)
+			row.Fraction = unit.RoundPercent(pl.Fraction)
 			if pl.AboveRoof(p) && !hasFlag(p.Flags, roofline.FlagAboveRoof) {
 				v.addFootnote(&row, pl.AboveRoofFlag())
 			}
@@ -288,29 +288,29 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	for _, e := range p.Events {
 		running := dash
 		if e.Enabled > 0 {
-			running = fmt.Sprintf("%.0f%%", float64(e.Running)/float64(e.Enabled)*100)
+			running = unit.RoundPercent(float64(e.Running) / float64(e.Enabled))
 		}
 		row.Events = append(row.Events, eventRow{
-			Name: e.Name, PMU: orDash(e.PMU), Value: count(e.Value), Raw: fmt.Sprint(e.Raw),
+			Name: e.Name, PMU: orDash(e.PMU), Value: unit.Whole(e.Value), Raw: fmt.Sprint(e.Raw),
 			Running: running, Unit: orDash(e.Unit),
 		})
 	}
 	if o := p.Overhead; o != nil {
-		row.Overhead = fmt.Sprintf("%s: %s s", orDash(strings.Join(o.Command, " ")), chart.FormatValue(o.Seconds))
+		row.Overhead = fmt.Sprintf("%s: %s s", orDash(strings.Join(o.Command, " ")), unit.Value(o.Seconds))
 		if o.WorkFlops != nil {
-			row.Overhead += fmt.Sprintf(", %s FLOP", chart.FormatValue(*o.WorkFlops))
+			row.Overhead += fmt.Sprintf(", %s FLOP", unit.Value(*o.WorkFlops))
 		}
 		if o.TrafficBytes != nil {
-			row.Overhead += fmt.Sprintf(", %s bytes", chart.FormatValue(*o.TrafficBytes))
+			row.Overhead += fmt.Sprintf(", %s bytes", unit.Value(*o.TrafficBytes))
 		}
 		if o.IdleBytesPerS != nil {
-			row.Overhead += fmt.Sprintf(", idle DRAM %s B/s", chart.FormatValue(*o.IdleBytesPerS))
+			row.Overhead += fmt.Sprintf(", idle DRAM %s B/s", unit.Value(*o.IdleBytesPerS))
 		}
 	}
 	if len(p.Samples.Seconds) > 0 {
 		s := make([]string, len(p.Samples.Seconds))
 		for i, x := range p.Samples.Seconds {
-			s[i] = chart.FormatValue(x)
+			s[i] = unit.Value(x)
 		}
 		row.Samples = fmt.Sprintf("n=%d, %s s", len(s), strings.Join(s, ", "))
 		if p.CI.Method != "" {
@@ -336,7 +336,7 @@ func hasFlag(flags []roofline.Flag, code string) bool {
 
 // interval writes a CI as "[lo, hi] ±p%".
 func interval(v float64, ci roofline.Interval) string {
-	pct, ok := chart.FormatCI(v, ci)
+	pct, ok := unit.HalfWidthPercent(v, ci.Lo, ci.Hi)
 	if !ok {
 		return dash
 	}
@@ -344,37 +344,28 @@ func interval(v float64, ci roofline.Interval) string {
 }
 
 func bracket(ci roofline.Interval) string {
-	return "[" + chart.FormatValue(ci.Lo) + ", " + chart.FormatValue(ci.Hi) + "]"
-}
-
-// count writes a scaled counter value: whole numbers in full, like the raw
-// count next to it.
-func count(v float64) string {
-	if math.Abs(v) >= 1000 || v == math.Trunc(v) {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
+	return "[" + unit.Value(ci.Lo) + ", " + unit.Value(ci.Hi) + "]"
 }
 
 func optional(v *float64) string {
 	if v == nil {
 		return dash
 	}
-	return chart.FormatValue(*v)
+	return unit.Value(*v)
 }
 
-func scaled(v *float64, unit float64) string {
+func scaled(v *float64, scale float64) string {
 	if v == nil {
 		return dash
 	}
-	return chart.FormatValue(*v / unit)
+	return unit.Value(*v / scale)
 }
 
 func percent(v *float64) string {
 	if v == nil {
 		return dash
 	}
-	return fmt.Sprintf("%.0f%%", *v*100)
+	return unit.RoundPercent(*v)
 }
 
 func orDash(s string) string {
@@ -382,18 +373,4 @@ func orDash(s string) string {
 		return dash
 	}
 	return s
-}
-
-func bytesIEC(n int64) string {
-	switch {
-	case n <= 0:
-		return dash
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -3,6 +3,7 @@
 package testutil
 
 import (
+	"bufio"
 	"bytes"
 	"flag"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -126,4 +129,42 @@ func MachineFS(t testing.TB, name string) (sysfs, procfs fs.FS) {
 	t.Helper()
 	dir := MachineDir(t, name)
 	return os.DirFS(filepath.Join(dir, "sys")), os.DirFS(filepath.Join(dir, "proc"))
+}
+
+// RecordedCPUID answers CPUID from a file of "leaf subleaf eax ebx ecx
+// edx" lines (machine/testdata/cpuid/NAME.txt); leaves not recorded read as zeros,
+// as CPUID answers leaves past its maximum on AMD.
+func RecordedCPUID(t testing.TB, name string) func(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32) {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	f, err := os.Open(filepath.Join(filepath.Dir(file), "..", "..", "machine", "testdata", "cpuid", name+".txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	regs := map[[2]uint32][4]uint32{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var v [6]uint32
+		fields := strings.Fields(line)
+		if len(fields) != 6 {
+			t.Fatalf("%s: bad line %q", name, line)
+		}
+		for i, s := range fields {
+			n, err := strconv.ParseUint(s, 0, 32)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", name, line, err)
+			}
+			v[i] = uint32(n)
+		}
+		regs[[2]uint32{v[0], v[1]}] = [4]uint32{v[2], v[3], v[4], v[5]}
+	}
+	return func(leaf, sub uint32) (a, b, c, d uint32) {
+		r := regs[[2]uint32{leaf, sub}]
+		return r[0], r[1], r[2], r[3]
+	}
 }

@@ -3,6 +3,7 @@ package emulate
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -191,4 +192,15 @@ func waysFor(level int, size int64, line int) int {
 		}
 	}
 	return 8
+}
+
+// HostCacheModel is the model of this machine's caches (MachineCacheModel
+// of what machine.ReadCaches finds in /sys and CPUID), else the default.
+func HostCacheModel() CacheModel {
+	if topo, err := machine.ReadTopology(os.DirFS("/sys")); err == nil {
+		if m, ok := MachineCacheModel(machine.ReadCaches(topo, machine.HostCPUID)); ok {
+			return m
+		}
+	}
+	return DefaultCacheModel()
 }

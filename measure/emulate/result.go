@@ -74,7 +74,7 @@ type LevelTraffic struct {
 
 // Function is the work and traffic of one function.
 type Function struct {
-	Name   string // symbol, or a bucket: "[jit]", "[vdso]", "[exit write-back]", "[unknown]"
+	Name   string // symbol, or a bucket: "[jit]", "[vdso]", "[unattributed]", "[unknown]"
 	Object string // the file it lives in ("" for buckets)
 	Flops  uint64
 	// DRAM is the modelled DRAM bytes of the function's own accesses

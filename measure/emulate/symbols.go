@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"debug/elf"
+	"debug/gosym"
 	"encoding/hex"
 	"path/filepath"
 	"sort"
@@ -9,10 +10,12 @@ import (
 
 // Buckets for code that is not in a named function.
 const (
-	BucketJIT       = "[jit]"
-	BucketVDSO      = "[vdso]"
-	BucketExitFlush = "[exit write-back]"
-	BucketUnknown   = "[unknown]"
+	BucketJIT  = "[jit]"
+	BucketVDSO = "[vdso]"
+	// BucketUnattributed holds DRAM traffic of no block (none is expected:
+	// a dirty line's write-back counts for the block that last wrote it).
+	BucketUnattributed = "[unattributed]"
+	BucketUnknown      = "[unknown]"
 	// BucketNoSymbol gathers the code of an object that no symbol covers
 	// (a stripped library's internal functions).
 	BucketNoSymbol = "[no symbol]"
@@ -34,7 +37,7 @@ func newSymbolizer() *symbolizer { return &symbolizer{files: map[string]*elfSyms
 // name returns the object and function holding vaddr in img.
 func (s *symbolizer) name(img *image, vaddr uint64) (object, fn string) {
 	if vaddr == 0 {
-		return "", BucketExitFlush
+		return "", BucketUnattributed
 	}
 	if !img.hostAddrs {
 		return "", BucketUnknown
@@ -88,6 +91,9 @@ func (s *symbolizer) load(path string) *elfSyms {
 		if len(static) == 0 {
 			static = debugSymbols(f)
 		}
+		if len(static) == 0 {
+			static = goSymbols(f)
+		}
 		dynamic, _ := f.DynamicSymbols()
 		for _, syms := range [][]elf.Symbol{static, dynamic} {
 			for _, sym := range syms {
@@ -103,6 +109,29 @@ func (s *symbolizer) load(path string) *elfSyms {
 	}
 	s.files[path] = e
 	return e
+}
+
+// goSymbols names the functions of a stripped Go binary from its
+// .gopclntab, which the Go runtime keeps for tracebacks.
+func goSymbols(f *elf.File) []elf.Symbol {
+	pcln, text := f.Section(".gopclntab"), f.Section(".text")
+	if pcln == nil || text == nil {
+		return nil
+	}
+	data, err := pcln.Data()
+	if err != nil {
+		return nil
+	}
+	tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+	if err != nil {
+		return nil
+	}
+	syms := make([]elf.Symbol, 0, len(tab.Funcs))
+	for _, fn := range tab.Funcs {
+		syms = append(syms, elf.Symbol{Name: fn.Name, Value: fn.Entry, Size: fn.End - fn.Entry,
+			Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC)})
+	}
+	return syms
 }
 
 // debugSymbols reads the symbol table of f's separate debug file, found by

@@ -1,5 +1,7 @@
 // A probe target with functions of known call counts and durations. Each
-// mode prints what the target measured itself: "own NAME CALLS SECONDS".
+// mode prints what the target measured itself: "own NAME CALLS SECONDS
+// MEDIAN" (the total and the median of the calls' own timings, in
+// seconds, where the mode times its calls).
 // Built by the tests: gcc -O1 -pthread target.c -ldl [-no-pie | -pie].
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -11,6 +13,17 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+static int cmp(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+// median sorts d[0..n) and returns its middle value.
+static double median(double *d, long n) {
+	qsort(d, n, sizeof *d, cmp);
+	return n ? d[n / 2] : 0;
+}
 
 static double now(void) {
 	struct timespec ts;
@@ -81,18 +94,23 @@ int main(int argc, char **argv) {
 	long n = argc > 2 ? atol(argv[2]) : 5;
 	long us = argc > 3 ? atol(argv[3]) : 10000;
 	double t0, sum = 0;
+	double *d = calloc(n > 0 ? n : 1, sizeof *d);
 	if (!strcmp(mode, "spin")) {
 		for (long i = 0; i < n; i++) {
 			t0 = now();
 			spin_us(us);
-			sum += now() - t0;
+			d[i] = now() - t0;
+			sum += d[i];
 		}
-		printf("own spin_us %ld %.9f\n", n, sum);
+		printf("own spin_us %ld %.9f %.9f\n", n, sum, median(d, n));
 	} else if (!strcmp(mode, "empty")) {
-		t0 = now();
-		for (long i = 0; i < n; i++)
+		for (long i = 0; i < n; i++) {
+			t0 = now();
 			empty();
-		printf("own empty %ld %.9f\n", n, now() - t0);
+			d[i] = now() - t0;
+			sum += d[i];
+		}
+		printf("own empty %ld %.9f %.9f\n", n, sum, median(d, n));
 	} else if (!strcmp(mode, "pages")) {
 		for (long i = 0; i < n; i++)
 			touch_pages(us);

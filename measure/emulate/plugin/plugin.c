@@ -60,6 +60,7 @@ struct level {
 	uint64_t mask; /* sets-1 when sets is a power of two, else 0 */
 	uint64_t *tags; /* line+1, most recent first within a set; 0 empty */
 	uint8_t *dirty;
+	uint32_t *owner; /* the block that last wrote a dirty line */
 	uint64_t fills, writebacks; /* lines from and to the level below */
 };
 
@@ -112,7 +113,8 @@ static struct vcpu *vcpu_new(void)
 		l->mask = (l->sets & (l->sets - 1)) == 0 ? l->sets - 1 : 0;
 		l->tags = calloc((size_t)l->sets * l->ways, sizeof(uint64_t));
 		l->dirty = calloc((size_t)l->sets * l->ways, 1);
-		if (!l->tags || !l->dirty)
+		l->owner = calloc((size_t)l->sets * l->ways, sizeof(uint32_t));
+		if (!l->tags || !l->dirty || !l->owner)
 			abort();
 	}
 	return v;
@@ -161,13 +163,29 @@ static inline struct tbinfo *tbinfo_get(uint32_t id)
 
 /* ---- cache model: set-associative LRU, write-back, write-allocate ---- */
 
-static void to_level(struct vcpu *v, int lvl, uint64_t line, int dirty, uint32_t tb);
+static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner);
 
-static inline uint64_t *set_of(struct level *l, uint64_t line, uint8_t **dirty)
+/* set_of returns the tags of line's set, and its dirty bits and owners. */
+static inline uint64_t *set_of(struct level *l, uint64_t line, uint8_t **dirty, uint32_t **owner)
 {
 	uint64_t set = l->mask ? (line & l->mask) : (line % l->sets);
 	*dirty = l->dirty + set * l->ways;
+	*owner = l->owner + set * l->ways;
 	return l->tags + set * l->ways;
+}
+
+/* to_front moves way i of a set to the front (most recent). */
+static inline void to_front(uint64_t *t, uint8_t *d, uint32_t *o, uint32_t i)
+{
+	uint64_t tag = t[i];
+	uint8_t dd = d[i];
+	uint32_t oo = o[i];
+	memmove(t + 1, t, i * sizeof(*t));
+	memmove(d + 1, d, i);
+	memmove(o + 1, o, i * sizeof(*o));
+	t[0] = tag;
+	d[0] = dd;
+	o[0] = oo;
 }
 
 static void dram(struct vcpu *v, int write, uint32_t tb)
@@ -179,8 +197,24 @@ static void dram(struct vcpu *v, int write, uint32_t tb)
 	tbcount_get(v, tb)->dram += g.line;
 }
 
+/* evict makes room at the back of a set, writing a dirty victim down. */
+static inline void evict(struct vcpu *v, int lvl, uint64_t *t, uint8_t *d, uint32_t *o)
+{
+	struct level *l = &v->lv[lvl];
+	uint32_t i = l->ways - 1;
+	if (t[i] && d[i]) {
+		l->writebacks++;
+		to_level(v, lvl + 1, t[i] - 1, o[i]);
+	}
+	memmove(t + 1, t, i * sizeof(*t));
+	memmove(d + 1, d, i);
+	memmove(o + 1, o, i * sizeof(*o));
+}
+
 /* access brings line into level lvl (a demand access: a load, a store, or
- * a fill for the level above) and updates its recency. */
+ * a fill for the level above) and updates its recency. DRAM reads count
+ * for the accessing block tb; a store makes tb the line's owner, whose
+ * DRAM writes its write-back will count for. */
 static void access_line(struct vcpu *v, int lvl, uint64_t line, int store, uint32_t tb)
 {
 	if (lvl == g.nlevels) {
@@ -189,59 +223,52 @@ static void access_line(struct vcpu *v, int lvl, uint64_t line, int store, uint3
 	}
 	struct level *l = &v->lv[lvl];
 	uint8_t *d;
-	uint64_t *t = set_of(l, line, &d), tag = line + 1;
+	uint32_t *o;
+	uint64_t *t = set_of(l, line, &d, &o), tag = line + 1;
 	uint32_t ways = l->ways, i;
 	for (i = 0; i < ways; i++)
 		if (t[i] == tag)
 			break;
-	if (i < ways) { /* hit: move to the front */
-		uint8_t dd = d[i] | store;
-		memmove(t + 1, t, i * sizeof(*t));
-		memmove(d + 1, d, i);
-		t[0] = tag;
-		d[0] = dd;
+	if (i < ways) { /* hit */
+		to_front(t, d, o, i);
+		if (store) {
+			d[0] = 1;
+			o[0] = tb;
+		}
 		return;
 	}
 	l->fills++;
 	access_line(v, lvl + 1, line, 0, tb);
-	i = ways - 1;
-	if (t[i] && d[i]) {
-		l->writebacks++;
-		to_level(v, lvl + 1, t[i] - 1, 1, tb);
-	}
-	memmove(t + 1, t, i * sizeof(*t));
-	memmove(d + 1, d, i);
+	evict(v, lvl, t, d, o);
 	t[0] = tag;
 	d[0] = (uint8_t)store;
+	o[0] = store ? tb : 0;
 }
 
 /* to_level writes a dirty line evicted from the level above into level
  * lvl: it marks a present line dirty (keeping its recency) or allocates it
  * without a fill, since the whole line is written. */
-static void to_level(struct vcpu *v, int lvl, uint64_t line, int dirty, uint32_t tb)
+static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner)
 {
 	if (lvl == g.nlevels) {
-		dram(v, 1, tb);
+		dram(v, 1, owner);
 		return;
 	}
 	struct level *l = &v->lv[lvl];
 	uint8_t *d;
-	uint64_t *t = set_of(l, line, &d), tag = line + 1;
+	uint32_t *o;
+	uint64_t *t = set_of(l, line, &d, &o), tag = line + 1;
 	uint32_t ways = l->ways, i;
 	for (i = 0; i < ways; i++)
 		if (t[i] == tag) {
-			d[i] |= (uint8_t)dirty;
+			d[i] = 1;
+			o[i] = owner;
 			return;
 		}
-	i = ways - 1;
-	if (t[i] && d[i]) {
-		l->writebacks++;
-		to_level(v, lvl + 1, t[i] - 1, 1, tb);
-	}
-	memmove(t + 1, t, i * sizeof(*t));
-	memmove(d + 1, d, i);
+	evict(v, lvl, t, d, o);
 	t[0] = tag;
-	d[0] = (uint8_t)dirty;
+	d[0] = 1;
+	o[0] = owner;
 }
 
 /* invalidate drops line from every level (a non-temporal store takes it
@@ -251,13 +278,16 @@ static void invalidate(struct vcpu *v, uint64_t line)
 	for (int lvl = 0; lvl < g.nlevels; lvl++) {
 		struct level *l = &v->lv[lvl];
 		uint8_t *d;
-		uint64_t *t = set_of(l, line, &d), tag = line + 1;
+		uint32_t *o;
+		uint64_t *t = set_of(l, line, &d, &o), tag = line + 1;
 		for (uint32_t i = 0; i < l->ways; i++)
 			if (t[i] == tag) {
 				memmove(t + i, t + i + 1, (l->ways - 1 - i) * sizeof(*t));
 				memmove(d + i, d + i + 1, l->ways - 1 - i);
+				memmove(o + i, o + i + 1, (l->ways - 1 - i) * sizeof(*o));
 				t[l->ways - 1] = 0;
 				d[l->ways - 1] = 0;
+				o[l->ways - 1] = 0;
 				break;
 			}
 	}
@@ -274,8 +304,7 @@ static void flush(struct vcpu *v)
 			if (l->tags[i] && l->dirty[i]) {
 				l->dirty[i] = 0;
 				l->writebacks++;
-				/* flushes are attributed to no block: id 0 is reserved */
-				to_level(v, lvl + 1, l->tags[i] - 1, 1, 0);
+				to_level(v, lvl + 1, l->tags[i] - 1, l->owner[i]);
 			}
 	}
 	v->last_line = NO_LINE;
@@ -350,7 +379,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	pthread_mutex_lock(&g.lock);
 	if (g.ntb == 0) /* the program is loaded now, not yet at install */
 		g.host_addrs = guest_base_zero();
-	tid = ++g.ntb; /* id 0 is reserved for the exit flush */
+	tid = ++g.ntb; /* id 0: no block (a line no store dirtied) */
 	if ((tid >> CHUNK_BITS) >= MAX_CHUNKS) {
 		pthread_mutex_unlock(&g.lock);
 		return; /* unreachable in practice: 2^28 translations */
@@ -545,6 +574,7 @@ static void atfork_child(void)
 		for (int l = 0; l < g.nlevels; l++) {
 			free(v->lv[l].tags);
 			free(v->lv[l].dirty);
+			free(v->lv[l].owner);
 		}
 		free(v);
 		g.vcpus[i] = NULL;

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rprof/rprof/dnn"
+	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/roofline"
+)
+
+// The table of a trace captured from PyTorch, placed under a Zen 5 guest's
+// roofs.
+func TestDNNTableGolden(t *testing.T) {
+	f, err := os.Open("../../dnn/testdata/capture-2.6.3-torch.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := &dnn.Trace{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		tr.Add(sc.Text())
+	}
+	tr.Add("onednn_verbose,exec,cpu,convolution,truncated")
+	roofs, err := roofline.ReadRoofs("../../roofline/testdata/roofs_zen5_vm.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := dnn.GroupExecs(tr.Records)
+	points := dnn.Points(groups, dnn.PointOptions{
+		Command: []string{"python3", "cnn.py"}, Created: time.Unix(0, 0).UTC(), Confidence: 0.95,
+		Roofs: roofs, RoofsFile: "roofs.json", CPUs: libraryThreads(tr.Info), Trace: tr,
+	})
+	var b bytes.Buffer
+	writeDNNTable(&b, []string{"python3", "cnn.py"}, tr, groups, points, 12)
+	testutil.Golden(t, "testdata/dnn/torch-table.golden", b.Bytes())
+	if tr.Skipped != 1 {
+		t.Errorf("skipped %d, want the truncated line", tr.Skipped)
+	}
+}

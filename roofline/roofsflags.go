@@ -1,0 +1,39 @@
+package roofline
+
+// Flag codes of roofs documents (rprof roofs), on the document or on its
+// DGEMM roof.
+const (
+	// FlagKernelSkipped: the CPU cannot run a kernel's ISA.
+	FlagKernelSkipped = "kernel-skipped"
+	// FlagDGEMMSkipped: no DGEMM roof (no BLAS, or not asked for).
+	FlagDGEMMSkipped = "dgemm-skipped"
+	// FlagDGEMMSlow: DGEMM is under 75% of the best fp64 FMA kernel.
+	FlagDGEMMSlow = "dgemm-below-fma"
+	// FlagThreadsUnset: rprof could not set the BLAS's thread count.
+	FlagThreadsUnset = "threads-unset"
+	// FlagFrequency: which clock the theoretical peaks use.
+	FlagFrequency = "frequency-source"
+	// FlagAboveTheory: compute roofs above their theoretical peak.
+	FlagAboveTheory = "above-theoretical"
+	// FlagUnverifiedPeak: the FMA pipe figures are not verified.
+	FlagUnverifiedPeak = "unverified-peak"
+	// FlagNoInterval: too few samples for an interval; the range is given.
+	FlagNoInterval = "no-interval"
+	// FlagCacheSource: where the cache sizes came from when not all from
+	// sysfs, what was rejected, and which levels the sweep measured.
+	FlagCacheSource = "cache-source"
+	// FlagTopologySource: sysfs's CPU topology could not be read; every
+	// CPU the process may use is taken as a core.
+	FlagTopologySource = "topology-source"
+	// FlagHybridScope: a thread scope mixes core types of a hybrid CPU.
+	FlagHybridScope = "hybrid-scope"
+	// FlagNoPlateau: no sweep point lies well inside a level, or two
+	// levels show no bandwidth step between them.
+	FlagNoPlateau = "no-plateau"
+	// FlagCacheMismatch: the bandwidth drop after a level is not where its
+	// known size says the level ends.
+	FlagCacheMismatch = "cache-mismatch"
+	// FlagNoisyPlateau: the points inside a level disagree by more than a
+	// quarter.
+	FlagNoisyPlateau = "noisy-plateau"
+)
