@@ -461,6 +461,9 @@ func readOnce(r io.Reader) bool {
 // and flags a point above its roof.
 func place(p *roofline.Point, in inputs) {
 	p.RoofsFile = in.cfg.RoofsPath
+	if why := roofline.ForeignRoofs(in.roofs.Machine, p.Machine); why != "" {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
+	}
 	p.Threads = roofline.ThreadScope(in.roofs.ThreadScopes(), in.cfg.Threads, 0, in.cpus)
 	if p.Intensity == nil || p.GFlops == nil {
 		return

@@ -33,7 +33,9 @@ the run (T, wall seconds), and reports the arithmetic intensity W/Q, GFLOP/s
 and GB/s, which roof binds the program and how far below that roof it is.
 Counting starts at CMD's exec and covers all its threads and children;
 children still running when CMD exits are flagged (children-outlived). CMD
-dies with rprof, even when rprof is killed. CMD owns stdin and stdout (a
+dies with rprof, even when rprof is killed. Roofs measured on another
+machine (another CPU or core count, or another host) are flagged
+foreign-roofs. CMD owns stdin and stdout (a
 piped stdin reaches only the first of several runs: flagged stdin-once);
 the summary goes to stderr, in the style of perf stat. Validity warnings
 are numbered footnotes.
@@ -94,7 +96,7 @@ DIR/*.json' makes the job's point. See docs/cluster.md.
 
 Exit status: CMD's own (128+N when signal N killed it); rprof's failures:
 2 bad command line or input (empty command, --repeat 0, unparsable event,
-unreadable or foreign roofs file), 125 rprof could not measure (no
+unreadable roofs file), 125 rprof could not measure (no
 counters, failing overhead command, unwritable output), 126 CMD not
 executable, 127 CMD not found, 130 interrupted before any repetition.
 `,
@@ -348,7 +350,10 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	var body strings.Builder
 	w := &body
 	runs := "1 run"
-	if p.CI.N != 1 {
+	switch {
+	case p.Job != nil:
+		runs = fmt.Sprintf("%d ranks on %d node(s), merged", p.Job.Ranks-len(p.Job.Missing), len(p.Job.Nodes))
+	case p.CI.N != 1:
 		runs = fmt.Sprintf("%d runs", p.CI.N)
 	}
 	how := map[string]string{
@@ -409,7 +414,12 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	if p.Seconds == 0 {
 		secs = "<unknown>"
 	}
-	line(secs, "s", "time", details("mean", tci)+fn.marks(aboutSubject(roofline.SubjectSeconds)))
+	// A merged point's time is one wall interval, its rates W/T and Q/T.
+	timeHow, rateHow := "mean", "mean"
+	if p.Job != nil {
+		timeHow, rateHow = "wall, first rank's start to last rank's end", "over that time"
+	}
+	line(secs, "s", "time", details(timeHow, tci)+fn.marks(aboutSubject(roofline.SubjectSeconds)))
 	if p.Source != roofline.SourceEvents {
 		gci := ""
 		if p.GFlops != nil && p.CI.GFlops != nil {
@@ -417,8 +427,8 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 				gci = "± " + pm
 			}
 		}
-		line(orUnknown(p.GFlops, unit.Value), "GFLOP/s", "performance", known(p.GFlops, "mean "+gci))
-		line(orUnknown(p.GBytesPerS, unit.Value), "GB/s", "bandwidth", known(p.GBytesPerS, "mean"))
+		line(orUnknown(p.GFlops, unit.Value), "GFLOP/s", "performance", known(p.GFlops, rateHow+" "+gci))
+		line(orUnknown(p.GBytesPerS, unit.Value), "GB/s", "bandwidth", known(p.GBytesPerS, rateHow))
 	}
 	if p.RoofsFile != "" {
 		fmt.Fprintln(w)
