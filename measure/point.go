@@ -156,7 +156,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 		place(p, in)
 	}
 	if plan, res := cfg.probes, in.reps[len(in.reps)-1].regions; plan != nil && res != nil {
-		p.Regions = regionPoints(plan, *res, in.roofs, p.Threads)
+		p.Regions = regionPoints(plan, *res, last.Functions, in.roofs, p.Threads)
 		p.Flags = append(p.Flags, plan.notes...)
 		p.Flags = append(p.Flags, resultFlags(*res)...)
 	}
