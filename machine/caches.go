@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -94,7 +95,7 @@ func disagreements(topo Topology, fromCPUID []CPUIDCache) []string {
 		}
 		s := topo.CacheSize(c.Level)
 		if s > 0 && s != c.SizeBytes {
-			notes = append(notes, fmt.Sprintf("CPUID %s says L%d is %s, sysfs %s: sysfs's size is used", c.Leaf, c.Level, kib(c.SizeBytes), kib(s)))
+			notes = append(notes, fmt.Sprintf("CPUID %s says L%d is %s, sysfs %s: sysfs's size is used", c.Leaf, c.Level, unit.Bytes(c.SizeBytes), unit.Bytes(s)))
 		}
 	}
 	return notes

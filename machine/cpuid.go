@@ -3,6 +3,8 @@ package machine
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/rprof/rprof/internal/unit"
 )
 
 // CPUIDFunc executes the CPUID instruction for a leaf and subleaf. Tests
@@ -161,14 +163,14 @@ func plausibleCPUID(cs []CPUIDCache) (kept []CPUIDCache, rejected []string) {
 		case !known:
 			why = "rprof checks only L1 to L3"
 		case c.SizeBytes < b[0] || c.SizeBytes > b[1]:
-			why = fmt.Sprintf("outside %s to %s", kib(b[0]), kib(b[1]))
+			why = fmt.Sprintf("outside %s to %s", unit.Bytes(b[0]), unit.Bytes(b[1]))
 		case c.SizeBytes%1024 != 0 || bits.OnesCount64(uint64(c.SizeBytes>>10)) > maxSizeBits:
 			why = "not a sum of a few powers of two"
 		case c.SizeBytes <= prev:
-			why = fmt.Sprintf("not larger than L%d's %s", c.Level-1, kib(prev))
+			why = fmt.Sprintf("not larger than L%d's %s", c.Level-1, unit.Bytes(prev))
 		}
 		if why != "" {
-			rejected = append(rejected, fmt.Sprintf("CPUID %s says L%d is %s: %s", c.Leaf, c.Level, kib(c.SizeBytes), why))
+			rejected = append(rejected, fmt.Sprintf("CPUID %s says L%d is %s: %s", c.Leaf, c.Level, unit.Bytes(c.SizeBytes), why))
 			gap = true
 			continue
 		}
@@ -176,13 +178,4 @@ func plausibleCPUID(cs []CPUIDCache) (kept []CPUIDCache, rejected []string) {
 		prev = c.SizeBytes
 	}
 	return kept, rejected
-}
-
-// kib writes a size in whole MiB where it is one, else in KiB, as sysfs
-// and CPUID count them.
-func kib(n int64) string {
-	if n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
 }

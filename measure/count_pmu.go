@@ -144,7 +144,15 @@ var vmNote = roofline.Flag{Code: roofline.FlagVM,
 // the diagnosis, before anything is run. Traffic that cannot be counted
 // leaves W and GFLOP/s measured and the intensity unknown, with a flag.
 func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagnosis, error), probe func(pmu.Event) error) (resolved, error) {
-	pmus, err := pmu.DiscoverPMUs(sysfs)
+	// Only the PMUs a run can count with are read in full: the core and
+	// memory-controller ones, and those of the user's pmu/terms/ events.
+	var named []string
+	for _, s := range cfg.Events {
+		if name, _, ok := strings.Cut(s, "/"); ok {
+			named = append(named, name)
+		}
+	}
+	pmus, err := pmu.DiscoverCountingPMUs(sysfs, named)
 	if err != nil {
 		return resolved{}, err
 	}

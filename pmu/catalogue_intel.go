@@ -158,7 +158,7 @@ func intelEntries() []archSpec {
 	noFPArith := Problem{
 		Code: "no-work-event",
 		What: "this core has no FP_ARITH_INST_RETIRED event; its only FP-ish counts (AVX_INSTS) cannot tell precision, scalar work or FMA apart",
-		Fix:  "count W analytically (rprof run --flops) or on a Broadwell or newer machine",
+		Fix:  "count W analytically (rprof run --work) or on a Broadwell or newer machine",
 	}
 	gracemont := Problem{
 		Code: ProblemECoreUnmeasured,
@@ -206,7 +206,7 @@ func intelEntries() []archSpec {
 		{Microarch: "alderlaken", NoWork: []Problem{{
 			Code: "no-work-event",
 			What: "Alder Lake-N has only Gracemont E-cores, which have no FP arithmetic event",
-			Fix:  "count W analytically (rprof run --flops)",
+			Fix:  "count W analytically (rprof run --work)",
 		}}, Traffic: []trafficSet{unverifiedSet(imcFreeRunning, "Alder Lake-N is assumed to expose the Alder Lake free-running IMC counters")}},
 		{Microarch: "meteorlake", Work: append(fpArith(coreP, "FP_ARITH_INST_RETIRED", false), fpFlopsRetired(coreE)...), Counters: 8,
 			Traffic: []trafficSet{unverifiedSet(imcFreeRunning, "which IMC PMU the kernel exposes on Meteor Lake is not verified")}},

@@ -67,6 +67,14 @@ type Check struct {
 	Err error
 }
 
+// The remedies for refused counting, one wording for the doctor, the plan's
+// problems and the CLI's advice. rprof counts per-process events in user
+// mode when kernel mode is refused (paranoid 2), so paranoid 2 is enough.
+const (
+	FixPerProcess = "sysctl kernel.perf_event_paranoid=2 (per-process counting in user mode; 1 counts kernel mode too), or setcap cap_perfmon+ep $(command -v rprof)"
+	FixSystemWide = "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root"
+)
+
 // Capability bits (include/uapi/linux/capability.h).
 const (
 	capSysAdmin = 21
@@ -150,7 +158,11 @@ func ParanoidAllows(level int) string {
 	case level == 2:
 		return "per-process counting in user mode only; system-wide (uncore) counting needs CAP_PERFMON"
 	default:
-		return "no counting without CAP_PERFMON (a distribution patch beyond the upstream levels)"
+		// Upstream kernels test only "above 1" and "above 2"; level 3 is
+		// the restriction patch Debian, Ubuntu and Android carry. Verified
+		// on an upstream 6.18 kernel: at 3 an unprivileged process counts
+		// task-clock in user mode, as at 2.
+		return "upstream kernels: as 2, per-process counting in user mode only; kernels with the Debian, Ubuntu or Android restriction patch: no counting without CAP_PERFMON"
 	}
 }
 
@@ -177,11 +189,14 @@ func (d *Diagnosis) workCheck(probe *prober) Check {
 		return c
 	}
 	c.Detail = countEvents(len(d.Plan.Work), pmuNames(workEvents(d.Plan)))
-	if d.ParanoidKnown && d.Paranoid > 2 && !d.privileged() {
+	// Above 2, only kernels with the restriction patch refuse per-process
+	// counting; upstream ones count user mode as at 2. On this machine the
+	// probe below decides; a captured tree can only say what may happen.
+	if d.ParanoidKnown && d.Paranoid > 2 && !d.privileged() && !d.Live {
 		d.Problems = append(d.Problems, Problem{
 			Code: ProblemParanoid,
-			What: fmt.Sprintf("perf_event_paranoid=%d forbids counting without CAP_PERFMON%s", d.Paranoid, d.unknownCaps()),
-			Fix:  "sysctl kernel.perf_event_paranoid=2, or setcap cap_perfmon+ep $(command -v rprof)",
+			What: fmt.Sprintf("perf_event_paranoid=%d: a kernel with the Debian, Ubuntu or Android restriction patch forbids counting without CAP_PERFMON (an upstream kernel counts user mode, as at 2)%s", d.Paranoid, d.unknownCaps()),
+			Fix:  FixPerProcess,
 		})
 		if d.CapsKnown {
 			c.Err = &PermissionError{Event: d.Plan.Work[0].Name, Paranoid: d.Paranoid}
@@ -218,7 +233,7 @@ func (d *Diagnosis) trafficCheck(probe *prober) Check {
 		d.Problems = append(d.Problems, Problem{
 			Code: ProblemParanoid,
 			What: fmt.Sprintf("perf_event_paranoid=%d: memory-controller (system-wide) events need CAP_PERFMON or root%s", d.Paranoid, d.unknownCaps()),
-			Fix:  "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root",
+			Fix:  FixSystemWide,
 		})
 		if d.CapsKnown {
 			c.Err = &PermissionError{Event: d.Plan.Traffic[0].Name, SystemWide: true, Paranoid: d.Paranoid}
@@ -287,9 +302,9 @@ func probeProblem(err error, systemWide bool) Problem {
 	pr := Problem{Code: ProblemProbe, What: fmt.Sprintf("an event rprof needs does not open here: %v", err)}
 	switch {
 	case errors.Is(err, ErrPermission) && systemWide:
-		pr.Fix = "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root"
+		pr.Fix = FixSystemWide
 	case errors.Is(err, ErrPermission):
-		pr.Fix = "sysctl kernel.perf_event_paranoid=2, or setcap cap_perfmon+ep $(command -v rprof)"
+		pr.Fix = FixPerProcess
 	case errors.Is(err, ErrNotSupported):
 		pr.Fix = "use a kernel whose perf driver supports this CPU (rprof events shows the encoding tried)"
 	}

@@ -296,3 +296,45 @@ func TestDiagnoseWithoutTheEBPFProbeLeavesUprobesUnprobed(t *testing.T) {
 		t.Errorf("work %+v, PMUs %v: want the work check probed on the PMUs given", d.Work, d.PMUs)
 	}
 }
+
+// Above 2, upstream kernels (6.18 here) count per-process events in user
+// mode as at 2, and only kernels with the restriction patch refuse: on the
+// live machine the probe decides, not the level.
+func TestLiveParanoidAboveTwoIsDecidedByTheProbe(t *testing.T) {
+	refuseTask := func(ev Event) error {
+		if ev.SystemWide() {
+			return nil
+		}
+		return &EventError{Event: ev.Name, PMU: ev.PMU, CPU: -1, Err: &PermissionError{Event: ev.Name, Paranoid: 3}}
+	}
+	tests := []struct {
+		name  string
+		event func(Event) error
+		work  error
+	}{
+		{"upstream kernel: user-mode counting opens", func(Event) error { return nil }, nil},
+		{"restriction patch: refused", refuseTask, ErrPermission},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sysfs, _ := machineFS(t, "zen4")
+			d, err := diagnose(sysfs, withProc(t, 3, 0), nil, &prober{event: tt.event, bpf: func() error { return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.work == nil != d.Work.Usable || tt.work != nil && !errors.Is(d.Work.Err, tt.work) {
+				t.Errorf("work usable %v err %v, want err %v", d.Work.Usable, d.Work.Err, tt.work)
+			}
+			fixed := false
+			for _, p := range d.Problems {
+				if p.Code == ProblemParanoid && strings.Contains(p.What, "forbids") {
+					t.Errorf("live diagnosis claims the level forbids counting: %s", p.What)
+				}
+				fixed = fixed || p.Code == ProblemProbe && p.Fix == FixPerProcess
+			}
+			if tt.work != nil && !fixed {
+				t.Errorf("refused per-process counting without the per-process fix: %v", d.Problems)
+			}
+		})
+	}
+}

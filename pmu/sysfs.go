@@ -59,7 +59,39 @@ type PMUs map[string]*PMU
 // When some PMU directories cannot be read or parsed, DiscoverPMUs returns
 // the PMUs it did read together with an error naming the first bad one;
 // when the devices directory itself is unreadable it returns nil PMUs.
-func DiscoverPMUs(sysfs fs.FS) (PMUs, error) {
+func DiscoverPMUs(sysfs fs.FS) (PMUs, error) { return discoverPMUs(sysfs, nil) }
+
+// DiscoverCountingPMUs is DiscoverPMUs for a counting run: every PMU with
+// its type and CPUs, but the format and event files (most of what sysfs
+// holds about PMUs: tens of files per uncore box on a server) only of the
+// PMUs a run can count with: the core PMUs, the memory controllers of the
+// catalogue's traffic events, and those named in also (the PMUs of the
+// user's events). The others have no Formats and no Aliases.
+func DiscoverCountingPMUs(sysfs fs.FS, also []string) (PMUs, error) {
+	bases := slices.Clone(also)
+	for _, a := range catalogueEntries() {
+		for _, set := range a.Traffic {
+			for _, ev := range set.Events {
+				bases = append(bases, ev.PMU)
+			}
+		}
+	}
+	return discoverPMUs(sysfs, func(name string) bool {
+		if (&PMU{Name: name}).Core() {
+			return true
+		}
+		for _, b := range bases {
+			if _, ok := boxIndex(name, strings.TrimSuffix(b, "_")); ok || name == b {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// discoverPMUs reads the PMUs, the format and event files only of those
+// detail accepts (nil: all).
+func discoverPMUs(sysfs fs.FS, detail func(name string) bool) (PMUs, error) {
 	entries, err := fs.ReadDir(sysfs, devicesDir)
 	if err != nil {
 		return nil, fmt.Errorf("discover PMUs: %w", err)
@@ -67,7 +99,7 @@ func DiscoverPMUs(sysfs fs.FS) (PMUs, error) {
 	ps := PMUs{}
 	var errs []error
 	for _, e := range entries {
-		p, err := readPMU(sysfs, e.Name())
+		p, err := readPMU(sysfs, e.Name(), detail == nil || detail(e.Name()))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -84,7 +116,7 @@ func DiscoverPMUs(sysfs fs.FS) (PMUs, error) {
 	}
 }
 
-func readPMU(sysfs fs.FS, name string) (*PMU, error) {
+func readPMU(sysfs fs.FS, name string, detail bool) (*PMU, error) {
 	dir := path.Join(devicesDir, name)
 	p := &PMU{Name: name, Formats: map[string]Format{}, Aliases: map[string]Alias{}}
 	s, err := kfs.ReadString(sysfs, path.Join(dir, "type"))
@@ -109,6 +141,9 @@ func readPMU(sysfs fs.FS, name string) (*PMU, error) {
 			return nil, fmt.Errorf("PMU %s: %s: %w", name, f, err)
 		}
 		break
+	}
+	if !detail {
+		return p, nil
 	}
 
 	formats, err := kfs.ReadOptionalDir(sysfs, path.Join(dir, "format"))

@@ -382,3 +382,68 @@ func TestDiscoverPMUsLive(t *testing.T) {
 		t.Errorf("software PMU = %+v, want type 1", p)
 	}
 }
+
+// A counting run reads formats and aliases only of the PMUs it can count
+// with, and must plan exactly as with every PMU read: on every captured
+// machine, the plans agree.
+func TestDiscoverCountingPMUsPlansAsDiscoverPMUs(t *testing.T) {
+	dirs, err := os.ReadDir("testdata/machines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		t.Run(d.Name(), func(t *testing.T) {
+			sysfs, procfs := machineFS(t, d.Name())
+			all, err := DiscoverPMUs(sysfs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counting, err := DiscoverCountingPMUs(sysfs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(counting) != len(all) {
+				t.Fatalf("%d PMUs, want all %d listed", len(counting), len(all))
+			}
+			full, err := readMachine(sysfs, procfs, all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			part, err := readMachine(sysfs, procfs, counting)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := full.plan(), part.plan(); !reflect.DeepEqual(a, b) {
+				t.Errorf("plan with the counting PMUs differs:\n%+v\nwant\n%+v", b, a)
+			}
+		})
+	}
+}
+
+func TestDiscoverCountingPMUsReadsNamedPMUsInFull(t *testing.T) {
+	sysfs, _ := machineFS(t, "skylake-sp")
+	all, err := DiscoverPMUs(sysfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	some, err := DiscoverCountingPMUs(sysfs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named, err := DiscoverCountingPMUs(sysfs, []string{"msr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all["msr"].Aliases) == 0 || len(some["msr"].Aliases) != 0 || some["msr"].Type != all["msr"].Type {
+		t.Errorf("msr: %d aliases in full, %d unnamed (type %d, want %d): want none read unless named", len(all["msr"].Aliases), len(some["msr"].Aliases), some["msr"].Type, all["msr"].Type)
+	}
+	if !reflect.DeepEqual(named["msr"], all["msr"]) || !reflect.DeepEqual(some["uncore_imc_0"], all["uncore_imc_0"]) || !reflect.DeepEqual(some["cpu"], all["cpu"]) {
+		t.Errorf("a named, memory-controller or core PMU was not read in full")
+	}
+	if _, err := ParseEvent("msr/tsc/", named); err != nil {
+		t.Errorf("an event of a named PMU: %v", err)
+	}
+}

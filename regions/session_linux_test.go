@@ -16,7 +16,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
-	"github.com/cilium/ebpf/link"
+	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/pmu"
 )
 
@@ -89,6 +89,9 @@ func runProbed(t *testing.T, probes []Probe, opts Options, argv ...string) (Resu
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Probes, links, maps and counters are descriptors of this process:
+	// none may stay open once the session stopped.
+	before := testutil.OpenFDs(t)
 	s, err := Attach(cmd.Process.Pid, probes, opts)
 	if err != nil {
 		cmd.Process.Kill()
@@ -105,31 +108,8 @@ func runProbed(t *testing.T, probes []Probe, opts Options, argv ...string) (Resu
 	if werr != nil {
 		t.Logf("target: %v", werr)
 	}
-	requireNoLinks(t)
+	testutil.CheckNoNewFDs(t, before)
 	return res, out.String()
-}
-
-// requireNoLinks fails when a BPF link of this process's programs is still
-// attached after a session ended.
-func requireNoLinks(t *testing.T) {
-	t.Helper()
-	it := new(link.Iterator)
-	defer it.Close()
-	for it.Next() {
-		info, err := it.Link.Info()
-		if err != nil {
-			continue
-		}
-		prog, err := ebpf.NewProgramFromID(info.Program)
-		if err != nil {
-			continue
-		}
-		pi, err := prog.Info()
-		prog.Close()
-		if err == nil && pi.Name == "rprof_region" {
-			t.Errorf("link %d of program %s still attached", it.ID, pi.Name)
-		}
-	}
 }
 
 // own reads the target's "own NAME CALLS [SECONDS]" line.
@@ -321,6 +301,7 @@ func TestPerCPUSoftwareCountersCountEachRegionsPageFaults(t *testing.T) {
 
 func TestCalibrateMeasuresEachKindOfFirstInstruction(t *testing.T) {
 	requireProbes(t)
+	before := testutil.OpenFDs(t)
 	c, err := Calibrate(300)
 	if errors.Is(err, ErrNotSupported) {
 		t.Skip(err)
@@ -329,6 +310,7 @@ func TestCalibrateMeasuresEachKindOfFirstInstruction(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("probe cost: %s", c)
+	testutil.CheckNoNewFDs(t, before)
 	for k, cost := range c.Costs {
 		// A uprobe traps (or at least calls) into the kernel: far above
 		// 100 ns, far below 10 ms.
@@ -336,7 +318,6 @@ func TestCalibrateMeasuresEachKindOfFirstInstruction(t *testing.T) {
 			t.Errorf("%s: %+v", k, cost)
 		}
 	}
-	requireNoLinks(t)
 }
 
 func TestLikwidMarkerRegionsAreNamedByTagAndPairedPerThread(t *testing.T) {

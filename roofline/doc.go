@@ -4,5 +4,6 @@
 //
 // Everything here is plain data and pure functions: no package in rprof reads
 // or writes these documents any other way, so the JSON schema is defined once.
-// The schemas are documented in docs/schema.md.
+// The schemas are documented in docs/schema-point.md and
+// docs/schema-roofs.md.
 package roofline

@@ -343,7 +343,7 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 	}
 
 	m := Merged{Point: jp}
-	for i, n := range j.Nodes {
+	for i, n := range jp.Job.Nodes {
 		m.Nodes = append(m.Nodes, nodePoint(jp, n, nodeRanks[i], roofs))
 	}
 	return m, nil
@@ -384,6 +384,13 @@ func nodePoint(jp Point, n JobNode, ranks []Point, roofs *Roofs) Point {
 		p.TrafficBytes, p.ReadBytes, p.WriteBytes = o.TrafficBytes, o.ReadBytes, o.WriteBytes
 	} else {
 		p.Flags = append(p.Flags, Flag{Code: FlagTrafficOwner, Subject: SubjectTraffic, Message: fmt.Sprintf("node %s has %d traffic owners among the ranks present: its Q is unknown", n.Node, len(n.Owners))})
+	}
+	p.Job = &Job{ID: jp.Job.ID, Launcher: jp.Job.Launcher, Ranks: len(ranks), Nodes: []JobNode{n},
+		Start: start, End: end, SlowestRank: -1, Version: jp.Job.Version}
+	for _, r := range ranks {
+		if r.Seconds > p.Job.SlowestSeconds || p.Job.SlowestRank < 0 {
+			p.Job.SlowestRank, p.Job.SlowestSeconds = r.Rank.Rank, r.Seconds
+		}
 	}
 	p.Seconds = end.Sub(start).Seconds()
 	p.CI = Uncertainty{Confidence: jp.CI.Confidence, Method: "none", N: 1, Seconds: Interval{Lo: p.Seconds, Hi: p.Seconds}}

@@ -76,3 +76,31 @@ const (
 	// FlagNoRegionTraffic: DRAM traffic is not attributed to regions.
 	FlagNoRegionTraffic = "no-region-traffic"
 )
+
+// RegionPoints turns the point's regions into points of their own, for
+// the commands that draw, report and compare points: each labelled
+// "LABEL/REGION", with the region's time, W, Q and placement, its flags,
+// and the point's command, source and machine. A region is one sample:
+// its figures are from one run.
+func (p *Point) RegionPoints() []Point {
+	out := make([]Point, 0, len(p.Regions))
+	for _, r := range p.Regions {
+		rp := Point{Schema: p.Schema, Label: p.Label + "/" + r.Name, Command: p.Command, Created: p.Created,
+			Source: p.Source, WorkFlops: r.WorkFlops, WorkByPrecision: r.WorkByPrecision, TrafficBytes: r.TrafficBytes,
+			Seconds: r.Seconds, Intensity: r.Intensity, GFlops: r.GFlops, Bound: r.Bound,
+			AttainableGFlops: r.AttainableGFlops, FractionOfAttainable: r.FractionOfAttainable,
+			RoofsFile: p.RoofsFile, Threads: p.Threads, Events: r.Events, Exit: p.Exit, Machine: p.Machine,
+			Flags: r.Flags}
+		rp.CI = Uncertainty{Confidence: p.CI.Confidence, Method: "none", N: 1,
+			Seconds: Interval{Lo: r.Seconds, Hi: r.Seconds}}
+		rp.Samples.Seconds = []float64{r.Seconds}
+		if r.WorkFlops != nil {
+			rp.Samples.WorkFlops = []float64{*r.WorkFlops}
+		}
+		if r.TrafficBytes != nil {
+			rp.Samples.TrafficBytes = []float64{*r.TrafficBytes}
+		}
+		out = append(out, rp)
+	}
+	return out
+}

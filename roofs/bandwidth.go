@@ -190,7 +190,7 @@ func sizeQuantum(ks []kernels.Bandwidth, threads int) int64 {
 // kernel's rate, which kernel that was and its evaluation, and every
 // evaluation for the tuning summary.
 type envelope struct {
-	points   []SweepPoint
+	points   []sweepPoint
 	kernelAt map[int64]string
 	resultAt map[int64]stats.Result
 	results  []stats.Result
@@ -241,7 +241,7 @@ func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus 
 		}
 		return top, topCI, nil
 	}
-	env.points, err = Sweep(ctx, sizes, at, func(done, total int) {
+	env.points, err = sweep(ctx, sizes, at, func(done, total int) {
 		o.progress("bandwidth, %s: %d/%d sizes", threadsWord(len(cpus)), done, total)
 	})
 	for _, j := range jobs {
@@ -260,17 +260,17 @@ const unknownSweepTop = 1 << 30
 // size is known: well inside any L1 data cache (16 KiB and up since 2000).
 const sweepFloorPerThread = 4 << 10
 
-// sweepSpan is the range of working sets to sweep: SweepRange's when the
+// sweepSpan is the range of working sets to sweep: sweepRange's when the
 // cache sizes are complete; else from a quarter of the smallest known level
 // (or sweepFloorPerThread per thread) to unknownSweepTop or 8 times the
 // largest known level.
-func sweepSpan(known KnownCaches, threads int) (lo, hi int64, err error) {
+func sweepSpan(known knownCaches, threads int) (lo, hi int64, err error) {
 	if known.Complete {
-		return SweepRange(known.Levels)
+		return sweepRange(known.Levels)
 	}
 	lo, hi = int64(sweepFloorPerThread*threads), int64(unknownSweepTop)
 	if len(known.Levels) > 0 {
-		kl, kh, err := SweepRange(known.Levels)
+		kl, kh, err := sweepRange(known.Levels)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -281,7 +281,7 @@ func sweepSpan(known KnownCaches, threads int) (lo, hi int64, err error) {
 
 // measuredSizes says which levels' sizes come from the sweep's edges; ""
 // when none do.
-func measuredSizes(sizes []LevelSize) string {
+func measuredSizes(sizes []levelSize) string {
 	var parts []string
 	for _, l := range sizes {
 		if l.Source == roofline.CacheSourceMeasured {
@@ -303,7 +303,7 @@ func measuredSizes(sizes []LevelSize) string {
 // AVX-512), and stop condition 4 ends a kernel's evaluation early where it
 // cannot beat the best so far.
 func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks []kernels.Bandwidth, cpus []int, caches machine.Caches) error {
-	known := KnownCaches{Levels: ScopeCaches(caches.Instances, cpus), Source: caches.Source}
+	known := knownCaches{Levels: scopeCaches(caches.Instances, cpus), Source: caches.Source}
 	known.Complete = caches.Complete && len(known.Levels) > 0
 	lo, hi, err := sweepSpan(known, len(cpus))
 	if err != nil {
@@ -315,17 +315,17 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 		perOctave, budget, minCount = 1, bandwidthBudget/2, bandwidthMinCount/2
 	}
 	quantum := sizeQuantum(ks, len(cpus))
-	sizes, err := SweepSizes(lo, hi, perOctave, quantum)
+	sizes, err := sweepSizes(lo, hi, perOctave, quantum)
 	if err != nil {
 		return err
 	}
-	sizes = WithDRAMSizes(sizes, quantum)
+	sizes = withDRAMSizes(sizes, quantum)
 	env, err := sweepEnvelope(ctx, o, ks, cpus, sizes, minCount, budget)
 	t.add(env.results...)
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
-	plateaus, levels, flags, err := Ceilings(env.points, known)
+	plateaus, levels, flags, err := ceilings(env.points, known)
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
@@ -339,7 +339,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 		k := env.kernelAt[p.WorkingSetBytes]
 		roof := roofline.BandwidthRoof{Level: p.Level, Kernel: k,
 			Threads: len(cpus), GBytesPerS: p.GBytesPerS, CI: p.CI, WorkingSetBytes: p.WorkingSetBytes}
-		if i := slices.IndexFunc(levels, func(l LevelSize) bool { return l.Name == p.Level }); i >= 0 {
+		if i := slices.IndexFunc(levels, func(l levelSize) bool { return l.Name == p.Level }); i >= 0 {
 			roof.LevelBytes, roof.LevelSource = levels[i].Bytes, levels[i].Source
 		}
 		rep.Roofs.Bandwidth = append(rep.Roofs.Bandwidth, roof)

@@ -9,8 +9,8 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// ErrNoBLAS is returned when no BLAS library with cblas_dgemm can be loaded.
-var ErrNoBLAS = errors.New("no BLAS library found")
+// errNoBLAS is returned when no BLAS library with cblas_dgemm can be loaded.
+var errNoBLAS = errors.New("no BLAS library found")
 
 // BLASHint is how to get a BLAS on Debian and Ubuntu; the CLI prints it
 // when DGEMM was skipped.
@@ -65,7 +65,7 @@ func LoadBLAS(path string) (*BLAS, error) {
 			return b, nil
 		}
 	}
-	return nil, fmt.Errorf("%w (tried %s)", ErrNoBLAS, strings.Join(blasCandidates, ", "))
+	return nil, fmt.Errorf("%w (tried %s)", errNoBLAS, strings.Join(blasCandidates, ", "))
 }
 
 func openBLAS(path string) (*BLAS, error) {
@@ -149,5 +149,5 @@ func (b *BLAS) Dgemm(n, m, k int, a, bm, c []float64) {
 		1, unsafe.SliceData(a), int32(k), unsafe.SliceData(bm), int32(m), 0, unsafe.SliceData(c), int32(m))
 }
 
-// DgemmFlops is the floating-point work of one n×m×k DGEMM.
-func DgemmFlops(n, m, k int) float64 { return 2 * float64(n) * float64(m) * float64(k) }
+// dgemmFlops is the floating-point work of one n×m×k DGEMM.
+func dgemmFlops(n, m, k int) float64 { return 2 * float64(n) * float64(m) * float64(k) }

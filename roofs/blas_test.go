@@ -11,7 +11,7 @@ import (
 func loadTestBLAS(t *testing.T) *BLAS {
 	t.Helper()
 	b, err := LoadBLAS("")
-	if errors.Is(err, ErrNoBLAS) {
+	if errors.Is(err, errNoBLAS) {
 		testutil.SkipUnlessHardware(t, err)
 	}
 	if err != nil {

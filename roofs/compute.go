@@ -36,7 +36,7 @@ func calibrate(k kernels.Compute, d time.Duration) int64 {
 	}
 }
 
-func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k kernels.Compute, cpus []int, units FPUnits, ghz float64) error {
+func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k kernels.Compute, cpus []int, units fmaPipes, ghz float64) error {
 	base := calibrate(k, baseSample)
 	factors := iterFactors
 	if o.Quick {

@@ -48,18 +48,13 @@ func DGEMMSpace(name string) ([]Shape, error) {
 			}
 		}
 	}
-	slices.SortStableFunc(space, func(a, b Shape) int { return cmp.Compare(DgemmFlops(a.N, a.M, a.K), DgemmFlops(b.N, b.M, b.K)) })
+	slices.SortStableFunc(space, func(a, b Shape) int { return cmp.Compare(dgemmFlops(a.N, a.M, a.K), dgemmFlops(b.N, b.M, b.K)) })
 	return space, nil
 }
 
 // dgemmBudget bounds one configuration's iteration loop; large shapes take
 // a tenth of a second per call, so they stop at max-time after a few.
 const dgemmBudget = 200 * time.Millisecond
-
-// dgemmSkip is why there is no DGEMM roof when that is not a failure.
-type dgemmSkip struct{ why string }
-
-func (e *dgemmSkip) Error() string { return e.why }
 
 // slowDGEMM is the fraction of the FMA peak below which DGEMM is flagged.
 const slowDGEMM = 0.75
@@ -83,11 +78,11 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 	// Probe here, once, so a missing library is reported as a skip
 	// rather than as every invocation failing.
 	lib, err := blasFor(o.BLAS)
-	if errors.Is(err, ErrNoBLAS) {
-		return &dgemmSkip{why: "no BLAS library found; install one: " + BLASHint}
+	if errors.Is(err, errNoBLAS) {
+		return &skipError{why: "no BLAS library found; install one: " + BLASHint}
 	}
 	if err != nil {
-		return &dgemmSkip{why: err.Error()}
+		return &skipError{why: err.Error()}
 	}
 	ev := o.evaluator(dgemmBudget)
 	o.progress("dgemm (%s), %s", lib.Library, threadsWord(len(cpus)))

@@ -30,7 +30,7 @@ func BenchmarkDRAMEarlyVsFixed(b *testing.B) {
 	if !benchAllThreads() {
 		cpus = cpus[:1]
 	}
-	sizes := WithDRAMSizes(nil, sizeQuantum(ks, len(cpus)))
+	sizes := withDRAMSizes(nil, sizeQuantum(ks, len(cpus)))
 	ceiling := func(o Options) (float64, time.Duration) {
 		start := time.Now()
 		env, err := sweepEnvelope(context.Background(), o, ks, cpus, sizes, bandwidthMinCount, bandwidthBudget)

@@ -96,9 +96,9 @@ func clockMHzOn(cpu int, p clockProbe) float64 {
 	return best
 }
 
-// Frequency is the clock used for theoretical peaks and where it came
+// peakClock is the clock used for theoretical peaks and where it came
 // from.
-type Frequency struct {
+type peakClock struct {
 	GHz    float64
 	Source string
 }
@@ -109,22 +109,22 @@ type Frequency struct {
 // /proc/cpuinfo shows the host's nominal clock, below what the cores run
 // at), else cpuinfo's "cpu MHz". sysfs and procfs are rooted like /sys and
 // /proc; measureMHz returns 0 when it cannot measure.
-func nominalFrequency(sysfs, procfs fs.FS, measureMHz func() float64) (Frequency, error) {
+func nominalFrequency(sysfs, procfs fs.FS, measureMHz func() float64) (peakClock, error) {
 	if khz, err := readFirstFloat(sysfs, "devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"); err == nil && khz > 0 {
-		return Frequency{GHz: khz / 1e6, Source: "cpufreq cpuinfo_max_freq"}, nil
+		return peakClock{GHz: khz / 1e6, Source: "cpufreq cpuinfo_max_freq"}, nil
 	}
 	if mhz := measureMHz(); mhz > 0 {
-		return Frequency{GHz: mhz / 1000, Source: "the clock measured with a chain of dependent adds (no cpufreq)"}, nil
+		return peakClock{GHz: mhz / 1000, Source: "the clock measured with a chain of dependent adds (no cpufreq)"}, nil
 	}
 	b, err := fs.ReadFile(procfs, "cpuinfo")
 	if err != nil {
-		return Frequency{}, fmt.Errorf("read clock frequency: %w", err)
+		return peakClock{}, fmt.Errorf("read clock frequency: %w", err)
 	}
 	mhz, err := cpuinfoMHz(string(b), -1)
 	if err != nil {
-		return Frequency{}, fmt.Errorf("read clock frequency: %w", err)
+		return peakClock{}, fmt.Errorf("read clock frequency: %w", err)
 	}
-	return Frequency{GHz: mhz / 1000, Source: `/proc/cpuinfo "cpu MHz" (no cpufreq, no clock kernel)`}, nil
+	return peakClock{GHz: mhz / 1000, Source: `/proc/cpuinfo "cpu MHz" (no cpufreq, no clock kernel)`}, nil
 }
 
 func readFirstFloat(fsys fs.FS, name string) (float64, error) {

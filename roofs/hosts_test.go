@@ -38,16 +38,16 @@ func hostShapes(t *testing.T) []hostShape {
 		{name: "no cache directories, no cpufreq (Zen 5 Firecracker guest)", tree: "vm-zen5-firecracker", cpuid: zen5,
 			allowed: []int{0, 1}, l1: 48 * kib, l2: 1 * mib, l3: 32 * mib,
 			scopes: [][]int{{0}, {0, 1}}, sources: "cpuid+measured", flag: roofline.FlagCacheSource},
-		{name: "no cache directories and no CPUID", tree: "vm-zen5-firecracker", cpuid: NoCPUID,
+		{name: "no cache directories and no CPUID", tree: "vm-zen5-firecracker", cpuid: noCPUID,
 			allowed: []int{0, 1}, l1: 48 * kib, l2: 1 * mib, l3: 32 * mib,
 			scopes: [][]int{{0}, {0, 1}}, sources: "measured", flag: roofline.FlagCacheSource},
-		{name: "full sysfs (Zen 4 server)", tree: "zen4", cpuid: NoCPUID,
+		{name: "full sysfs (Zen 4 server)", tree: "zen4", cpuid: noCPUID,
 			allowed: seq(0, 15), l1: 32 * kib, l2: 1 * mib, l3: 32 * mib,
 			scopes: [][]int{{0}, {0, 1, 2, 3}, {0, 1, 2, 3, 4, 5, 6, 7}}, sources: "sysfs"},
-		{name: "cpuset smaller than the online CPUs, without CPU 0", tree: "zen4", cpuid: NoCPUID,
+		{name: "cpuset smaller than the online CPUs, without CPU 0", tree: "zen4", cpuid: noCPUID,
 			allowed: []int{5, 6}, l1: 32 * kib, l2: 1 * mib, l3: 32 * mib,
 			scopes: [][]int{{5}, {5, 6}}, sources: "sysfs"},
-		{name: "hybrid CPU (Alder Lake)", tree: "alderlake", cpuid: NoCPUID,
+		{name: "hybrid CPU (Alder Lake)", tree: "alderlake", cpuid: noCPUID,
 			allowed: seq(0, 23), l1: 48 * kib, l2: 1280 * kib, l3: 30 * mib,
 			scopes: [][]int{{0}, {0, 2, 4, 6, 8, 10, 12, 14, 16, 17, 18, 19, 20, 21, 22, 23}}, sources: "sysfs", flag: roofline.FlagHybridScope},
 		{name: "partial sysfs: no topology", sysfs: partial, cpuid: zen5,
@@ -103,22 +103,22 @@ func TestRoofsSetUpOnEveryHostShape(t *testing.T) {
 			}
 			var bw []roofline.BandwidthRoof
 			for _, cpus := range got {
-				known := KnownCaches{Levels: ScopeCaches(caches.Instances, cpus), Source: caches.Source}
+				known := knownCaches{Levels: scopeCaches(caches.Instances, cpus), Source: caches.Source}
 				known.Complete = caches.Complete && len(known.Levels) > 0
 				lo, hi, err := sweepSpan(known, len(cpus))
 				if err != nil {
 					t.Fatal(err)
 				}
 				q := sizeQuantum(ks, len(cpus))
-				sizes, err := SweepSizes(lo, hi, 2, q)
+				sizes, err := sweepSizes(lo, hi, 2, q)
 				if err != nil {
 					t.Fatal(err)
 				}
-				sizes = WithDRAMSizes(sizes, q)
+				sizes = withDRAMSizes(sizes, q)
 				n := int64(len(cpus))
 				steps := []step{{h.l1 * n, 200 * float64(n)}, {h.l2 * n, 100 * float64(n)}, {h.l3, 60 * float64(n)}}
 				pts := syntheticAt(sizes, steps, 25, nil)
-				plateaus, levels, _, err := Ceilings(pts, known)
+				plateaus, levels, _, err := ceilings(pts, known)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -134,7 +134,7 @@ func TestRoofsSetUpOnEveryHostShape(t *testing.T) {
 				}
 				for _, p := range plateaus {
 					r := roofline.BandwidthRoof{Level: p.Level, Threads: int(n), GBytesPerS: p.GBytesPerS}
-					if i := slices.IndexFunc(levels, func(l LevelSize) bool { return l.Name == p.Level }); i >= 0 {
+					if i := slices.IndexFunc(levels, func(l levelSize) bool { return l.Name == p.Level }); i >= 0 {
 						r.LevelBytes, r.LevelSource = levels[i].Bytes, levels[i].Source
 					}
 					bw = append(bw, r)

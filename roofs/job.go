@@ -139,13 +139,9 @@ func runJob(ctx context.Context, job Job) Reply {
 		r   Reply
 		err error
 	)
-	switch job.Kind {
-	case "compute":
-		r, err = runCompute(ctx, job)
-	case "dgemm":
-		r, err = runDgemm(ctx, job)
-	default:
-		err = fmt.Errorf("unknown job kind %q", job.Kind)
+	run, err := jobRunner(job.Kind)
+	if err == nil {
+		r, err = run(ctx, job)
 	}
 	if err != nil {
 		r.Err = err.Error()
@@ -279,7 +275,7 @@ func runDgemm(ctx context.Context, job Job) (Reply, error) {
 	// faulted in the matrices, so a full-size call (up to a second on one
 	// core) would add nothing but time.
 	lib.Dgemm(min(job.N, preheatDim), min(job.M, preheatDim), min(job.K, preheatDim), a, b, c)
-	work := DgemmFlops(job.N, job.M, job.K)
+	work := dgemmFlops(job.N, job.M, job.K)
 	in, err := stats.Iterate(ctx, job.Inner, job.Best, func() (float64, time.Duration, error) {
 		t0 := time.Now()
 		lib.Dgemm(job.N, job.M, job.K, a, b, c)

@@ -125,24 +125,24 @@ func partition(n, k, lastFrom int, cost func(a, b int) float64) []span {
 // measuredPlateaus reads the levels from the sweep's own steps, for hosts
 // whose cache sizes are unknown or incomplete (no sysfs cache tree, an
 // implausible CPUID). known are the levels whose sizes are trusted, L1
-// upwards: they are read as Plateaus reads them, and the sweep past twice
+// upwards: they are read as knownPlateaus reads them, and the sweep past twice
 // the last of them is split into the remaining levels and DRAM. The last
 // run is DRAM; the runs before it are the next cache levels, named in
 // order, with their sizes at the measured edges.
-func measuredPlateaus(points []SweepPoint, known []CacheLevel, source string) ([]Plateau, []LevelSize, []roofline.Flag) {
+func measuredPlateaus(points []sweepPoint, known []cacheLevel, source string) ([]plateau, []levelSize, []roofline.Flag) {
 	var (
-		out    []Plateau
-		sizes  []LevelSize
+		out    []plateau
+		sizes  []levelSize
 		flags  []roofline.Flag
 		region = points
 	)
 	if len(known) > 0 {
 		out, flags = windowPlateaus(points, known, false)
 		for _, l := range known {
-			sizes = append(sizes, LevelSize{Name: l.Name, Bytes: l.Bytes, Source: source})
+			sizes = append(sizes, levelSize{Name: l.Name, Bytes: l.Bytes, Source: source})
 		}
 		floor := known[len(known)-1].Bytes * insideFactor
-		i, _ := slices.BinarySearchFunc(points, floor, func(p SweepPoint, ws int64) int {
+		i, _ := slices.BinarySearchFunc(points, floor, func(p sweepPoint, ws int64) int {
 			return cmp.Compare(float64(p.WorkingSetBytes)*windowSlack, float64(ws))
 		})
 		region = points[i:]
@@ -155,7 +155,7 @@ func measuredPlateaus(points []SweepPoint, known []CacheLevel, source string) ([
 	for i, p := range region {
 		ys[i] = math.Log(p.GBytesPerS)
 	}
-	dram, _ := slices.BinarySearchFunc(region, int64(dramMinBytes), func(p SweepPoint, ws int64) int {
+	dram, _ := slices.BinarySearchFunc(region, int64(dramMinBytes), func(p sweepPoint, ws int64) int {
 		return cmp.Compare(p.WorkingSetBytes, ws)
 	})
 	spans := segmentSweep(ys, max(1, maxCacheLevels-len(known))+1, dram)
@@ -170,26 +170,26 @@ func measuredPlateaus(points []SweepPoint, known []CacheLevel, source string) ([
 		if i < len(spans)-1 {
 			name = fmt.Sprintf("L%d", len(known)+i+1)
 			edge := int64(math.Sqrt(float64(pts[len(pts)-1].WorkingSetBytes) * float64(region[s.last+1].WorkingSetBytes)))
-			sizes = append(sizes, LevelSize{Name: name, Bytes: edge, Source: roofline.CacheSourceMeasured,
+			sizes = append(sizes, levelSize{Name: name, Bytes: edge, Source: roofline.CacheSourceMeasured,
 				EdgeLo: pts[len(pts)-1].WorkingSetBytes, EdgeHi: region[s.last+1].WorkingSetBytes})
 		}
 		in := insidePoints(pts, i > 0, name == "DRAM")
-		best := slices.MaxFunc(in, func(a, b SweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) })
-		out = append(out, Plateau{Level: name, GBytesPerS: best.GBytesPerS, CI: best.CI, WorkingSetBytes: best.WorkingSetBytes, Points: len(in)})
+		best := slices.MaxFunc(in, func(a, b sweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) })
+		out = append(out, plateau{Level: name, GBytesPerS: best.GBytesPerS, CI: best.CI, WorkingSetBytes: best.WorkingSetBytes, Points: len(in)})
 	}
 	// The last known level's edge is checked against the first level found
-	// past it, as Plateaus checks its neighbours.
+	// past it, as knownPlateaus checks its neighbours.
 	if k := len(known); k > 0 && len(out) > 1 {
-		if i := slices.IndexFunc(out, func(p Plateau) bool { return p.Level == known[k-1].Name }); i >= 0 && i+1 < len(out) {
+		if i := slices.IndexFunc(out, func(p plateau) bool { return p.Level == known[k-1].Name }); i >= 0 && i+1 < len(out) {
 			flags = append(flags, crossCheck(points, out[i], out[i+1], known[k-1].Bytes)...)
 		}
 	}
 	return out, sizes, flags
 }
 
-// LevelSize is the size of one cache level as the sweep's threads see it,
+// levelSize is the size of one cache level as the sweep's threads see it,
 // and where it came from.
-type LevelSize struct {
+type levelSize struct {
 	Name  string
 	Bytes int64
 	// Source is roofline.CacheSourceSysfs, CacheSourceCPUID or
@@ -201,27 +201,27 @@ type LevelSize struct {
 	EdgeLo, EdgeHi int64
 }
 
-// KnownCaches are the cache levels a sweep's threads see, with the source
+// knownCaches are the cache levels a sweep's threads see, with the source
 // of their sizes. Complete says the list holds every level (sysfs lists
 // them all); otherwise the levels past the last one are found from the
 // sweep.
-type KnownCaches struct {
-	Levels   []CacheLevel
+type knownCaches struct {
+	Levels   []cacheLevel
 	Source   string
 	Complete bool
 }
 
-// Ceilings reads the ceiling of each memory level from a sweep: placed by
-// the cache sizes when they are complete (Plateaus), else found from the
+// ceilings reads the ceiling of each memory level from a sweep: placed by
+// the cache sizes when they are complete (knownPlateaus), else found from the
 // sweep's own steps past the sizes that are known, with no sizes at all if
 // need be. It also returns the size of each cache level and where it came
 // from.
-func Ceilings(points []SweepPoint, known KnownCaches) ([]Plateau, []LevelSize, []roofline.Flag, error) {
+func ceilings(points []sweepPoint, known knownCaches) ([]plateau, []levelSize, []roofline.Flag, error) {
 	if known.Complete && len(known.Levels) > 0 {
-		out, flags, err := Plateaus(points, known.Levels)
-		var sizes []LevelSize
+		out, flags, err := knownPlateaus(points, known.Levels)
+		var sizes []levelSize
 		for _, l := range known.Levels {
-			sizes = append(sizes, LevelSize{Name: l.Name, Bytes: l.Bytes, Source: known.Source})
+			sizes = append(sizes, levelSize{Name: l.Name, Bytes: l.Bytes, Source: known.Source})
 		}
 		return out, sizes, flags, err
 	}
@@ -231,8 +231,8 @@ func Ceilings(points []SweepPoint, known KnownCaches) ([]Plateau, []LevelSize, [
 	if err := checkSweep(points, known.Levels); err != nil {
 		return nil, nil, nil, err
 	}
-	points = slices.SortedFunc(slices.Values(points), func(a, b SweepPoint) int { return cmp.Compare(a.WorkingSetBytes, b.WorkingSetBytes) })
-	levels := slices.SortedFunc(slices.Values(known.Levels), func(a, b CacheLevel) int { return cmp.Compare(a.Bytes, b.Bytes) })
+	points = slices.SortedFunc(slices.Values(points), func(a, b sweepPoint) int { return cmp.Compare(a.WorkingSetBytes, b.WorkingSetBytes) })
+	levels := slices.SortedFunc(slices.Values(known.Levels), func(a, b cacheLevel) int { return cmp.Compare(a.Bytes, b.Bytes) })
 	out, sizes, flags := measuredPlateaus(points, levels, known.Source)
 	return out, sizes, flags, nil
 }
@@ -242,7 +242,7 @@ func Ceilings(points []SweepPoint, known KnownCaches) ([]Plateau, []LevelSize, [
 // sizes just past an edge still hold some of the faster level's data and
 // read high), and for DRAM at dramMinBytes or more. A run too short for
 // that keeps all its points.
-func insidePoints(pts []SweepPoint, afterEdge, dram bool) []SweepPoint {
+func insidePoints(pts []sweepPoint, afterEdge, dram bool) []sweepPoint {
 	var floor int64
 	if afterEdge {
 		floor = 2 * pts[0].WorkingSetBytes
@@ -250,7 +250,7 @@ func insidePoints(pts []SweepPoint, afterEdge, dram bool) []SweepPoint {
 	if dram {
 		floor = max(floor, dramMinBytes)
 	}
-	var kept []SweepPoint
+	var kept []sweepPoint
 	for _, p := range pts {
 		if float64(p.WorkingSetBytes)*windowSlack >= float64(floor) {
 			kept = append(kept, p)
@@ -262,7 +262,7 @@ func insidePoints(pts []SweepPoint, afterEdge, dram bool) []SweepPoint {
 	return kept
 }
 
-func lastName(known []CacheLevel) string {
+func lastName(known []cacheLevel) string {
 	if len(known) == 0 {
 		return "the smallest working set"
 	}

@@ -28,8 +28,8 @@ func readRecorded(t *testing.T, name string) recordedSweep {
 // thin keeps every n-th point and all DRAM-sized ones: the sweeps of the
 // default run (2 sizes per octave) and --quick (1) from a recorded one of
 // 3 per octave.
-func thin(points []SweepPoint, n int) []SweepPoint {
-	var out []SweepPoint
+func thin(points []sweepPoint, n int) []sweepPoint {
+	var out []sweepPoint
 	for i, p := range points {
 		if i%n == 0 || p.WorkingSetBytes >= dramMinBytes {
 			out = append(out, p)
@@ -38,7 +38,7 @@ func thin(points []SweepPoint, n int) []SweepPoint {
 	return out
 }
 
-func levelNames(ps []Plateau) []string {
+func levelNames(ps []plateau) []string {
 	var names []string
 	for _, p := range ps {
 		names = append(names, p.Level)
@@ -55,7 +55,7 @@ func TestCeilingsFindTheLevelsOfAHostWithoutCacheSizes(t *testing.T) {
 		rec := readRecorded(t, name)
 		threads := int64(len(rec.CPUs))
 		for _, every := range []int{1, 2, 3} {
-			got, sizes, _, err := Ceilings(thin(rec.Points, every), KnownCaches{})
+			got, sizes, _, err := ceilings(thin(rec.Points, every), knownCaches{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestCeilingsFindTheLevelsOfAHostWithoutCacheSizes(t *testing.T) {
 				level  string
 				lo, hi int64
 			}{{"L1", 32 * kib, 96 * kib}, {"L2", 512 * kib, 3 * mib}, {"L3", 32 * mib, 512 * mib}} {
-				i := slices.IndexFunc(sizes, func(l LevelSize) bool { return l.Name == want.level })
+				i := slices.IndexFunc(sizes, func(l levelSize) bool { return l.Name == want.level })
 				if i < 0 {
 					t.Fatalf("%s, every %d: no size for %s", name, every, want.level)
 				}
@@ -98,11 +98,11 @@ func TestCeilingsPlaceKnownLevelsAndMeasureTheRest(t *testing.T) {
 		rec := readRecorded(t, name)
 		for _, every := range []int{1, 2, 3} {
 			pts := thin(rec.Points, every)
-			full, _, err := Plateaus(pts, rec.Levels)
+			full, _, err := knownPlateaus(pts, rec.Levels)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, sizes, _, err := Ceilings(pts, KnownCaches{Levels: rec.Levels[:2], Source: roofline.CacheSourceCPUID})
+			got, sizes, _, err := ceilings(pts, knownCaches{Levels: rec.Levels[:2], Source: roofline.CacheSourceCPUID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestCeilingsPlaceKnownLevelsAndMeasureTheRest(t *testing.T) {
 
 func TestCeilingsOfASweepWithoutStepsStillGiveTheMeasuredRoof(t *testing.T) {
 	flat := synthetic(nil, 40, nil)
-	got, sizes, flags, err := Ceilings(flat, KnownCaches{})
+	got, sizes, flags, err := ceilings(flat, knownCaches{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,22 +145,22 @@ func TestCeilingsOfASweepWithoutStepsStillGiveTheMeasuredRoof(t *testing.T) {
 
 func TestCeilingsWithEverySizeKnownArePlateaus(t *testing.T) {
 	pts := synthetic([]step{{32 * kib, 200}, {1 * mib, 100}, {32 * mib, 60}}, 25, nil)
-	want, wantFlags, err := Plateaus(pts, threeLevels)
+	want, wantFlags, err := knownPlateaus(pts, threeLevels)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, sizes, flags, err := Ceilings(pts, KnownCaches{Levels: threeLevels, Source: roofline.CacheSourceSysfs, Complete: true})
+	got, sizes, flags, err := ceilings(pts, knownCaches{Levels: threeLevels, Source: roofline.CacheSourceSysfs, Complete: true})
 	if err != nil || !slices.Equal(got, want) || !slices.Equal(flags, wantFlags) || len(sizes) != 3 || sizes[2].Source != roofline.CacheSourceSysfs {
-		t.Errorf("Ceilings = %v, %v, %v, %v; want Plateaus' %v, %v with sysfs sizes", got, sizes, flags, err, want, wantFlags)
+		t.Errorf("ceilings = %v, %v, %v, %v; want knownPlateaus' %v, %v with sysfs sizes", got, sizes, flags, err, want, wantFlags)
 	}
 }
 
 func TestCeilingsRejectBadPoints(t *testing.T) {
-	if _, _, _, err := Ceilings(nil, KnownCaches{}); err == nil {
+	if _, _, _, err := ceilings(nil, knownCaches{}); err == nil {
 		t.Error("empty sweep accepted")
 	}
-	bad := append(synthetic(nil, 40, nil), SweepPoint{WorkingSetBytes: 4096})
-	if _, _, _, err := Ceilings(bad, KnownCaches{}); err == nil {
+	bad := append(synthetic(nil, 40, nil), sweepPoint{WorkingSetBytes: 4096})
+	if _, _, _, err := ceilings(bad, knownCaches{}); err == nil {
 		t.Error("a zero rate accepted")
 	}
 }

@@ -1,7 +1,7 @@
 package roofs
 
-// FPUnits describes a core's floating-point FMA pipes.
-type FPUnits struct {
+// fmaPipes describes a core's floating-point FMA pipes.
+type fmaPipes struct {
 	// FMAUnits is the number of FMA pipes per core.
 	FMAUnits int
 	// Bits is the width of each pipe's datapath; wider instructions are
@@ -16,7 +16,7 @@ type FPUnits struct {
 // fpUnits is keyed by machine.Microarch names. Entries are the server parts;
 // some client and low-end server SKUs of the same generation have fewer
 // or narrower pipes (e.g. Xeon Bronze/Silver Skylake: one 512-bit FMA).
-var fpUnits = map[string]FPUnits{
+var fpUnits = map[string]fmaPipes{
 	// Measured on a Zen 5 guest (family 26 model 2, EPYC): one thread ran
 	// AVX-512 FMA at 112.7 GFLOP/s fp64 and 224.6 fp32, and AVX2 FMA fp32
 	// at 111.7: 512-bit FMAs retire twice the flops of 256-bit ones (a
@@ -51,7 +51,7 @@ var precisionBits = map[string]int{"fp64": 64, "fp32": 32}
 // pipes' width (scalar code uses one lane). It is 0 when the
 // microarchitecture, ISA or precision is unknown, or for kernels without
 // FMA, whose peak depends on how multiplies and adds share pipes.
-func TheoreticalGFlops(u FPUnits, ghz float64, threads int, isa, precision string, fma bool) float64 {
+func TheoreticalGFlops(u fmaPipes, ghz float64, threads int, isa, precision string, fma bool) float64 {
 	ib, pb := isaBits[isa], precisionBits[precision]
 	if !fma || u.FMAUnits == 0 || ib == 0 || pb == 0 {
 		return 0

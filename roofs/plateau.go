@@ -14,19 +14,19 @@ import (
 	"github.com/rprof/rprof/internal/unit"
 )
 
-// CacheLevel is one data-cache level as the threads of a sweep see it.
-type CacheLevel struct {
+// cacheLevel is one data-cache level as the threads of a sweep see it.
+type cacheLevel struct {
 	Name string // "L1", "L2", "L3"
 	// Bytes is the capacity the sweep's threads have together: the sum over
 	// the cache instances serving them.
 	Bytes int64
 }
 
-// ScopeCaches returns the data and unified cache levels of caches (as sysfs
+// scopeCaches returns the data and unified cache levels of caches (as sysfs
 // lists them) seen by threads pinned to cpus, smallest first. A level's
 // capacity sums the instances that serve at least one of cpus, so per-core
 // L1D and L2 grow with the threads while an L3 shared by all counts once.
-func ScopeCaches(caches []machine.Cache, cpus []int) []CacheLevel {
+func scopeCaches(caches []machine.Cache, cpus []int) []cacheLevel {
 	sum := map[int]int64{}
 	for _, c := range caches {
 		if c.Type == "Instruction" || c.SizeBytes <= 0 {
@@ -36,15 +36,15 @@ func ScopeCaches(caches []machine.Cache, cpus []int) []CacheLevel {
 			sum[c.Level] += c.SizeBytes
 		}
 	}
-	var levels []CacheLevel
+	var levels []cacheLevel
 	for _, l := range slices.Sorted(maps.Keys(sum)) {
-		levels = append(levels, CacheLevel{Name: fmt.Sprintf("L%d", l), Bytes: sum[l]})
+		levels = append(levels, cacheLevel{Name: fmt.Sprintf("L%d", l), Bytes: sum[l]})
 	}
 	return levels
 }
 
-// Plateau is the bandwidth ceiling of one memory level read from a sweep.
-type Plateau struct {
+// plateau is the bandwidth ceiling of one memory level read from a sweep.
+type plateau struct {
 	Level      string // "L1", "L2", "L3", "DRAM"
 	GBytesPerS float64
 	CI         roofline.Interval
@@ -61,6 +61,8 @@ const (
 	// 4 times the last cache and at least dramMinBytes.
 	insideFactor = 2
 	dramFactor   = 4
+	// L1's ceiling comes from working sets up to three quarters of it.
+	l1InsideNum, l1InsideDen = 3, 4
 	// dramMinBytes is the smallest working set DRAM is read from, whatever
 	// sysfs says of the caches: a VM's guest may be shown a last-level cache
 	// smaller than the host's (here 32 MiB, while 2 threads still moved
@@ -79,14 +81,14 @@ const (
 	noisySpread    = 1.25
 )
 
-// Plateaus reads the ceiling of each cache level and of DRAM from a sweep.
+// knownPlateaus reads the ceiling of each cache level and of DRAM from a sweep.
 // Each ceiling is the highest bandwidth among the points well inside the
 // level: interference on a busy machine only slows a kernel down, so the
 // best point is the least disturbed one (ERT keeps the maximum too). Unlike
 // ERT's histogram of plateaus, levels are placed by the cache sizes given,
 // and the sweep is checked against them. Warnings say where the sweep disagrees with the cache sizes given.
 // Levels with no point inside them are left out, with a warning.
-func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.Flag, error) {
+func knownPlateaus(points []sweepPoint, levels []cacheLevel) ([]plateau, []roofline.Flag, error) {
 	if len(points) == 0 {
 		return nil, nil, errors.New("plateaus: empty sweep")
 	}
@@ -96,15 +98,15 @@ func Plateaus(points []SweepPoint, levels []CacheLevel) ([]Plateau, []roofline.F
 	if err := checkSweep(points, levels); err != nil {
 		return nil, nil, err
 	}
-	points = slices.SortedFunc(slices.Values(points), func(a, b SweepPoint) int { return cmp.Compare(a.WorkingSetBytes, b.WorkingSetBytes) })
-	levels = slices.SortedFunc(slices.Values(levels), func(a, b CacheLevel) int { return cmp.Compare(a.Bytes, b.Bytes) })
+	points = slices.SortedFunc(slices.Values(points), func(a, b sweepPoint) int { return cmp.Compare(a.WorkingSetBytes, b.WorkingSetBytes) })
+	levels = slices.SortedFunc(slices.Values(levels), func(a, b cacheLevel) int { return cmp.Compare(a.Bytes, b.Bytes) })
 	out, flags := windowPlateaus(points, levels, true)
 	return out, flags, nil
 }
 
 // checkSweep rejects sweep points that are not measurements and levels
 // without a size.
-func checkSweep(points []SweepPoint, levels []CacheLevel) error {
+func checkSweep(points []sweepPoint, levels []cacheLevel) error {
 	for _, p := range points {
 		if !(p.GBytesPerS > 0) || math.IsInf(p.GBytesPerS, 0) || p.WorkingSetBytes <= 0 {
 			return fmt.Errorf("plateaus: sweep point %s at %g GB/s is not a measurement", unit.Bytes(p.WorkingSetBytes), p.GBytesPerS)
@@ -122,9 +124,9 @@ func checkSweep(points []SweepPoint, levels []CacheLevel) error {
 // its capacity, and DRAM's past the last level when withDRAM, then
 // cross-checks each measured drop against the capacities. points and
 // levels are sorted by size.
-func windowPlateaus(points []SweepPoint, levels []CacheLevel, withDRAM bool) ([]Plateau, []roofline.Flag) {
+func windowPlateaus(points []sweepPoint, levels []cacheLevel, withDRAM bool) ([]plateau, []roofline.Flag) {
 	var (
-		out   []Plateau
+		out   []plateau
 		flags []roofline.Flag
 		caps  []int64 // capacity of each entry of out; 0 for DRAM
 	)
@@ -142,6 +144,13 @@ func windowPlateaus(points []SweepPoint, levels []CacheLevel, withDRAM bool) ([]
 		if i < len(levels) {
 			name, capa = levels[i].Name, levels[i].Bytes
 			hi = capa / insideFactor
+			if i == 0 {
+				// Nothing smaller lingers in L1 and sequential streams
+				// miss little below its size: likwid-bench's L1 figure on
+				// the Zen 5 guest came from 32 of its 48 KiB, 6% above
+				// rprof's from 24 KiB.
+				hi = capa * l1InsideNum / l1InsideDen
+			}
 			if i > 0 {
 				lo = levels[i-1].Bytes * insideFactor
 			}
@@ -159,7 +168,7 @@ func windowPlateaus(points []SweepPoint, levels []CacheLevel, withDRAM bool) ([]
 				name, name, unit.Bytes(capa), insideFactor*insideFactor, levels[i-1].Name, unit.Bytes(levels[i-1].Bytes))})
 			continue
 		}
-		var in []SweepPoint
+		var in []sweepPoint
 		for _, p := range points {
 			if ws := float64(p.WorkingSetBytes); ws >= float64(lo)/windowSlack && ws <= float64(hi)*windowSlack {
 				in = append(in, p)
@@ -170,13 +179,13 @@ func windowPlateaus(points []SweepPoint, levels []CacheLevel, withDRAM bool) ([]
 				Message: fmt.Sprintf("no %s ceiling: the sweep has no working set %s", name, window)})
 			continue
 		}
-		best := slices.MaxFunc(in, func(a, b SweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) })
-		if worst := slices.MinFunc(in, func(a, b SweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) }); best.GBytesPerS > noisySpread*worst.GBytesPerS {
+		best := slices.MaxFunc(in, func(a, b sweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) })
+		if worst := slices.MinFunc(in, func(a, b sweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) }); best.GBytesPerS > noisySpread*worst.GBytesPerS {
 			flags = append(flags, roofline.Flag{Code: roofline.FlagNoisyPlateau,
 				Message: fmt.Sprintf("%s: working sets %s range from %.3g to %.3g GB/s; the machine was busy or the level is not flat; the ceiling is the highest",
 					name, window, worst.GBytesPerS, best.GBytesPerS)})
 		}
-		out = append(out, Plateau{Level: name, GBytesPerS: best.GBytesPerS, CI: best.CI, WorkingSetBytes: best.WorkingSetBytes, Points: len(in)})
+		out = append(out, plateau{Level: name, GBytesPerS: best.GBytesPerS, CI: best.CI, WorkingSetBytes: best.WorkingSetBytes, Points: len(in)})
 		caps = append(caps, capa)
 	}
 	for i := 0; i+1 < len(out); i++ {
@@ -189,7 +198,7 @@ func windowPlateaus(points []SweepPoint, levels []CacheLevel, withDRAM bool) ([]
 // measured level b (before the first point past a's that, with its
 // successor, is below their geometric mean) and compares it with a's
 // capacity.
-func crossCheck(points []SweepPoint, a, b Plateau, capa int64) []roofline.Flag {
+func crossCheck(points []sweepPoint, a, b plateau, capa int64) []roofline.Flag {
 	if a.GBytesPerS < minStep*b.GBytesPerS {
 		return []roofline.Flag{{Code: roofline.FlagNoPlateau, Message: fmt.Sprintf(
 			"%s (%.3g GB/s) and %s (%.3g GB/s) differ by less than %.0f%%: the sweep shows no step where %s ends at %s; the VM or CPU may hide it",

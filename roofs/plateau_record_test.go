@@ -30,8 +30,8 @@ type recordedSweep struct {
 	Kernel  string       `json:"kernel"`
 	ISA     string       `json:"isa"`
 	CPUs    []int        `json:"cpus"`
-	Levels  []CacheLevel `json:"levels"`
-	Points  []SweepPoint `json:"points"`
+	Levels  []cacheLevel `json:"levels"`
+	Points  []sweepPoint `json:"points"`
 }
 
 const recordMethod = "median of 15 samples of >= 8 MiB moved (one pass at least), 95% order-statistic interval; pinned threads, arrays first-touched by their thread"
@@ -73,18 +73,18 @@ func TestRecordSweep(t *testing.T) {
 			t.Fatalf("no %s %s kernel here", want.isa, want.name)
 		}
 		cpus := allowed[:want.threads]
-		levels := ScopeCaches(topo.Caches, cpus)
-		lo, hi, err := SweepRange(levels)
+		levels := scopeCaches(topo.Caches, cpus)
+		lo, hi, err := sweepRange(levels)
 		if err != nil {
 			t.Fatal(err)
 		}
 		quantum := int64(64*k.BytesPerElement) * int64(len(cpus))
-		sizes, err := SweepSizes(lo, hi, DefaultPerOctave, quantum)
+		sizes, err := sweepSizes(lo, hi, defaultPerOctave, quantum)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sizes = WithDRAMSizes(sizes, quantum)
-		pts, err := Sweep(context.Background(), sizes, recordEvaluator(k, cpus), nil)
+		sizes = withDRAMSizes(sizes, quantum)
+		pts, err := sweep(context.Background(), sizes, recordEvaluator(k, cpus), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestRecordSweep(t *testing.T) {
 	}
 }
 
-func recordEvaluator(k kernels.Bandwidth, cpus []int) SweepEvaluator {
+func recordEvaluator(k kernels.Bandwidth, cpus []int) sweepEvaluator {
 	return func(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
 		n := int(float64(ws) / float64(len(cpus)) / k.BytesPerElement)
 		ops := make([][3][]float64, len(cpus))

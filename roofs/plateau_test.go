@@ -30,13 +30,13 @@ type step struct {
 
 // synthetic sweeps 4 KiB to 512 MiB, 3 points per octave, over a machine
 // whose bandwidth falls in steps; tweak adjusts single points.
-func synthetic(steps []step, dram float64, tweak map[int64]float64) []SweepPoint {
-	sizes, _ := SweepSizes(4*kib, 512*mib, 3, 64)
+func synthetic(steps []step, dram float64, tweak map[int64]float64) []sweepPoint {
+	sizes, _ := sweepSizes(4*kib, 512*mib, 3, 64)
 	return syntheticAt(sizes, steps, dram, tweak)
 }
 
-func syntheticAt(sizes []int64, steps []step, dram float64, tweak map[int64]float64) []SweepPoint {
-	var pts []SweepPoint
+func syntheticAt(sizes []int64, steps []step, dram float64, tweak map[int64]float64) []sweepPoint {
+	var pts []sweepPoint
 	for _, ws := range sizes {
 		g := dram
 		for _, s := range steps {
@@ -48,23 +48,23 @@ func syntheticAt(sizes []int64, steps []step, dram float64, tweak map[int64]floa
 		if f, ok := tweak[ws]; ok {
 			g *= f
 		}
-		pts = append(pts, SweepPoint{WorkingSetBytes: ws, GBytesPerS: g, CI: roofline.Interval{Lo: g * 0.99, Hi: g * 1.01}})
+		pts = append(pts, sweepPoint{WorkingSetBytes: ws, GBytesPerS: g, CI: roofline.Interval{Lo: g * 0.99, Hi: g * 1.01}})
 	}
 	return pts
 }
 
 // coarse is a quick sweep: one size per octave, rounded to a triad block
 // (64 elements of 24 bytes), so sizes land just past powers of two.
-func coarse(steps []step, dram float64) []SweepPoint {
-	sizes, _ := SweepSizes(4*kib, 512*mib, 1, 64*24)
+func coarse(steps []step, dram float64) []sweepPoint {
+	sizes, _ := sweepSizes(4*kib, 512*mib, 1, 64*24)
 	return syntheticAt(sizes, steps, dram, nil)
 }
 
-var threeLevels = []CacheLevel{{"L1", 32 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}}
+var threeLevels = []cacheLevel{{"L1", 32 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}}
 
 // nthSize is the n-th synthetic sweep size at or above ws.
 func nthSize(ws int64, n int) int64 {
-	sizes, _ := SweepSizes(4*kib, 512*mib, 3, 64)
+	sizes, _ := sweepSizes(4*kib, 512*mib, 3, 64)
 	i, _ := slices.BinarySearch(sizes, ws)
 	return sizes[i+n]
 }
@@ -73,8 +73,8 @@ func TestPlateaus(t *testing.T) {
 	clean := []step{{32 * kib, 200}, {1 * mib, 100}, {32 * mib, 60}}
 	tests := []struct {
 		name      string
-		points    []SweepPoint
-		levels    []CacheLevel
+		points    []sweepPoint
+		levels    []cacheLevel
 		want      map[string]float64 // level -> GB/s
 		wantFlags []string
 	}{
@@ -87,7 +87,7 @@ func TestPlateaus(t *testing.T) {
 		{
 			name:   "levels given in any order",
 			points: synthetic(clean, 25, nil),
-			levels: []CacheLevel{{"L3", 32 * mib}, {"L1", 32 * kib}, {"L2", 1 * mib}},
+			levels: []cacheLevel{{"L3", 32 * mib}, {"L1", 32 * kib}, {"L2", 1 * mib}},
 			want:   map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
 		},
 		{
@@ -110,14 +110,14 @@ func TestPlateaus(t *testing.T) {
 			points: synthetic(clean, 25, map[int64]float64{
 				nthSize(4*kib, 2): 0.4,
 			}),
-			levels:    []CacheLevel{{"L1", 64 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}},
+			levels:    []cacheLevel{{"L1", 64 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}},
 			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
 			wantFlags: []string{roofline.FlagNoisyPlateau},
 		},
 		{
 			name:      "VM reporting an L2 8 times the real one",
 			points:    synthetic(clean, 25, nil),
-			levels:    []CacheLevel{{"L1", 32 * kib}, {"L2", 8 * mib}, {"L3", 64 * mib}},
+			levels:    []cacheLevel{{"L1", 32 * kib}, {"L2", 8 * mib}, {"L3", 64 * mib}},
 			want:      map[string]float64{"L1": 200, "L2": 100, "L3": 60, "DRAM": 25},
 			wantFlags: []string{roofline.FlagNoisyPlateau, roofline.FlagCacheMismatch},
 		},
@@ -144,14 +144,14 @@ func TestPlateaus(t *testing.T) {
 		{
 			name:      "levels too close for a window between them",
 			points:    synthetic(clean, 25, nil),
-			levels:    []CacheLevel{{"L1", 32 * kib}, {"L2", 48 * kib}, {"L3", 32 * mib}},
+			levels:    []cacheLevel{{"L1", 32 * kib}, {"L2", 48 * kib}, {"L3", 32 * mib}},
 			want:      map[string]float64{"L1": 200, "L3": 100, "DRAM": 25},
 			wantFlags: []string{roofline.FlagNoPlateau, roofline.FlagNoisyPlateau},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, flags, err := Plateaus(tt.points, tt.levels)
+			got, flags, err := knownPlateaus(tt.points, tt.levels)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +184,7 @@ func TestPlateausCountPointsRoundedJustPastAWindowEdge(t *testing.T) {
 	// ... The 16.5 KiB point is L1 for a 32 KiB L1; 511.99 MiB, the last
 	// size, is DRAM (whose floor is dramMinBytes).
 	pts := coarse([]step{{32 * kib, 200}, {1 * mib, 100}, {32 * mib, 60}}, 25)
-	got, _, err := Plateaus(pts, threeLevels)
+	got, _, err := knownPlateaus(pts, threeLevels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,20 +200,20 @@ func TestPlateausRejectsBadInput(t *testing.T) {
 	good := synthetic([]step{{32 * kib, 200}}, 25, nil)
 	tests := []struct {
 		name   string
-		points []SweepPoint
-		levels []CacheLevel
+		points []sweepPoint
+		levels []cacheLevel
 		want   string
 	}{
 		{"empty sweep", nil, threeLevels, "empty sweep"},
 		{"no cache sizes", good, nil, "no cache sizes"},
-		{"zero-sized level", good, []CacheLevel{{"L2", 0}}, "L2"},
-		{"zero bandwidth", append(slices.Clone(good), SweepPoint{WorkingSetBytes: 4096}), threeLevels, "not a measurement"},
-		{"NaN bandwidth", append(slices.Clone(good), SweepPoint{WorkingSetBytes: 4096, GBytesPerS: math.NaN()}), threeLevels, "not a measurement"},
-		{"infinite bandwidth", append(slices.Clone(good), SweepPoint{WorkingSetBytes: 4096, GBytesPerS: math.Inf(1)}), threeLevels, "not a measurement"},
+		{"zero-sized level", good, []cacheLevel{{"L2", 0}}, "L2"},
+		{"zero bandwidth", append(slices.Clone(good), sweepPoint{WorkingSetBytes: 4096}), threeLevels, "not a measurement"},
+		{"NaN bandwidth", append(slices.Clone(good), sweepPoint{WorkingSetBytes: 4096, GBytesPerS: math.NaN()}), threeLevels, "not a measurement"},
+		{"infinite bandwidth", append(slices.Clone(good), sweepPoint{WorkingSetBytes: 4096, GBytesPerS: math.Inf(1)}), threeLevels, "not a measurement"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := Plateaus(tt.points, tt.levels)
+			_, _, err := knownPlateaus(tt.points, tt.levels)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want one containing %q", err, tt.want)
 			}
@@ -236,15 +236,15 @@ func TestScopeCachesSumsPrivateAndCountsSharedOnce(t *testing.T) {
 	}
 	tests := []struct {
 		cpus []int
-		want []CacheLevel
+		want []cacheLevel
 	}{
-		{[]int{0}, []CacheLevel{{"L1", 32 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}}},
-		{[]int{1}, []CacheLevel{{"L1", 32 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}}},
-		{[]int{0, 1}, []CacheLevel{{"L1", 64 * kib}, {"L2", 2 * mib}, {"L3", 32 * mib}}},
+		{[]int{0}, []cacheLevel{{"L1", 32 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}}},
+		{[]int{1}, []cacheLevel{{"L1", 32 * kib}, {"L2", 1 * mib}, {"L3", 32 * mib}}},
+		{[]int{0, 1}, []cacheLevel{{"L1", 64 * kib}, {"L2", 2 * mib}, {"L3", 32 * mib}}},
 		{[]int{7}, nil},
 	}
 	for _, tt := range tests {
-		if got := ScopeCaches(caches, tt.cpus); !slices.Equal(got, tt.want) {
+		if got := scopeCaches(caches, tt.cpus); !slices.Equal(got, tt.want) {
 			t.Errorf("cpus %v: %v, want %v", tt.cpus, got, tt.want)
 		}
 	}
@@ -270,8 +270,8 @@ func TestPlateausOfRecordedSweeps(t *testing.T) {
 			}
 			// A sweep recorded without cache sizes (no sysfs cache tree)
 			// finds its levels from its steps.
-			known := KnownCaches{Levels: rec.Levels, Source: roofline.CacheSourceSysfs, Complete: len(rec.Levels) > 0}
-			got, sizes, flags, err := Ceilings(rec.Points, known)
+			known := knownCaches{Levels: rec.Levels, Source: roofline.CacheSourceSysfs, Complete: len(rec.Levels) > 0}
+			got, sizes, flags, err := ceilings(rec.Points, known)
 			if err != nil {
 				t.Fatal(err)
 			}

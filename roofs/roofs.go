@@ -57,13 +57,13 @@ type Options struct {
 	// ones).
 	Sysfs, Procfs fs.FS
 	// CPUID reads cache sizes where sysfs has none (default
-	// machine.HostCPUID; tests pass recorded values, or NoCPUID).
+	// machine.HostCPUID; tests pass recorded values, or noCPUID).
 	CPUID machine.CPUIDFunc
 }
 
-// NoCPUID is a CPUID that answers nothing, for hosts or tests where CPUID
+// noCPUID is a CPUID that answers nothing, for hosts or tests where CPUID
 // must not be used.
-func NoCPUID(uint32, uint32) (eax, ebx, ecx, edx uint32) { return 0, 0, 0, 0 }
+func noCPUID(uint32, uint32) (eax, ebx, ecx, edx uint32) { return 0, 0, 0, 0 }
 
 // Detail says how one roof was obtained, for the summary table.
 type Detail struct {
@@ -88,11 +88,15 @@ type Detail struct {
 type Report struct {
 	Roofs   roofline.Roofs
 	Details []Detail
-	// DGEMMSkipped says why there is no DGEMM roof ("" when there is one).
-	DGEMMSkipped string
+	// Skipped are the harnesses that measured nothing, and why.
+	Skipped []Skip
 	// DGEMMPath is the BLAS library file DGEMM used.
 	DGEMMPath string
 }
+
+// Skip says why a harness measured nothing; Harness is its title
+// ("DGEMM").
+type Skip struct{ Harness, Why string }
 
 // ErrThreads is returned when a thread scope asks for more CPUs than the
 // process may use.
@@ -179,7 +183,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		}
 		topo = flatTopology(allowed)
 	}
-	scopes, err := Scopes(topo, o.Threads)
+	scopes, err := threadScopes(topo, o.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +213,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		rep.flag(roofline.FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", machine.Microarch(cpu), cpu.ModelName))
 	case ferr != nil:
 		rep.flag(roofline.FlagFrequency, "no clock frequency: theoretical peaks left out: "+ferr.Error())
-		units = FPUnits{}
+		units = fmaPipes{}
 	default:
 		rep.flag(roofline.FlagFrequency, fmt.Sprintf("theoretical peaks use %.3g GHz from %s and %d FMA pipes of %d bits per core (%s)", freq.GHz, freq.Source, units.FMAUnits, units.Bits, units.Source))
 		if !units.Verified {
@@ -217,44 +221,9 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
-	comp, skipped := kernels.ComputeKernels()
-	if o.Quick {
-		comp = widestFMA(comp)
+	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, caches: caches, units: units, ghz: freq.GHz}); err != nil {
+		return nil, err
 	}
-	flagSkipped(rep, skipped)
-	part := partTimer(&rep.Roofs.Tuning)
-	for _, cpus := range scopes {
-		for _, k := range comp {
-			if err := measureCompute(ctx, o, rep, t, k, cpus, units, freq.GHz); err != nil {
-				return nil, err
-			}
-		}
-	}
-	noteAboveTheory(rep, freq.GHz)
-	part("compute")
-	bw, bwSkipped := kernels.BandwidthKernels()
-	flagSkipped(rep, bwSkipped)
-	for _, cpus := range scopes {
-		if err := measureBandwidth(ctx, o, rep, t, bw, cpus, caches); err != nil {
-			return nil, err
-		}
-	}
-	part("bandwidth")
-	rep.Roofs.CacheSource = cacheSource(rep.Roofs.Bandwidth)
-	// DGEMM comes last, after the memory-bound sweeps: right after seconds
-	// of FMA kernels on every core, this VM's DGEMM ran 1.4% slower than
-	// after idling (3 pairs, C loop), as if the host lowered the clock.
-	if o.NoDGEMM {
-		rep.DGEMMSkipped = "not asked for (--no-dgemm)"
-	} else if err := measureDGEMM(ctx, o, rep, t, widest(scopes)); err != nil {
-		var skip *dgemmSkip
-		if !errors.As(err, &skip) {
-			return nil, err
-		}
-		rep.DGEMMSkipped = skip.why
-		rep.flag(roofline.FlagDGEMMSkipped, "DGEMM skipped: "+skip.why)
-	}
-	part("dgemm")
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
 	return rep, nil
 }
@@ -384,11 +353,11 @@ func (t *tally) add(rs ...stats.Result) map[stats.StopReason]int {
 	return reasons
 }
 
-// Scopes returns the CPUs of each thread scope: one thread per physical
+// threadScopes returns the CPUs of each thread scope: one thread per physical
 // core (SMT siblings add no FMA pipes and share the core's caches), taken
 // in order from the CPUs this process may use. Without threads the scopes
 // are one core, the cores of one socket and all cores, without duplicates.
-func Scopes(topo machine.Topology, threads []int) ([][]int, error) {
+func threadScopes(topo machine.Topology, threads []int) ([][]int, error) {
 	allowed, err := affinity.Allowed()
 	if err != nil {
 		return nil, err

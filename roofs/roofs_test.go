@@ -49,11 +49,11 @@ func TestScopesPickOneCPUPerCoreAndRejectTooMany(t *testing.T) {
 }
 
 func TestTheoreticalGFlops(t *testing.T) {
-	zen4 := FPUnits{FMAUnits: 2, Bits: 256}
-	zen5 := FPUnits{FMAUnits: 2, Bits: 512}
+	zen4 := fmaPipes{FMAUnits: 2, Bits: 256}
+	zen5 := fmaPipes{FMAUnits: 2, Bits: 512}
 	tests := []struct {
 		name      string
-		u         FPUnits
+		u         fmaPipes
 		threads   int
 		isa, prec string
 		fma       bool
@@ -64,7 +64,7 @@ func TestTheoreticalGFlops(t *testing.T) {
 		{"fp32 doubles the lanes", zen5, 2, "avx512", "fp32", true, 3 * 2 * 16 * 2 * 2},
 		{"scalar is one lane", zen5, 1, "scalar", "fp32", true, 3 * 1 * 2 * 2},
 		{"mul+add has no theoretical peak here", zen5, 1, "avx512", "fp64", false, 0},
-		{"unknown microarchitecture", FPUnits{}, 1, "avx2", "fp64", true, 0},
+		{"unknown microarchitecture", fmaPipes{}, 1, "avx2", "fp64", true, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestDGEMMSpaces(t *testing.T) {
 			t.Errorf("DGEMMSpace(%q) = %d shapes, %v; want %d", tt.name, len(space), err, tt.want)
 		}
 		for i := 1; i < len(space); i++ {
-			if DgemmFlops(space[i].N, space[i].M, space[i].K) < DgemmFlops(space[i-1].N, space[i-1].M, space[i-1].K) {
+			if dgemmFlops(space[i].N, space[i].M, space[i].K) < dgemmFlops(space[i-1].N, space[i-1].M, space[i-1].K) {
 				t.Errorf("%q: %v before %v is not smallest work first", tt.name, space[i-1], space[i])
 			}
 		}
@@ -162,7 +162,7 @@ func TestMissingBLASSkipsDGEMMWithTheFix(t *testing.T) {
 	defer func() { blasCandidates = saved }()
 	rep := &Report{}
 	err := measureDGEMM(context.Background(), Options{}, rep, &tally{tuning: &roofline.Tuning{StopReasons: map[string]int{}}}, []int{0})
-	var skip *dgemmSkip
+	var skip *skipError
 	if !errors.As(err, &skip) || !strings.Contains(skip.why, "apt-get install libopenblas0-pthread") {
 		t.Errorf("err = %v, want a skip that names the package to install", err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/rprof/rprof/internal/unit"
 )
 
-// SweepPoint is the bandwidth measured at one working-set size.
-type SweepPoint struct {
+// sweepPoint is the bandwidth measured at one working-set size.
+type sweepPoint struct {
 	// WorkingSetBytes is the bytes all threads' arrays occupy together.
 	WorkingSetBytes int64
 	// GBytesPerS is 1e9 bytes per second, counting bytes as STREAM does
@@ -21,21 +21,21 @@ type SweepPoint struct {
 	CI         roofline.Interval
 }
 
-// SweepEvaluator measures the bandwidth of a kernel whose threads together
+// sweepEvaluator measures the bandwidth of a kernel whose threads together
 // use workingSetBytes, with a confidence interval.
-type SweepEvaluator func(ctx context.Context, workingSetBytes int64) (gbps float64, ci roofline.Interval, err error)
+type sweepEvaluator func(ctx context.Context, workingSetBytes int64) (gbps float64, ci roofline.Interval, err error)
 
-// DefaultPerOctave is a sweep step that finds every level: 3 sizes per
+// defaultPerOctave is a sweep step that finds every level: 3 sizes per
 // doubling place a cache boundary within a factor of 1.26 and put at least
 // one point inside each plateau window (half a cache and below, twice the
 // previous level and above), even for levels only 8 times apart.
-const DefaultPerOctave = 3
+const defaultPerOctave = 3
 
-// SweepRange is the default span of a sweep over levels: from a quarter of
+// sweepRange is the default span of a sweep over levels: from a quarter of
 // the smallest level (well inside L1) to 8 times the largest, so that a
 // whole octave of sizes lies at 4 times the last-level cache or more, where
-// Plateaus reads DRAM.
-func SweepRange(levels []CacheLevel) (lo, hi int64, err error) {
+// knownPlateaus reads DRAM.
+func sweepRange(levels []cacheLevel) (lo, hi int64, err error) {
 	if len(levels) == 0 {
 		return 0, 0, errors.New("sweep range: no cache levels")
 	}
@@ -49,11 +49,11 @@ func SweepRange(levels []CacheLevel) (lo, hi int64, err error) {
 	return lo, hi, nil
 }
 
-// SweepSizes returns working-set sizes from lo to hi bytes, perOctave per
+// sweepSizes returns working-set sizes from lo to hi bytes, perOctave per
 // doubling, each rounded to a multiple of quantum (the bytes of one loop
 // block over all threads' arrays, so every size is one the kernels can run
 // without a tail), without duplicates.
-func SweepSizes(lo, hi int64, perOctave int, quantum int64) ([]int64, error) {
+func sweepSizes(lo, hi int64, perOctave int, quantum int64) ([]int64, error) {
 	switch {
 	case lo <= 0 || hi < lo:
 		return nil, fmt.Errorf("sweep sizes: range %d to %d bytes is empty", lo, hi)
@@ -74,11 +74,11 @@ func SweepSizes(lo, hi int64, perOctave int, quantum int64) ([]int64, error) {
 	return sizes, nil
 }
 
-// WithDRAMSizes appends dramMinBytes and twice that (rounded up to quantum)
+// withDRAMSizes appends dramMinBytes and twice that (rounded up to quantum)
 // to sizes where the sweep stops short of them: DRAM is read only from
 // there, and sizes between the sweep's end and that floor would show
 // nothing new for their cost.
-func WithDRAMSizes(sizes []int64, quantum int64) []int64 {
+func withDRAMSizes(sizes []int64, quantum int64) []int64 {
 	for _, ws := range []int64{dramMinBytes, 2 * dramMinBytes} {
 		q := (ws + quantum - 1) / quantum * quantum
 		if len(sizes) == 0 || q > sizes[len(sizes)-1] {
@@ -88,11 +88,11 @@ func WithDRAMSizes(sizes []int64, quantum int64) []int64 {
 	return sizes
 }
 
-// Sweep measures each size with eval, smallest first. progress, if not nil,
+// sweep measures each size with eval, smallest first. progress, if not nil,
 // is called after each size. It stops at the first error or when ctx is
 // done, returning the points measured so far with the error.
-func Sweep(ctx context.Context, sizes []int64, eval SweepEvaluator, progress func(done, total int)) ([]SweepPoint, error) {
-	points := make([]SweepPoint, 0, len(sizes))
+func sweep(ctx context.Context, sizes []int64, eval sweepEvaluator, progress func(done, total int)) ([]sweepPoint, error) {
+	points := make([]sweepPoint, 0, len(sizes))
 	for i, ws := range sizes {
 		if err := ctx.Err(); err != nil {
 			return points, fmt.Errorf("sweep: %w", err)
@@ -101,7 +101,7 @@ func Sweep(ctx context.Context, sizes []int64, eval SweepEvaluator, progress fun
 		if err != nil {
 			return points, fmt.Errorf("sweep at %s: %w", unit.Bytes(ws), err)
 		}
-		points = append(points, SweepPoint{WorkingSetBytes: ws, GBytesPerS: gbps, CI: ci})
+		points = append(points, sweepPoint{WorkingSetBytes: ws, GBytesPerS: gbps, CI: ci})
 		if progress != nil {
 			progress(i+1, len(sizes))
 		}

@@ -32,7 +32,7 @@ func TestSweepSizes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := SweepSizes(tt.lo, tt.hi, tt.perOctave, tt.quantum)
+			got, err := sweepSizes(tt.lo, tt.hi, tt.perOctave, tt.quantum)
 			if tt.wantErrSubstr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErrSubstr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErrSubstr)
@@ -50,17 +50,17 @@ func TestSweepSizes(t *testing.T) {
 }
 
 func TestSweepRangeSpansL1ToBeyondTheLastCache(t *testing.T) {
-	lo, hi, err := SweepRange([]CacheLevel{{"L1", 32 << 10}, {"L2", 1 << 20}, {"L3", 32 << 20}})
+	lo, hi, err := sweepRange([]cacheLevel{{"L1", 32 << 10}, {"L2", 1 << 20}, {"L3", 32 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lo != 8<<10 || hi != 256<<20 {
 		t.Errorf("range %d..%d, want 8 KiB..256 MiB", lo, hi)
 	}
-	if _, _, err := SweepRange(nil); err == nil {
+	if _, _, err := sweepRange(nil); err == nil {
 		t.Error("no levels: want an error")
 	}
-	if _, _, err := SweepRange([]CacheLevel{{"L2", 0}}); err == nil || !strings.Contains(err.Error(), "L2") {
+	if _, _, err := sweepRange([]cacheLevel{{"L2", 0}}); err == nil || !strings.Contains(err.Error(), "L2") {
 		t.Errorf("zero-sized level: err = %v, want one naming it", err)
 	}
 }
@@ -72,14 +72,14 @@ func TestSweepMeasuresEachSizeInOrder(t *testing.T) {
 		seen = append(seen, ws)
 		return float64(ws), roofline.Interval{Lo: float64(ws) - 1, Hi: float64(ws) + 1}, nil
 	}
-	pts, err := Sweep(context.Background(), []int64{10, 20, 30}, eval, func(done, total int) { progress = append(progress, done*10+total) })
+	pts, err := sweep(context.Background(), []int64{10, 20, 30}, eval, func(done, total int) { progress = append(progress, done*10+total) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(seen, []int64{10, 20, 30}) || !slices.Equal(progress, []int{13, 23, 33}) {
 		t.Errorf("evaluated %v with progress %v", seen, progress)
 	}
-	if want := (SweepPoint{20, 20, roofline.Interval{Lo: 19, Hi: 21}}); pts[1] != want {
+	if want := (sweepPoint{20, 20, roofline.Interval{Lo: 19, Hi: 21}}); pts[1] != want {
 		t.Errorf("point 1 = %+v, want %+v", pts[1], want)
 	}
 }
@@ -92,7 +92,7 @@ func TestSweepStopsAtTheFirstErrorNamingTheSize(t *testing.T) {
 		}
 		return 1, roofline.Interval{}, nil
 	}
-	pts, err := Sweep(context.Background(), []int64{1024, 2048, 4096}, eval, nil)
+	pts, err := sweep(context.Background(), []int64{1024, 2048, 4096}, eval, nil)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "2 KiB") {
 		t.Errorf("err = %v, want boom naming 2 KiB", err)
 	}
@@ -107,7 +107,7 @@ func TestSweepStopsWhenCancelled(t *testing.T) {
 		cancel()
 		return 1, roofline.Interval{}, nil
 	}
-	pts, err := Sweep(ctx, []int64{1, 2, 3}, eval, nil)
+	pts, err := sweep(ctx, []int64{1, 2, 3}, eval, nil)
 	if !errors.Is(err, context.Canceled) || len(pts) != 1 {
 		t.Errorf("err = %v with %d points, want context.Canceled after 1", err, len(pts))
 	}
@@ -123,12 +123,12 @@ func TestFormatBytes(t *testing.T) {
 
 func TestWithDRAMSizesReachesTheDRAMFloorOnce(t *testing.T) {
 	const q = 3 * 64
-	sizes := WithDRAMSizes([]int64{1 << 20, 256 << 20}, q)
+	sizes := withDRAMSizes([]int64{1 << 20, 256 << 20}, q)
 	if n := len(sizes); n != 4 || sizes[2] < dramMinBytes || sizes[3] < 2*dramMinBytes || sizes[2]%q != 0 || sizes[3]%q != 0 {
-		t.Errorf("WithDRAMSizes = %v, want two sizes added at or above %d and %d, multiples of %d", sizes, dramMinBytes, 2*dramMinBytes, q)
+		t.Errorf("withDRAMSizes = %v, want two sizes added at or above %d and %d, multiples of %d", sizes, dramMinBytes, 2*dramMinBytes, q)
 	}
 	long := []int64{1 << 20, 4 << 30}
-	if got := WithDRAMSizes(long, q); len(got) != 2 {
-		t.Errorf("WithDRAMSizes(sweep already past the floor) = %v, want it unchanged", got)
+	if got := withDRAMSizes(long, q); len(got) != 2 {
+		t.Errorf("withDRAMSizes(sweep already past the floor) = %v, want it unchanged", got)
 	}
 }

@@ -6,11 +6,13 @@
 # figures.
 #   1. start-up against perf stat: `rprof run -e task-clock -- /bin/true`
 #      and `perf stat -e task-clock -- /bin/true`, whole-command wall times
-#      and their per-pair ratio (target: <= 1);
+#      and their per-pair ratio (target: <= 1), then the CPU time of each
+#      whole command (task-clock of its process tree, from an outer perf
+#      stat), which a loaded machine disturbs less than wall time;
 #   2. a 0.5 s CPU-bound target (spin.c): bare, under `rprof run` and under
 #      `perf stat`, whole-command wall times; the ratios rprof/bare (target:
-#      < 1.01), perf/bare and rprof/perf, and the target's own T as rprof
-#      reports it over the bare wall time;
+#      < 1.01), perf/bare and rprof/perf, the target's own T as rprof
+#      reports it over the bare wall time, and the CPU-time ratios;
 #   3. slowdown of a 2 s target: T from --json over the bare wall time, the
 #      whole command over the bare one, and the target's CPU time
 #      (task-clock under rprof, user+sys from /usr/bin/time bare), which a
@@ -51,6 +53,12 @@ wall() {
 	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f\n", b-a}'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.6f\n", a/b}'; }
+# CPU seconds of one command's process tree (task-clock from an outer perf
+# stat, which counts from the command's exec)
+cpu() {
+	"$perf" stat -x, -o "$tmp/cpu.csv" -e task-clock -- "$@" >/dev/null 2>&1 || true
+	awk -F, '/task-clock/ {printf "%.6f\n", $1/1e3}' "$tmp/cpu.csv"
+}
 
 # spin iterations (millions) for about $1 s of CPU, by CPU time, which a
 # busy machine disturbs less than wall time
@@ -83,6 +91,19 @@ if [[ -n $perf ]]; then
 	echo "  rprof run (s):        $(stats <"$tmp/r")"
 	echo "  perf stat (s):        $(stats <"$tmp/p")"
 	echo "  rprof run / perf stat: $(stats <"$tmp/rp")   target <= 1"
+	: >"$tmp/rc"
+	: >"$tmp/pc"
+	: >"$tmp/rpc"
+	for ((i = 0; i < pairs; i++)); do
+		r=$(cpu "$rprof" run -e task-clock -- /bin/true)
+		p=$(cpu "$perf" stat -e task-clock -- /bin/true)
+		echo "$r" >>"$tmp/rc"
+		echo "$p" >>"$tmp/pc"
+		ratio "$r" "$p" >>"$tmp/rpc"
+	done
+	echo "  CPU time (s), rprof run:  $(stats <"$tmp/rc")"
+	echo "  CPU time (s), perf stat:  $(stats <"$tmp/pc")"
+	echo "  CPU time, rprof / perf:   $(stats <"$tmp/rpc")"
 	echo
 fi
 
@@ -117,6 +138,17 @@ echo "  target's T (rprof --json) / bare:          $(stats <"$tmp/tb")"
 if [[ -n $perf ]]; then
 	echo "  whole perf stat / bare:                    $(stats <"$tmp/pb")"
 	echo "  whole rprof run / whole perf stat:         $(stats <"$tmp/rp")"
+	: >"$tmp/rbc"
+	: >"$tmp/pbc"
+	for ((i = 0; i < pairs; i++)); do
+		b=$(cpu "$spin" "$half")
+		r=$(cpu "$rprof" run -e task-clock -- "$spin" "$half")
+		p=$(cpu "$perf" stat -e task-clock -- "$spin" "$half")
+		ratio "$r" "$b" >>"$tmp/rbc"
+		ratio "$p" "$b" >>"$tmp/pbc"
+	done
+	echo "  CPU time, whole rprof run / bare:          $(stats <"$tmp/rbc")"
+	echo "  CPU time, whole perf stat / bare:          $(stats <"$tmp/pbc")"
 fi
 echo
 

@@ -22,11 +22,11 @@ func fixFor(err error) string {
 	var perm *pmu.PermissionError
 	switch {
 	case errors.As(err, &perm) && perm.SystemWide:
-		return "memory-controller events are system-wide and need CAP_PERFMON: setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root"
+		return "memory-controller events are system-wide and need CAP_PERFMON: " + pmu.FixSystemWide
 	case errors.As(err, &perm):
-		return "per-process counting needs kernel.perf_event_paranoid <= 2 (<= 1 to count kernel mode): sysctl kernel.perf_event_paranoid=1, or setcap cap_perfmon+ep $(command -v rprof)"
+		return pmu.FixPerProcess
 	case errors.Is(err, pmu.ErrPermission):
-		return "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=1, or run as root"
+		return pmu.FixPerProcess + ", or run as root"
 	case errors.Is(err, pmu.ErrNoPMU):
 		return "this machine exposes no hardware PMU (a VM without a virtual PMU?); 'rprof doctor' says what would enable one"
 	case errors.Is(err, emulate.ErrNoQEMU):

@@ -116,6 +116,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		if *perNode {
 			for _, n := range m.Nodes {
 				n.RoofsFile = roofsFile
+				fmt.Fprintf(e.stdout, "\n Node %s of job %s: ranks %s", n.Job.Nodes[0].Node, n.Job.ID, joinInts(n.Job.Nodes[0].Ranks))
 				writeRunSummary(e.stdout, &n, "the node's widest")
 				out = append(out, n)
 			}

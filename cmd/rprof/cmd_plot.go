@@ -161,7 +161,11 @@ func loadInputs(roofsPath string, pointFiles []string) (*inputs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read points: %w", err)
 		}
-		in.points = append(in.points, pts...)
+		for _, p := range pts {
+			// Each region is drawn as its own labelled point.
+			in.points = append(in.points, p)
+			in.points = append(in.points, p.RegionPoints()...)
+		}
 	}
 	if in.roofs == nil && len(in.points) == 0 {
 		return nil, usagef("no points and no roofs: give POINT.json files or --roofs FILE (or run 'rprof roofs' first)")

@@ -302,8 +302,8 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		fmt.Fprintf(tw, "%s\t%d\t%.4g GB/s\t[%.4g, %.4g]\t-\t%s\t%s\n", b.Level, b.Threads, b.GBytesPerS, b.CI.Lo, b.CI.Hi, d.Config, reasons(d.Reasons))
 	}
 	tw.Flush()
-	if rep.DGEMMSkipped != "" {
-		fmt.Fprintf(w, "DGEMM skipped: %s\n", rep.DGEMMSkipped)
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(w, "%s skipped: %s\n", s.Harness, s.Why)
 	}
 	if g := r.DGEMM; g != nil {
 		fmt.Fprintf(w, "dgemm: %s %s (%s kernels, %s), measured on the widest thread scope only (threads: %d; --threads for another)\n",

@@ -214,7 +214,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *plotPath != "" {
-		notes, err := chart.Write(*plotPath, roofs.roofs, []roofline.Point{*p}, chart.Options{Threads: p.Threads})
+		notes, err := chart.Write(*plotPath, roofs.roofs, append([]roofline.Point{*p}, p.RegionPoints()...), chart.Options{Threads: p.Threads})
 		if err != nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("plot: %w", err)}
 		}
@@ -348,7 +348,10 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	var body strings.Builder
 	w := &body
 	runs := "1 run"
-	if p.CI.N != 1 {
+	switch {
+	case p.Job != nil:
+		runs = fmt.Sprintf("%d ranks on %d node(s), merged", p.Job.Ranks-len(p.Job.Missing), len(p.Job.Nodes))
+	case p.CI.N != 1:
 		runs = fmt.Sprintf("%d runs", p.CI.N)
 	}
 	how := map[string]string{
@@ -409,7 +412,12 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	if p.Seconds == 0 {
 		secs = "<unknown>"
 	}
-	line(secs, "s", "time", details("mean", tci)+fn.marks(aboutSubject(roofline.SubjectSeconds)))
+	// A merged point's time is one wall interval, its rates W/T and Q/T.
+	timeHow, rateHow := "mean", "mean"
+	if p.Job != nil {
+		timeHow, rateHow = "wall, first rank's start to last rank's end", "over that time"
+	}
+	line(secs, "s", "time", details(timeHow, tci)+fn.marks(aboutSubject(roofline.SubjectSeconds)))
 	if p.Source != roofline.SourceEvents {
 		gci := ""
 		if p.GFlops != nil && p.CI.GFlops != nil {
@@ -417,8 +425,8 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 				gci = "± " + pm
 			}
 		}
-		line(orUnknown(p.GFlops, unit.Value), "GFLOP/s", "performance", known(p.GFlops, "mean "+gci))
-		line(orUnknown(p.GBytesPerS, unit.Value), "GB/s", "bandwidth", known(p.GBytesPerS, "mean"))
+		line(orUnknown(p.GFlops, unit.Value), "GFLOP/s", "performance", known(p.GFlops, rateHow+" "+gci))
+		line(orUnknown(p.GBytesPerS, unit.Value), "GB/s", "bandwidth", known(p.GBytesPerS, rateHow))
 	}
 	if p.RoofsFile != "" {
 		fmt.Fprintln(w)

@@ -129,7 +129,7 @@ func TestAdviceAddsTheFixForPMUErrors(t *testing.T) {
 		want string
 	}{
 		{&pmu.PermissionError{Event: "cas_count_read", SystemWide: true, Paranoid: 2}, "setcap cap_perfmon+ep"},
-		{&pmu.PermissionError{Event: "FP_ARITH", Paranoid: 3}, "sysctl kernel.perf_event_paranoid=1"},
+		{&pmu.PermissionError{Event: "FP_ARITH", Paranoid: 3}, "sysctl kernel.perf_event_paranoid=2"},
 		{&pmu.EventError{Event: "instructions", CPU: -1, Err: pmu.ErrNoPMU}, "rprof doctor"},
 		{pmu.ErrUnsupportedCPU, "rprof events"},
 		{errors.New("plain"), ""},

@@ -161,7 +161,7 @@ func Compare(old, new []roofline.Point, opts Options) (*Comparison, error) {
 	}
 	c := &Comparison{Options: opts}
 	if len(old) == 1 && len(new) == 1 {
-		c.Pairs = append(c.Pairs, comparePair(old[0], new[0], opts))
+		c.addPair(old[0], new[0], opts)
 		return c, nil
 	}
 	oldBy, err := byLabel(old)
@@ -197,9 +197,40 @@ func Compare(old, new []roofline.Point, opts Options) (*Comparison, error) {
 	}
 	// Keep the old file's order.
 	for _, p := range old {
-		c.Pairs = append(c.Pairs, comparePair(p, newBy[p.Label], opts))
+		c.addPair(p, newBy[p.Label], opts)
 	}
 	return c, nil
+}
+
+// addPair compares two points, then their regions matched by name, each
+// region a pair of its own after its point's; a region on one side only
+// is flagged on the point's pair.
+func (c *Comparison) addPair(old, new roofline.Point, opts Options) {
+	c.Pairs = append(c.Pairs, comparePair(old, new, opts))
+	pair := &c.Pairs[len(c.Pairs)-1]
+	oldRs, newRs := old.RegionPoints(), new.RegionPoints()
+	newBy := map[string]roofline.Point{}
+	for i, r := range newRs {
+		newBy[new.Regions[i].Name] = r
+	}
+	matched := map[string]bool{}
+	var regions []Pair
+	for i, r := range oldRs {
+		name := old.Regions[i].Name
+		n, ok := newBy[name]
+		if !ok {
+			pair.Flags = append(pair.Flags, fmt.Sprintf("region %q is only in old", name))
+			continue
+		}
+		matched[name] = true
+		regions = append(regions, comparePair(r, n, opts))
+	}
+	for _, r := range new.Regions {
+		if !matched[r.Name] {
+			pair.Flags = append(pair.Flags, fmt.Sprintf("region %q is only in new", r.Name))
+		}
+	}
+	c.Pairs = append(c.Pairs, regions...)
 }
 
 func byLabel(points []roofline.Point) (map[string]roofline.Point, error) {

@@ -380,3 +380,27 @@ func TestEmulatedWorkAndTrafficAreExact(t *testing.T) {
 		})
 	}
 }
+
+func TestCompareMatchesRegionsByName(t *testing.T) {
+	mk := func(label string, regions ...roofline.Region) roofline.Point {
+		return roofline.Point{Schema: roofline.PointSchema, Label: label, Seconds: 1,
+			CI:      roofline.Uncertainty{Confidence: 0.95, N: 1, Method: "none", Seconds: roofline.Interval{Lo: 1, Hi: 1}},
+			Samples: roofline.Samples{Seconds: []float64{1}}, Regions: regions}
+	}
+	old := mk("app", roofline.Region{Name: "a", Seconds: 0.5}, roofline.Region{Name: "gone", Seconds: 0.1})
+	new := mk("app", roofline.Region{Name: "a", Seconds: 0.25}, roofline.Region{Name: "added", Seconds: 0.1})
+	c, err := Compare([]roofline.Point{old}, []roofline.Point{new}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Pairs) != 2 || c.Pairs[1].Label != "app/a" {
+		t.Fatalf("pairs %+v, want the point's and region a's", c.Pairs)
+	}
+	flags := strings.Join(c.Pairs[0].Flags, "; ")
+	if !strings.Contains(flags, `region "gone" is only in old`) || !strings.Contains(flags, `region "added" is only in new`) {
+		t.Errorf("flags %q", flags)
+	}
+	if r := c.Pairs[1].Rows[0]; r.Old.Center != 0.5 || r.New.Center != 0.25 {
+		t.Errorf("region a's time row %+v", r)
+	}
+}

@@ -6,9 +6,7 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/rprof/rprof/internal/chart"
@@ -347,15 +345,6 @@ func interval(v float64, ci roofline.Interval) string {
 
 func bracket(ci roofline.Interval) string {
 	return "[" + unit.Value(ci.Lo) + ", " + unit.Value(ci.Hi) + "]"
-}
-
-// count writes a scaled counter value: whole numbers in full, like the raw
-// count next to it.
-func count(v float64) string {
-	if math.Abs(v) >= 1000 || v == math.Trunc(v) {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
 func optional(v *float64) string {
