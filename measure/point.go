@@ -156,7 +156,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 		place(p, in)
 	}
 	if plan, res := cfg.probes, in.reps[len(in.reps)-1].regions; plan != nil && res != nil {
-		p.Regions = regionPoints(plan, *res, in.roofs, p.Threads)
+		p.Regions = regionPoints(plan, *res, last.Functions, in.roofs, p.Threads)
 		p.Flags = append(p.Flags, plan.notes...)
 		p.Flags = append(p.Flags, resultFlags(*res)...)
 	}
@@ -461,6 +461,9 @@ func readOnce(r io.Reader) bool {
 // and flags a point above its roof.
 func place(p *roofline.Point, in inputs) {
 	p.RoofsFile = in.cfg.RoofsPath
+	if why := roofline.ForeignRoofs(in.roofs.Machine, p.Machine); why != "" {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
+	}
 	p.Threads = roofline.ThreadScope(in.roofs.ThreadScopes(), in.cfg.Threads, 0, in.cpus)
 	if p.Intensity == nil || p.GFlops == nil {
 		return
