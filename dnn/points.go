@@ -118,24 +118,10 @@ func (g *Group) point(o PointOptions) roofline.Point {
 	return p
 }
 
-// place puts a point under the roofs of the thread scope and flags a point
-// above its roof.
+// place puts a point under the roofs of the thread scope. With a modelled
+// Q, a point above its roof is most often data that stayed in cache
+// between calls: DRAM moved less than the compulsory traffic.
 func place(p *roofline.Point, o PointOptions) {
 	p.RoofsFile = o.RoofsFile
-	p.Threads = roofline.ThreadScope(o.Roofs.ThreadScopes(), o.Threads, 0, o.CPUs)
-	if p.Intensity == nil || p.GFlops == nil || *p.GFlops == 0 {
-		return
-	}
-	pl, err := o.Roofs.PlacePoint(p, p.Threads)
-	if err != nil {
-		return
-	}
-	p.Bound = &pl.Bound
-	p.AttainableGFlops = ptr(pl.AttainableGFlops)
-	p.FractionOfAttainable = ptr(pl.Fraction)
-	if pl.AboveRoof(p) {
-		// With a modelled Q this is most often data that stayed in cache
-		// between calls: DRAM moved less than the compulsory traffic.
-		p.Flags = append(p.Flags, pl.AboveRoofFlag())
-	}
+	o.Roofs.PlaceAt(p, roofline.ThreadScope(o.Roofs.ThreadScopes(), o.Threads, 0, o.CPUs))
 }
