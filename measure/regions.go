@@ -122,7 +122,7 @@ func regionPoints(plan *regionPlan, res regions.Result, funcs []roofline.Functio
 				}
 			}
 		}
-		if st.Seconds > 0 {
+		if st.Seconds > 0 && len(plan.counters) > 0 {
 			r.CountedFraction = min(st.CountedSeconds/st.Seconds, 1)
 		}
 		if st.CountedSeconds > 0 && len(st.Counts) == len(plan.counters) {
