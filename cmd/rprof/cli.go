@@ -102,6 +102,10 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		return help(e, args[1:])
 	}
+	if name == "--version" || name == "version" {
+		fmt.Fprintln(e.stdout, version())
+		return exitOK
+	}
 	cmd := lookup(name)
 	if cmd == nil {
 		fmt.Fprintf(stderr, "rprof: unknown command %q (see 'rprof help')\n", name)
@@ -166,7 +170,7 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %s\n", c.Name, c.Short)
 	}
-	fmt.Fprintln(w, "\nUse 'rprof help <command>' for more about a command.")
+	fmt.Fprintln(w, "\nUse 'rprof help <command>' for more about a command, 'rprof --version' for\nthe version.")
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting. A

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,6 +34,8 @@ a set of points. Points with an unknown or zero intensity or performance
 cannot sit on log axes: they are left out with a note on stderr. The roofs
 drawn are those of one thread scope (--threads, else the first point's);
 points measured with another thread count are drawn but not placed.
+Points measured on another machine than the roofs (CPU, cores, host) are
+flagged foreign-roofs, drawn red, with a note.
 
 The output format follows the file extension of -o: .png, .svg or .pdf.
 --ascii prints a text chart to stdout instead (or as well), for terminals
@@ -167,6 +170,13 @@ func loadInputs(roofsPath string, pointFiles []string) (*inputs, error) {
 			in.points = append(in.points, p.RegionPoints()...)
 		}
 	}
+	if in.roofs != nil {
+		for i := range in.points {
+			if why := flagForeign(&in.points[i], in.roofs); why != "" {
+				in.notes = append(in.notes, fmt.Sprintf("point %q: %s", in.points[i].Label, why))
+			}
+		}
+	}
 	if in.roofs == nil && len(in.points) == 0 {
 		return nil, usagef("no points and no roofs: give POINT.json files or --roofs FILE (or run 'rprof roofs' first)")
 	}
@@ -192,4 +202,16 @@ func parseInterspersed(fset *flag.FlagSet, args []string) ([]string, error) {
 		files = append(files, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagForeign flags a point drawn under roofs of another machine (unless
+// it carries the flag already), so the chart marks it and the report says
+// why; it returns why, or "".
+func flagForeign(p *roofline.Point, roofs *roofline.Roofs) string {
+	why := roofline.ForeignRoofs(roofs.Machine, p.Machine)
+	if why == "" || slices.ContainsFunc(p.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagForeignRoofs }) {
+		return ""
+	}
+	p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
+	return why
 }

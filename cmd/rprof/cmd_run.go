@@ -33,7 +33,9 @@ the run (T, wall seconds), and reports the arithmetic intensity W/Q, GFLOP/s
 and GB/s, which roof binds the program and how far below that roof it is.
 Counting starts at CMD's exec and covers all its threads and children;
 children still running when CMD exits are flagged (children-outlived). CMD
-dies with rprof, even when rprof is killed. CMD owns stdin and stdout (a
+dies with rprof, even when rprof is killed. Roofs measured on another
+machine (another CPU or core count, or another host) are flagged
+foreign-roofs. CMD owns stdin and stdout (a
 piped stdin reaches only the first of several runs: flagged stdin-once);
 the summary goes to stderr, in the style of perf stat. Validity warnings
 are numbered footnotes.
@@ -94,7 +96,7 @@ DIR/*.json' makes the job's point. See docs/cluster.md.
 
 Exit status: CMD's own (128+N when signal N killed it); rprof's failures:
 2 bad command line or input (empty command, --repeat 0, unparsable event,
-unreadable or foreign roofs file), 125 rprof could not measure (no
+unreadable roofs file), 125 rprof could not measure (no
 counters, failing overhead command, unwritable output), 126 CMD not
 executable, 127 CMD not found, 130 interrupted before any repetition.
 `,

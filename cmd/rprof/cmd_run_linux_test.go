@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
@@ -158,6 +159,7 @@ func maskedPoint(t *testing.T, path string) []byte {
 	}
 	doc["flags"] = flags
 	doc["command"] = "MASKED"
+	doc["roofs_file"] = "MASKED"
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -165,11 +167,59 @@ func maskedPoint(t *testing.T, path string) []byte {
 	return append(out, '\n')
 }
 
+// roofsOf writes the roofs fixture as measured on m, and returns its path.
+func roofsOf(t *testing.T, m roofline.Machine) string {
+	t.Helper()
+	r, err := roofline.ReadRoofs("testdata/run/roofs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Machine = m
+	path := filepath.Join(t.TempDir(), "roofs.json")
+	if err := roofline.WriteJSON(path, r); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// localMachine describes this machine as rprof run does.
+func localMachine(t *testing.T) roofline.Machine {
+	t.Helper()
+	sys, proc := os.DirFS("/sys"), os.DirFS("/proc")
+	cpu, err := machine.ReadCPU(proc)
+	if err != nil {
+		t.Skipf("read CPU: %v", err)
+	}
+	topo, err := machine.ReadTopology(sys)
+	if err != nil {
+		t.Skipf("read topology: %v", err)
+	}
+	return machine.Describe(cpu, topo, sys, proc)
+}
+
+func TestRunFlagsRoofsOfAnotherMachine(t *testing.T) {
+	other := localMachine(t)
+	other.CPU.ModelName = "Another CPU Entirely"
+	args := append([]string{"--work", "2e6", "--traffic", "1e6", "--roofs", roofsOf(t, other), "--"}, targetArgv(t, "exit", "0")...)
+	code, _, stderr := rprofRun(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, roofline.FlagForeignRoofs+": the roofs were measured on another machine: CPU \"Another CPU Entirely\"") {
+		t.Errorf("no foreign-roofs footnote:\n%s", stderr)
+	}
+	// The same roofs, measured here: no flag.
+	args = append([]string{"--work", "2e6", "--traffic", "1e6", "--roofs", roofsOf(t, localMachine(t)), "--"}, targetArgv(t, "exit", "0")...)
+	if _, _, stderr := rprofRun(t, "", args...); strings.Contains(stderr, roofline.FlagForeignRoofs) {
+		t.Errorf("roofs of this machine flagged foreign:\n%s", stderr)
+	}
+}
+
 func TestRunWritesAnAnalyticPoint(t *testing.T) {
 	dir := t.TempDir()
 	out, chartFile := filepath.Join(dir, "point.json"), filepath.Join(dir, "point.svg")
 	args := append([]string{"--work", "2e6", "--traffic", "1e6", "--repeat", "3", "--label", "analytic",
-		"--roofs", "testdata/run/roofs.json", "--threads", "2", "--json", out, "--plot", chartFile, "--"}, targetArgv(t, "exit", "0")...)
+		"--roofs", roofsOf(t, localMachine(t)), "--threads", "2", "--json", out, "--plot", chartFile, "--"}, targetArgv(t, "exit", "0")...)
 	code, _, stderr := rprofRun(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -25,5 +26,24 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == testTargetArg {
 		os.Exit(testTarget(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	// The tests' measurements keep apart from each other, not from
+	// whatever else measures on this machine (a real 'rprof roofs' would
+	// hold them up for minutes).
+	runtimeDir, err := os.MkdirTemp("", "rprof-test-runtime-")
+	if err != nil {
+		os.Exit(1)
+	}
+	os.Setenv("XDG_RUNTIME_DIR", runtimeDir)
+	code := m.Run()
+	os.RemoveAll(runtimeDir)
+	os.Exit(code)
+}
+
+func TestVersionNamesTheBuild(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		code, stdout, _ := rprofCLI(t, arg)
+		if code != exitOK || !strings.HasPrefix(stdout, "rprof ") || !strings.Contains(stdout, "go1.") {
+			t.Errorf("rprof %s: exit %d, %q; want rprof, the version and the Go version", arg, code, stdout)
+		}
+	}
 }
