@@ -248,7 +248,7 @@ func planSpecs(d pmu.Diagnosis, notes []roofline.Flag) ([]counterSpec, []rooflin
 			// what it costs here shows in the checks below or the counts.
 			continue
 		}
-		notes = append(notes, roofline.Flag{Code: code, Message: pr.String()})
+		notes = append(notes, roofline.Flag{Code: code, Message: pr.What})
 	}
 	if !d.Traffic.Usable && !slices.ContainsFunc(notes, func(f roofline.Flag) bool { return f.Code == roofline.FlagNoUncore }) {
 		notes = append(notes, roofline.Flag{Code: roofline.FlagNoUncore,

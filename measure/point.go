@@ -156,7 +156,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 		place(p, in)
 	}
 	if plan, res := cfg.probes, in.reps[len(in.reps)-1].regions; plan != nil && res != nil {
-		p.Regions = regionPoints(plan, *res, in.roofs, p.Threads)
+		p.Regions = regionPoints(plan, *res, last.Functions, in.roofs, p.Threads)
 		p.Flags = append(p.Flags, plan.notes...)
 		p.Flags = append(p.Flags, resultFlags(*res)...)
 	}
@@ -464,22 +464,7 @@ func place(p *roofline.Point, in inputs) {
 	if why := roofline.ForeignRoofs(in.roofs.Machine, p.Machine); why != "" {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
 	}
-	p.Threads = roofline.ThreadScope(in.roofs.ThreadScopes(), in.cfg.Threads, 0, in.cpus)
-	if p.Intensity == nil || p.GFlops == nil {
-		return
-	}
-	pl, err := in.roofs.PlacePoint(p, p.Threads)
-	if err != nil {
-		// No roof for the scope, or a zero roof in the document: the point
-		// stays unplaced rather than infinitely far above it.
-		return
-	}
-	p.Bound = &pl.Bound
-	p.AttainableGFlops = ptr(pl.AttainableGFlops)
-	p.FractionOfAttainable = ptr(pl.Fraction)
-	if pl.AboveRoof(p) {
-		p.Flags = append(p.Flags, pl.AboveRoofFlag())
-	}
+	in.roofs.PlaceAt(p, roofline.ThreadScope(in.roofs.ThreadScopes(), in.cfg.Threads, 0, in.cpus))
 }
 
 func interval(w *stats.Welford, confidence float64) roofline.Interval {

@@ -3,6 +3,7 @@ package measure
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/rprof/rprof/internal/launch"
 	"github.com/rprof/rprof/regions"
@@ -18,6 +19,10 @@ type regionPlan struct {
 	// encodings in opts.Counters.
 	counters []Counter
 	opts     regions.Options
+	// attributed: W and Q of regions come from the backend's attribution
+	// by function (the emulate backend), not from counters read by the
+	// probes.
+	attributed bool
 	// notes are flags about every region (why W or Q are not counted per
 	// region).
 	notes []roofline.Flag
@@ -87,7 +92,10 @@ func regionInvalid(err error) error {
 // work counters' deltas (count x FLOPs per count, each scaled for
 // multiplexing), the -e events, and both extrapolated from the calls that
 // were counted to all calls by time; flags for what limits each figure.
-func regionPoints(plan *regionPlan, res regions.Result, roofs *roofline.Roofs, threads int) []roofline.Region {
+//
+// Where the backend attributes W and Q by function (plan.attributed), a
+// function region takes its function's W and Q from that table instead.
+func regionPoints(plan *regionPlan, res regions.Result, funcs []roofline.FunctionCount, roofs *roofline.Roofs, threads int) []roofline.Region {
 	var out []roofline.Region
 	nfun := 0
 	for _, p := range plan.probes {
@@ -114,7 +122,7 @@ func regionPoints(plan *regionPlan, res regions.Result, roofs *roofline.Roofs, t
 				}
 			}
 		}
-		if st.Seconds > 0 {
+		if st.Seconds > 0 && len(plan.counters) > 0 {
 			r.CountedFraction = min(st.CountedSeconds/st.Seconds, 1)
 		}
 		if st.CountedSeconds > 0 && len(st.Counts) == len(plan.counters) {
@@ -141,6 +149,9 @@ func regionPoints(plan *regionPlan, res regions.Result, roofs *roofline.Roofs, t
 				r.GFlops = ptr(work / st.CountedSeconds / 1e9)
 			}
 		}
+		if plan.attributed {
+			r.Flags = append(r.Flags, attribute(&r, st, plan, i, nfun, funcs)...)
+		}
 		if r.WorkFlops != nil && r.TrafficBytes != nil && *r.TrafficBytes > 0 {
 			r.Intensity = ptr(*r.WorkFlops / *r.TrafficBytes)
 		}
@@ -149,7 +160,7 @@ func regionPoints(plan *regionPlan, res regions.Result, roofs *roofline.Roofs, t
 				r.Bound, r.AttainableGFlops, r.FractionOfAttainable = &pl.Bound, ptr(pl.AttainableGFlops), ptr(pl.Fraction)
 			}
 		}
-		r.Flags = regionFlags(st, len(plan.counters) > 0)
+		r.Flags = append(r.Flags, regionFlags(st, len(plan.counters) > 0)...)
 		if i < len(res.Lost) && res.Lost[i] > 0 {
 			r.Flags = append(r.Flags, roofline.Flag{Code: roofline.FlagLostRecords,
 				Message: fmt.Sprintf("%d probe records were dropped (ring buffer full): calls are missing", res.Lost[i])})
@@ -207,4 +218,28 @@ func fmtSeconds(s float64) string {
 		return fmt.Sprintf("%.3g ms", s*1e3)
 	}
 	return fmt.Sprintf("%.3g µs", s*1e6)
+}
+
+// attribute gives function region i the W and Q its function has in the
+// backend's table, matched by symbol and file, and W's rate over the
+// region's time.
+func attribute(r *roofline.Region, st regions.Stats, plan *regionPlan, i, nfun int, funcs []roofline.FunctionCount) []roofline.Flag {
+	if i >= nfun {
+		return []roofline.Flag{{Code: roofline.FlagMissingCounter,
+			Message: "a LIKWID marker region spans code, not a function: the emulated run's W and Q by function do not give it"}}
+	}
+	p := plan.probes[i]
+	for _, f := range funcs {
+		if f.Name != p.Spec.Symbol || (f.Object != "" && filepath.Base(f.Object) != filepath.Base(p.Path) && f.Object != p.Path) {
+			continue
+		}
+		r.WorkFlops, r.TrafficBytes = ptr(f.WorkFlops), ptr(f.TrafficBytes)
+		r.CountedFraction = 1
+		if st.Seconds > 0 {
+			r.GFlops = ptr(f.WorkFlops / st.Seconds / 1e9)
+		}
+		return nil
+	}
+	return []roofline.Flag{{Code: roofline.FlagMissingCounter,
+		Message: "not among the emulated run's functions with at least 0.1% of W or Q (the 25 largest): W and Q unknown"}}
 }

@@ -54,12 +54,18 @@ func planRegions(cfg Config, counters []counterSpec) (*regionPlan, error) {
 		plan.counters = append(plan.counters, s.counter())
 		plan.opts.Counters = append(plan.opts.Counters, s.event)
 	}
+	if err := calibrate(plan); err != nil {
+		return nil, err
+	}
+	if cfg.Count == BackendEmulate {
+		plan.attributed = true
+		plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagModelled,
+			Message: "regions: a function region's W (exact) and Q (modelled) are its own instructions' in the emulated run, not its callees'; its calls and times come from uprobes on the native runs, so its GFLOP/s is its own work over its inclusive time"})
+		return plan, nil
+	}
 	if !hasWork {
 		plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
 			Message: "regions: work is not counted per region: there are no FP-work counters here (see rprof doctor); region times are measured"})
-	}
-	if err := calibrate(plan); err != nil {
-		return nil, err
 	}
 	plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagNoRegionTraffic,
 		Message: "regions: DRAM traffic is not attributed to regions: memory-controller counters count per socket and cannot be read in eBPF off their own CPU (EINVAL), so region intensity is unknown and regions are not placed under the roofs; the whole-program point keeps Q"})

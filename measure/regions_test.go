@@ -31,7 +31,7 @@ func TestRegionPointsWeighWorkCountsAndExtrapolateByTime(t *testing.T) {
 			{Raw: 800, Enabled: 8_000_000, Running: 8_000_000},
 		},
 		CountedSeconds: 0.008, Cost: regions.Cost{Inside: 2 * time.Microsecond, Call: 7 * time.Microsecond}}
-	got := regionPoints(plan, regions.Result{Regions: []regions.Stats{st}, Lost: []uint64{3}}, nil, 1)
+	got := regionPoints(plan, regions.Result{Regions: []regions.Stats{st}, Lost: []uint64{3}}, nil, nil, 1)
 	if len(got) != 1 {
 		t.Fatalf("%d regions", len(got))
 	}
@@ -85,5 +85,31 @@ func TestRegionFlagsSayWhatLimitsTheFigures(t *testing.T) {
 		if !slices.Equal(codes, c.want) {
 			t.Errorf("%+v: flags %v, want %v", c.st, codes, c.want)
 		}
+	}
+}
+
+// With an attributing backend (--count emulate), a function region takes
+// its function's W and Q from the backend's table: recorded values.
+func TestRegionPointsTakeWorkAndTrafficFromTheAttribution(t *testing.T) {
+	plan := &regionPlan{attributed: true, probes: []regions.Probe{
+		{Name: "triad", Spec: regions.Spec{Symbol: "triad"}, Kind: regions.Function, Path: "/tmp/x/triad"},
+		{Name: "rare", Spec: regions.Spec{Symbol: "rare"}, Kind: regions.Function, Path: "/tmp/x/triad"},
+	}}
+	funcs := []roofline.FunctionCount{
+		{Name: "triad", Object: "triad", WorkFlops: 2e7, TrafficBytes: 3e8},
+		{Name: "triad", Object: "libother.so", WorkFlops: 1, TrafficBytes: 1},
+	}
+	res := regions.Result{Regions: []regions.Stats{
+		{Name: "triad", Calls: 5, Seconds: 0.5},
+		{Name: "rare", Calls: 1, Seconds: 0.1},
+	}}
+	got := regionPoints(plan, res, funcs, nil, 1)
+	tr := got[0]
+	if tr.WorkFlops == nil || *tr.WorkFlops != 2e7 || tr.TrafficBytes == nil || *tr.TrafficBytes != 3e8 ||
+		tr.Intensity == nil || math.Abs(*tr.Intensity-2e7/3e8) > 1e-12 || math.Abs(*tr.GFlops-0.04) > 1e-12 {
+		t.Errorf("triad: %+v", tr)
+	}
+	if got[1].WorkFlops != nil || len(got[1].Flags) == 0 || got[1].Flags[0].Code != roofline.FlagMissingCounter {
+		t.Errorf("a region missing from the table must say so: %+v", got[1])
 	}
 }

@@ -67,14 +67,6 @@ type Check struct {
 	Err error
 }
 
-// The remedies for refused counting, one wording for the doctor, the plan's
-// problems and the CLI's advice. rprof counts per-process events in user
-// mode when kernel mode is refused (paranoid 2), so paranoid 2 is enough.
-const (
-	FixPerProcess = "sysctl kernel.perf_event_paranoid=2 (per-process counting in user mode; 1 counts kernel mode too), or setcap cap_perfmon+ep $(command -v rprof)"
-	FixSystemWide = "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root"
-)
-
 // Capability bits (include/uapi/linux/capability.h).
 const (
 	capSysAdmin = 21
@@ -196,7 +188,6 @@ func (d *Diagnosis) workCheck(probe *prober) Check {
 		d.Problems = append(d.Problems, Problem{
 			Code: ProblemParanoid,
 			What: fmt.Sprintf("perf_event_paranoid=%d: a kernel with the Debian, Ubuntu or Android restriction patch forbids counting without CAP_PERFMON (an upstream kernel counts user mode, as at 2)%s", d.Paranoid, d.unknownCaps()),
-			Fix:  FixPerProcess,
 		})
 		if d.CapsKnown {
 			c.Err = &PermissionError{Event: d.Plan.Work[0].Name, Paranoid: d.Paranoid}
@@ -231,9 +222,9 @@ func (d *Diagnosis) trafficCheck(probe *prober) Check {
 	c.Detail = countEvents(len(d.Plan.Traffic), pmuNames(trafficEvents(d.Plan)))
 	if d.ParanoidKnown && d.Paranoid > 0 && !d.privileged() {
 		d.Problems = append(d.Problems, Problem{
-			Code: ProblemParanoid,
-			What: fmt.Sprintf("perf_event_paranoid=%d: memory-controller (system-wide) events need CAP_PERFMON or root%s", d.Paranoid, d.unknownCaps()),
-			Fix:  FixSystemWide,
+			Code:       ProblemParanoid,
+			What:       fmt.Sprintf("perf_event_paranoid=%d: memory-controller (system-wide) events need CAP_PERFMON or root%s", d.Paranoid, d.unknownCaps()),
+			SystemWide: true,
 		})
 		if d.CapsKnown {
 			c.Err = &PermissionError{Event: d.Plan.Traffic[0].Name, SystemWide: true, Paranoid: d.Paranoid}
@@ -269,7 +260,6 @@ func (d *Diagnosis) uprobeCheck(pmus PMUs, probe *prober) Check {
 				d.Problems = append(d.Problems, Problem{
 					Code: ProblemBPF,
 					What: "eBPF programs cannot be loaded: the process lacks CAP_BPF",
-					Fix:  "setcap cap_bpf,cap_perfmon+ep $(command -v rprof), or run as root",
 				})
 			}
 			return c
@@ -299,16 +289,7 @@ func countEvents(n int, pmus []string) string {
 
 // probeProblem explains an event that resolved but did not open.
 func probeProblem(err error, systemWide bool) Problem {
-	pr := Problem{Code: ProblemProbe, What: fmt.Sprintf("an event rprof needs does not open here: %v", err)}
-	switch {
-	case errors.Is(err, ErrPermission) && systemWide:
-		pr.Fix = FixSystemWide
-	case errors.Is(err, ErrPermission):
-		pr.Fix = FixPerProcess
-	case errors.Is(err, ErrNotSupported):
-		pr.Fix = "use a kernel whose perf driver supports this CPU (rprof events shows the encoding tried)"
-	}
-	return pr
+	return Problem{Code: ProblemProbe, What: fmt.Sprintf("an event rprof needs does not open here: %v", err), Err: err, SystemWide: systemWide}
 }
 
 // probeAll opens each event once; the first failure is returned.

@@ -86,9 +86,23 @@ type Problem struct {
 	Code string
 	// What says what is wrong, in one sentence.
 	What string
-	// Fix is the exact remedy (a command, a setting), or "" when none
-	// exists.
+	// Fix is a catalogue entry's own remedy for this CPU (pin the program
+	// to the P-cores, count on a newer generation), or "". The remedies
+	// of the generic problems are the command's to give, from Code and
+	// the fields below (cmd/rprof's advice).
 	Fix string
+	// VM says that a ProblemNoPMU machine is a virtual machine; Hypervisor
+	// names its hypervisor when known (DMI sys_vendor, or detected).
+	VM         bool
+	Hypervisor string
+	// SystemWide: a ProblemParanoid or ProblemProbe about system-wide
+	// (memory-controller) events rather than per-process ones.
+	SystemWide bool
+	// Err is why a ProblemProbe's event did not open.
+	Err error
+	// SMTCounters is, for ProblemMultiplexed, the counters per core with
+	// SMT off when that is more than with it on, else 0.
+	SMTCounters int
 }
 
 // Problem codes callers act on.
@@ -108,7 +122,8 @@ const (
 	ProblemProbe           = "probe"
 )
 
-// String is the problem as one line: what, then the fix.
+// String is the problem as one line: what is wrong, and a catalogue
+// remedy when it has one.
 func (p Problem) String() string {
 	if p.Fix == "" {
 		return p.What
@@ -206,7 +221,6 @@ func (p *Plan) addWatchdog() {
 	pr := Problem{
 		Code: ProblemNMIWatchdog,
 		What: "the NMI watchdog (kernel.nmi_watchdog=1) keeps a cycles counter busy on every CPU",
-		Fix:  "sysctl kernel.nmi_watchdog=0",
 	}
 	if p.CPU.Vendor == "AuthenticAMD" && p.Counters > 0 {
 		p.Counters--
@@ -346,7 +360,6 @@ func (p *Plan) addTraffic(spec archSpec, pmus PMUs, hardware bool) {
 	p.Problems = append(p.Problems, Problem{
 		Code: ProblemNoTrafficPMU,
 		What: fmt.Sprintf("no %s PMU: DRAM traffic cannot be counted", strings.Join(bases, " or ")),
-		Fix:  "use a kernel whose uncore driver supports this CPU, on bare metal (VMs do not expose memory-controller PMUs)",
 	})
 }
 
@@ -383,7 +396,6 @@ func resolveTraffic(box *PMU, t trafficSpec) (TrafficEvent, *Problem, error) {
 			return ev, &Problem{
 				Code: ProblemKernelAlias,
 				What: fmt.Sprintf("this kernel scales %s/%s/ to %g bytes per count; one count is %g bytes, which rprof uses", box.Name, name, bytes, t.Bytes),
-				Fix:  "none needed; a newer kernel has the right scale",
 			}, nil
 		}
 		return ev, nil, nil
@@ -393,7 +405,6 @@ func resolveTraffic(box *PMU, t trafficSpec) (TrafficEvent, *Problem, error) {
 		return ev, &Problem{
 			Code: ProblemKernelAlias,
 			What: fmt.Sprintf("this kernel's %s, not %s: rprof encodes %s itself", strings.Join(wrong, ", "), t.Terms, t.Name),
-			Fix:  "none needed; a kernel with the fix makes the alias right",
 		}, nil
 	case t.Missing != "" && len(t.Aliases) > 0:
 		return ev, &Problem{Code: ProblemKernelAlias, What: t.Missing}, nil
@@ -441,7 +452,6 @@ func (p *Plan) addUnverified() {
 		p.Problems = append(p.Problems, Problem{
 			Code: ProblemUnverified,
 			What: fmt.Sprintf("UNVERIFIED (%s): %s", strings.Join(events[r], ", "), r),
-			Fix:  "check the figure against a kernel whose FLOPs and bytes are known before trusting it",
 		})
 	}
 }
@@ -461,15 +471,14 @@ func (p *Plan) addMultiplexed(spec archSpec) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		fix := ""
-		if spec.CountersNoSMT > p.Counters {
-			fix = fmt.Sprintf("disable SMT (echo off > /sys/devices/system/cpu/smt/control) for %d counters per core", spec.CountersNoSMT)
-		}
-		p.Problems = append(p.Problems, Problem{
+		pr := Problem{
 			Code: ProblemMultiplexed,
 			What: fmt.Sprintf("the %s work events need %d counter groups (%d counters per thread): the kernel time-shares them and rprof scales each count by its running time", name, perPMU[name], p.Counters),
-			Fix:  fix,
-		})
+		}
+		if spec.CountersNoSMT > p.Counters {
+			pr.SMTCounters = spec.CountersNoSMT
+		}
+		p.Problems = append(p.Problems, pr)
 	}
 }
 
@@ -491,7 +500,6 @@ func encodeProblem(event string, err error) Problem {
 	return Problem{
 		Code: ProblemEncode,
 		What: fmt.Sprintf("cannot encode %s: %v", event, err),
-		Fix:  "check that the sysfs tree is complete (format/ files of the PMU)",
 	}
 }
 
@@ -512,9 +520,9 @@ func noPMUProblem(cpu machine.CPUInfo, pmus PMUs, hypervisor string) Problem {
 		if hypervisor != "" {
 			vm = "a " + hypervisor + " VM"
 		}
-		return Problem{Code: ProblemNoPMU, What: what + " (" + vm + " without a virtual PMU): neither FP work nor DRAM traffic can be counted", Fix: VMPMUFix(hypervisor)}
+		return Problem{Code: ProblemNoPMU, What: what + " (" + vm + " without a virtual PMU): neither FP work nor DRAM traffic can be counted", VM: true, Hypervisor: hypervisor}
 	}
-	return Problem{Code: ProblemNoPMU, What: what, Fix: "use a kernel built with perf events support for this CPU (CONFIG_PERF_EVENTS and the CPU's PMU driver)"}
+	return Problem{Code: ProblemNoPMU, What: what}
 }
 
 func unsupportedProblem(cpu machine.CPUInfo, microarch string) Problem {
@@ -525,31 +533,7 @@ func unsupportedProblem(cpu machine.CPUInfo, microarch string) Problem {
 	return Problem{
 		Code: ProblemUnsupportedCPU,
 		What: fmt.Sprintf("rprof has no FP-work or DRAM-traffic events for %s", id),
-		Fix:  "count W and Q analytically, or run on a supported CPU (rprof events lists them in docs/events.md)",
 	}
-}
-
-// VMPMUFix is the setting that gives a VM a virtual PMU, for the hypervisor
-// named by DMI sys_vendor or detected otherwise ("" when unknown: all of
-// them). A virtual PMU gives core events (W) only: hypervisors generally do
-// not expose memory-controller PMUs, so Q needs bare metal.
-func VMPMUFix(sysVendor string) string {
-	kvm := "KVM/libvirt: <cpu mode='host-passthrough'> with <pmu state='on'/> in the domain XML; QEMU: -cpu host,pmu=on"
-	vmware := "VMware: enable \"Virtualize CPU performance counters\" in the VM's CPU settings"
-	cloud := "cloud: use a bare-metal instance type (e.g. AWS *.metal)"
-	const uncore = " (this gives W; DRAM traffic Q needs bare metal, as VMs usually get no memory-controller PMU)"
-	v := strings.ToLower(sysVendor)
-	switch {
-	case strings.Contains(v, "qemu") || strings.Contains(v, "kvm") || strings.Contains(v, "red hat"):
-		return kvm + uncore
-	case strings.Contains(v, "vmware"):
-		return vmware + uncore
-	case strings.Contains(v, "microsoft") || strings.Contains(v, "hyper-v"):
-		return "Hyper-V/Azure: run on bare metal or a VM size that exposes a virtual PMU" + uncore
-	case strings.Contains(v, "amazon") || strings.Contains(v, "google"):
-		return cloud
-	}
-	return "give the VM a virtual PMU: " + kvm + "; " + vmware + "; " + cloud + uncore
 }
 
 // Err is the typed error that stops counting W on this plan, or nil: an

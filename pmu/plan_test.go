@@ -429,8 +429,8 @@ func TestVMWithVirtualPMUCountsWorkButNotTraffic(t *testing.T) {
 	}
 	for _, pr := range p.Problems {
 		if pr.Code == ProblemNoTrafficPMU {
-			if !strings.Contains(pr.What, "uncore_imc") || !strings.Contains(pr.Fix, "bare metal") {
-				t.Errorf("problem %q: want the missing PMU named and bare metal as the fix", pr)
+			if !strings.Contains(pr.What, "uncore_imc") {
+				t.Errorf("problem %q: want the missing PMU named", pr)
 			}
 			return
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/cilium/ebpf/features"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/pmu"
+	"golang.org/x/sys/unix"
 )
 
 // requireProbes skips a test that attaches probes where eBPF uprobes
@@ -352,5 +353,39 @@ func TestOpenBLASDgemmIsALibraryRegion(t *testing.T) {
 	res, out := runProbed(t, []Probe{p}, Options{}, "env", "OPENBLAS_NUM_THREADS=1", target, "4")
 	if r := res.Regions[0]; r.Calls != 4 || r.NeverLeft != 0 {
 		t.Fatalf("cblas_dgemm %+v; target said %s", r, out)
+	}
+}
+
+// TestHardwareCountersAreReadPerCPUInRegions reads the core PMU's
+// instructions counter per CPU in the probes, as W's FP events are read:
+// it skips with the reason where there is no hardware PMU (fails with
+// RPROF_REQUIRE_PMU=1).
+func TestHardwareCountersAreReadPerCPUInRegions(t *testing.T) {
+	requireProbes(t)
+	testutil.SkipUnlessHardware(t, pmu.HaveHardwareCounters())
+	target := compile(t, "target-pie", "target.c", "-pthread", "-ldl", "-pie")
+	instructions := pmu.Event{Name: "instructions", PMU: "cpu", Scale: 1,
+		Attr: pmu.Attr{Type: unix.PERF_TYPE_HARDWARE, Config: unix.PERF_COUNT_HW_INSTRUCTIONS}}
+	argv := []string{target, "spin", "10", "1000"}
+	if chrt, err := exec.LookPath("chrt"); err == nil {
+		argv = append([]string{chrt, "-f", "10"}, argv...)
+	}
+	res, _ := runProbed(t, []Probe{resolveOne(t, target, "spin_us")}, Options{Counters: []pmu.Event{instructions}}, argv...)
+	r := res.Regions[0]
+	if r.Calls != 10 || r.CountedSeconds == 0 {
+		t.Fatalf("%+v: want 10 calls, some counted", r)
+	}
+	// A 1 ms spin retires at least a million instructions at any clock.
+	if perCall := r.Counts[0].Value() / float64(r.Calls-r.Migrated-r.Switched); perCall < 1e5 {
+		t.Errorf("%.0f instructions per 1 ms call", perCall)
+	}
+}
+
+func TestLoadErrorsSayWhatIsMissing(t *testing.T) {
+	if err := loadError("load", fmt.Errorf("load program: %w", os.ErrPermission)); !errors.Is(err, ErrPermission) {
+		t.Errorf("EPERM: %v, want ErrPermission", err)
+	}
+	if err := loadError("load", fmt.Errorf("detect: %w", ebpf.ErrNotSupported)); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("not supported: %v, want ErrNotSupported", err)
 	}
 }

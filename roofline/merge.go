@@ -424,17 +424,7 @@ func placeUnder(p *Point, r *Roofs) {
 	if len(scopes) == 0 {
 		return
 	}
-	p.Threads = slices.Max(scopes)
-	pl, err := r.PlacePoint(p, p.Threads)
-	if err != nil {
-		return
-	}
-	p.Bound = &pl.Bound
-	p.AttainableGFlops = ptrTo(pl.AttainableGFlops)
-	p.FractionOfAttainable = ptrTo(pl.Fraction)
-	if pl.AboveRoof(p) {
-		p.Flags = append(p.Flags, pl.AboveRoofFlag())
-	}
+	r.PlaceAt(p, slices.Max(scopes))
 }
 
 // JobRoofs is a node's roofs scaled to n nodes: every ceiling and its

@@ -202,6 +202,25 @@ func (pl Placement) AboveRoof(p *Point) bool {
 	return lo > roofHi
 }
 
+// PlaceAt places p under the roofs of a thread scope: it records the
+// scope, the binding roof, the attainable GFLOP/s and the fraction reached,
+// and flags a point above its roof. A point that cannot be placed
+// (intensity or rate unknown or zero, no roof for the scope, a zero roof)
+// keeps only the scope.
+func (r *Roofs) PlaceAt(p *Point, threads int) {
+	p.Threads = threads
+	pl, err := r.PlacePoint(p, threads)
+	if err != nil {
+		return
+	}
+	p.Bound = &pl.Bound
+	p.AttainableGFlops = &pl.AttainableGFlops
+	p.FractionOfAttainable = &pl.Fraction
+	if pl.AboveRoof(p) {
+		p.Flags = append(p.Flags, pl.AboveRoofFlag())
+	}
+}
+
 // AboveRoofFlag is the flag of a point that AboveRoof singles out: the one
 // wording of it, for a point placed when measured and for one placed again
 // under other roofs.

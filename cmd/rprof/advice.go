@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
@@ -22,11 +24,11 @@ func fixFor(err error) string {
 	var perm *pmu.PermissionError
 	switch {
 	case errors.As(err, &perm) && perm.SystemWide:
-		return "memory-controller events are system-wide and need CAP_PERFMON: " + pmu.FixSystemWide
+		return "memory-controller events are system-wide and need CAP_PERFMON: " + fixSystemWide
 	case errors.As(err, &perm):
-		return pmu.FixPerProcess
+		return fixPerProcess
 	case errors.Is(err, pmu.ErrPermission):
-		return pmu.FixPerProcess + ", or run as root"
+		return fixPerProcess + ", or run as root"
 	case errors.Is(err, pmu.ErrNoPMU):
 		return "this machine exposes no hardware PMU (a VM without a virtual PMU?); 'rprof doctor' says what would enable one"
 	case errors.Is(err, emulate.ErrNoQEMU):
@@ -39,4 +41,93 @@ func fixFor(err error) string {
 		return "this kernel or machine lacks the event; 'rprof doctor' says what is missing and why"
 	}
 	return ""
+}
+
+// The remedies for refused counting, one wording for the doctor, events and
+// the advice on errors. rprof counts per-process events in user mode when
+// kernel mode is refused, so perf_event_paranoid=2 is enough for them;
+// levels above 2 refuse only on kernels with the Debian, Ubuntu or Android
+// restriction patch (an upstream 6.18 kernel counts user mode at 3).
+const (
+	fixPerProcess = "sysctl kernel.perf_event_paranoid=2 (per-process counting in user mode; 1 counts kernel mode too), or setcap cap_perfmon+ep $(command -v rprof)"
+	fixSystemWide = "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root"
+)
+
+// problemFix is the remedy of a problem pmu found: the catalogue's own for
+// this CPU when it has one, else the one for its code; "" when nothing
+// needs doing.
+func problemFix(pr pmu.Problem) string {
+	if pr.Fix != "" {
+		return pr.Fix
+	}
+	switch pr.Code {
+	case pmu.ProblemNoPMU:
+		if pr.VM {
+			return vmPMUFix(pr.Hypervisor)
+		}
+		return "use a kernel built with perf events support for this CPU (CONFIG_PERF_EVENTS and the CPU's PMU driver)"
+	case pmu.ProblemUnsupportedCPU:
+		return "count W and Q analytically (rprof run --work, --traffic), or run on a supported CPU (rprof events lists them in docs/events.md)"
+	case pmu.ProblemNoTrafficPMU:
+		return "use a kernel whose uncore driver supports this CPU, on bare metal (VMs do not expose memory-controller PMUs)"
+	case pmu.ProblemUnverified:
+		return "check the figure against a kernel whose FLOPs and bytes are known before trusting it"
+	case pmu.ProblemMultiplexed:
+		if pr.SMTCounters > 0 {
+			return fmt.Sprintf("disable SMT (echo off > /sys/devices/system/cpu/smt/control) for %d counters per core", pr.SMTCounters)
+		}
+	case pmu.ProblemEncode:
+		return "check that the sysfs tree is complete (format/ files of the PMU)"
+	case pmu.ProblemNMIWatchdog:
+		return "sysctl kernel.nmi_watchdog=0"
+	case pmu.ProblemParanoid:
+		if pr.SystemWide {
+			return fixSystemWide
+		}
+		return fixPerProcess
+	case pmu.ProblemBPF:
+		return "setcap cap_bpf,cap_perfmon+ep $(command -v rprof), or run as root"
+	case pmu.ProblemProbe:
+		switch {
+		case errors.Is(pr.Err, pmu.ErrPermission) && pr.SystemWide:
+			return fixSystemWide
+		case errors.Is(pr.Err, pmu.ErrPermission):
+			return fixPerProcess
+		case errors.Is(pr.Err, pmu.ErrNotSupported):
+			return "use a kernel whose perf driver supports this CPU (rprof events shows the encoding tried)"
+		}
+	}
+	// Kernel-alias problems need nothing: rprof encodes the event itself.
+	return ""
+}
+
+// problemLine is a problem with its remedy on one line.
+func problemLine(pr pmu.Problem) string {
+	if fix := problemFix(pr); fix != "" {
+		return pr.What + "; fix: " + fix
+	}
+	return pr.What
+}
+
+// vmPMUFix is the setting that gives a VM a virtual PMU, for the hypervisor
+// named by DMI sys_vendor or detected otherwise ("" when unknown: all of
+// them). A virtual PMU gives core events (W) only: hypervisors generally do
+// not expose memory-controller PMUs, so Q needs bare metal.
+func vmPMUFix(sysVendor string) string {
+	kvm := "KVM/libvirt: <cpu mode='host-passthrough'> with <pmu state='on'/> in the domain XML; QEMU: -cpu host,pmu=on"
+	vmware := "VMware: enable \"Virtualize CPU performance counters\" in the VM's CPU settings"
+	cloud := "cloud: use a bare-metal instance type (e.g. AWS *.metal)"
+	const uncore = " (this gives W; DRAM traffic Q needs bare metal, as VMs usually get no memory-controller PMU)"
+	v := strings.ToLower(sysVendor)
+	switch {
+	case strings.Contains(v, "qemu") || strings.Contains(v, "kvm") || strings.Contains(v, "red hat"):
+		return kvm + uncore
+	case strings.Contains(v, "vmware"):
+		return vmware + uncore
+	case strings.Contains(v, "microsoft") || strings.Contains(v, "hyper-v"):
+		return "Hyper-V/Azure: run on bare metal or a VM size that exposes a virtual PMU" + uncore
+	case strings.Contains(v, "amazon") || strings.Contains(v, "google"):
+		return cloud
+	}
+	return "give the VM a virtual PMU: " + kvm + "; " + vmware + "; " + cloud + uncore
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -192,7 +193,7 @@ func benchPoints(results []dnnbench.Result, roofs *roofline.Roofs, roofsFile str
 	}
 	pts := dnn.Points(groups, dnn.PointOptions{
 		Command: []string{"rprof", "dnn", "bench"}, Created: time.Now().UTC(), Confidence: confidence,
-		Roofs: roofs, RoofsFile: roofsFile, CPUs: results[0].Threads,
+		Roofs: roofs, RoofsFile: roofsFile, CPUs: results[0].Threads, Machine: hereMachine(),
 	})
 	for i := range pts {
 		if results[i].Cold {
@@ -247,7 +248,7 @@ func writeBenchTable(w io.Writer, v dnnbench.Version, results []dnnbench.Result,
 				continue
 			}
 			n := f.Code + ": " + f.Message
-			if !slicesContains(notes, n) {
+			if !slices.Contains(notes, n) {
 				notes = append(notes, n)
 			}
 		}
@@ -259,13 +260,4 @@ func writeBenchTable(w io.Writer, v dnnbench.Version, results []dnnbench.Result,
 		}
 	}
 	fmt.Fprintln(w)
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

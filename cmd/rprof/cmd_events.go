@@ -212,8 +212,8 @@ func eventsJSON(p pmu.Plan) eventsDoc {
 func problemsDoc(ps []pmu.Problem) ([]string, []problemJSON) {
 	lines, details := []string{}, []problemJSON{}
 	for _, pr := range ps {
-		lines = append(lines, pr.String())
-		details = append(details, problemJSON{Code: pr.Code, What: pr.What, Fix: pr.Fix})
+		lines = append(lines, problemLine(pr))
+		details = append(details, problemJSON{Code: pr.Code, What: pr.What, Fix: problemFix(pr)})
 	}
 	return lines, details
 }
@@ -332,8 +332,8 @@ func writeProblems(b *strings.Builder, ps []pmu.Problem) {
 	b.WriteString("\nProblems:\n")
 	for _, pr := range ps {
 		fmt.Fprintf(b, "  - %s\n", pr.What)
-		if pr.Fix != "" {
-			fmt.Fprintf(b, "    fix: %s\n", pr.Fix)
+		if fix := problemFix(pr); fix != "" {
+			fmt.Fprintf(b, "    fix: %s\n", fix)
 		}
 	}
 }

@@ -91,6 +91,9 @@ type Row struct {
 	// Deterministic rows are compared against Tolerance (none between two
 	// emulated points, whose W and Q are exact); the others with a test.
 	Deterministic bool
+	// Exact: both points' W and Q are exact (emulated), so the row was
+	// compared with no tolerance.
+	Exact bool
 	// Test is the two-sample test of a timed row; nil when it could not be
 	// run, and NoTest says why.
 	Test   *stats.Comparison
@@ -261,15 +264,18 @@ func comparePair(old, new roofline.Point, opts Options) Pair {
 	}
 	// Emulated W and Q are exact: between two emulated points any change is
 	// real, with no tolerance.
-	tol := opts.Tolerance
-	if old.ExactCounts() && new.ExactCounts() {
+	tol, exact := opts.Tolerance, old.ExactCounts() && new.ExactCounts()
+	if exact {
 		tol = 0
 	}
-	pr.Rows = append(pr.Rows,
+	for _, r := range []Row{
 		countedRow(MetricWork, "FLOP", old.WorkFlops, new.WorkFlops, tol),
 		countedRow(MetricTraffic, "B", old.TrafficBytes, new.TrafficBytes, tol),
 		countedRow(MetricIntensity, "FLOP/B", old.Intensity, new.Intensity, tol),
-	)
+	} {
+		r.Exact = exact
+		pr.Rows = append(pr.Rows, r)
+	}
 	return pr
 }
 

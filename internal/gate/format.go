@@ -48,6 +48,11 @@ func verdictCell(r Row, opts Options) string {
 	switch {
 	case !r.Old.Known || !r.New.Known:
 		return ""
+	case r.Deterministic && r.Exact:
+		if r.Significant {
+			return "changed (exact counts)"
+		}
+		return "same (exact counts)"
 	case r.Deterministic:
 		if r.Significant {
 			return fmt.Sprintf("changed (beyond ±%s)", unit.Relative(opts.Tolerance))
