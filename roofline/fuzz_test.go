@@ -59,4 +59,3 @@ func FuzzReadRoofs(f *testing.F) {
 		}
 	})
 }
-
