@@ -23,6 +23,8 @@ type PointOptions struct {
 	CPUs      int
 	// Trace, when set, adds its skipped-lines flag to every point.
 	Trace *Trace
+	// Machine is where the points were measured.
+	Machine roofline.Machine
 }
 
 // Label names a group in a point set: kind, algorithm, implementation,
@@ -91,6 +93,7 @@ func (g *Group) point(o PointOptions) roofline.Point {
 			Confidence: o.Confidence, Method: "student-t", N: len(secs), Seconds: ci,
 		},
 		Samples: roofline.Samples{Seconds: secs},
+		Machine: o.Machine,
 		Flags: append([]roofline.Flag{{Code: roofline.FlagAnalytic,
 			Message: "W and Q are modelled from the oneDNN problem descriptor (Q: every tensor once from DRAM); the time is oneDNN's own, per call, from its verbose trace"}},
 			g.Model.Flags...),
@@ -123,5 +126,8 @@ func (g *Group) point(o PointOptions) roofline.Point {
 // between calls: DRAM moved less than the compulsory traffic.
 func place(p *roofline.Point, o PointOptions) {
 	p.RoofsFile = o.RoofsFile
+	if why := roofline.ForeignRoofs(o.Roofs.Machine, p.Machine); why != "" {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
+	}
 	o.Roofs.PlaceAt(p, roofline.ThreadScope(o.Roofs.ThreadScopes(), o.Threads, 0, o.CPUs))
 }

@@ -184,13 +184,14 @@ func (s *Session) openMaps(opts Options) error {
 // loadError classifies a failure of the kernel's eBPF or uprobe interface.
 func loadError(what string, err error) error {
 	var ve *ebpf.VerifierError
+	// Permission first: a refused load also comes as a verifier error.
 	switch {
-	case errors.As(err, &ve):
-		return fmt.Errorf("regions: %s: the verifier refused it: %+v", what, ve)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("regions: %s: %w: eBPF programs and uprobes need CAP_BPF and CAP_PERFMON (or root): %w", what, ErrPermission, err)
 	case errors.Is(err, ebpf.ErrNotSupported), errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("regions: %s: %w: the kernel lacks uprobes, eBPF or attach cookies (5.15+): %w", what, ErrNotSupported, err)
+	case errors.As(err, &ve):
+		return fmt.Errorf("regions: %s: the verifier refused it: %+v", what, ve)
 	}
 	return fmt.Errorf("regions: %s: %w", what, err)
 }

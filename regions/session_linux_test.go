@@ -380,3 +380,12 @@ func TestHardwareCountersAreReadPerCPUInRegions(t *testing.T) {
 		t.Errorf("%.0f instructions per 1 ms call", perCall)
 	}
 }
+
+func TestLoadErrorsSayWhatIsMissing(t *testing.T) {
+	if err := loadError("load", fmt.Errorf("load program: %w", os.ErrPermission)); !errors.Is(err, ErrPermission) {
+		t.Errorf("EPERM: %v, want ErrPermission", err)
+	}
+	if err := loadError("load", fmt.Errorf("detect: %w", ebpf.ErrNotSupported)); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("not supported: %v, want ErrNotSupported", err)
+	}
+}

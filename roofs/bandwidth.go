@@ -3,6 +3,7 @@ package roofs
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -276,6 +277,9 @@ func sweepSpan(known knownCaches, threads int) (lo, hi int64, err error) {
 		}
 		lo, hi = kl, max(hi, kh)
 	}
+	// Whole octaves below hi, so that the sweep ends at hi rather than up
+	// to twice past it (2 threads of a 48 KiB L1 had swept to 1.5 GiB).
+	lo = hi >> int(math.Floor(math.Log2(float64(hi)/float64(lo))))
 	return lo, hi, nil
 }
 

@@ -24,6 +24,10 @@ const (
 	trafficPerNode = 7_000_000
 )
 
+// countEnv is the ranks' environment: the backend's counts, and a
+// runtime directory of the tests' own, so that rprof's machine lock
+// (which keeps measurements apart) is not shared with rprof runs outside
+// the test: the ranks would wait for them.
 var countEnv = []string{
 	fmt.Sprintf("RPROF_TEST_WORK_FLOPS=%d", workPerRank),
 	fmt.Sprintf("RPROF_TEST_NODE_TRAFFIC_BYTES=%d", trafficPerNode),
@@ -59,7 +63,14 @@ var built struct {
 }
 
 func TestMain(m *testing.M) {
+	runtimeDir, err := os.MkdirTemp("", "rprof-e2e-run-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	countEnv = append(countEnv, "XDG_RUNTIME_DIR="+runtimeDir)
 	code := m.Run()
+	os.RemoveAll(runtimeDir)
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

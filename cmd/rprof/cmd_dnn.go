@@ -19,6 +19,7 @@ import (
 	"github.com/rprof/rprof/roofline"
 
 	"github.com/rprof/rprof/internal/unit"
+	"github.com/rprof/rprof/machine"
 )
 
 var cmdDNN = &command{
@@ -124,6 +125,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	points := dnn.Points(groups, dnn.PointOptions{
 		Command: command, Created: time.Now().UTC(), Confidence: *confidence,
 		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: *threads, CPUs: libraryThreads(tr.Info), Trace: tr,
+		Machine: hereMachine(),
 	})
 	for i := range points {
 		points[i].Exit = roofline.Exit{Code: code}
@@ -320,4 +322,16 @@ func orUnknownDash(v *float64) string {
 		return "-"
 	}
 	return unit.Value(*v)
+}
+
+// hereMachine describes this machine for the points rprof dnn writes
+// (fields it cannot read stay empty).
+func hereMachine() roofline.Machine {
+	procfs, sysfs := os.DirFS("/proc"), os.DirFS("/sys")
+	cpu, err := machine.ReadCPU(procfs)
+	if err != nil {
+		return roofline.Machine{}
+	}
+	topo, _ := machine.ReadTopology(sysfs)
+	return machine.Describe(cpu, topo, sysfs, procfs)
 }

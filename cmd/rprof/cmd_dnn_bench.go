@@ -193,7 +193,7 @@ func benchPoints(results []dnnbench.Result, roofs *roofline.Roofs, roofsFile str
 	}
 	pts := dnn.Points(groups, dnn.PointOptions{
 		Command: []string{"rprof", "dnn", "bench"}, Created: time.Now().UTC(), Confidence: confidence,
-		Roofs: roofs, RoofsFile: roofsFile, CPUs: results[0].Threads,
+		Roofs: roofs, RoofsFile: roofsFile, CPUs: results[0].Threads, Machine: hereMachine(),
 	})
 	for i := range pts {
 		if results[i].Cold {

@@ -135,17 +135,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
 	}
-	switch {
-	case set["ci"] && set["repeat"]:
-		return usagef("--repeat and --ci exclude each other: a fixed number of runs or an adaptive one")
-	case *repeat < 1:
-		return usagef("--repeat %d: must be at least 1", *repeat)
-	case set["ci"] && !(*ci > 0 && *ci < 1):
-		return usagef("--ci %g: must be a fraction of the mean in (0, 1), e.g. 0.02", *ci)
-	case set["ci"]:
-		cfg.CI, cfg.MaxRepeat, cfg.MaxTime = *ci, mf.maxRepeat, mf.maxTime
-	default:
-		cfg.Repeat = *repeat
+	if err := setRepetition(&cfg, set, *repeat, *ci, mf); err != nil {
+		return err
 	}
 	if err := mf.apply(&cfg, fset); err != nil {
 		return err
@@ -162,15 +153,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err := checkOutputs(*jsonPath, *plotPath); err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
-	scope := "as asked with --threads"
 	roofs, err := loadRoofs(mf.roofs)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	cfg.Roofs, cfg.RoofsPath = roofs.roofs, roofs.path
-	if cfg.Threads == 0 {
-		scope = fmt.Sprintf("the largest measured scope not above the %d online CPUs", measure.OnlineCPUs())
-	}
+	scope := scopeText(cfg.Threads)
 
 	var node rankNode
 	if isRank {
@@ -203,20 +191,51 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		writeRunSummary(e.stderr, p, scope)
 	}
 	writeRegions(e.stderr, p)
+	return finishRun(e, cfg, p, *jsonPath, *plotPath, roofs.roofs)
+}
+
+// scopeText says how the roofs' thread scope was chosen (roofline.ThreadScope).
+func scopeText(threads int) string {
+	if threads > 0 {
+		return "as asked with --threads"
+	}
+	return fmt.Sprintf("the largest measured scope not above the %d online CPUs", measure.OnlineCPUs())
+}
+
+// setRepetition applies --repeat or --ci (with --max-repeat, --max-time),
+// which exclude each other.
+func setRepetition(cfg *measure.Config, set map[string]bool, repeat int, ci float64, mf measureFlags) error {
+	switch {
+	case set["ci"] && set["repeat"]:
+		return usagef("--repeat and --ci exclude each other: a fixed number of runs or an adaptive one")
+	case repeat < 1:
+		return usagef("--repeat %d: must be at least 1", repeat)
+	case set["ci"] && !(ci > 0 && ci < 1):
+		return usagef("--ci %g: must be a fraction of the mean in (0, 1), e.g. 0.02", ci)
+	case set["ci"]:
+		cfg.CI, cfg.MaxRepeat, cfg.MaxTime = ci, mf.maxRepeat, mf.maxTime
+	default:
+		cfg.Repeat = repeat
+	}
+	return nil
+}
+
+// finishRun says when --ci was not reached, writes the point and the
+// chart asked for, and exits with the target's status.
+func finishRun(e *env, cfg measure.Config, p *roofline.Point, jsonPath, plotPath string, roofs *roofline.Roofs) error {
 	if cfg.CI > 0 && p.Seconds > 0 {
 		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.CI*p.Seconds) {
-			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%.1f%%) did not narrow to ±%g%% within %d runs or %v (--max-repeat, --max-time)\n\n",
-				100*h/p.Seconds, 100*cfg.CI, cfg.MaxRepeat, cfg.MaxTime)
+			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%s) did not narrow to ±%s within %d runs or %v (--max-repeat, --max-time)\n\n",
+				unit.Percent(h/p.Seconds), unit.Relative(cfg.CI), cfg.MaxRepeat, cfg.MaxTime)
 		}
 	}
-
-	if *jsonPath != "" {
-		if err := writeDoc(e, *jsonPath, p); err != nil {
+	if jsonPath != "" {
+		if err := writeDoc(e, jsonPath, p); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 	}
-	if *plotPath != "" {
-		notes, err := chart.Write(*plotPath, roofs.roofs, append([]roofline.Point{*p}, p.RegionPoints()...), chart.Options{Threads: p.Threads})
+	if plotPath != "" {
+		notes, err := chart.Write(plotPath, roofs, append([]roofline.Point{*p}, p.RegionPoints()...), chart.Options{Threads: p.Threads})
 		if err != nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("plot: %w", err)}
 		}
@@ -349,62 +368,104 @@ func aboutEvent(name string) func(roofline.Flag) bool {
 // unit, what it is and how it was obtained, then the events and the
 // footnotes.
 func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
-	fn := &footnotes{flags: p.Flags, used: map[int]bool{}}
-	var body strings.Builder
-	w := &body
-	runs := "1 run"
+	s := &summary{p: p, fn: &footnotes{flags: p.Flags, used: map[int]bool{}}}
+	if p.Source != roofline.SourceEvents {
+		s.counted()
+	}
+	s.timed()
+	s.placement(scope)
+	writeEmulation(&s.w, p, s.line)
+	s.events()
+	if p.Exit.Code != 0 || p.Exit.Signal != "" {
+		fmt.Fprintf(&s.w, "\n  exit status %d%s\n", p.Exit.Code, s.fn.marks(aboutSubject(roofline.SubjectExit)))
+	}
+	runs, how := s.heading()
+	fmt.Fprintf(out, "\n Roofline point of '%s' (%s, %s)%s:\n\n", strings.Join(p.Command, " "), runs, how, s.fn.rest())
+	io.WriteString(out, s.w.String())
+	if len(s.fn.flags) > 0 {
+		fmt.Fprintln(out)
+		for i, f := range s.fn.flags {
+			fmt.Fprintf(out, "  [%d] %s: %s\n", i+1, f.Code, f.Message)
+		}
+	}
+	fmt.Fprintln(out)
+}
+
+// summary is the body of a run summary being written, with its footnotes.
+type summary struct {
+	w  strings.Builder
+	p  *roofline.Point
+	fn *footnotes
+}
+
+// heading says how many runs made the point and how W and Q were obtained.
+func (s *summary) heading() (runs, how string) {
+	p := s.p
+	runs = "1 run"
 	switch {
 	case p.Job != nil:
 		runs = fmt.Sprintf("%d ranks on %d node(s), merged", p.Job.Ranks-len(p.Job.Missing), len(p.Job.Nodes))
 	case p.CI.N != 1:
 		runs = fmt.Sprintf("%d runs", p.CI.N)
 	}
-	how := map[string]string{
+	how = map[string]string{
 		roofline.SourceCounters: "W and Q from hardware counters",
 		roofline.SourceAnalytic: "analytic W and Q, time measured",
 		roofline.SourceEvents:   "events only: W and Q not measured",
 		roofline.SourceEmulated: "W and Q counted under emulation, T from native runs",
 	}[p.Source]
+	return runs, how
+}
 
-	// median says how a counted W or Q was summarised: the median of the
-	// runs, with their range as the spread.
-	median := func(samples []float64) string {
-		var parts []string
-		if p.CI.N > 1 && p.Source == roofline.SourceCounters && len(samples) > 1 {
-			parts = append(parts, fmt.Sprintf("median of %d, range %s .. %s", p.CI.N, unit.Count(slices.Min(samples)), unit.Count(slices.Max(samples))))
-		}
-		if p.Overhead != nil {
-			parts = append(parts, "overhead subtracted")
-		}
-		return strings.Join(parts, ", ")
+// line writes one figure: value, unit, what it is and how it was obtained.
+func (s *summary) line(value, u, what, detail string) {
+	l := fmt.Sprintf("  %18s %-8s %-14s %s", value, u, what, strings.TrimSpace(detail))
+	fmt.Fprintln(&s.w, strings.TrimRight(l, " "))
+}
+
+// median says how a counted W or Q was summarised: the median of the runs,
+// with their range as the spread.
+func (s *summary) median(samples []float64) string {
+	p := s.p
+	var parts []string
+	if p.CI.N > 1 && p.Source == roofline.SourceCounters && len(samples) > 1 {
+		parts = append(parts, fmt.Sprintf("median of %d, range %s .. %s", p.CI.N, unit.Count(slices.Min(samples)), unit.Count(slices.Max(samples))))
 	}
-	line := func(value, unit, what, detail string) {
-		l := fmt.Sprintf("  %18s %-8s %-14s %s", value, unit, what, strings.TrimSpace(detail))
-		fmt.Fprintln(w, strings.TrimRight(l, " "))
+	if p.Overhead != nil {
+		parts = append(parts, "overhead subtracted")
 	}
-	if p.Source != roofline.SourceEvents {
-		var by []string
-		for _, k := range sortedKeys(p.WorkByPrecision) {
-			by = append(by, k+" "+unit.Count(p.WorkByPrecision[k]))
-		}
-		line(orUnknown(p.WorkFlops, unit.Count), "FLOP", "work", details(strings.Join(by, ", "), median(p.Samples.WorkFlops))+fn.marks(aboutSubject(roofline.SubjectWork)))
-		rw := ""
-		if p.ReadBytes != nil || p.WriteBytes != nil {
-			rw = fmt.Sprintf("read %s, write %s", orUnknown(p.ReadBytes, unit.Count), orUnknown(p.WriteBytes, unit.Count))
-		}
-		line(orUnknown(p.TrafficBytes, unit.Count), "B", "DRAM traffic", details(rw, median(p.Samples.TrafficBytes))+
-			fn.marks(func(f roofline.Flag) bool {
-				return f.Code == roofline.FlagNoUncore || aboutSubject(roofline.SubjectTraffic, roofline.SubjectRead, roofline.SubjectWrite)(f)
-			}))
-		why := ""
-		if p.Intensity == nil {
-			why = fn.marks(func(f roofline.Flag) bool {
-				return about(roofline.FlagNoUncore, roofline.FlagAnalytic)(f) ||
-					f.Code == roofline.FlagNegative && aboutSubject(roofline.SubjectWork, roofline.SubjectTraffic)(f)
-			})
-		}
-		line(orUnknown(p.Intensity, unit.Value), "FLOP/B", "intensity", why)
+	return strings.Join(parts, ", ")
+}
+
+// counted writes W, Q and the intensity.
+func (s *summary) counted() {
+	p, fn := s.p, s.fn
+	var by []string
+	for _, k := range sortedKeys(p.WorkByPrecision) {
+		by = append(by, k+" "+unit.Count(p.WorkByPrecision[k]))
 	}
+	s.line(orUnknown(p.WorkFlops, unit.Count), "FLOP", "work", details(strings.Join(by, ", "), s.median(p.Samples.WorkFlops))+fn.marks(aboutSubject(roofline.SubjectWork)))
+	rw := ""
+	if p.ReadBytes != nil || p.WriteBytes != nil {
+		rw = fmt.Sprintf("read %s, write %s", orUnknown(p.ReadBytes, unit.Count), orUnknown(p.WriteBytes, unit.Count))
+	}
+	s.line(orUnknown(p.TrafficBytes, unit.Count), "B", "DRAM traffic", details(rw, s.median(p.Samples.TrafficBytes))+
+		fn.marks(func(f roofline.Flag) bool {
+			return f.Code == roofline.FlagNoUncore || aboutSubject(roofline.SubjectTraffic, roofline.SubjectRead, roofline.SubjectWrite)(f)
+		}))
+	why := ""
+	if p.Intensity == nil {
+		why = fn.marks(func(f roofline.Flag) bool {
+			return about(roofline.FlagNoUncore, roofline.FlagAnalytic)(f) ||
+				f.Code == roofline.FlagNegative && aboutSubject(roofline.SubjectWork, roofline.SubjectTraffic)(f)
+		})
+	}
+	s.line(orUnknown(p.Intensity, unit.Value), "FLOP/B", "intensity", why)
+}
+
+// timed writes T and, with W or Q, the rates.
+func (s *summary) timed() {
+	p := s.p
 	tci := ""
 	if p.CI.N > 1 {
 		pm, _ := unit.HalfWidthPercent(p.Seconds, p.CI.Seconds.Lo, p.CI.Seconds.Hi)
@@ -422,63 +483,62 @@ func writeRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	if p.Job != nil {
 		timeHow, rateHow = "wall, first rank's start to last rank's end", "over that time"
 	}
-	line(secs, "s", "time", details(timeHow, tci)+fn.marks(aboutSubject(roofline.SubjectSeconds)))
-	if p.Source != roofline.SourceEvents {
-		gci := ""
-		if p.GFlops != nil && p.CI.GFlops != nil {
-			if pm, ok := unit.HalfWidthPercent(*p.GFlops, p.CI.GFlops.Lo, p.CI.GFlops.Hi); ok {
-				gci = "± " + pm
-			}
-		}
-		line(orUnknown(p.GFlops, unit.Value), "GFLOP/s", "performance", known(p.GFlops, rateHow+" "+gci))
-		line(orUnknown(p.GBytesPerS, unit.Value), "GB/s", "bandwidth", known(p.GBytesPerS, rateHow))
+	s.line(secs, "s", "time", details(timeHow, tci)+s.fn.marks(aboutSubject(roofline.SubjectSeconds)))
+	if p.Source == roofline.SourceEvents {
+		return
 	}
-	if p.RoofsFile != "" {
-		fmt.Fprintln(w)
-		if p.Bound != nil {
-			line(unit.Value(*p.AttainableGFlops), "GFLOP/s", "attainable", "at this intensity; bound: "+p.Bound.String())
-			line(unit.Percent(*p.FractionOfAttainable), "", "of attainable", fn.marks(aboutSubject(roofline.SubjectPlacement)))
-		} else {
-			line("", "", "not placed", notPlacedReason(p))
+	gci := ""
+	if p.GFlops != nil && p.CI.GFlops != nil {
+		if pm, ok := unit.HalfWidthPercent(*p.GFlops, p.CI.GFlops.Lo, p.CI.GFlops.Hi); ok {
+			gci = "± " + pm
 		}
-		fmt.Fprintf(w, "  roofs %s, thread scope %d (%s)\n", p.RoofsFile, p.Threads, scope)
 	}
+	s.line(orUnknown(p.GFlops, unit.Value), "GFLOP/s", "performance", known(p.GFlops, rateHow+" "+gci))
+	s.line(orUnknown(p.GBytesPerS, unit.Value), "GB/s", "bandwidth", known(p.GBytesPerS, rateHow))
+}
 
-	writeEmulation(w, p, line)
+// placement writes where the point sits under the roofs, when it was
+// placed under some.
+func (s *summary) placement(scope string) {
+	p := s.p
+	if p.RoofsFile == "" {
+		return
+	}
+	fmt.Fprintln(&s.w)
+	if p.Bound != nil {
+		s.line(unit.Value(*p.AttainableGFlops), "GFLOP/s", "attainable", "at this intensity; bound: "+p.Bound.String())
+		s.line(unit.Percent(*p.FractionOfAttainable), "", "of attainable", s.fn.marks(aboutSubject(roofline.SubjectPlacement)))
+	} else {
+		s.line("", "", "not placed", notPlacedReason(p))
+	}
+	fmt.Fprintf(&s.w, "  roofs %s, thread scope %d (%s)\n", p.RoofsFile, p.Threads, scope)
+}
 
-	if len(p.Events) > 0 {
-		what := "counts"
-		if p.CI.N > 1 {
-			what = fmt.Sprintf("median of %d runs", p.CI.N)
-		}
-		if p.Overhead != nil && p.Overhead.Command != nil {
-			what += ", overhead run subtracted"
-		}
-		fmt.Fprintf(w, "\n  events (%s):\n", what)
-		width := 0
-		for _, ev := range p.Events {
-			width = max(width, len(ev.Name))
-		}
-		for _, ev := range p.Events {
-			counted := "not counted"
-			if ev.Enabled > 0 {
-				counted = "(" + unit.Percent(float64(ev.Running)/float64(ev.Enabled)) + " counted)"
-			}
-			fmt.Fprintf(w, "  %18s %-8s %-*s  %s%s\n", unit.Count(ev.Value), ev.Unit, width, ev.Name, counted, fn.marks(aboutEvent(ev.Name)))
-		}
+// events writes every counter's count, as perf stat does.
+func (s *summary) events() {
+	p := s.p
+	if len(p.Events) == 0 {
+		return
 	}
-	if p.Exit.Code != 0 || p.Exit.Signal != "" {
-		fmt.Fprintf(w, "\n  exit status %d%s\n", p.Exit.Code, fn.marks(aboutSubject(roofline.SubjectExit)))
+	what := "counts"
+	if p.CI.N > 1 {
+		what = fmt.Sprintf("median of %d runs", p.CI.N)
 	}
-	fmt.Fprintf(out, "\n Roofline point of '%s' (%s, %s)%s:\n\n", strings.Join(p.Command, " "), runs, how, fn.rest())
-	io.WriteString(out, body.String())
-	if len(fn.flags) > 0 {
-		fmt.Fprintln(out)
-		for i, f := range fn.flags {
-			fmt.Fprintf(out, "  [%d] %s: %s\n", i+1, f.Code, f.Message)
+	if p.Overhead != nil && p.Overhead.Command != nil {
+		what += ", overhead run subtracted"
+	}
+	fmt.Fprintf(&s.w, "\n  events (%s):\n", what)
+	width := 0
+	for _, ev := range p.Events {
+		width = max(width, len(ev.Name))
+	}
+	for _, ev := range p.Events {
+		counted := "not counted"
+		if ev.Enabled > 0 {
+			counted = "(" + unit.Percent(float64(ev.Running)/float64(ev.Enabled)) + " counted)"
 		}
+		fmt.Fprintf(&s.w, "  %18s %-8s %-*s  %s%s\n", unit.Count(ev.Value), ev.Unit, width, ev.Name, counted, s.fn.marks(aboutEvent(ev.Name)))
 	}
-	fmt.Fprintln(out)
 }
 
 func notPlacedReason(p *roofline.Point) string {

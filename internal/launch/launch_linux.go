@@ -71,16 +71,7 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	attr := &os.ProcAttr{Dir: spec.Dir, Env: env, Files: streams.child[:],
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
 
-	var h held
-	if !spec.Reexec && !privileged(path) {
-		h, err = startTraced(path, spec.Argv, attr)
-		if errors.Is(err, errNoPtrace) {
-			h, err = nil, nil
-		}
-	}
-	if h == nil && err == nil {
-		h, err = startLauncher(path, spec.Argv, attr)
-	}
+	h, err := start(path, spec, attr)
 	streams.afterStart()
 	if err != nil {
 		return Result{}, err
@@ -91,38 +82,18 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	defer launched.Delete(proc.Pid)
 	// Until the target is released, any failure kills it unrun; the Reap
 	// of every attached hook runs once it is gone, on every path.
-	released, attached, reaped := false, 0, false
-	reap := func() error {
-		var first error
-		if reaped {
-			return nil
-		}
-		reaped = true
-		for i := attached - 1; i >= 0; i-- {
-			if r := spec.Hooks[i].Reap; r != nil {
-				if err := r(proc.Pid); err != nil && first == nil {
-					first = err
-				}
-			}
-		}
-		return first
-	}
+	hooks := &hookSet{hooks: spec.Hooks, pid: proc.Pid}
+	released := false
 	defer func() {
 		if !released {
 			h.abandon()
 		}
-		if rerr := reap(); rerr != nil && err == nil {
+		if rerr := hooks.reap(); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()
-	at := Held{PID: proc.Pid, Path: path, Execed: h.execed()}
-	for _, hk := range spec.Hooks {
-		if hk.Attach != nil {
-			if err := hk.Attach(at); err != nil {
-				return Result{}, err
-			}
-		}
-		attached++
+	if err := hooks.attach(Held{PID: proc.Pid, Path: path, Execed: h.execed()}); err != nil {
+		return Result{}, err
 	}
 
 	if err := ctx.Err(); err != nil {
@@ -139,30 +110,12 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	}
 	released = true
 
-	done := make(chan *os.ProcessState, 1)
-	var waitErr error
-	go func() {
-		st, err := proc.Wait()
-		waitErr = err
-		done <- st
-	}()
-	var st *os.ProcessState
-	for st == nil {
-		select {
-		case s := <-sigs:
-			if !fromTerminal(s) {
-				// The target may be gone already; then there is nobody
-				// to tell.
-				proc.Signal(s)
-			}
-		case st = <-done:
-		}
-	}
+	st, waitErr := waitForwarding(proc, sigs)
 	wall := time.Since(start)
 	if waitErr != nil {
 		return Result{}, fmt.Errorf("launch: wait for target: %w", waitErr)
 	}
-	if err := reap(); err != nil {
+	if err := hooks.reap(); err != nil {
 		return Result{}, err
 	}
 	// After the hooks stopped counting: the scan is rprof's work.
@@ -175,15 +128,89 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	}
 
 	r := Result{Wall: wall, CPU: st.UserTime() + st.SystemTime(), PID: proc.Pid, Traced: h.execed(), Outlived: outlived}
-	ws := st.Sys().(syscall.WaitStatus)
-	switch {
-	case ws.Signaled():
+	if ws := st.Sys().(syscall.WaitStatus); ws.Signaled() {
 		r.Signal = unix.SignalName(ws.Signal())
 		r.ExitCode = 128 + int(ws.Signal())
-	default:
+	} else {
 		r.ExitCode = ws.ExitStatus()
 	}
 	return r, nil
+}
+
+// start holds the target: traced where ptrace is allowed and the target
+// gains no privileges by its exec, else through the launcher.
+func start(path string, spec Spec, attr *os.ProcAttr) (held, error) {
+	if !spec.Reexec && !privileged(path) {
+		h, err := startTraced(path, spec.Argv, attr)
+		if !errors.Is(err, errNoPtrace) {
+			return h, err
+		}
+	}
+	return startLauncher(path, spec.Argv, attr)
+}
+
+// hookSet attaches hooks in order and reaps those attached, once, in
+// reverse order.
+type hookSet struct {
+	hooks    []Hook
+	pid      int
+	attached int
+	reaped   bool
+}
+
+func (hs *hookSet) attach(at Held) error {
+	for _, hk := range hs.hooks {
+		if hk.Attach != nil {
+			if err := hk.Attach(at); err != nil {
+				return err
+			}
+		}
+		hs.attached++
+	}
+	return nil
+}
+
+// reap runs the Reap of every attached hook and returns the first error.
+func (hs *hookSet) reap() error {
+	if hs.reaped {
+		return nil
+	}
+	hs.reaped = true
+	var first error
+	for i := hs.attached - 1; i >= 0; i-- {
+		if r := hs.hooks[i].Reap; r != nil {
+			if err := r(hs.pid); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// waitForwarding waits for the released target and forwards to it the
+// signals rprof receives meanwhile.
+func waitForwarding(proc *os.Process, sigs <-chan os.Signal) (*os.ProcessState, error) {
+	type waited struct {
+		st  *os.ProcessState
+		err error
+	}
+	done := make(chan waited, 1)
+	go func() {
+		st, err := proc.Wait()
+		done <- waited{st, err}
+	}()
+	for {
+		select {
+		case s := <-sigs:
+			if !fromTerminal(s) {
+				// The target may be gone already; then there is nobody
+				// to tell.
+				proc.Signal(s)
+			}
+		case w := <-done:
+			return w.st, w.err
+		}
+	}
 }
 
 // fromTerminal reports whether sig is a keyboard signal (Ctrl-C, Ctrl-\)
