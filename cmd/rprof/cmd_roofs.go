@@ -100,27 +100,8 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	if o.Threads, err = parseThreads(*threads); err != nil {
 		return err
 	}
-	if o.Method, err = stats.ParseMethod(*method); err != nil {
-		return usagef("--method: %v", err)
-	}
-	if o.Order, err = stats.ParseOrder(*order); err != nil {
-		return usagef("--order: %v", err)
-	}
-	if _, err := roofs.DGEMMSpace(*space); err != nil {
-		return usagef("--dgemm-space: %v", err)
-	}
-	switch {
-	case *fixed < 0:
-		return usagef("--fixed %d: want a positive count", *fixed)
-	case *fixed > 0 && *quick:
-		return usagef("--fixed and --quick do not go together")
-	case *invocations < 0:
-		return usagef("--invocations %d: want a positive count", *invocations)
-	}
-	if *blas != "" {
-		if _, err := roofs.LoadBLAS(*blas); err != nil {
-			return usagef("--blas: %v", err)
-		}
+	if err := checkRoofsOptions(&o, *method, *order); err != nil {
+		return err
 	}
 	path := *out
 	id, isRank, err := identity("")
@@ -152,21 +133,8 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	if err := checkOutputs(path); err != nil {
 		return err
 	}
-	if *inProcess {
-		if *blasArch != "" {
-			return usagef("--blas-arch needs worker processes (the variable is read when the library loads); drop --in-process")
-		}
-		o.Invoker = roofs.InProcess{}
-	} else {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("find rprof's executable for worker processes: %w (use --in-process)", err)
-		}
-		w := roofs.Subprocess{Argv: []string{exe, roofs.WorkerArg}}
-		if *blasArch != "" {
-			w.Env = []string{"OPENBLAS_CORETYPE=" + *blasArch, "BLIS_ARCH_TYPE=" + *blasArch}
-		}
-		o.Invoker = w
+	if o.Invoker, err = roofsInvoker(*inProcess, *blasArch); err != nil {
+		return err
 	}
 	release, err := holdMachine(ctx, e, "roofs", lock.Exclusive)
 	if err != nil {
@@ -195,6 +163,55 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "wrote %s\n", path)
 	return nil
+}
+
+// checkRoofsOptions parses --method and --order into o and checks the
+// other options, before anything is measured.
+func checkRoofsOptions(o *roofs.Options, method, order string) error {
+	var err error
+	if o.Method, err = stats.ParseMethod(method); err != nil {
+		return usagef("--method: %v", err)
+	}
+	if o.Order, err = stats.ParseOrder(order); err != nil {
+		return usagef("--order: %v", err)
+	}
+	if _, err := roofs.DGEMMSpace(o.DGEMMSpace); err != nil {
+		return usagef("--dgemm-space: %v", err)
+	}
+	switch {
+	case o.Fixed < 0:
+		return usagef("--fixed %d: want a positive count", o.Fixed)
+	case o.Fixed > 0 && o.Quick:
+		return usagef("--fixed and --quick do not go together")
+	case o.Invocations < 0:
+		return usagef("--invocations %d: want a positive count", o.Invocations)
+	}
+	if o.BLAS != "" {
+		if _, err := roofs.LoadBLAS(o.BLAS); err != nil {
+			return usagef("--blas: %v", err)
+		}
+	}
+	return nil
+}
+
+// roofsInvoker runs the invocations in this process, or in fresh worker
+// processes of this executable (with the BLAS kernel set of --blas-arch).
+func roofsInvoker(inProcess bool, blasArch string) (roofs.Invoker, error) {
+	if inProcess {
+		if blasArch != "" {
+			return nil, usagef("--blas-arch needs worker processes (the variable is read when the library loads); drop --in-process")
+		}
+		return roofs.InProcess{}, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find rprof's executable for worker processes: %w (use --in-process)", err)
+	}
+	w := roofs.Subprocess{Argv: []string{exe, roofs.WorkerArg}}
+	if blasArch != "" {
+		w.Env = []string{"OPENBLAS_CORETYPE=" + blasArch, "BLIS_ARCH_TYPE=" + blasArch}
+	}
+	return w, nil
 }
 
 func parseThreads(s string) ([]int, error) {

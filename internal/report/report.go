@@ -258,8 +258,28 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	} else {
 		row.Bound, row.Attainable, row.Fraction = dash, dash, dash
 	}
-	// The table places each point under the roofs of its own thread
-	// scope when they were measured; the chart can show only one.
+	v.placeRow(&row, r, p)
+	for _, f := range p.Flags {
+		// The machine table says when it is a VM; repeating that on
+		// every point would bury the flags that single one out.
+		if f.Code != roofline.FlagVM {
+			v.addFootnote(&row, f)
+		}
+	}
+	row.Events = eventRows(p.Events)
+	row.Overhead = overheadText(p.Overhead)
+	row.Samples = samplesText(p)
+	row.Exit = fmt.Sprint(p.Exit.Code)
+	if p.Exit.Signal != "" {
+		row.Exit += " (" + p.Exit.Signal + ")"
+	}
+	v.Points = append(v.Points, row)
+}
+
+// placeRow places the point under the report's roofs of its own thread
+// scope when they were measured (the chart can show only one), and
+// footnotes a point above its roof.
+func (v *view) placeRow(row *pointRow, r *roofline.Roofs, p *roofline.Point) {
 	threads := v.Threads
 	if r != nil && p.Threads > 0 && slices.Contains(r.ThreadScopes(), p.Threads) {
 		threads = p.Threads
@@ -268,60 +288,70 @@ func (v *view) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	if p.Threads > 0 && p.Threads != threads {
 		row.Threads = fmt.Sprintf("%d (roofs: %d)", p.Threads, threads)
 	}
-	if r != nil && p.Intensity != nil && p.GFlops != nil && *p.Intensity > 0 {
-		if pl, err := r.PlacePoint(p, threads); err == nil {
-			row.Bound = pl.Bound.String()
-			row.Attainable = unit.Value(pl.AttainableGFlops)
-			row.Fraction = unit.RoundPercent(pl.Fraction)
-			if pl.AboveRoof(p) && !hasFlag(p.Flags, roofline.FlagAboveRoof) {
-				v.addFootnote(&row, pl.AboveRoofFlag())
-			}
-		}
+	if r == nil || p.Intensity == nil || p.GFlops == nil || !(*p.Intensity > 0) {
+		return
 	}
-	for _, f := range p.Flags {
-		// The machine table says when it is a VM; repeating that on
-		// every point would bury the flags that single one out.
-		if f.Code != roofline.FlagVM {
-			v.addFootnote(&row, f)
-		}
+	pl, err := r.PlacePoint(p, threads)
+	if err != nil {
+		return
 	}
-	for _, e := range p.Events {
+	row.Bound = pl.Bound.String()
+	row.Attainable = unit.Value(pl.AttainableGFlops)
+	row.Fraction = unit.RoundPercent(pl.Fraction)
+	if pl.AboveRoof(p) && !hasFlag(p.Flags, roofline.FlagAboveRoof) {
+		v.addFootnote(row, pl.AboveRoofFlag())
+	}
+}
+
+// eventRows lists every counter's reading.
+func eventRows(events []roofline.EventCount) []eventRow {
+	var out []eventRow
+	for _, e := range events {
 		running := dash
 		if e.Enabled > 0 {
 			running = unit.RoundPercent(float64(e.Running) / float64(e.Enabled))
 		}
-		row.Events = append(row.Events, eventRow{
+		out = append(out, eventRow{
 			Name: e.Name, PMU: orDash(e.PMU), Value: unit.Whole(e.Value), Raw: fmt.Sprint(e.Raw),
 			Running: running, Unit: orDash(e.Unit),
 		})
 	}
-	if o := p.Overhead; o != nil {
-		row.Overhead = fmt.Sprintf("%s: %s s", orDash(strings.Join(o.Command, " ")), unit.Value(o.Seconds))
-		if o.WorkFlops != nil {
-			row.Overhead += fmt.Sprintf(", %s FLOP", unit.Value(*o.WorkFlops))
-		}
-		if o.TrafficBytes != nil {
-			row.Overhead += fmt.Sprintf(", %s bytes", unit.Value(*o.TrafficBytes))
-		}
-		if o.IdleBytesPerS != nil {
-			row.Overhead += fmt.Sprintf(", idle DRAM %s B/s", unit.Value(*o.IdleBytesPerS))
-		}
+	return out
+}
+
+// overheadText says what was subtracted, "" when nothing was.
+func overheadText(o *roofline.Overhead) string {
+	if o == nil {
+		return ""
 	}
-	if len(p.Samples.Seconds) > 0 {
-		s := make([]string, len(p.Samples.Seconds))
-		for i, x := range p.Samples.Seconds {
-			s[i] = unit.Value(x)
-		}
-		row.Samples = fmt.Sprintf("n=%d, %s s", len(s), strings.Join(s, ", "))
-		if p.CI.Method != "" {
-			row.Samples += fmt.Sprintf("; %.0f%% CI by %s", p.CI.Confidence*100, p.CI.Method)
-		}
+	s := fmt.Sprintf("%s: %s s", orDash(strings.Join(o.Command, " ")), unit.Value(o.Seconds))
+	if o.WorkFlops != nil {
+		s += fmt.Sprintf(", %s FLOP", unit.Value(*o.WorkFlops))
 	}
-	row.Exit = fmt.Sprint(p.Exit.Code)
-	if p.Exit.Signal != "" {
-		row.Exit += " (" + p.Exit.Signal + ")"
+	if o.TrafficBytes != nil {
+		s += fmt.Sprintf(", %s bytes", unit.Value(*o.TrafficBytes))
 	}
-	v.Points = append(v.Points, row)
+	if o.IdleBytesPerS != nil {
+		s += fmt.Sprintf(", idle DRAM %s B/s", unit.Value(*o.IdleBytesPerS))
+	}
+	return s
+}
+
+// samplesText lists the per-repetition times and how their interval was
+// computed.
+func samplesText(p *roofline.Point) string {
+	if len(p.Samples.Seconds) == 0 {
+		return ""
+	}
+	s := make([]string, len(p.Samples.Seconds))
+	for i, x := range p.Samples.Seconds {
+		s[i] = unit.Value(x)
+	}
+	out := fmt.Sprintf("n=%d, %s s", len(s), strings.Join(s, ", "))
+	if p.CI.Method != "" {
+		out += fmt.Sprintf("; %s CI by %s", unit.RoundPercent(p.CI.Confidence), p.CI.Method)
+	}
+	return out
 }
 
 func (v *view) addFootnote(row *pointRow, f roofline.Flag) {
