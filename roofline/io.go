@@ -39,12 +39,33 @@ func ReadRoofs(path string) (*Roofs, error) {
 	if err := readDoc(path, &r, RoofsSchema); err != nil {
 		return nil, err
 	}
+	if err := ValidateRoofs(path, &r); err != nil {
+		return nil, err
+	}
 	return &r, nil
 }
 
-// ReadPoints reads a file holding either one point or a point set.
+// ReadPoints reads a file holding either one point or a point set, and
+// checks every point's figures (ValidatePoint).
 func ReadPoints(path string) ([]Point, error) {
-	data, err := os.ReadFile(path)
+	ps, err := readPoints(path)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		where := path
+		if len(ps) > 1 {
+			where = fmt.Sprintf("%s: point %d (%q)", path, i, ps[i].Label)
+		}
+		if err := ValidatePoint(where, &ps[i]); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}
+
+func readPoints(path string) ([]Point, error) {
+	data, err := readCapped(path)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +149,25 @@ func (p pointV1) upgrade() Point {
 	return out
 }
 
+// readCapped reads a document of at most MaxDocBytes.
+func readCapped(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxDocBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxDocBytes {
+		return nil, &InvalidError{Path: path, Msg: fmt.Sprintf("larger than the %d MiB a document may hold: not a document rprof wrote (split a point set into several files)", MaxDocBytes>>20)}
+	}
+	return data, nil
+}
+
 func readDoc(path string, v any, want string) error {
-	data, err := os.ReadFile(path)
+	data, err := readCapped(path)
 	if err != nil {
 		return err
 	}
@@ -148,7 +186,7 @@ func peekSchema(path string, data []byte) (string, error) {
 		Schema string `json:"schema"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return "", fmt.Errorf("%s: not a JSON document: %w", path, err)
+		return "", jsonError(path, err)
 	}
 	return head.Schema, nil
 }
@@ -156,7 +194,7 @@ func peekSchema(path string, data []byte) (string, error) {
 func decode(path string, data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return jsonError(path, err)
 	}
 	return nil
 }

@@ -275,7 +275,7 @@ func TestReadPointsUpgradesVersion1(t *testing.T) {
 }
 
 func TestReadPointsReadsWhatWriteJSONWrote(t *testing.T) {
-	in := Point{Schema: PointSchema, Label: "x", Bound: &Bound{Kind: BoundMemory, Roof: "L3", GBytesPerS: 80},
+	in := Point{Schema: PointSchema, Label: "x", Seconds: 1, Bound: &Bound{Kind: BoundMemory, Roof: "L3", GBytesPerS: 80},
 		Flags: []Flag{{Code: FlagMultiplexed, Subject: EventSubject("cycles"), Message: "m"}}}
 	path := filepath.Join(t.TempDir(), "p.json")
 	if err := WriteJSON(path, in); err != nil {

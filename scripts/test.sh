@@ -29,3 +29,9 @@ if ((${#missing[@]})) && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; th
 fi
 
 go test -count=1 "$@" ./...
+
+# The document readers and what draws documents, fuzzed briefly: 10 s a
+# target, without minimising what fails (the failure is printed whole).
+for target in roofline:FuzzReadPoints roofline:FuzzReadRoofs internal/chart:FuzzRender internal/report:FuzzReport; do
+	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 10s -fuzzminimizetime 0 "./${target%%:*}"
+done

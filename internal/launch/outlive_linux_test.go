@@ -79,7 +79,9 @@ func TestTargetDiesWithRprof(t *testing.T) {
 			t.Fatal(err)
 		}
 		var target int
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		// The helper builds the C test programs first (TestMain): slow
+		// under -race on a loaded machine.
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
 				target, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 				break

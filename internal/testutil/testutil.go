@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 // update regenerates golden files: go test ./... -args -update (or
@@ -166,5 +168,28 @@ func RecordedCPUID(t testing.TB, name string) func(leaf, subleaf uint32) (eax, e
 	return func(leaf, sub uint32) (a, b, c, d uint32) {
 		r := regs[[2]uint32{leaf, sub}]
 		return r[0], r[1], r[2], r[3]
+	}
+}
+
+// FuzzPoints reads data as a points document the way rprof's commands
+// do (through a file), for fuzz targets of what draws points; ok is false
+// when the readers refuse it.
+func FuzzPoints(t *testing.T, data []byte) (points []roofline.Point, ok bool) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "points.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := roofline.ReadPoints(path)
+	return ps, err == nil
+}
+
+// SeedPoints adds roofline's recorded point documents as fuzz seeds.
+func SeedPoints(f *testing.F, rooflineDir string) {
+	paths, _ := filepath.Glob(filepath.Join(rooflineDir, "testdata", "point*.json"))
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
 	}
 }

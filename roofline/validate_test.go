@@ -1,0 +1,64 @@
+package roofline
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadersRefuseInvalidDocumentsInOneLine(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		roofs     bool
+		want      string
+	}{
+		{"schema line only", `{"schema": "rprof.point/v2"}`, false, "holds no figures"},
+		{"negative work", `{"schema": "rprof.point/v2", "seconds": 1, "work_flops": -5}`, false, "work_flops -5 is negative"},
+		{"absurd rate", `{"schema": "rprof.point/v2", "seconds": 1, "gflops": 1e308}`, false, "gflops 1e+308 is beyond any measurement"},
+		{"a JSON array", `[{"schema": "rprof.point/v2"}]`, false, "the document is an array, where an object belongs"},
+		{"a string where a number belongs", `{"schema": "rprof.point/v2", "seconds": "1"}`, false, "field seconds is a string, where a number belongs"},
+		{"truncated", `{"schema": "rprof.point/v2", "seconds": 1`, false, "not JSON"},
+		{"point in a set", `{"schema": "rprof.points/v2", "points": [{"schema": "rprof.point/v2", "label": "a", "seconds": 1}, {"schema": "rprof.point/v2", "label": "b", "seconds": -1}]}`, false, `point 1 ("b"): seconds -1 is negative`},
+		{"negative roof", `{"schema": "rprof.roofs/v1", "compute": [{"name": "fma", "threads": 1, "gflops": -3}]}`, true, "compute[0] (fma, 1 threads).gflops -3 is negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "doc.json")
+			doc := strings.ReplaceAll(strings.ReplaceAll(tt.doc, "rprof.point/v2", PointSchema), "rprof.points/v2", PointSetSchema)
+			doc = strings.ReplaceAll(doc, "rprof.roofs/v1", RoofsSchema)
+			os.WriteFile(path, []byte(doc), 0o644)
+			var err error
+			if tt.roofs {
+				_, err = ReadRoofs(path)
+			} else {
+				_, err = ReadPoints(path)
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) || !strings.HasPrefix(msg, path) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line starting with the file and naming %q", msg, tt.want)
+			}
+			if strings.Contains(msg, "Go value") || strings.Contains(msg, "struct {") || strings.Contains(msg, "float64") {
+				t.Errorf("error %q leaks Go types", msg)
+			}
+		})
+	}
+}
+
+func TestReadersCapTheDocumentSize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(MaxDocBytes + 1) // sparse: costs no disk
+	f.Close()
+	_, err = ReadPoints(path)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "MiB") {
+		t.Fatalf("ReadPoints of %d bytes = %v, want the size cap", MaxDocBytes+1, err)
+	}
+}
