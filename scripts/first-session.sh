@@ -30,7 +30,7 @@ while IFS= read -r line; do
 	case "$cmd" in
 	"rprof doctor"*)
 		echo "+ $cmd" >&2
-		eval "$cmd" >/dev/null || counters=no
+		eval "$cmd" >/dev/null </dev/null || counters=no
 		continue
 		;;
 	"rprof run"*)
@@ -40,7 +40,7 @@ while IFS= read -r line; do
 		;;
 	esac
 	echo "+ $cmd" >&2
-	eval "$cmd"
+	eval "$cmd" </dev/null
 done <<<"$session"
 for f in triad.json roofline.png report.html; do
 	test -s "$f" || { echo "first-session: $f was not written" >&2; exit 1; }
