@@ -194,7 +194,7 @@ func readCaches(sysfs fs.FS, cpu int, caches map[string]Cache) error {
 		size, err := kfs.ReadString(sysfs, path.Join(d, "size"))
 		switch {
 		case err == nil:
-			if c.SizeBytes, err = parseSize(size); err != nil {
+			if c.SizeBytes, err = ParseSize(size); err != nil {
 				return fmt.Errorf("%s/size: %w", d, err)
 			}
 		case !errors.Is(err, fs.ErrNotExist):
@@ -238,9 +238,9 @@ func readNUMA(sysfs fs.FS) ([]NUMANode, error) {
 	return nodes, nil
 }
 
-// parseSize parses a cache size as sysfs prints it ("48K", "1024K", "32M")
+// ParseSize parses a cache size as sysfs prints it ("48K", "1024K", "32M")
 // or a plain byte count.
-func parseSize(s string) (int64, error) {
+func ParseSize(s string) (int64, error) {
 	mult := int64(1)
 	switch {
 	case strings.HasSuffix(s, "K"):

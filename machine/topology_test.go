@@ -192,9 +192,9 @@ func TestParseSize(t *testing.T) {
 		{"99999999999999G", 0, false},
 	}
 	for _, tt := range tests {
-		got, err := parseSize(tt.in)
+		got, err := ParseSize(tt.in)
 		if got != tt.want || (err == nil) != tt.ok {
-			t.Errorf("parseSize(%q) = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
+			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
 	}
 }

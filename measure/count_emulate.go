@@ -27,6 +27,18 @@ func init() { Register(BackendEmulate, newEmulateBackend) }
 // does not implement (AVX-512 under QEMU 7.2) and died of SIGILL.
 var ErrIllegalInstruction = errors.New("the target died of SIGILL under emulation: it uses instructions QEMU does not emulate (AVX-512?)")
 
+// EmulationKilledError: a signal (a Ctrl-C) killed the target under
+// emulation before it wrote its counts; QEMU 7.2 runs no plugin exit
+// callback on a fatal signal, so nothing was counted.
+type EmulationKilledError struct {
+	Signal   string
+	ExitCode int // 128 + the signal's number, as shells report it
+}
+
+func (e *EmulationKilledError) Error() string {
+	return fmt.Sprintf("the target was killed by %s under emulation, and QEMU 7.2 writes no counts then: nothing was measured", e.Signal)
+}
+
 // emulateBackend counts W exactly and models Q by running each command
 // once under QEMU with rprof's plugin; every run of the command is also
 // run natively, and that native run gives T. The counts of the emulated
@@ -182,6 +194,9 @@ func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path s
 		return nil, ErrIllegalInstruction
 	}
 	res, err := s.Result()
+	if errors.Is(err, emulate.ErrNoOutput) && r.Signal != "" {
+		return nil, &EmulationKilledError{Signal: r.Signal, ExitCode: r.ExitCode}
+	}
 	if errors.Is(err, emulate.ErrNoOutput) {
 		return nil, fmt.Errorf("emulate: %s exited with status %d and wrote no counts (its message is above)", b.qemu.Path, r.ExitCode)
 	}

@@ -257,7 +257,7 @@ func runFailure(e *env, err error) error {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		writeRunDiagnosis(e.stderr, nc.Diagnosis)
 		if _, qerr := emulate.FindQEMU(context.Background()); qerr == nil {
-			fmt.Fprintln(e.stderr, "\nTo count without a PMU, use --count emulate (W exact and Q from a cache model, by QEMU instrumentation; roughly 10-400x slower than native).")
+			fmt.Fprintln(e.stderr, "\nTo count without a PMU, use --count emulate (W exact and Q from a cache model, by QEMU instrumentation; 2x to 50x slower than native).")
 		}
 		fmt.Fprintln(e.stderr, "\nTo measure anyway, give the work and traffic (--work FLOPS, --traffic BYTES), or count software events with -e.")
 		return &exitError{code: exitInternal}
@@ -277,7 +277,10 @@ func measureFailure(err error, prefix string) error {
 		err = fmt.Errorf("%s: %w", prefix, err)
 	}
 	var oe *measure.OverheadError
+	var ke *measure.EmulationKilledError
 	switch {
+	case errors.As(err, &ke):
+		return &exitError{code: ke.ExitCode, err: err}
 	case errors.As(err, &oe):
 		// Not the target: the overhead command's own failure.
 		return &exitError{code: exitInternal, err: err}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/roofline"
@@ -133,6 +135,57 @@ func TestRunCountEmulateLeavesNoFilesBehind(t *testing.T) {
 	}
 	left, _ := os.ReadDir(tmp)
 	if len(left) != 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
+
+// TestCtrlCDuringTheEmulatedRunLeavesNothingBehind interrupts rprof while
+// the target runs under QEMU: QEMU 7.2 writes no counts when a signal kills
+// its guest, so rprof says so in one line and exits with the target's 130;
+// no QEMU is left running and no temporary file is left.
+func TestCtrlCDuringTheEmulatedRunLeavesNothingBehind(t *testing.T) {
+	target := emulateTarget(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	marks := t.TempDir()
+	started := filepath.Join(marks, "started")
+	// 2e9 FMAs: a second natively, far longer under emulation.
+	cmd := exec.Command(self, testRprofArg, "run", "--count", "emulate", "--cache-model", "none", "--", target, "touch", started, "2000000000")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The native run creates the file first; the emulated run creates it
+	// again once QEMU is running the target.
+	waitFor := func(what string) {
+		for i := 0; i < 600; i++ {
+			if _, err := os.Stat(started); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cmd.Process.Kill()
+		t.Fatalf("%s never started: %s", what, stderr.String())
+	}
+	waitFor("the native run")
+	os.Remove(started)
+	waitFor("the emulated run")
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "killed by SIGINT under emulation") {
+		t.Errorf("rprof ended with %v, want exit 130 and one line saying so:\n%s", err, stderr.String())
+	}
+	if out, _ := exec.Command("pgrep", "-f", tmp).Output(); len(out) > 0 {
+		t.Errorf("processes left running: %s", out)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("left in TMPDIR: %v", left)
 	}
 }

@@ -84,21 +84,13 @@ func ParseCacheModel(s string) (CacheModel, error) {
 	return m, nil
 }
 
+// parseBytes is a positive size in sysfs's syntax (48K, 1M, 32M).
 func parseBytes(s string) (int64, error) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "K"):
-		mult, s = 1<<10, strings.TrimSuffix(s, "K")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1<<20, strings.TrimSuffix(s, "M")
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1<<30, strings.TrimSuffix(s, "G")
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	n, err := machine.ParseSize(s)
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("size %q: want a positive number of bytes with an optional K, M or G", s)
 	}
-	return n * mult, nil
+	return n, nil
 }
 
 // Enabled reports whether the model simulates any cache (Q is modelled).

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -318,5 +319,82 @@ func TestTrafficStaysInsideTheLevelHoldingTheWorkingSet(t *testing.T) {
 		if got := float64(quiet.Total()); got > want*0.10 {
 			t.Errorf("n=%d: %s-%s moved %.0f B, want under 10%% of %.0f: the working set fits above it", tt.n, quiet.Upper, quiet.Lower, got, want)
 		}
+	}
+}
+
+// fpMnemonic matches the AT&T mnemonics of the instructions that do counted
+// FP work: SSE/AVX arithmetic, horizontal and addsub forms, FMA3, dot
+// products, x87 arithmetic and fsqrt.
+var fpMnemonic = regexp.MustCompile(`^(v?(add|sub|mul|div|sqrt|min|max)(ss|sd|ps|pd)|v?(hadd|hsub|addsub)(ps|pd)|vfn?m(add|sub)(132|213|231)(ss|sd|ps|pd)|vfm(addsub|subadd)(132|213|231)(ps|pd)|v?dpp[sd]|fi?(add|subr?|mul|divr?)[slp]?|fsqrt)$`)
+
+// TestDecoderAgreesWithQEMUsDisassembler runs real programs (OpenBLAS
+// DGEMM, libm, qsort, printf) with the plugin listing every translated
+// instruction with QEMU's disassembly and the plugin's own decoding: an
+// instruction has counted work exactly when its mnemonic says FP
+// arithmetic, with as many lanes as its registers hold. Instructions QEMU
+// cannot disassemble (".byte") are left out.
+func TestDecoderAgreesWithQEMUsDisassembler(t *testing.T) {
+	q := needQEMU(t)
+	progs := [][]string{{compile(t, "mixed.c", "-O2", "-march=x86-64-v3", "-lm"), "20000"}}
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/cblas.h"); err == nil {
+		progs = append(progs, []string{compile(t, "dgemm.c", "-lopenblas"), "64"})
+	}
+	seen := 0
+	for _, argv := range progs {
+		s, err := NewSession(q, CacheModel{Line: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.disas = true
+		full, err := s.Argv(argv[0], argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(full[0], full[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", argv, err, out)
+		}
+		names, _ := filepath.Glob(filepath.Join(s.out, "disas.*.txt"))
+		for _, name := range names {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				class, text, _ := strings.Cut(line, "\t")
+				fields := strings.Fields(text)
+				if len(fields) == 0 || fields[0] == ".byte" || fields[0] == "(bad)" {
+					continue
+				}
+				var flops, prec, width, nt int
+				fmt.Sscan(class, &flops, &prec, &width, &nt)
+				mn := fields[0]
+				if fpMnemonic.MatchString(mn) != (flops > 0) {
+					t.Errorf("%s: decoded %d FLOPs", text, flops)
+					continue
+				}
+				if flops == 0 {
+					continue
+				}
+				seen++
+				// Lanes: a ymm operand makes 256 bits, an xmm one 128 bits
+				// unless scalar; x87 is width 3.
+				want := 0
+				switch {
+				case strings.HasPrefix(mn, "f"):
+					want = 3
+				case strings.Contains(text, "%ymm"):
+					want = 2
+				case strings.HasSuffix(mn, "ps") || strings.HasSuffix(mn, "pd") || strings.HasPrefix(mn, "dpp") || strings.HasPrefix(mn, "vdpp"):
+					want = 1
+				}
+				if width != want {
+					t.Errorf("%s: decoded width %d, want %d", text, width, want)
+				}
+			}
+		}
+		s.Close()
+	}
+	if seen < 20 {
+		t.Errorf("only %d FP instructions translated: the programs did not exercise the decoder", seen)
 	}
 }

@@ -197,6 +197,16 @@ static void dram(struct vcpu *v, int write, uint32_t tb)
 	tbcount_get(v, tb)->dram += g.line;
 }
 
+/* find_way returns the way of line's tag in a set, or ways when absent. */
+static inline uint32_t find_way(const uint64_t *t, uint32_t ways, uint64_t tag)
+{
+	uint32_t i;
+	for (i = 0; i < ways; i++)
+		if (t[i] == tag)
+			break;
+	return i;
+}
+
 /* evict makes room at the back of a set, writing a dirty victim down. */
 static inline void evict(struct vcpu *v, int lvl, uint64_t *t, uint8_t *d, uint32_t *o)
 {
@@ -224,12 +234,9 @@ static void access_line(struct vcpu *v, int lvl, uint64_t line, int store, uint3
 	struct level *l = &v->lv[lvl];
 	uint8_t *d;
 	uint32_t *o;
-	uint64_t *t = set_of(l, line, &d, &o), tag = line + 1;
-	uint32_t ways = l->ways, i;
-	for (i = 0; i < ways; i++)
-		if (t[i] == tag)
-			break;
-	if (i < ways) { /* hit */
+	uint64_t *t = set_of(l, line, &d, &o);
+	uint32_t i = find_way(t, l->ways, line + 1);
+	if (i < l->ways) { /* hit */
 		to_front(t, d, o, i);
 		if (store) {
 			d[0] = 1;
@@ -240,7 +247,7 @@ static void access_line(struct vcpu *v, int lvl, uint64_t line, int store, uint3
 	l->fills++;
 	access_line(v, lvl + 1, line, 0, tb);
 	evict(v, lvl, t, d, o);
-	t[0] = tag;
+	t[0] = line + 1;
 	d[0] = (uint8_t)store;
 	o[0] = store ? tb : 0;
 }
@@ -257,16 +264,15 @@ static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner)
 	struct level *l = &v->lv[lvl];
 	uint8_t *d;
 	uint32_t *o;
-	uint64_t *t = set_of(l, line, &d, &o), tag = line + 1;
-	uint32_t ways = l->ways, i;
-	for (i = 0; i < ways; i++)
-		if (t[i] == tag) {
-			d[i] = 1;
-			o[i] = owner;
-			return;
-		}
+	uint64_t *t = set_of(l, line, &d, &o);
+	uint32_t i = find_way(t, l->ways, line + 1);
+	if (i < l->ways) {
+		d[i] = 1;
+		o[i] = owner;
+		return;
+	}
 	evict(v, lvl, t, d, o);
-	t[0] = tag;
+	t[0] = line + 1;
 	d[0] = 1;
 	o[0] = owner;
 }
@@ -279,17 +285,16 @@ static void invalidate(struct vcpu *v, uint64_t line)
 		struct level *l = &v->lv[lvl];
 		uint8_t *d;
 		uint32_t *o;
-		uint64_t *t = set_of(l, line, &d, &o), tag = line + 1;
-		for (uint32_t i = 0; i < l->ways; i++)
-			if (t[i] == tag) {
-				memmove(t + i, t + i + 1, (l->ways - 1 - i) * sizeof(*t));
-				memmove(d + i, d + i + 1, l->ways - 1 - i);
-				memmove(o + i, o + i + 1, (l->ways - 1 - i) * sizeof(*o));
-				t[l->ways - 1] = 0;
-				d[l->ways - 1] = 0;
-				o[l->ways - 1] = 0;
-				break;
-			}
+		uint64_t *t = set_of(l, line, &d, &o);
+		uint32_t i = find_way(t, l->ways, line + 1), n = l->ways - 1;
+		if (i < l->ways) {
+			memmove(t + i, t + i + 1, (n - i) * sizeof(*t));
+			memmove(d + i, d + i + 1, n - i);
+			memmove(o + i, o + i + 1, (n - i) * sizeof(*o));
+			t[n] = 0;
+			d[n] = 0;
+			o[n] = 0;
+		}
 	}
 }
 

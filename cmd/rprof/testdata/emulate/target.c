@@ -6,6 +6,7 @@
  *   fork-exec N PROG   N FMAs, then fork; the child execs PROG fma N 0
  *                      (counted when followed); the parent waits
  *   sh N               system("PROG fma N 0") through /bin/sh
+ *   touch FILE N       create FILE, then N FMAs (a long run under emulation)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,13 @@ int main(int argc, char **argv)
 		char cmd[4200];
 		snprintf(cmd, sizeof(cmd), "%s fma %s 0 </dev/null", argv[0], argv[2]);
 		return system(cmd) == 0 ? 0 : 1;
+	}
+	if (argc >= 4 && strcmp(argv[1], "touch") == 0) {
+		FILE *f = fopen(argv[2], "w");
+		if (f)
+			fclose(f);
+		fmas(atol(argv[3]));
+		return 0;
 	}
 	return 2;
 }
