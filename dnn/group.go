@@ -3,8 +3,6 @@ package dnn
 import (
 	"slices"
 	"strings"
-
-	"github.com/rprof/rprof/roofline"
 )
 
 // Group is the executions of one primitive: the same kind, implementation,
@@ -35,17 +33,6 @@ func (g *Group) TotalMillis() float64 {
 	return s
 }
 
-// Layouts lists the tags of the present tensors, "src:aBcd16b wei:ABcd16b16a ...".
-func (g *Group) Layouts() string {
-	var parts []string
-	for _, t := range g.Tensors {
-		if t.Present() {
-			parts = append(parts, t.Arg+":"+t.Tag)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
 // DataTypes lists the distinct data types of the present tensors, "f32" or
 // "u8:s8:f32".
 func (g *Group) DataTypes() string {
@@ -56,16 +43,6 @@ func (g *Group) DataTypes() string {
 		}
 	}
 	return strings.Join(dts, ":")
-}
-
-// Padded reports whether a tensor's blocked layout pads its dimensions.
-func (g *Group) Padded() bool {
-	for _, f := range g.Model.Flags {
-		if f.Code == roofline.FlagPadded {
-			return true
-		}
-	}
-	return false
 }
 
 // NewGroup is the group of r's primitive with the given execution times

@@ -108,22 +108,21 @@ var ErrNoOutput = errors.New("the emulator wrote no counts")
 
 // image is one process image's output file.
 type image struct {
-	pid, gen   int
-	exe, exec  string
-	hostAddrs  bool
-	vcpus      int
-	overflow   bool
-	line       int
-	levels     []levelCount
-	core       Traffic
-	nt         uint64
-	dram       Traffic
-	flops      map[string]uint64
-	widths     map[string]uint64
-	blocks     []block
-	maps       []mapping
-	sawEnd     bool
-	fromFollow bool
+	pid, gen  int
+	exe, exec string
+	hostAddrs bool
+	vcpus     int
+	overflow  bool
+	line      int
+	levels    []levelCount
+	core      Traffic
+	nt        uint64
+	dram      Traffic
+	flops     map[string]uint64
+	widths    map[string]uint64
+	blocks    []block
+	maps      []mapping
+	sawEnd    bool
 }
 
 type levelCount struct {
