@@ -45,10 +45,18 @@ run does not pretend: it refuses before running CMD and prints the same
 diagnosis as 'rprof doctor', unless W and Q are given (--work, --traffic:
 CMD is only timed and the point is marked analytic) or only -e events are
 asked for (they are reported, as perf stat would, and W and Q are not).
+Or count by instrumentation: --count emulate runs CMD once under QEMU
+(qemu-user) with rprof's plugin, which counts W exactly and models Q and
+the traffic between every pair of cache levels, with W and Q by function;
+T still comes from native runs (docs/emulate.md).
 
 Flags:
   --count BACKEND    how W and Q are counted: pmu, the hardware counters
-                     through perf_event_open (the default)
+                     through perf_event_open (the default); emulate, under
+                     QEMU (2x to 50x slower than native)
+  --cache-model M    the caches --count emulate simulates, from L1 down:
+                     SIZE/WAYS,...[,line=BYTES] (e.g. 48K/12,1M/16,32M/16),
+                     or none (W only); default: this machine's
   -e EVENT           also count EVENT (perf syntax: page-faults,
                      cpu/event=0x3,umask=0x8f/, rNNNN); repeatable, or
                      several separated by commas
