@@ -76,43 +76,8 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := len(nets)
-	seconds := make([]float64, n)
-	for i, t := range nets {
-		seconds[i] = t.seconds
-	}
-	p.Samples.Seconds = seconds
-	var tw stats.Welford
-	for _, s := range seconds {
-		tw.Add(s)
-	}
-	p.Seconds = tw.Mean()
-	p.CI = roofline.Uncertainty{Confidence: cfg.Confidence, Method: "none", N: n,
-		Seconds: interval(&tw, cfg.Confidence)}
-	if n >= 2 {
-		p.CI.Method = stats.CIMethod(n)
-	}
-
-	// W and Q: analytic values, or medians of the counted ones.
-	var works, traffics []float64
-	switch {
-	case in.source == roofline.SourceAnalytic:
-		if cfg.Work != nil {
-			works = repeatValue(*cfg.Work, n)
-		}
-		if cfg.Traffic != nil {
-			traffics = repeatValue(*cfg.Traffic, n)
-		}
-	case nets[0].hasWork || hasDRAM(nets[0]):
-		for _, t := range nets {
-			if t.hasWork {
-				works = append(works, t.work)
-			}
-			if q, ok := t.dram(); ok {
-				traffics = append(traffics, q.total)
-			}
-		}
-	}
+	seconds := timeFigures(p, nets, cfg.Confidence)
+	works, traffics := workAndTraffic(in, nets)
 	if works != nil {
 		p.Samples.WorkFlops = works
 		p.WorkFlops = checkedMedian(p, roofline.SubjectWork, "work", "FLOP", works, cfg.Confidence, in.source == roofline.SourceCounters)
@@ -161,6 +126,50 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 		p.Flags = append(p.Flags, resultFlags(*res)...)
 	}
 	return p, nil
+}
+
+// timeFigures sets T, its interval and samples from the net times, which
+// it returns.
+func timeFigures(p *roofline.Point, nets []tally, confidence float64) []float64 {
+	n := len(nets)
+	seconds := make([]float64, n)
+	var tw stats.Welford
+	for i, t := range nets {
+		seconds[i] = t.seconds
+		tw.Add(t.seconds)
+	}
+	p.Samples.Seconds = seconds
+	p.Seconds = tw.Mean()
+	p.CI = roofline.Uncertainty{Confidence: confidence, Method: "none", N: n,
+		Seconds: interval(&tw, confidence)}
+	if n >= 2 {
+		p.CI.Method = stats.CIMethod(n)
+	}
+	return seconds
+}
+
+// workAndTraffic is W and Q of each repetition: the analytic values, or
+// the counted ones; nil when unknown.
+func workAndTraffic(in inputs, nets []tally) (works, traffics []float64) {
+	switch {
+	case in.source == roofline.SourceAnalytic:
+		if in.cfg.Work != nil {
+			works = repeatValue(*in.cfg.Work, len(nets))
+		}
+		if in.cfg.Traffic != nil {
+			traffics = repeatValue(*in.cfg.Traffic, len(nets))
+		}
+	case nets[0].hasWork || hasDRAM(nets[0]):
+		for _, t := range nets {
+			if t.hasWork {
+				works = append(works, t.work)
+			}
+			if q, ok := t.dram(); ok {
+				traffics = append(traffics, q.total)
+			}
+		}
+	}
+	return works, traffics
 }
 
 // netTallies computes each repetition's tally less its overhead run and less

@@ -90,6 +90,10 @@ func hasFlag(p roofline.Point, code string) bool {
 func TestRunCountEmulateBadInputIsOneLine(t *testing.T) {
 	target := emulateTarget(t)
 	empty := t.TempDir()
+	newer := t.TempDir()
+	if err := os.WriteFile(filepath.Join(newer, emulate.QEMUBinary), []byte("#!/bin/sh\necho 'qemu-x86_64 version 9.2.0'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		path string // PATH for the run; "" keeps it
@@ -99,6 +103,7 @@ func TestRunCountEmulateBadInputIsOneLine(t *testing.T) {
 	}{
 		{"AVX-512 target", "", []string{target, "avx512"}, exitInternal, "x86-64-v3"},
 		{"qemu-user missing", empty, []string{target, "fma", "1", "0"}, exitInternal, "install the qemu-user package"},
+		{"unsupported QEMU", newer, []string{target, "fma", "1", "0"}, exitInternal, "rprof supports QEMU 7.2 (plugin API 1)"},
 		{"bad cache model", "", []string{"--cache-model", "32M", target}, exitUsage, "SIZE/WAYS"},
 		{"cache model without emulate", "", []string{"--count", "pmu", "--cache-model", "32M/16", target}, exitUsage, "--cache-model"},
 		{"emulate with analytic work", "", []string{"--work", "1", target}, exitUsage, "--work"},

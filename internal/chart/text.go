@@ -89,6 +89,27 @@ func (g *textGrid) set(col, row int, c byte) bool {
 
 func (s *scene) writeText(w io.Writer) {
 	g := newTextGrid(s)
+	bwCells := s.drawRoofs(g)
+	key := s.tagRoofs(g, bwCells)
+	for _, r := range s.ridges {
+		g.set(g.col(r.intensity), g.row(r.gflops), 'x')
+	}
+	// A point sharing a cell with an earlier one moves right.
+	for i, p := range s.points {
+		col, row := g.col(p.x), g.row(p.y)
+		for col < g.cols-1 && g.cells[row][col] >= 'A' && g.cells[row][col] <= 'Z' {
+			col++
+		}
+		g.set(col, row, pointTag(i))
+	}
+	fmt.Fprint(w, wrap(s.title, ""))
+	writeGrid(w, g)
+	s.writeKey(w, key)
+}
+
+// drawRoofs draws the roof lines and returns the cells of each bandwidth
+// roof, in s.bandwidth order.
+func (s *scene) drawRoofs(g *textGrid) [][][2]int {
 	// Bandwidth roofs first, so that compute roofs stay unbroken lines.
 	bwCells := make([][][2]int, len(s.bandwidth))
 	for i, b := range s.bandwidth {
@@ -119,9 +140,13 @@ func (s *scene) writeText(w io.Writer) {
 			}
 		}
 	}
-	// Each roof is tagged with a letter: compute roofs at their right
-	// end (moved left when a closer roof tagged that cell), bandwidth
-	// roofs where they start.
+	return bwCells
+}
+
+// tagRoofs tags each roof with a letter, compute roofs at their right end
+// (moved left when a closer roof tagged that cell), bandwidth roofs where
+// they start, and returns the key lines.
+func (s *scene) tagRoofs(g *textGrid, bwCells [][][2]int) []string {
 	var key []string
 	tag := byte('a')
 	isTag := func(c byte) bool { return c >= 'a' && c <= 'z' }
@@ -148,19 +173,11 @@ func (s *scene) writeText(w io.Writer) {
 		key = append(key, fmt.Sprintf("  %c  %s", tag, b.label("GB/s")))
 		tag++
 	}
-	for _, r := range s.ridges {
-		g.set(g.col(r.intensity), g.row(r.gflops), 'x')
-	}
-	// A point sharing a cell with an earlier one moves right.
-	for i, p := range s.points {
-		col, row := g.col(p.x), g.row(p.y)
-		for col < g.cols-1 && g.cells[row][col] >= 'A' && g.cells[row][col] <= 'Z' {
-			col++
-		}
-		g.set(col, row, pointTag(i))
-	}
+	return key
+}
 
-	fmt.Fprint(w, wrap(s.title, ""))
+// writeGrid writes the grid with its decade-labelled axes.
+func writeGrid(w io.Writer, g *textGrid) {
 	fmt.Fprintln(w, "GFLOP/s")
 	decadeRows := map[int]string{}
 	for e := int(math.Round(g.ly0)); e <= int(math.Round(g.ly1)); e += g.ystep {
@@ -180,7 +197,10 @@ func (s *scene) writeText(w io.Writer) {
 	}
 	fmt.Fprintln(w, strings.TrimRight(string(axis), " "))
 	fmt.Fprintf(w, "%*s%s\n", textMargin, "", "arithmetic intensity (FLOP per byte of DRAM traffic)")
+}
 
+// writeKey names the roofs, ridges and points the letters stand for.
+func (s *scene) writeKey(w io.Writer, key []string) {
 	if len(key) > 0 {
 		fmt.Fprintln(w, "\nroofs ('-' measured, '.' theoretical, '/' bandwidth, 'x' ridge):")
 		for _, k := range key {
