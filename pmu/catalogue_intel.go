@@ -92,24 +92,24 @@ var (
 	// Haswell-EP to Cascade Lake: uncore_imc_N CAS counts.
 	imcHSX = trafficSet{Events: []trafficSpec{
 		{PMU: "uncore_imc", Name: "cas_count_read", Aliases: []string{"cas_count_read"},
-			Terms: "event=0x04,umask=0x03", Bytes: casBytes, Direction: "read", Source: srcUncoreSNB + " (hswep_uncore_imc_events)"},
+			Terms: "event=0x04,umask=0x03", Bytes: casBytes, Direction: Read, Source: srcUncoreSNB + " (hswep_uncore_imc_events)"},
 		{PMU: "uncore_imc", Name: "cas_count_write", Aliases: []string{"cas_count_write"},
-			Terms: "event=0x04,umask=0x0c", Bytes: casBytes, Direction: "write", Source: srcUncoreSNB + " (hswep_uncore_imc_events)"},
+			Terms: "event=0x04,umask=0x0c", Bytes: casBytes, Direction: Write, Source: srcUncoreSNB + " (hswep_uncore_imc_events)"},
 	}}
 	// Ice Lake-SP: kernels before the CAS fix (96fd2e89fba1) alias the
 	// Haswell umasks, which are wrong here; the alias check catches that.
 	imcICX = trafficSet{Events: []trafficSpec{
 		{PMU: "uncore_imc", Name: "cas_count_read", Aliases: []string{"cas_count_read"},
-			Terms: "event=0x04,umask=0x0f", Bytes: casBytes, Direction: "read", Source: srcUncoreSNB + " (snr_uncore_imc_events), Intel Xeon 3rd gen uncore manual"},
+			Terms: "event=0x04,umask=0x0f", Bytes: casBytes, Direction: Read, Source: srcUncoreSNB + " (snr_uncore_imc_events), Intel Xeon 3rd gen uncore manual"},
 		{PMU: "uncore_imc", Name: "cas_count_write", Aliases: []string{"cas_count_write"},
-			Terms: "event=0x04,umask=0x30", Bytes: casBytes, Direction: "write", Source: srcUncoreSNB + " (snr_uncore_imc_events), Intel Xeon 3rd gen uncore manual"},
+			Terms: "event=0x04,umask=0x30", Bytes: casBytes, Direction: Write, Source: srcUncoreSNB + " (snr_uncore_imc_events), Intel Xeon 3rd gen uncore manual"},
 	}}
 	imcSPR = trafficSet{Events: []trafficSpec{
 		{PMU: "uncore_imc", Name: "cas_count_read", Aliases: []string{"cas_count_read"},
-			Terms: "event=0x05,umask=0xcf", Bytes: casBytes, Direction: "read", Source: srcUncoreSNB + " (spr_uncore_imc_events)",
+			Terms: "event=0x05,umask=0xcf", Bytes: casBytes, Direction: Read, Source: srcUncoreSNB + " (spr_uncore_imc_events)",
 			Missing: "this kernel predates the Sapphire Rapids CAS aliases; rprof encodes UNC_M_CAS_COUNT.RD itself"},
 		{PMU: "uncore_imc", Name: "cas_count_write", Aliases: []string{"cas_count_write"},
-			Terms: "event=0x05,umask=0xf0", Bytes: casBytes, Direction: "write", Source: srcUncoreSNB + " (spr_uncore_imc_events)",
+			Terms: "event=0x05,umask=0xf0", Bytes: casBytes, Direction: Write, Source: srcUncoreSNB + " (spr_uncore_imc_events)",
 			Missing: "this kernel predates the Sapphire Rapids CAS aliases; rprof encodes UNC_M_CAS_COUNT.WR itself"},
 	}}
 	// Granite Rapids, Sierra Forest, Grand Ridge: two schedulers per
@@ -117,30 +117,30 @@ var (
 	// (as cas_count_read/write).
 	imcGNR = trafficSet{Events: []trafficSpec{
 		{PMU: "uncore_imc", Name: "cas_count_read_sch0", Aliases: []string{"cas_count_read_sch0", "cas_count_read"},
-			Terms: "event=0x05,umask=0xcf", Bytes: casBytes, Direction: "read", Source: srcUncoreSNB + " (gnr per-scheduler CAS events)"},
+			Terms: "event=0x05,umask=0xcf", Bytes: casBytes, Direction: Read, Source: srcUncoreSNB + " (gnr per-scheduler CAS events)"},
 		{PMU: "uncore_imc", Name: "cas_count_read_sch1", Aliases: []string{"cas_count_read_sch1"},
-			Terms: "event=0x06,umask=0xcf", Bytes: casBytes, Direction: "read", Source: srcUncoreSNB + " (gnr per-scheduler CAS events)",
+			Terms: "event=0x06,umask=0xcf", Bytes: casBytes, Direction: Read, Source: srcUncoreSNB + " (gnr per-scheduler CAS events)",
 			Missing: "this kernel's cas_count_read counts scheduler 0 only (before kernel commit 6a8a48644c4b); rprof adds scheduler 1 (event=0x06) itself"},
 		{PMU: "uncore_imc", Name: "cas_count_write_sch0", Aliases: []string{"cas_count_write_sch0", "cas_count_write"},
-			Terms: "event=0x05,umask=0xf0", Bytes: casBytes, Direction: "write", Source: srcUncoreSNB + " (gnr per-scheduler CAS events)"},
+			Terms: "event=0x05,umask=0xf0", Bytes: casBytes, Direction: Write, Source: srcUncoreSNB + " (gnr per-scheduler CAS events)"},
 		{PMU: "uncore_imc", Name: "cas_count_write_sch1", Aliases: []string{"cas_count_write_sch1"},
-			Terms: "event=0x06,umask=0xf0", Bytes: casBytes, Direction: "write", Source: srcUncoreSNB + " (gnr per-scheduler CAS events)",
+			Terms: "event=0x06,umask=0xf0", Bytes: casBytes, Direction: Write, Source: srcUncoreSNB + " (gnr per-scheduler CAS events)",
 			Missing: "this kernel's cas_count_write counts scheduler 0 only (before kernel commit 6a8a48644c4b); rprof adds scheduler 1 (event=0x06) itself"},
 	}}
 	// Client parts with the single Sandy Bridge style IMC box.
 	imcClient = trafficSet{Events: []trafficSpec{
 		{PMU: "uncore_imc", Name: "data_reads", Aliases: []string{"data_reads"},
-			Terms: "event=0x01", Bytes: casBytes, Direction: "read", Source: srcUncoreCli + " (snb_uncore_imc_events)"},
+			Terms: "event=0x01", Bytes: casBytes, Direction: Read, Source: srcUncoreCli + " (snb_uncore_imc_events)"},
 		{PMU: "uncore_imc", Name: "data_writes", Aliases: []string{"data_writes"},
-			Terms: "event=0x02", Bytes: casBytes, Direction: "write", Source: srcUncoreCli + " (snb_uncore_imc_events)"},
+			Terms: "event=0x02", Bytes: casBytes, Direction: Write, Source: srcUncoreCli + " (snb_uncore_imc_events)"},
 	}}
 	// Tiger Lake and later clients: free-running counters, one PMU per
 	// memory controller.
 	imcFreeRunning = trafficSet{Events: []trafficSpec{
 		{PMU: "uncore_imc_free_running", Name: "data_read", Aliases: []string{"data_read"},
-			Terms: "event=0xff,umask=0x20", Bytes: casBytes, Direction: "read", Source: srcUncoreCli + " (tgl_uncore_imc_events)"},
+			Terms: "event=0xff,umask=0x20", Bytes: casBytes, Direction: Read, Source: srcUncoreCli + " (tgl_uncore_imc_events)"},
 		{PMU: "uncore_imc_free_running", Name: "data_write", Aliases: []string{"data_write"},
-			Terms: "event=0xff,umask=0x30", Bytes: casBytes, Direction: "write", Source: srcUncoreCli + " (tgl_uncore_imc_events)"},
+			Terms: "event=0xff,umask=0x30", Bytes: casBytes, Direction: Write, Source: srcUncoreCli + " (tgl_uncore_imc_events)"},
 	}}
 )
 
