@@ -153,26 +153,25 @@ func (s *scene) plot() (*plot.Plot, error) {
 // addPoints draws each point with its CI as an error bar, a glyph telling
 // which roof binds it, and its label; the legend explains the glyphs.
 func (s *scene) addPoints(p *plot.Plot) error {
+	// One plotter per glyph and one per bar colour, not per point:
+	// thousands of plotters cost seconds.
+	type glyphKey struct {
+		bound             string
+		analytic, flagged bool
+	}
+	glyphs := map[glyphKey]plotter.XYs{}
+	var keys []glyphKey
+	bars := map[bool]errBars{}
 	used := map[string]bool{}
 	for _, pt := range s.points {
-		col := pointColor
-		if pt.flagged {
-			col = flaggedColor
+		if pt.hi > pt.lo && s.labelPoints {
+			bars[pt.flagged] = append(bars[pt.flagged], pt)
 		}
-		if pt.hi > pt.lo {
-			bars, err := plotter.NewYErrorBars(errBar{pt})
-			if err != nil {
-				return err
-			}
-			bars.Color, bars.Width, bars.CapWidth = col, vg.Points(1), vg.Points(6)
-			p.Add(bars)
+		k := glyphKey{pt.bound, pt.analytic, pt.flagged}
+		if _, ok := glyphs[k]; !ok {
+			keys = append(keys, k)
 		}
-		sc, err := plotter.NewScatter(plotter.XYs{{X: pt.x, Y: pt.y}})
-		if err != nil {
-			return err
-		}
-		sc.GlyphStyle = glyphFor(pt.bound, pt.analytic, col)
-		p.Add(sc)
+		glyphs[k] = append(glyphs[k], plotter.XY{X: pt.x, Y: pt.y})
 		used["bound:"+pt.bound] = true
 		if pt.analytic {
 			used["analytic"] = true
@@ -180,6 +179,34 @@ func (s *scene) addPoints(p *plot.Plot) error {
 		if pt.flagged {
 			used["flagged"] = true
 		}
+	}
+	colorOf := func(flagged bool) color.Color {
+		if flagged {
+			return flaggedColor
+		}
+		return pointColor
+	}
+	for _, flagged := range []bool{false, true} {
+		if len(bars[flagged]) == 0 {
+			continue
+		}
+		b, err := plotter.NewYErrorBars(bars[flagged])
+		if err != nil {
+			return err
+		}
+		b.Color, b.Width, b.CapWidth = colorOf(flagged), vg.Points(1), vg.Points(6)
+		p.Add(b)
+	}
+	for _, k := range keys {
+		sc, err := plotter.NewScatter(glyphs[k])
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = glyphFor(k.bound, k.analytic, colorOf(k.flagged))
+		if !s.labelPoints {
+			sc.GlyphStyle.Radius = vg.Points(1.5)
+		}
+		p.Add(sc)
 	}
 
 	p.Legend.Top, p.Legend.Left = false, false
@@ -313,33 +340,46 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 	byXDesc := slices.Clone(markers)
 	slices.SortFunc(byXDesc, func(a, b vg.Rectangle) int { return cmpFloat(float64(b.Min.X), float64(a.Min.X)) })
 
-	// Compute roofs: right-aligned above the line at its right end,
-	// pushed down when they would overlap the label above.
-	prevY := c.Max.Y + lineH
-	for _, roof := range l.s.compute {
-		if roof.theoretical {
-			continue // named in its measured roof's label
+	// Roof lines are obstacles too: a label never sits on a line.
+	var lines [][]vg.Point
+	for _, b := range l.s.bandwidth {
+		lines = append(lines, []vg.Point{{X: trX(b.from), Y: trY(b.value * b.from)}, {X: trX(b.to), Y: trY(b.value * b.to)}})
+	}
+	for _, r := range l.s.compute {
+		lines = append(lines, []vg.Point{{X: trX(r.from), Y: trY(r.value)}, {X: trX(r.to), Y: trY(r.value)}})
+	}
+	// Labels with no free place go to the legend, which grows and may
+	// then cover labels placed before: place again, with the grown
+	// legend as an obstacle, until nothing more moves there.
+	var texts []roofText
+	var placedLabels [][]vg.Point
+	crowded := map[string]legendRoof{}
+	var order []string
+	for range len(l.s.compute) + len(l.s.bandwidth) + 1 {
+		legend := p.Legend
+		for _, k := range order {
+			legend.Add(crowded[k].text)
 		}
-		st := sty
-		st.Color = computeColors[roof.color%len(computeColors)]
-		text := roof.label("GFLOP/s")
-		y := min(trY(roof.value)+pad/2, c.Max.Y-lineH)
-		if y > prevY-lineH {
-			y = prevY - lineH
-		}
-		prevY = y
-		w := st.Width(text)
-		box := vg.Rectangle{Min: vg.Point{X: c.Max.X - pad - w, Y: y}, Max: vg.Point{X: c.Max.X - pad, Y: y + lineH}}
-		// Slide left past the points the label would cover, right to
-		// left.
-		for _, m := range byXDesc {
-			if overlaps(box, m) && m.Min.X-pad-w > c.Min.X {
-				box.Max.X = m.Min.X - pad
-				box.Min.X = box.Max.X - w
+		var more []legendRoof
+		texts, placedLabels, more = l.placeRoofLabels(c, p, sty, lineH, pad, lines, markers, legendRect(c, legend))
+		grew := false
+		for _, m := range more {
+			if _, ok := crowded[m.text]; !ok {
+				crowded[m.text], order, grew = m, append(order, m.text), true
 			}
 		}
-		c.FillText(st, box.Min, text)
-		taken = append(taken, box)
+		if !grew {
+			break
+		}
+	}
+	for _, t := range texts {
+		c.FillText(t.style, t.at, t.text)
+	}
+	for _, k := range order {
+		p.Legend.Add(k, lineThumb{Color: crowded[k].color, Width: vg.Points(1.5)})
+	}
+	for _, q := range placedLabels {
+		taken = append(taken, bounds(q))
 	}
 
 	// The x axis title, centred under the data area at the bottom of the
@@ -347,41 +387,6 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 	xl := p.X.Label.TextStyle
 	below := p.X.Width/2 + p.X.Padding + p.X.Tick.Length + p.X.Tick.Label.Height("0") + p.X.Label.Padding + xl.Height(" ")
 	c.FillText(xl, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Min.Y - below + xl.FontExtents().Descent}, xAxisTitle)
-
-	// Bandwidth roofs: along the line, starting a little right of its
-	// left end. The lines are parallel; a label is moved along its line
-	// past the labels of lines closer than a text line.
-	type span struct {
-		value  float64
-		x0, x1 vg.Length
-	}
-	var spans []span
-	for _, b := range l.s.bandwidth {
-		x0, y0 := trX(b.from), trY(b.value*b.from)
-		x1, y1 := trX(b.to), trY(b.value*b.to)
-		angle := math.Atan2(float64(y1-y0), float64(x1-x0))
-		sin, cos := vg.Length(math.Sin(angle)), vg.Length(math.Cos(angle))
-		text := b.label("GB/s")
-		st := sty
-		st.Color = bandwidthColors[b.color%len(bandwidthColors)]
-		st.Rotation = angle
-		run := st.Width(text) * cos // the label's extent across
-		start := x0 + 2*pad*cos
-		for moved := true; moved; {
-			moved = false
-			for _, sp := range spans {
-				// Vertical distance of the two lines, perpendicular
-				// to them.
-				gapY := vg.Length(math.Abs(float64(trY(b.value*xAt(p, c, start))-trY(sp.value*xAt(p, c, start))))) * cos
-				if gapY < lineH+pad && start < sp.x1+pad && sp.x0 < start+run {
-					start, moved = sp.x1+2*pad, true
-				}
-			}
-		}
-		spans = append(spans, span{value: b.value, x0: start, x1: start + run})
-		y := trY(b.value * xAt(p, c, start))
-		c.FillText(st, vg.Point{X: start - pad/2*sin, Y: y + pad/2*cos}, text)
-	}
 
 	// Ridge points: a cross on the peak roof and the intensity below it,
 	// a line lower when it would overlap the previous ridge's.
@@ -412,6 +417,9 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 	taken = append(taken, markers...)
 	gap := vg.Points(7)
 	for _, pt := range l.s.points {
+		if !l.s.labelPoints {
+			break
+		}
 		text := pt.label + " " + unit.Value(pt.y) + " GFLOP/s"
 		if pt.fraction > 0 {
 			text += " (" + unit.RoundPercent(pt.fraction) + " of " + pt.boundRoofLabel + " roof)"
@@ -468,6 +476,80 @@ func freeBox(area vg.Rectangle, taken []vg.Rectangle, m vg.Point, w, h, gap vg.L
 	return vg.Rectangle{Min: vg.Point{X: m.X + gap, Y: m.Y - h/2}, Max: vg.Point{X: m.X + gap + w, Y: m.Y + h/2}}
 }
 
+// maxLabelShare is the widest a roof label may be, as a share of the data
+// area's width; longer labels are cut with an ellipsis.
+const maxLabelShare = 0.45
+
+// legendRoof is a roof label that found no free place by its line.
+type legendRoof struct {
+	text  string
+	color color.Color
+}
+
+// lineThumb shows a roof's line in the legend.
+type lineThumb draw.LineStyle
+
+func (l lineThumb) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	c.StrokeLine2(draw.LineStyle(l), c.Min.X, y, c.Max.X, y)
+}
+
+// ellipsize cuts text to at most width, ending it with an ellipsis when
+// cut.
+func ellipsize(st text.Style, s string, width vg.Length) string {
+	if st.Width(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && st.Width(string(r)+"…") > width {
+		r = r[:len(r)-1]
+	}
+	return strings.TrimRight(string(r), " ") + "…"
+}
+
+func rectQuad(r vg.Rectangle) []vg.Point {
+	return []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}}
+}
+
+func bounds(q []vg.Point) vg.Rectangle {
+	r := vg.Rectangle{Min: q[0], Max: q[0]}
+	for _, v := range q[1:] {
+		r.Min.X, r.Min.Y = min(r.Min.X, v.X), min(r.Min.Y, v.Y)
+		r.Max.X, r.Max.Y = max(r.Max.X, v.X), max(r.Max.Y, v.Y)
+	}
+	return r
+}
+
+// intersects reports whether two convex polygons (a segment is one of two
+// vertices) overlap, by the separating axis theorem: they are apart when
+// their projections on the normal of some edge are.
+func intersects(a, b []vg.Point) bool {
+	for _, poly := range [][]vg.Point{a, b} {
+		for i := range poly {
+			j := (i + 1) % len(poly)
+			nx, ny := -(poly[j].Y - poly[i].Y), poly[j].X-poly[i].X
+			if nx == 0 && ny == 0 {
+				continue
+			}
+			alo, ahi := project(a, nx, ny)
+			blo, bhi := project(b, nx, ny)
+			if ahi <= blo || bhi <= alo {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func project(poly []vg.Point, nx, ny vg.Length) (lo, hi vg.Length) {
+	lo, hi = vg.Length(math.Inf(1)), vg.Length(math.Inf(-1))
+	for _, v := range poly {
+		d := v.X*nx + v.Y*ny
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	return lo, hi
+}
+
 func overlaps(a, b vg.Rectangle) bool {
 	return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
 }
@@ -486,8 +568,117 @@ func labelStyle(p *plot.Plot, size float64) text.Style {
 	}
 }
 
-type errBar struct{ placed }
+// errBars are the CIs of points, drawn as error bars.
+type errBars []placed
 
-func (e errBar) Len() int                      { return 1 }
-func (e errBar) XY(int) (float64, float64)     { return e.x, e.y }
-func (e errBar) YError(int) (float64, float64) { return e.y - e.lo, e.hi - e.y }
+func (e errBars) Len() int                        { return len(e) }
+func (e errBars) XY(i int) (float64, float64)     { return e[i].x, e[i].y }
+func (e errBars) YError(i int) (float64, float64) { return e[i].y - e[i].lo, e[i].hi - e[i].y }
+
+// roofText is a roof label placed by its line.
+type roofText struct {
+	style text.Style
+	at    vg.Point
+	text  string
+}
+
+// placeRoofLabels places the roof labels where they cover no line, marker,
+// other label or the legend, and returns those that found no place.
+func (l *labels) placeRoofLabels(c draw.Canvas, p *plot.Plot, sty text.Style, lineH, pad vg.Length, lines [][]vg.Point, markers []vg.Rectangle, legend *vg.Rectangle) ([]roofText, [][]vg.Point, []legendRoof) {
+	trX, trY := p.Transforms(&c)
+	var placedLabels [][]vg.Point
+	free := func(q []vg.Point) bool {
+		if legend != nil && intersects(q, rectQuad(*legend)) {
+			return false
+		}
+		for _, v := range q {
+			if !c.Contains(v) {
+				return false
+			}
+		}
+		for _, set := range [][][]vg.Point{lines, placedLabels} {
+			if slices.ContainsFunc(set, func(o []vg.Point) bool { return intersects(q, o) }) {
+				return false
+			}
+		}
+		return !slices.ContainsFunc(markers, func(m vg.Rectangle) bool { return intersects(q, rectQuad(m)) })
+	}
+	maxW := (c.Max.X - c.Min.X) * maxLabelShare
+	var crowded []legendRoof
+	var texts []roofText
+
+	// Compute roofs: right-aligned at the line's right end, above it, else
+	// below it, else slid left along it; in the legend when nowhere is
+	// free.
+	for _, roof := range l.s.compute {
+		if roof.theoretical {
+			continue // named in its measured roof's label
+		}
+		st := sty
+		st.Color = computeColors[roof.color%len(computeColors)]
+		full := roof.label("GFLOP/s")
+		text := ellipsize(st, full, maxW)
+		w := st.Width(text)
+		x1, x0, yl := trX(roof.to)-pad, trX(roof.from)+pad, trY(roof.value)
+		var at *vg.Point
+		for right := x1; right-w >= x0 && at == nil; right -= lineH {
+			for _, y := range []vg.Length{yl + pad/2 + 1, yl - pad/2 - 1 - lineH} {
+				q := rectQuad(vg.Rectangle{Min: vg.Point{X: right - w, Y: y}, Max: vg.Point{X: right, Y: y + lineH}})
+				if free(q) {
+					at = &q[0]
+					placedLabels = append(placedLabels, q)
+					break
+				}
+			}
+		}
+		if at == nil {
+			crowded = append(crowded, legendRoof{full, st.Color})
+			continue
+		}
+		texts = append(texts, roofText{st, *at, text})
+	}
+
+	// Bandwidth roofs: along the line, above it, from its left end,
+	// moved along it past what the label would cover.
+	for _, b := range l.s.bandwidth {
+		x0, y0 := trX(b.from), trY(b.value*b.from)
+		x1, y1 := trX(b.to), trY(b.value*b.to)
+		angle := math.Atan2(float64(y1-y0), float64(x1-x0))
+		sin, cos := vg.Length(math.Sin(angle)), vg.Length(math.Cos(angle))
+		st := sty
+		st.Color = bandwidthColors[b.color%len(bandwidthColors)]
+		st.Rotation = angle
+		full := b.label("GB/s")
+		text := ellipsize(st, full, maxW)
+		w := st.Width(text)
+		length := vg.Length(math.Hypot(float64(x1-x0), float64(y1-y0)))
+		var at *vg.Point
+		for d := 2 * pad; d+w <= length-pad && at == nil; d += lineH / 2 {
+			// Lower left corner of the label, a little off the line.
+			o := vg.Point{X: x0 + d*cos - (pad/2+1)*sin, Y: y0 + d*sin + (pad/2+1)*cos}
+			q := []vg.Point{o, {X: o.X + w*cos, Y: o.Y + w*sin}, {X: o.X + w*cos - lineH*sin, Y: o.Y + w*sin + lineH*cos}, {X: o.X - lineH*sin, Y: o.Y + lineH*cos}}
+			if free(q) {
+				at = &o
+				placedLabels = append(placedLabels, q)
+			}
+		}
+		if at == nil {
+			crowded = append(crowded, legendRoof{full, st.Color})
+			continue
+		}
+		texts = append(texts, roofText{st, *at, text})
+	}
+	return texts, placedLabels, crowded
+}
+
+// legendRect is where the legend is drawn: gonum's
+// Legend.Rectangle ignores the offsets. Nil when the legend is empty.
+func legendRect(c draw.Canvas, l plot.Legend) *vg.Rectangle {
+	r := l.Rectangle(c)
+	size := r.Size()
+	if size.Y <= 0 {
+		return nil
+	}
+	min := vg.Point{X: c.Max.X + l.XOffs - size.X, Y: c.Min.Y + l.YOffs}
+	return &vg.Rectangle{Min: min, Max: vg.Point{X: min.X + size.X, Y: min.Y + size.Y}}
+}

@@ -12,6 +12,10 @@ import (
 	"github.com/rprof/rprof/internal/unit"
 )
 
+// maxPointLabels is the most points whose labels the image chart draws;
+// beyond it labels smear into a blob and placing them costs seconds.
+const maxPointLabels = 40
+
 // ErrEmpty is returned when there is neither a roof nor a point to draw.
 var ErrEmpty = errors.New("nothing to draw")
 
@@ -26,7 +30,10 @@ type scene struct {
 	bandwidth              []roof // sloped, GB/s
 	ridges                 []ridge
 	points                 []placed
-	notes                  []string
+	// labelPoints is false when there are too many points for their
+	// labels to be read on the image chart.
+	labelPoints bool
+	notes       []string
 }
 
 // roof is one ceiling. For a compute roof value is GFLOP/s; for a bandwidth
@@ -102,6 +109,10 @@ func buildScene(r *roofline.Roofs, points []roofline.Point, opts Options) (*scen
 	}
 	if len(s.compute) == 0 && len(s.bandwidth) == 0 && len(s.points) == 0 {
 		return nil, fmt.Errorf("%w: no roof or point has a value a log axis can show (%s)", ErrEmpty, strings.Join(s.notes, "; "))
+	}
+	s.labelPoints = len(s.points) <= maxPointLabels
+	if !s.labelPoints {
+		s.notef("%d points are more than the %d the image chart labels legibly: drawn small, without labels or CI bars", len(s.points), maxPointLabels)
 	}
 	s.setRanges()
 	s.title = opts.Title

@@ -110,6 +110,7 @@ func (s *scene) writeText(w io.Writer) {
 // drawRoofs draws the roof lines and returns the cells of each bandwidth
 // roof, in s.bandwidth order.
 func (s *scene) drawRoofs(g *textGrid) [][][2]int {
+	rows := s.computeRows(g)
 	// Bandwidth roofs first, so that compute roofs stay unbroken lines.
 	bwCells := make([][][2]int, len(s.bandwidth))
 	for i, b := range s.bandwidth {
@@ -126,7 +127,7 @@ func (s *scene) drawRoofs(g *textGrid) [][][2]int {
 	// Theoretical compute roofs before measured ones, so the measured
 	// roof wins a shared row.
 	for _, theoretical := range []bool{true, false} {
-		for _, c := range s.compute {
+		for i, c := range s.compute {
 			if c.theoretical != theoretical {
 				continue
 			}
@@ -134,13 +135,33 @@ func (s *scene) drawRoofs(g *textGrid) [][][2]int {
 			if theoretical {
 				ch = '.'
 			}
-			row := g.row(c.value)
+			row := rows[i]
 			for col := g.col(c.from); col <= g.col(c.to); col++ {
 				g.set(col, row, ch)
 			}
 		}
 	}
 	return bwCells
+}
+
+// computeRows gives each compute roof its grid row. Measured roofs that
+// would share a row (fp64 FMA and DGEMM, a few percent apart) are moved
+// down one row each, highest first, so every roof stays a line of its own;
+// a theoretical roof keeps its own row, which its measured roof wins.
+func (s *scene) computeRows(g *textGrid) []int {
+	rows := make([]int, len(s.compute))
+	last := -1
+	for i, c := range s.compute { // highest first
+		rows[i] = g.row(c.value)
+		if c.theoretical {
+			continue
+		}
+		if rows[i] <= last && last+1 < g.rows {
+			rows[i] = last + 1
+		}
+		last = rows[i]
+	}
+	return rows
 }
 
 // tagRoofs tags each roof with a letter, compute roofs at their right end
@@ -150,11 +171,12 @@ func (s *scene) tagRoofs(g *textGrid, bwCells [][][2]int) []string {
 	var key []string
 	tag := byte('a')
 	isTag := func(c byte) bool { return c >= 'a' && c <= 'z' }
-	for _, c := range s.compute {
+	rows := s.computeRows(g)
+	for i, c := range s.compute {
 		if c.theoretical {
 			continue
 		}
-		row, col := g.row(c.value), g.col(c.to)
+		row, col := rows[i], g.col(c.to)
 		for col > 0 && isTag(g.cells[row][col]) {
 			col--
 		}
