@@ -186,7 +186,17 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagn
 			}
 		}
 		res.source = roofline.SourceEvents
-		what := "only the events asked for were counted"
+		names := make([]string, len(user))
+		for i, u := range user {
+			names[i] = u.event.Name
+		}
+		// Name them: the gate asks for task-clock itself, so "the events
+		// asked for" would be news to its user.
+		verb := "were"
+		if len(user) == 1 {
+			verb = "was"
+		}
+		what := fmt.Sprintf("only %s %s counted", strings.Join(names, ", "), verb)
 		if len(user) == 0 {
 			// Regions are timed without counters.
 			what = "only the time and the regions were measured"

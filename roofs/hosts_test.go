@@ -56,6 +56,9 @@ func hostShapes(t *testing.T) []hostShape {
 	}
 }
 
+// noCPUID is a CPUID that answers nothing: a host without it.
+func noCPUID(uint32, uint32) (eax, ebx, ecx, edx uint32) { return 0, 0, 0, 0 }
+
 func seq(lo, hi int) []int {
 	var s []int
 	for i := lo; i <= hi; i++ {
@@ -101,45 +104,7 @@ func TestRoofsSetUpOnEveryHostShape(t *testing.T) {
 			if caches.Source != roofline.CacheSourceSysfs || len(caches.Notes) > 0 {
 				rep.flag(roofline.FlagCacheSource, cacheNote(caches))
 			}
-			var bw []roofline.BandwidthRoof
-			for _, cpus := range got {
-				known := knownCaches{Levels: scopeCaches(caches.Instances, cpus), Source: caches.Source}
-				known.Complete = caches.Complete && len(known.Levels) > 0
-				lo, hi, err := sweepSpan(known, len(cpus))
-				if err != nil {
-					t.Fatal(err)
-				}
-				q := sizeQuantum(ks, len(cpus))
-				sizes, err := sweepSizes(lo, hi, 2, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sizes = withDRAMSizes(sizes, q)
-				n := int64(len(cpus))
-				steps := []step{{h.l1 * n, 200 * float64(n)}, {h.l2 * n, 100 * float64(n)}, {h.l3, 60 * float64(n)}}
-				pts := syntheticAt(sizes, steps, 25, nil)
-				plateaus, levels, _, err := ceilings(pts, known)
-				if err != nil {
-					t.Fatal(err)
-				}
-				names := levelNames(plateaus)
-				want := []string{"L1", "L2", "L3", "DRAM"}
-				if h.flag == roofline.FlagHybridScope && n > 1 {
-					// P-cores' and E-cores' L2s together are 14 MiB of a 30
-					// MiB L3: too close for an L3 window, which is flagged.
-					want = []string{"L1", "L2", "DRAM"}
-				}
-				if !slices.Equal(names, want) {
-					t.Fatalf("%d threads: levels %v, want %v", n, names, want)
-				}
-				for _, p := range plateaus {
-					r := roofline.BandwidthRoof{Level: p.Level, Threads: int(n), GBytesPerS: p.GBytesPerS}
-					if i := slices.IndexFunc(levels, func(l levelSize) bool { return l.Name == p.Level }); i >= 0 {
-						r.LevelBytes, r.LevelSource = levels[i].Bytes, levels[i].Source
-					}
-					bw = append(bw, r)
-				}
-			}
+			bw := hostCeilings(t, h, ks, got, caches)
 			if src := cacheSource(bw); src != h.sources {
 				t.Errorf("cache_source %q, want %q", src, h.sources)
 			}
@@ -180,4 +145,50 @@ func TestThreadsAboveTheAllowedCPUsIsAOneLineError(t *testing.T) {
 	if !errors.Is(err, ErrThreads) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "thread scope 4: rprof may use 2 cores here (2 CPUs)") {
 		t.Errorf("err = %v, want one line naming the scope and the 2 allowed CPUs", err)
 	}
+}
+
+// hostCeilings reads the ceilings of a sweep of h's real hierarchy on each
+// scope, as measureBandwidth does, and returns them as roofs.
+func hostCeilings(t *testing.T, h hostShape, ks []kernels.Bandwidth, scopes [][]int, caches machine.Caches) []roofline.BandwidthRoof {
+	t.Helper()
+	var bw []roofline.BandwidthRoof
+	for _, cpus := range scopes {
+		known := knownCaches{Levels: scopeCaches(caches.Instances, cpus), Source: caches.Source}
+		known.Complete = caches.Complete && len(known.Levels) > 0
+		lo, hi, err := sweepSpan(known, len(cpus))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := sizeQuantum(ks, len(cpus))
+		sizes, err := sweepSizes(lo, hi, 2, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = withDRAMSizes(sizes, q)
+		n := int64(len(cpus))
+		steps := []step{{h.l1 * n, 200 * float64(n)}, {h.l2 * n, 100 * float64(n)}, {h.l3, 60 * float64(n)}}
+		pts := syntheticAt(sizes, steps, 25, nil)
+		plateaus, levels, _, err := ceilings(pts, known)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := levelNames(plateaus)
+		want := []string{"L1", "L2", "L3", "DRAM"}
+		if h.flag == roofline.FlagHybridScope && n > 1 {
+			// P-cores' and E-cores' L2s together are 14 MiB of a 30
+			// MiB L3: too close for an L3 window, which is flagged.
+			want = []string{"L1", "L2", "DRAM"}
+		}
+		if !slices.Equal(names, want) {
+			t.Fatalf("%d threads: levels %v, want %v", n, names, want)
+		}
+		for _, p := range plateaus {
+			r := roofline.BandwidthRoof{Level: p.Level, Threads: int(n), GBytesPerS: p.GBytesPerS}
+			if i := slices.IndexFunc(levels, func(l levelSize) bool { return l.Name == p.Level }); i >= 0 {
+				r.LevelBytes, r.LevelSource = levels[i].Bytes, levels[i].Source
+			}
+			bw = append(bw, r)
+		}
+	}
+	return bw
 }

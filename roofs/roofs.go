@@ -57,13 +57,9 @@ type Options struct {
 	// ones).
 	Sysfs, Procfs fs.FS
 	// CPUID reads cache sizes where sysfs has none (default
-	// machine.HostCPUID; tests pass recorded values, or noCPUID).
+	// machine.HostCPUID; tests pass recorded values).
 	CPUID machine.CPUIDFunc
 }
-
-// noCPUID is a CPUID that answers nothing, for hosts or tests where CPUID
-// must not be used.
-func noCPUID(uint32, uint32) (eax, ebx, ecx, edx uint32) { return 0, 0, 0, 0 }
 
 // Detail says how one roof was obtained, for the summary table.
 type Detail struct {

@@ -213,6 +213,7 @@ for p in "${pairs[@]}"; do header="$header rprof$p likwid$p ratio$p"; done
 			if [ -n "$r" ] && [ -n "$l" ] && [ "$(echo "$l > 0" | bc -l)" = 1 ]; then
 				line="$line $(printf '%.2f %.2f' "$r" "$l") $(ratio "$r" "$l")"
 			else
+				[ -n "$r" ] && r=$(printf '%.2f' "$r")
 				line="$line ${r:--} ${l:--} -"
 			fi
 		done

@@ -185,9 +185,7 @@ func newFlagSet(e *env, cmd string) *flag.FlagSet {
 			return
 		}
 		fmt.Fprintf(e.stdout, "usage of rprof %s (see 'rprof help %s'):\n", cmd, cmd)
-		fs.SetOutput(e.stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(sink)
+		printFlags(e.stdout, fs)
 	}
 	return fs
 }
@@ -210,4 +208,24 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return usagef("%v", err)
 	}
 	return nil
+}
+
+// printFlags lists the flags as 'rprof help' spells them: --name for
+// long names, -x for one letter (the flag package prints -name for both).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  " + dash + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		if def := f.DefValue; def != "" && def != "0" && def != "false" && def != "[]" {
+			usage += fmt.Sprintf(" (default %s)", def)
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, usage)
+	})
 }

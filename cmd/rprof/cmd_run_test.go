@@ -151,7 +151,7 @@ func TestRunSummaryOfRecordedPoints(t *testing.T) {
 		Overhead: &roofline.Overhead{Command: []string{"ls", "/etc"}, Seconds: 0.003},
 		Exit:     roofline.Exit{Code: 128 + 9, Signal: "SIGKILL"},
 		Flags: []roofline.Flag{
-			{Code: roofline.FlagMissingCounter, Message: "work and traffic were not measured (no hardware PMU): only the events asked for were counted"},
+			{Code: roofline.FlagMissingCounter, Message: "work and traffic were not measured (no hardware PMU): only page-faults was counted"},
 			{Code: roofline.FlagNegative, Subject: roofline.SubjectSeconds, Message: "time is not positive after subtraction"},
 			{Code: roofline.FlagNegative, Subject: roofline.EventSubject("page-faults"), Message: "page-faults is negative after subtraction (median -12)"},
 			{Code: roofline.FlagSignaled, Subject: roofline.SubjectExit, Message: "the target was killed by SIGKILL in repetition 1"},
