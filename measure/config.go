@@ -137,18 +137,44 @@ func invalidf(format string, args ...any) error {
 }
 
 // withDefaults checks c and fills its defaults.
+// checkRepetition checks Repeat and CI, which exclude each other.
+func (c Config) checkRepetition() error {
+	switch {
+	case c.Repeat < 0:
+		return invalidf("repeat must be at least 1, got %d", c.Repeat)
+	case c.CI < 0 || c.CI >= 1:
+		return invalidf("ci must be a fraction of the mean in (0, 1), got %g", c.CI)
+	case c.CI > 0 && c.Repeat > 0:
+		return invalidf("repeat and ci exclude each other: a fixed count or an adaptive one")
+	}
+	return nil
+}
+
+// checkInputs checks the overhead command, the analytic values and the
+// region specs.
+func (c Config) checkInputs() error {
+	if c.Overhead != nil && (len(c.Overhead) == 0 || c.Overhead[0] == "") {
+		return invalidf("empty overhead command")
+	}
+	for _, v := range []*float64{c.Work, c.Traffic} {
+		if v != nil && !(*v >= 0) {
+			return invalidf("analytic work and traffic must be non-negative numbers, got %g", *v)
+		}
+	}
+	for _, r := range c.Regions {
+		if _, err := regions.ParseSpec(r); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+	}
+	return nil
+}
+
 func (c Config) withDefaults() (Config, error) {
 	if len(c.Command) == 0 || c.Command[0] == "" {
 		return c, invalidf("empty command")
 	}
-	if c.Repeat < 0 {
-		return c, invalidf("repeat must be at least 1, got %d", c.Repeat)
-	}
-	if c.CI < 0 || c.CI >= 1 {
-		return c, invalidf("ci must be a fraction of the mean in (0, 1), got %g", c.CI)
-	}
-	if c.CI > 0 && c.Repeat > 0 {
-		return c, invalidf("repeat and ci exclude each other: a fixed count or an adaptive one")
+	if err := c.checkRepetition(); err != nil {
+		return c, err
 	}
 	if c.Confidence == 0 {
 		c.Confidence = DefaultConfidence
@@ -171,18 +197,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Repeat == 0 && c.CI == 0 {
 		c.Repeat = 1
 	}
-	if c.Overhead != nil && (len(c.Overhead) == 0 || c.Overhead[0] == "") {
-		return c, invalidf("empty overhead command")
-	}
-	for _, v := range []*float64{c.Work, c.Traffic} {
-		if v != nil && !(*v >= 0) {
-			return c, invalidf("analytic work and traffic must be non-negative numbers, got %g", *v)
-		}
-	}
-	for _, r := range c.Regions {
-		if _, err := regions.ParseSpec(r); err != nil {
-			return c, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-		}
+	if err := c.checkInputs(); err != nil {
+		return c, err
 	}
 	if c.Threads < 0 {
 		return c, invalidf("threads must be positive, got %d", c.Threads)

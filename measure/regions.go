@@ -88,6 +88,54 @@ func regionInvalid(err error) error {
 	return err
 }
 
+// nameProbe says which probe measured region i: a function's uprobe (the
+// first nfun regions) or the LIKWID marker calls.
+func nameProbe(r *roofline.Region, plan *regionPlan, i, nfun int, name string) {
+	if i < nfun {
+		p := plan.probes[i]
+		r.ProbeFirst = string(regions.KindOf(p.First))
+		r.Probe = p.Path + ":" + p.Name
+		if p.Spec.Symbol == "" {
+			r.Probe = fmt.Sprintf("%s:%#x", p.Path, p.Spec.Addr)
+		}
+		return
+	}
+	r.Probe = "likwid:" + name
+	for _, p := range plan.probes {
+		if p.Kind == regions.MarkerStart {
+			r.ProbeFirst = string(regions.KindOf(p.First))
+		}
+	}
+}
+
+// regionCounts turns a region's counts, read while it ran, into its W (by
+// precision), GFLOP/s and events, scaled from the counted time to the
+// region's whole time.
+func regionCounts(r *roofline.Region, st regions.Stats, counters []Counter) {
+	scale := st.Seconds / st.CountedSeconds
+	var work float64
+	var hasWork bool
+	by := map[string]float64{}
+	for j, c := range counters {
+		v := st.Counts[j].Value()
+		switch c.Kind {
+		case KindWork:
+			hasWork = true
+			work += v * c.Weight
+			by[c.Precision] += v * c.Weight * scale
+		case KindEvent:
+			r.Events = append(r.Events, roofline.EventCount{Name: c.Name, PMU: c.PMU,
+				Value: v * scale, Raw: st.Counts[j].Raw, Enabled: st.Counts[j].Enabled,
+				Running: st.Counts[j].Running, Unit: c.Unit})
+		}
+	}
+	if hasWork {
+		r.WorkFlops = ptr(work * scale)
+		r.WorkByPrecision = by
+		r.GFlops = ptr(work / st.CountedSeconds / 1e9)
+	}
+}
+
 // regionPoints turns a probed run's figures into regions: W from the
 // work counters' deltas (count x FLOPs per count, each scaled for
 // multiplexing), the -e events, and both extrapolated from the calls that
@@ -107,47 +155,12 @@ func regionPoints(plan *regionPlan, res regions.Result, funcs []roofline.Functio
 		r := roofline.Region{Name: st.Name, Calls: st.Calls, Seconds: st.Seconds, SelfSeconds: st.SelfSeconds,
 			MeanSeconds: st.Mean, MedianSeconds: st.Median, P99Seconds: st.P99, MeasuredSeconds: st.MeasuredSeconds,
 			ProbeCostSeconds: st.Cost.Inside.Seconds(), ProbeCallSeconds: st.Cost.Call.Seconds()}
-		if i < nfun {
-			p := plan.probes[i]
-			r.ProbeFirst = string(regions.KindOf(p.First))
-			r.Probe = p.Path + ":" + p.Name
-			if p.Spec.Symbol == "" {
-				r.Probe = fmt.Sprintf("%s:%#x", p.Path, p.Spec.Addr)
-			}
-		} else {
-			r.Probe = "likwid:" + st.Name
-			for _, p := range plan.probes {
-				if p.Kind == regions.MarkerStart {
-					r.ProbeFirst = string(regions.KindOf(p.First))
-				}
-			}
-		}
+		nameProbe(&r, plan, i, nfun, st.Name)
 		if st.Seconds > 0 && len(plan.counters) > 0 {
 			r.CountedFraction = min(st.CountedSeconds/st.Seconds, 1)
 		}
 		if st.CountedSeconds > 0 && len(st.Counts) == len(plan.counters) {
-			scale := st.Seconds / st.CountedSeconds
-			var work float64
-			var hasWork bool
-			by := map[string]float64{}
-			for j, c := range plan.counters {
-				v := st.Counts[j].Value()
-				switch c.Kind {
-				case KindWork:
-					hasWork = true
-					work += v * c.Weight
-					by[c.Precision] += v * c.Weight * scale
-				case KindEvent:
-					r.Events = append(r.Events, roofline.EventCount{Name: c.Name, PMU: c.PMU,
-						Value: v * scale, Raw: st.Counts[j].Raw, Enabled: st.Counts[j].Enabled,
-						Running: st.Counts[j].Running, Unit: c.Unit})
-				}
-			}
-			if hasWork {
-				r.WorkFlops = ptr(work * scale)
-				r.WorkByPrecision = by
-				r.GFlops = ptr(work / st.CountedSeconds / 1e9)
-			}
+			regionCounts(&r, st, plan.counters)
 		}
 		if plan.attributed {
 			r.Flags = append(r.Flags, attribute(&r, st, plan, i, nfun, funcs)...)

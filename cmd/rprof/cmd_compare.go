@@ -69,7 +69,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	}
 	opts.Tolerance = tol.v
 	if err := checkOutputs(*markdown, *benchfmt); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitInternal, err: err}
 	}
 	old, err := readPointsInput(fset.Arg(0))
 	if err != nil {
@@ -89,7 +89,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	if *markdown != "" {
 		err := output.Write(*markdown, e.stdout, func(w io.Writer) error { return gate.WriteComparisonMarkdown(w, c) })
 		if err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return &exitError{code: exitInternal, err: err}
 		}
 	}
 	if *benchfmt != "" {
@@ -100,7 +100,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 			return gate.WriteBenchfmt(w, "new", new)
 		})
 		if err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return &exitError{code: exitInternal, err: err}
 		}
 	}
 	return nil

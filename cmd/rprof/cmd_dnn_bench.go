@@ -60,6 +60,47 @@ Flags:
   --json FILE      write the results as a point set (rprof.points/v1)
 `
 
+// benchProblems resolves the arguments: experiment names, "all", or
+// problem descriptors of the --kind, --alg and --layout given.
+func benchProblems(args []string, kind, alg, layout string) ([]dnnbench.Problem, error) {
+	var problems []dnnbench.Problem
+	for _, a := range args {
+		if a == "all" {
+			for _, x := range dnnbench.Experiments {
+				problems = append(problems, x.Problem)
+			}
+			continue
+		}
+		if x, ok := dnnbench.Lookup(a); ok {
+			problems = append(problems, x.Problem)
+			continue
+		}
+		p, err := dnnbench.ParseProblem(a, kind, alg, layout)
+		if err != nil {
+			return nil, usagef("bench: %s: %v (not an experiment either; see 'rprof dnn bench -h')", a, err)
+		}
+		problems = append(problems, p)
+	}
+	return problems, nil
+}
+
+// runBenchProblems runs each problem; an interruption writes nothing.
+func runBenchProblems(ctx context.Context, e *env, lib *dnnbench.Library, problems []dnnbench.Problem, opts dnnbench.Options) ([]dnnbench.Result, error) {
+	var results []dnnbench.Result
+	for _, p := range problems {
+		r, err := lib.Run(ctx, p, opts)
+		if ctx.Err() != nil {
+			fmt.Fprintln(e.stderr, "rprof dnn bench: interrupted: no table or point set written")
+			return nil, &exitError{code: exitInterrupted}
+		}
+		if err != nil {
+			return nil, &exitError{code: exitInternal, err: err}
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
 func runDNNBench(ctx context.Context, e *env, args []string) error {
 	fset := flag.NewFlagSet("dnn bench", flag.ContinueOnError)
 	sink := &flagErrSink{}
@@ -97,41 +138,24 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	case *cold && *flushBytes < 1<<20:
 		return usagef("bench: --flush %d: at least 1 MiB", *flushBytes)
 	}
-	var problems []dnnbench.Problem
-	for _, a := range fset.Args() {
-		if a == "all" {
-			for _, x := range dnnbench.Experiments {
-				problems = append(problems, x.Problem)
-			}
-			continue
-		}
-		if x, ok := dnnbench.Lookup(a); ok {
-			problems = append(problems, x.Problem)
-			continue
-		}
-		p, err := dnnbench.ParseProblem(a, *kind, *alg, *layout)
-		if err != nil {
-			return usagef("bench: %s: %v (not an experiment either; see 'rprof dnn bench -h')", a, err)
-		}
-		problems = append(problems, p)
+	problems, err := benchProblems(fset.Args(), *kind, *alg, *layout)
+	if err != nil {
+		return err
 	}
 	if err := checkOutputs(*jsonPath); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitInternal, err: err}
 	}
 	rd, err := loadRoofs(*roofsPath)
 	if err != nil {
-		return &exitError{code: exitInternal, err: err}
+		return &exitError{code: exitUsage, err: err}
 	}
 	roofs, roofsFile := rd.roofs, rd.path
 
 	lib, err := dnnbench.Open()
-	var ve *dnnbench.VersionError
-	switch {
-	case errors.Is(err, dnnbench.ErrNoLibrary):
-		return &exitError{code: exitInternal, err: fmt.Errorf("%w; fix: apt-get install %s", err, dnnbench.Package)}
-	case errors.As(err, &ve):
-		return &exitError{code: exitInternal, err: err}
-	case err != nil:
+	if err != nil {
+		if errors.Is(err, dnnbench.ErrNoLibrary) {
+			err = fmt.Errorf("%w; fix: apt-get install %s", err, dnnbench.Package)
+		}
 		return &exitError{code: exitInternal, err: err}
 	}
 	defer lib.Close()
@@ -141,17 +165,9 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 		rule = stats.Fixed(*repeat, *confidence, stats.DefaultMethod)
 	}
 	opts := dnnbench.Options{Threads: *threads, Cold: *cold, FlushBytes: *flushBytes, WarmUp: 3, Rule: rule, NoExec: *noExec}
-	var results []dnnbench.Result
-	for _, p := range problems {
-		r, err := lib.Run(ctx, p, opts)
-		if ctx.Err() != nil {
-			fmt.Fprintln(e.stderr, "rprof dnn bench: interrupted: no table or point set written")
-			return &exitError{code: 130}
-		}
-		if err != nil {
-			return &exitError{code: exitInternal, err: err}
-		}
-		results = append(results, r)
+	results, err := runBenchProblems(ctx, e, lib, problems, opts)
+	if err != nil {
+		return err
 	}
 	v := lib.Version()
 	if *noExec {

@@ -91,33 +91,7 @@ func TestRoofsQuickWritesADocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Compute) == 0 || len(r.Bandwidth) == 0 {
-		t.Fatalf("document has %d compute and %d bandwidth roofs", len(r.Compute), len(r.Bandwidth))
-	}
-	for _, c := range r.Compute {
-		if !(c.GFlops > 0) || c.CI.Lo > c.GFlops || c.CI.Hi < c.GFlops || c.Threads != 1 {
-			t.Errorf("compute roof %+v: want a positive rate inside its interval on 1 thread", c)
-		}
-	}
-	for _, b := range r.Bandwidth {
-		if !(b.GBytesPerS > 0) || b.WorkingSetBytes <= 0 || b.Kernel == "" {
-			t.Errorf("bandwidth roof %+v: want a rate, a working set and a kernel", b)
-		}
-	}
-	if r.Tuning.Configurations == 0 || r.Tuning.Evaluations == 0 || len(r.Tuning.StopReasons) == 0 {
-		t.Errorf("tuning %+v: want the search summarised", r.Tuning)
-	}
-	parts := 0.0
-	for _, name := range []string{"compute", "dgemm", "bandwidth"} {
-		s, ok := r.Tuning.PartSeconds[name]
-		if !ok || s < 0 {
-			t.Errorf("tuning part %q: %v, %v; want its time", name, s, ok)
-		}
-		parts += s
-	}
-	if parts > r.Tuning.Seconds {
-		t.Errorf("parts take %.3f s, more than the whole run's %.3f s", parts, r.Tuning.Seconds)
-	}
+	checkOneThreadRoofs(t, r)
 	if r.DGEMM == nil && !strings.Contains(stderr, "DGEMM skipped") {
 		t.Errorf("no DGEMM roof and no word why:\n%s", stderr)
 	}
@@ -178,4 +152,37 @@ func TestRoofsInterruptedSaysStoppingAndWritesNothing(t *testing.T) {
 		t.Errorf("the output directory holds %d entries after the interrupt", len(ents))
 	}
 	t.Logf("stopped %v after the interrupt", took)
+}
+
+// checkOneThreadRoofs checks a --threads 1 roofs document: every roof has
+// a value inside its interval, and the search and its parts are timed.
+func checkOneThreadRoofs(t *testing.T, r *roofline.Roofs) {
+	t.Helper()
+	if len(r.Compute) == 0 || len(r.Bandwidth) == 0 {
+		t.Fatalf("document has %d compute and %d bandwidth roofs", len(r.Compute), len(r.Bandwidth))
+	}
+	for _, c := range r.Compute {
+		if !(c.GFlops > 0) || c.CI.Lo > c.GFlops || c.CI.Hi < c.GFlops || c.Threads != 1 {
+			t.Errorf("compute roof %+v: want a positive rate inside its interval on 1 thread", c)
+		}
+	}
+	for _, b := range r.Bandwidth {
+		if !(b.GBytesPerS > 0) || b.WorkingSetBytes <= 0 || b.Kernel == "" {
+			t.Errorf("bandwidth roof %+v: want a rate, a working set and a kernel", b)
+		}
+	}
+	if r.Tuning.Configurations == 0 || r.Tuning.Evaluations == 0 || len(r.Tuning.StopReasons) == 0 {
+		t.Errorf("tuning %+v: want the search summarised", r.Tuning)
+	}
+	parts := 0.0
+	for _, name := range []string{"compute", "dgemm", "bandwidth"} {
+		s, ok := r.Tuning.PartSeconds[name]
+		if !ok || s < 0 {
+			t.Errorf("tuning part %q: %v, %v; want its time", name, s, ok)
+		}
+		parts += s
+	}
+	if parts > r.Tuning.Seconds {
+		t.Errorf("parts take %.3f s, more than the whole run's %.3f s", parts, r.Tuning.Seconds)
+	}
 }

@@ -121,7 +121,7 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 			break
 		}
 		if ctx.Err() != nil {
-			return &exitError{code: 130, err: ctx.Err()}
+			return &exitError{code: exitInterrupted, err: ctx.Err()}
 		}
 	}
 	writeValidation(e.stdout, rows, model)

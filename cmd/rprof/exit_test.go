@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -125,5 +126,28 @@ func TestProblemFixComesFromTheCode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every status a command chooses is a named one of the table: no bare
+// numbers (a target's own status passes through as p.Exit.Code).
+func TestCommandsUseNamedExitStatuses(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := regexp.MustCompile(`exitError\{code:\s*[0-9]`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loc := bare.FindIndex(src); loc != nil {
+			line := 1 + strings.Count(string(src[:loc[0]]), "\n")
+			t.Errorf("%s:%d: a bare exit status; name it in cli.go's table", f, line)
+		}
 	}
 }
