@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,5 +171,37 @@ func TestManyPointsAreDrawnWithoutLabels(t *testing.T) {
 				t.Errorf("%d points: labelled %v, noted %v; want labels %v", n, labelled, noted, want)
 			}
 		})
+	}
+}
+
+func TestPointLabelsAvoidLabelsThenLines(t *testing.T) {
+	area := vg.Rectangle{Max: vg.Point{X: 200, Y: 200}}
+	m := vg.Point{X: 100, Y: 100}
+	p := func(x, y vg.Length) vg.Point { return vg.Point{X: x, Y: y} }
+	// A line through the marker's row, right of it only.
+	rightLine := [][]vg.Point{{p(101, 100), p(200, 100)}}
+	tests := []struct {
+		name     string
+		taken    []vg.Rectangle
+		lines    [][]vg.Point
+		wantLeft bool
+		crossing bool
+	}{
+		{"free: right of the marker", nil, nil, false, false},
+		{"a line on the right: left of it", nil, rightLine, true, false},
+		{"label left, line right: crosses the line rather than the label", []vg.Rectangle{{Min: p(0, 60), Max: p(99, 140)}}, [][]vg.Point{{p(120, 0), p(120, 200)}}, false, true},
+	}
+	for _, tt := range tests {
+		b := freeBox(area, tt.taken, tt.lines, m, 40, 10, 5)
+		if left := b.Max.X < m.X; left != tt.wantLeft {
+			t.Errorf("%s: box %v, left of the marker %v, want %v", tt.name, b, left, tt.wantLeft)
+		}
+		if slices.ContainsFunc(tt.taken, func(r vg.Rectangle) bool { return overlaps(b, r) }) {
+			t.Errorf("%s: box %v covers a label", tt.name, b)
+		}
+		crossing := slices.ContainsFunc(tt.lines, func(l []vg.Point) bool { return intersects(rectQuad(b), l) })
+		if crossing != tt.crossing {
+			t.Errorf("%s: box %v crosses a line %v, want %v", tt.name, b, crossing, tt.crossing)
+		}
 	}
 }

@@ -429,9 +429,10 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 			st.Color = flaggedColor
 			text += " !"
 		}
+		text = ellipsize(st, text, (c.Max.X-c.Min.X)*maxLabelShare)
 		m := vg.Point{X: trX(pt.x), Y: trY(pt.y)}
 		w := st.Width(text)
-		box := freeBox(c.Rectangle, taken, m, w, lineH, gap)
+		box := freeBox(c.Rectangle, taken, lines, m, w, lineH, gap)
 		c.FillText(st, box.Min, text)
 		taken = append(taken, box)
 		// A label moved off its marker's line gets a leader to it.
@@ -446,10 +447,11 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 }
 
 // freeBox returns where a w by h label next to marker m covers nothing in
-// taken: right of the marker, else left, else moved up or down line by
-// line. When every place is taken it falls back to the first that fits.
-func freeBox(area vg.Rectangle, taken []vg.Rectangle, m vg.Point, w, h, gap vg.Length) vg.Rectangle {
-	var fallback *vg.Rectangle
+// taken and crosses none of lines: right of the marker, else left, else
+// moved up or down line by line. When every place is taken it falls back
+// to the first that only crosses a line, else to the first that fits.
+func freeBox(area vg.Rectangle, taken []vg.Rectangle, lines [][]vg.Point, m vg.Point, w, h, gap vg.Length) vg.Rectangle {
+	var fallback, crossing *vg.Rectangle
 	for step := 0; step <= 6; step++ {
 		for _, dy := range []vg.Length{vg.Length(step) * h, -vg.Length(step) * h} {
 			for _, x := range []vg.Length{m.X + gap, m.X - gap - w} {
@@ -461,14 +463,23 @@ func freeBox(area vg.Rectangle, taken []vg.Rectangle, m vg.Point, w, h, gap vg.L
 				if fallback == nil {
 					fallback = &b
 				}
-				if !slices.ContainsFunc(taken, func(t vg.Rectangle) bool { return overlaps(b, t) }) {
+				if slices.ContainsFunc(taken, func(t vg.Rectangle) bool { return overlaps(b, t) }) {
+					continue
+				}
+				if !slices.ContainsFunc(lines, func(l []vg.Point) bool { return intersects(rectQuad(b), l) }) {
 					return b
+				}
+				if crossing == nil {
+					crossing = &b
 				}
 			}
 			if step == 0 {
 				break
 			}
 		}
+	}
+	if crossing != nil {
+		return *crossing
 	}
 	if fallback != nil {
 		return *fallback
