@@ -189,7 +189,7 @@ func TestPointLabelsAvoidLabelsThenLines(t *testing.T) {
 	}{
 		{"free: right of the marker", nil, nil, false, false},
 		{"a line on the right: left of it", nil, rightLine, true, false},
-		{"label left, line right: crosses the line rather than the label", []vg.Rectangle{{Min: p(0, 60), Max: p(99, 140)}}, [][]vg.Point{{p(120, 0), p(120, 200)}}, false, true},
+		{"label left, line right: crosses the line rather than the label", []vg.Rectangle{{Min: p(0, 0), Max: p(99, 200)}}, [][]vg.Point{{p(120, 0), p(120, 200)}}, false, true},
 	}
 	for _, tt := range tests {
 		b := freeBox(area, tt.taken, tt.lines, m, 40, 10, 5)
