@@ -388,8 +388,10 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 	below := p.X.Width/2 + p.X.Padding + p.X.Tick.Length + p.X.Tick.Label.Height("0") + p.X.Label.Padding + xl.Height(" ")
 	c.FillText(xl, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Min.Y - below + xl.FontExtents().Descent}, xAxisTitle)
 
-	// Ridge points: a cross on the peak roof and the intensity below it,
-	// a line lower when it would overlap the previous ridge's.
+	// Ridge points: a cross on the peak roof and the intensity next to
+	// it: below right or above left, clear of the bandwidth line through
+	// the point, where no line or label is; else below it, a line lower
+	// when it would overlap the previous ridge's.
 	rs := sty
 	rs.Color = ridgeColor
 	rs.Font.Size = vg.Points(7)
@@ -403,8 +405,18 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 		c.DrawGlyph(ridgeGlyph(), pt)
 		text := unit.Value(rd.intensity)
 		w := rs.Width(text)
-		box := vg.Rectangle{Min: vg.Point{X: pt.X - w/2, Y: pt.Y - pad - 1 - rh}}
-		box.Max = vg.Point{X: box.Min.X + w, Y: box.Min.Y + rh}
+		at := func(x, y vg.Length) vg.Rectangle {
+			return vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + w, Y: y + rh}}
+		}
+		box := at(pt.X-w/2, pt.Y-pad-1-rh)
+		for _, b := range []vg.Rectangle{at(pt.X+pad, pt.Y-pad-rh), at(pt.X-pad-w, pt.Y+pad)} {
+			if c.Contains(b.Min) && c.Contains(b.Max) &&
+				!slices.ContainsFunc(lines, func(l []vg.Point) bool { return intersects(rectQuad(b), l) }) &&
+				!slices.ContainsFunc(append(taken, ridgeLabels...), func(r vg.Rectangle) bool { return overlaps(b, r) }) {
+				box = b
+				break
+			}
+		}
 		for slices.ContainsFunc(ridgeLabels, func(r vg.Rectangle) bool { return overlaps(box, r) }) {
 			box.Min.Y -= rh
 			box.Max.Y -= rh
