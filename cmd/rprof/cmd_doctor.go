@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -26,7 +28,12 @@ microarchitecture, the PMUs the kernel exposes, whether FP work and DRAM
 traffic can be counted (on this machine each event is opened once to be
 sure), whether eBPF uprobes and a BLAS library are usable, the
 perf_event_paranoid level and capabilities, whether it is a VM, and whether
-the NMI watchdog holds a counter. Each problem comes with its exact fix.
+the NMI watchdog holds a counter. For rprof roofs it also reports the
+cache topology, the vector compute kernels this CPU runs (AVX-512, AVX2,
+FMA), BLAS kernel variables in the environment (OPENBLAS_CORETYPE,
+OPENBLAS_L2_SIZE, BLIS_ARCH_TYPE), the clock source of theoretical peaks
+(cpufreq, else measured) and the CPUs allowed (cpuset) against those
+online. Each problem comes with its exact fix.
 
 With --sysfs or --procfs it reads a tree captured on another machine;
 nothing can be opened there, so checks say "not probed".
@@ -47,6 +54,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var d pmu.Diagnosis
+	var sysfsTree fs.FS = os.DirFS("/sys")
 	if m.live() {
 		if d, err = pmu.DiagnoseLive(); err != nil {
 			return m.treeError(err)
@@ -56,6 +64,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		sysfsTree = sysfs
 		if d, err = pmu.Diagnose(sysfs, procfs); err != nil {
 			return m.treeError(err)
 		}
@@ -68,6 +77,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		cpuid = machine.HostCPUID
 	}
 	doc.Caches = cachesDoc(machine.ReadCaches(d.Topology, cpuid))
+	doc.Roofs = roofsPrereqs(d.Live, sysfsTree, len(d.Topology.Online), os.LookupEnv)
 	if asJSON {
 		err = writeJSON(e.stdout, doc)
 	} else {
@@ -125,6 +135,7 @@ type doctorDoc struct {
 	Regions        checkJSON     `json:"regions"`
 	BLAS           blasCheck     `json:"blas"`
 	Caches         cachesJSON    `json:"caches"`
+	Roofs          roofsJSON     `json:"roofs"`
 	Usable         bool          `json:"usable"`
 	Problems       []string      `json:"problems"`
 	Details        []problemJSON `json:"problem_details"`
@@ -326,8 +337,16 @@ func writeDoctorText(w io.Writer, doc doctorDoc, d pmu.Diagnosis) error {
 	fmt.Fprintf(tw, "DRAM traffic (Q)\t%s\n", checkText(doc.Traffic))
 	fmt.Fprintf(tw, "eBPF uprobes\t%s\n", checkText(doc.Uprobes))
 	fmt.Fprintf(tw, "regions (--region)\t%s\n", checkText(doc.Regions))
-	fmt.Fprintf(tw, "BLAS\t%s\n", blasText(doc.BLAS))
+	blasLine := blasText(doc.BLAS)
+	if len(doc.Roofs.BLASEnv) > 0 {
+		blasLine += "; forced by " + strings.Join(doc.Roofs.BLASEnv, " ") + " (DGEMM roof uses those kernels; unset, or use rprof roofs --blas-arch)"
+	}
+	fmt.Fprintf(tw, "BLAS\t%s\n", blasLine)
 	fmt.Fprintf(tw, "caches\t%s\n", cachesText(doc.Caches))
+	kernelsLine, clockLine, cpusLine := roofsText(doc.Roofs)
+	fmt.Fprintf(tw, "vector kernels\t%s\n", kernelsLine)
+	fmt.Fprintf(tw, "clock\t%s\n", clockLine)
+	fmt.Fprintf(tw, "CPUs\t%s\n", cpusLine)
 	tw.Flush()
 
 	writeProblems(&b, d.Problems)
