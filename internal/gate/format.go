@@ -22,13 +22,28 @@ func number(v float64, u string) string {
 	return unit.SI(v, u)
 }
 
-// interval formats "± x%" for a value with an interval, "" without.
+// interval formats "± x%" for a value with an interval, "(n=1, no
+// interval)" for a single repetition, which has no spread, and "" when
+// nothing is known of the spread.
 func interval(v Value) string {
+	if v.N == 1 {
+		return "(n=1, no interval)"
+	}
 	if math.IsNaN(v.Lo) || math.IsNaN(v.Hi) || v.Center == 0 {
 		return ""
 	}
 	half := math.Max(v.Center-v.Lo, v.Hi-v.Center) / math.Abs(v.Center)
 	return "± " + unit.Relative(half)
+}
+
+// span formats the bounds lo and hi with f as "lo to hi", or as one figure
+// when both print the same.
+func span(lo, hi float64, f func(float64) string) string {
+	a, b := f(lo), f(hi)
+	if a == b {
+		return a
+	}
+	return a + " to " + b
 }
 
 // cell formats one side of a row.

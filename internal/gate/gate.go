@@ -295,7 +295,7 @@ func relInterval(t *stats.Comparison, sign float64, opts Options) string {
 	if lo < 0 {
 		f = unit.Change
 	}
-	return fmt.Sprintf(", %g%% CI %s to %s", opts.Confidence*100, f(lo), f(hi))
+	return fmt.Sprintf(", %g%% CI %s", opts.Confidence*100, span(lo, hi, f))
 }
 
 func testLine(t *stats.Comparison, opts Options) string {
@@ -364,9 +364,12 @@ func minFractionCheck(r *Row, min float64) Check {
 	f := r.New
 	interval := ""
 	hi := f.Center
-	if !math.IsNaN(f.Hi) {
+	switch {
+	case f.N == 1:
+		interval = " (n=1, no interval)"
+	case !math.IsNaN(f.Hi):
 		hi = f.Hi
-		interval = fmt.Sprintf(", CI %s to %s", unit.Percent(f.Lo), unit.Percent(f.Hi))
+		interval = ", CI " + span(f.Lo, f.Hi, unit.Percent)
 	}
 	switch {
 	case hi < min:

@@ -348,7 +348,10 @@ func samplesText(p *roofline.Point) string {
 		s[i] = unit.Value(x)
 	}
 	out := fmt.Sprintf("n=%d, %s s", len(s), strings.Join(s, ", "))
-	if p.CI.Method != "" {
+	switch {
+	case len(s) == 1 || p.CI.Method == "none":
+		out += "; no interval from a single sample"
+	case p.CI.Method != "":
 		out += fmt.Sprintf("; %s CI by %s", unit.RoundPercent(p.CI.Confidence), p.CI.Method)
 	}
 	return out

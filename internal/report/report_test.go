@@ -227,3 +227,21 @@ func countColor(img image.Image, r, g, b uint8) int {
 	}
 	return n
 }
+
+// TestSamplesTextWording: one sample has no interval, and says so instead of
+// "95% CI by none" (issue 14, "Wording").
+func TestSamplesTextWording(t *testing.T) {
+	tests := []struct {
+		name string
+		p    roofline.Point
+		want string
+	}{
+		{"single sample", roofline.Point{Samples: roofline.Samples{Seconds: []float64{0.0052}}, CI: roofline.Uncertainty{Confidence: 0.95, Method: "none", N: 1}}, "n=1, 0.00520 s; no interval from a single sample"},
+		{"five samples", roofline.Point{Samples: roofline.Samples{Seconds: []float64{1, 1, 1, 1, 1}}, CI: roofline.Uncertainty{Confidence: 0.95, Method: "student-t", N: 5}}, "; 95% CI by student-t"},
+	}
+	for _, tt := range tests {
+		if got := samplesText(&tt.p); !strings.HasSuffix(got, tt.want) {
+			t.Errorf("%s: %q, want it to end in %q", tt.name, got, tt.want)
+		}
+	}
+}
