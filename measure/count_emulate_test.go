@@ -86,14 +86,35 @@ func TestEmulatedPointTakesWAndQFromOneEmulatedRunAndTFromNativeRuns(t *testing.
 	if f.native != 3 || f.emulated != 1 {
 		t.Errorf("%d native and %d emulated runs, want 3 and 1", f.native, f.emulated)
 	}
-	// Recorded: 2 x 100,000 x 2 FLOPs; DRAM 7,163,328 B read, 3,910,464 B
-	// written.
+	checkEmulatedWQT(t, p)
+	checkEmulatedLevels(t, p)
+	checkEmulatedFlags(t, p)
+	if p.Emulation == nil || p.Emulation.CacheModel != "32K/8,1M/16,line=64" || p.Emulation.WorkByWidth["scalar"] != 400000 || len(p.Functions) == 0 {
+		t.Errorf("emulation %+v functions %+v", p.Emulation, p.Functions)
+	}
+	if !p.ExactCounts() {
+		t.Error("an emulated point's counts are exact")
+	}
+}
+
+// checkEmulatedWQT checks the fake emulation's W and Q (recorded: 2 x
+// 100,000 x 2 FLOPs; DRAM 7,163,328 B read, 3,910,464 B written) and the
+// native runs' T.
+func checkEmulatedWQT(t *testing.T, p *roofline.Point) {
+	t.Helper()
 	if p.Source != roofline.SourceEmulated || *p.WorkFlops != 400000 || *p.TrafficBytes != 7163328+3910464 || !near(p.Seconds, 0.1) {
 		t.Errorf("source %s W %v Q %v T %v", p.Source, *p.WorkFlops, *p.TrafficBytes, p.Seconds)
 	}
 	if *p.ReadBytes != 7163328 || *p.WriteBytes != 3910464 || len(p.WorkByPrecision) != 1 || p.WorkByPrecision[roofline.Double] != 400000 {
 		t.Errorf("read %v write %v by precision %v", *p.ReadBytes, *p.WriteBytes, p.WorkByPrecision)
 	}
+}
+
+// checkEmulatedLevels checks the fake emulation's cache levels: one
+// per modelled boundary, each with an intensity, L1-L2 from the recorded
+// fills and write-backs.
+func checkEmulatedLevels(t *testing.T, p *roofline.Point) {
+	t.Helper()
 	want := []struct{ upper, lower string }{{"core", "L1"}, {"L1", "L2"}, {"L2", "DRAM"}}
 	if len(p.Levels) != len(want) {
 		t.Fatalf("levels %+v, want %v", p.Levels, want)
@@ -106,6 +127,13 @@ func TestEmulatedPointTakesWAndQFromOneEmulatedRunAndTFromNativeRuns(t *testing.
 	if r := p.Levels[1]; r.ReadBytes != 114241*64 || r.WriteBytes != 63246*64 {
 		t.Errorf("L1-L2 %+v, want the recorded fills and write-backs x 64 B", r)
 	}
+}
+
+// checkEmulatedFlags checks an emulated point's events and flags: no
+// events and no missing counters (exact counts), but the emulated-ISA and
+// modelled flags.
+func checkEmulatedFlags(t *testing.T, p *roofline.Point) {
+	t.Helper()
 	if len(p.Events) != 0 || hasFlagCode(p.Flags, roofline.FlagMissingCounter) {
 		t.Errorf("events %+v flags %+v: exact counts are neither events nor missing when zero", p.Events, p.Flags)
 	}
@@ -113,12 +141,6 @@ func TestEmulatedPointTakesWAndQFromOneEmulatedRunAndTFromNativeRuns(t *testing.
 		if !hasFlagCode(p.Flags, code) {
 			t.Errorf("flags %+v lack %s", p.Flags, code)
 		}
-	}
-	if p.Emulation == nil || p.Emulation.CacheModel != "32K/8,1M/16,line=64" || p.Emulation.WorkByWidth["scalar"] != 400000 || len(p.Functions) == 0 {
-		t.Errorf("emulation %+v functions %+v", p.Emulation, p.Functions)
-	}
-	if !p.ExactCounts() {
-		t.Error("an emulated point's counts are exact")
 	}
 }
 

@@ -172,159 +172,22 @@ func Merge(points []Point, roofs *Roofs) ([]Merged, error) {
 }
 
 func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
-	var versions []string
-	for _, p := range ranks {
-		if !slices.Contains(versions, p.Rank.Version) {
-			versions = append(versions, p.Rank.Version)
-		}
-	}
-	if len(versions) > 1 {
-		sort.Strings(versions)
-		return Merged{}, &VersionError{Job: job, Versions: versions}
+	version, err := jobVersion(job, ranks)
+	if err != nil {
+		return Merged{}, err
 	}
 	sort.SliceStable(ranks, func(a, b int) bool { return ranks[a].Rank.Rank < ranks[b].Rank.Rank })
-	var flags []Flag
-	flag := func(code, subject, format string, args ...any) {
-		flags = append(flags, Flag{Code: code, Subject: subject, Message: fmt.Sprintf(format, args...)})
-	}
-
-	// One point per rank: a second file for a rank is dropped, flagged.
-	seen := map[int]bool{}
-	kept := ranks[:0:0]
-	size := 0
-	for _, p := range ranks {
-		size = max(size, p.Rank.Size)
-		if seen[p.Rank.Rank] {
-			flag(FlagMissingRank, "", "rank %d has more than one point: the first was used", p.Rank.Rank)
-			continue
-		}
-		seen[p.Rank.Rank] = true
-		kept = append(kept, p)
-	}
-	ranks = kept
-	var missing []int
-	for r := range size {
-		if !seen[r] {
-			missing = append(missing, r)
-		}
-	}
-	if missing != nil {
-		flag(FlagMissingRank, "", "%d of the job's %d ranks have no point (ranks %s): a rank died or its file was not given; W, T and the ranks' nodes cover the ranks present only", len(missing), size, intRanges(missing))
-	}
+	ranks, size, missing, flags := oneRankEach(ranks)
 
 	first := ranks[0]
 	jp := Point{Schema: PointSchema, Label: first.Label, Command: first.Command, Source: first.Source,
 		Machine: first.Machine, Events: []EventCount{}, Samples: Samples{}}
 	jp.Machine.Hostname = ""
-	j := &Job{ID: job, Launcher: first.Rank.Launcher, Ranks: size, Missing: missing, Version: versions[0], SlowestRank: -1}
-
-	// Nodes, in order of their lowest rank.
-	nodeOf := map[string]int{}
-	var nodeRanks [][]Point
-	for _, p := range ranks {
-		i, ok := nodeOf[p.Rank.Node]
-		if !ok {
-			i = len(nodeRanks)
-			nodeOf[p.Rank.Node] = i
-			nodeRanks = append(nodeRanks, nil)
-			j.Nodes = append(j.Nodes, JobNode{Node: p.Rank.Node})
-		}
-		nodeRanks[i] = append(nodeRanks[i], p)
-		j.Nodes[i].Ranks = append(j.Nodes[i].Ranks, p.Rank.Rank)
-		if p.Rank.TrafficOwner {
-			j.Nodes[i].Owners = append(j.Nodes[i].Owners, p.Rank.Rank)
-			if p.TrafficBytes != nil {
-				j.Nodes[i].TrafficBytes = ptrTo(*p.TrafficBytes)
-			}
-		}
-	}
-
-	// W summed over ranks; a rank without W makes the job's W unknown.
-	sum := func(get func(Point) *float64) *float64 {
-		var s float64
-		for _, p := range ranks {
-			v := get(p)
-			if v == nil {
-				return nil
-			}
-			s += *v
-		}
-		return &s
-	}
-	jp.WorkFlops = sum(func(p Point) *float64 { return p.WorkFlops })
-	if jp.WorkFlops == nil {
-		flag(FlagMissingCounter, SubjectWork, "work is unknown for at least one rank, so the job's work is unknown")
-	}
-	for _, p := range ranks {
-		for k, v := range p.WorkByPrecision {
-			if jp.WorkByPrecision == nil {
-				jp.WorkByPrecision = map[string]float64{}
-			}
-			jp.WorkByPrecision[k] += v
-		}
-	}
-
-	// Q summed over the traffic owners, one per node.
-	qKnown := true
-	var q, rd, wr float64
-	rdKnown, wrKnown := true, true
-	for _, n := range j.Nodes {
-		switch len(n.Owners) {
-		case 0:
-			flag(FlagTrafficOwner, SubjectTraffic, "node %s has no traffic owner among the ranks present: its DRAM traffic was not counted (the owner died, its file is missing, or the lock directory was unusable), so the job's Q is unknown", n.Node)
-			qKnown = false
-			continue
-		case 1:
-		default:
-			flag(FlagTrafficOwner, SubjectTraffic, "node %s has %d traffic owners (ranks %s): its traffic would be counted more than once, so the job's Q is unknown", n.Node, len(n.Owners), intRanges(n.Owners))
-			qKnown = false
-			continue
-		}
-		owner := pointOf(ranks, n.Owners[0])
-		if owner.TrafficBytes == nil {
-			qKnown = false
-			continue
-		}
-		q += *owner.TrafficBytes
-		if owner.ReadBytes != nil {
-			rd += *owner.ReadBytes
-		} else {
-			rdKnown = false
-		}
-		if owner.WriteBytes != nil {
-			wr += *owner.WriteBytes
-		} else {
-			wrKnown = false
-		}
-	}
-	if qKnown {
-		jp.TrafficBytes = &q
-		if rdKnown {
-			jp.ReadBytes = &rd
-		}
-		if wrKnown {
-			jp.WriteBytes = &wr
-		}
-	}
-
-	// T: first start to last end; also the slowest rank.
-	for _, p := range ranks {
-		if j.Start.IsZero() || p.Rank.Start.Before(j.Start) {
-			j.Start = p.Rank.Start
-		}
-		if p.Rank.End.After(j.End) {
-			j.End = p.Rank.End
-		}
-		if p.Seconds > j.SlowestSeconds || j.SlowestRank < 0 {
-			j.SlowestRank, j.SlowestSeconds = p.Rank.Rank, p.Seconds
-		}
-		if p.Created.After(jp.Created) {
-			jp.Created = p.Created
-		}
-		if jp.Exit.Code == 0 && (p.Exit.Code != 0 || p.Exit.Signal != "") {
-			jp.Exit = p.Exit
-		}
-	}
+	j := &Job{ID: job, Launcher: first.Rank.Launcher, Ranks: size, Missing: missing, Version: version, SlowestRank: -1}
+	nodeRanks := groupNodes(j, ranks)
+	flags = append(flags, sumWork(&jp, ranks)...)
+	flags = append(flags, sumTraffic(&jp, j.Nodes, ranks)...)
+	spanTime(&jp, j, ranks)
 	jp.Seconds = j.End.Sub(j.Start).Seconds()
 	jp.CI = Uncertainty{Confidence: first.CI.Confidence, Method: "none", N: 1, Seconds: Interval{Lo: jp.Seconds, Hi: jp.Seconds}}
 	jp.Samples.Seconds = []float64{jp.Seconds}
@@ -347,6 +210,187 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 		m.Nodes = append(m.Nodes, nodePoint(jp, n, nodeRanks[i], roofs))
 	}
 	return m, nil
+}
+
+// newFlag builds a Flag with a formatted message; the merge helpers below
+// each return their own flags, which mergeJob appends in a fixed order.
+func newFlag(code, subject, format string, args ...any) Flag {
+	return Flag{Code: code, Subject: subject, Message: fmt.Sprintf(format, args...)}
+}
+
+// jobVersion is the one rprof version that wrote all of a job's points:
+// points of different versions may not agree on what they count, so
+// merging them is refused.
+func jobVersion(job string, ranks []Point) (string, error) {
+	var versions []string
+	for _, p := range ranks {
+		if !slices.Contains(versions, p.Rank.Version) {
+			versions = append(versions, p.Rank.Version)
+		}
+	}
+	if len(versions) > 1 {
+		sort.Strings(versions)
+		return "", &VersionError{Job: job, Versions: versions}
+	}
+	return versions[0], nil
+}
+
+// oneRankEach keeps one point per rank of ranks (sorted by rank): a second
+// file for a rank is dropped, flagged. It also returns the job's size (the
+// largest size any rank reported) and the ranks below it that have no
+// point, flagged, since W, T and the nodes then cover only part of the job.
+func oneRankEach(ranks []Point) (kept []Point, size int, missing []int, flags []Flag) {
+	seen := map[int]bool{}
+	kept = ranks[:0:0]
+	for _, p := range ranks {
+		size = max(size, p.Rank.Size)
+		if seen[p.Rank.Rank] {
+			flags = append(flags, newFlag(FlagMissingRank, "", "rank %d has more than one point: the first was used", p.Rank.Rank))
+			continue
+		}
+		seen[p.Rank.Rank] = true
+		kept = append(kept, p)
+	}
+	for r := range size {
+		if !seen[r] {
+			missing = append(missing, r)
+		}
+	}
+	if missing != nil {
+		flags = append(flags, newFlag(FlagMissingRank, "", "%d of the job's %d ranks have no point (ranks %s): a rank died or its file was not given; W, T and the ranks' nodes cover the ranks present only", len(missing), size, intRanges(missing)))
+	}
+	return kept, size, missing, flags
+}
+
+// groupNodes fills j.Nodes, in order of their lowest rank, with each node's
+// ranks, traffic owners and owner's traffic, and returns each node's points
+// (same order) for its node point.
+func groupNodes(j *Job, ranks []Point) [][]Point {
+	nodeOf := map[string]int{}
+	var nodeRanks [][]Point
+	for _, p := range ranks {
+		i, ok := nodeOf[p.Rank.Node]
+		if !ok {
+			i = len(nodeRanks)
+			nodeOf[p.Rank.Node] = i
+			nodeRanks = append(nodeRanks, nil)
+			j.Nodes = append(j.Nodes, JobNode{Node: p.Rank.Node})
+		}
+		nodeRanks[i] = append(nodeRanks[i], p)
+		j.Nodes[i].Ranks = append(j.Nodes[i].Ranks, p.Rank.Rank)
+		if p.Rank.TrafficOwner {
+			j.Nodes[i].Owners = append(j.Nodes[i].Owners, p.Rank.Rank)
+			if p.TrafficBytes != nil {
+				j.Nodes[i].TrafficBytes = ptrTo(*p.TrafficBytes)
+			}
+		}
+	}
+	return nodeRanks
+}
+
+// sumWork sets jp's W, summed over ranks; a rank without W makes the
+// job's W unknown, flagged.
+func sumWork(jp *Point, ranks []Point) []Flag {
+	var flags []Flag
+	jp.WorkFlops = sumOverRanks(ranks, func(p Point) *float64 { return p.WorkFlops })
+	if jp.WorkFlops == nil {
+		flags = append(flags, newFlag(FlagMissingCounter, SubjectWork, "work is unknown for at least one rank, so the job's work is unknown"))
+	}
+	for _, p := range ranks {
+		for k, v := range p.WorkByPrecision {
+			if jp.WorkByPrecision == nil {
+				jp.WorkByPrecision = map[string]float64{}
+			}
+			jp.WorkByPrecision[k] += v
+		}
+	}
+	return flags
+}
+
+// sumOverRanks is the sum of get over ranks, or nil if any rank lacks it.
+func sumOverRanks(ranks []Point, get func(Point) *float64) *float64 {
+	var s float64
+	for _, p := range ranks {
+		v := get(p)
+		if v == nil {
+			return nil
+		}
+		s += *v
+	}
+	return &s
+}
+
+// sumTraffic sets jp's Q (and its read and write parts), summed over the
+// traffic owners, one per node. A node with no owner or several makes Q
+// unknown, flagged: its traffic would be missed or counted twice.
+func sumTraffic(jp *Point, nodes []JobNode, ranks []Point) []Flag {
+	var flags []Flag
+	qKnown := true
+	var q, rd, wr float64
+	rdKnown, wrKnown := true, true
+	for _, n := range nodes {
+		switch len(n.Owners) {
+		case 0:
+			flags = append(flags, newFlag(FlagTrafficOwner, SubjectTraffic, "node %s has no traffic owner among the ranks present: its DRAM traffic was not counted (the owner died, its file is missing, or the lock directory was unusable), so the job's Q is unknown", n.Node))
+			qKnown = false
+			continue
+		case 1:
+		default:
+			flags = append(flags, newFlag(FlagTrafficOwner, SubjectTraffic, "node %s has %d traffic owners (ranks %s): its traffic would be counted more than once, so the job's Q is unknown", n.Node, len(n.Owners), intRanges(n.Owners)))
+			qKnown = false
+			continue
+		}
+		owner := pointOf(ranks, n.Owners[0])
+		if owner.TrafficBytes == nil {
+			qKnown = false
+			continue
+		}
+		q += *owner.TrafficBytes
+		rdKnown = addKnown(&rd, owner.ReadBytes) && rdKnown
+		wrKnown = addKnown(&wr, owner.WriteBytes) && wrKnown
+	}
+	if qKnown {
+		jp.TrafficBytes = &q
+		if rdKnown {
+			jp.ReadBytes = &rd
+		}
+		if wrKnown {
+			jp.WriteBytes = &wr
+		}
+	}
+	return flags
+}
+
+// addKnown adds *v to *sum if v is known, and says whether it was.
+func addKnown(sum *float64, v *float64) bool {
+	if v == nil {
+		return false
+	}
+	*sum += *v
+	return true
+}
+
+// spanTime sets the job's start (first start), end (last end) and slowest
+// rank, and jp's creation time (latest) and exit (the first failing
+// rank's, in rank order).
+func spanTime(jp *Point, j *Job, ranks []Point) {
+	for _, p := range ranks {
+		if j.Start.IsZero() || p.Rank.Start.Before(j.Start) {
+			j.Start = p.Rank.Start
+		}
+		if p.Rank.End.After(j.End) {
+			j.End = p.Rank.End
+		}
+		if p.Seconds > j.SlowestSeconds || j.SlowestRank < 0 {
+			j.SlowestRank, j.SlowestSeconds = p.Rank.Rank, p.Seconds
+		}
+		if p.Created.After(jp.Created) {
+			jp.Created = p.Created
+		}
+		if jp.Exit.Code == 0 && (p.Exit.Code != 0 || p.Exit.Signal != "") {
+			jp.Exit = p.Exit
+		}
+	}
 }
 
 // nodePoint is one node's point: its ranks' W, its owner's Q, T from its

@@ -173,13 +173,9 @@ func readImage(name string) (*image, error) {
 	img := &image{flops: map[string]uint64{}, widths: map[string]uint64{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	bad := func(line string) error {
-		return fmt.Errorf("emulate: %s: unreadable line %q", filepath.Base(name), line)
-	}
 	first := true
 	for sc.Scan() {
 		line := sc.Text()
-		key, rest, _ := strings.Cut(line, " ")
 		if first {
 			if line != "rprof-emulate 1" {
 				return nil, fmt.Errorf("emulate: %s: not a plugin output of this rprof (%q)", filepath.Base(name), line)
@@ -187,115 +183,9 @@ func readImage(name string) (*image, error) {
 			first = false
 			continue
 		}
-		f := strings.Fields(rest)
-		nums := func(want int, base int) ([]uint64, bool) {
-			if len(f) < want {
-				return nil, false
-			}
-			out := make([]uint64, want)
-			for i := 0; i < want; i++ {
-				v, err := strconv.ParseUint(f[i], base, 64)
-				if err != nil {
-					return nil, false
-				}
-				out[i] = v
-			}
-			return out, true
-		}
-		switch key {
-		case "api":
-		case "pid", "gen", "vcpus", "overflow", "line", "host_addrs":
-			v, ok := nums(1, 10)
-			if !ok {
-				return nil, bad(line)
-			}
-			switch key {
-			case "pid":
-				img.pid = int(v[0])
-			case "gen":
-				img.gen = int(v[0])
-			case "vcpus":
-				img.vcpus = int(v[0])
-			case "overflow":
-				img.overflow = v[0] != 0
-			case "line":
-				img.line = int(v[0])
-			case "host_addrs":
-				img.hostAddrs = v[0] != 0
-			}
-		case "exe":
-			img.exe = rest
-		case "exec":
-			img.exec = rest
-		case "level":
-			if len(f) != 5 {
-				return nil, bad(line)
-			}
-			f = f[1:]
-			v, ok := nums(4, 10)
-			if !ok {
-				return nil, bad(line)
-			}
-			img.levels = append(img.levels, levelCount{name: strings.Fields(rest)[0], size: int64(v[0]), ways: int(v[1]), fills: v[2], writebacks: v[3]})
-		case "core", "dram":
-			v, ok := nums(2, 10)
-			if !ok {
-				return nil, bad(line)
-			}
-			t := Traffic{Read: v[0], Write: v[1]}
-			if key == "core" {
-				img.core = t
-			} else {
-				img.dram = t
-			}
-		case "nt":
-			v, ok := nums(1, 10)
-			if !ok {
-				return nil, bad(line)
-			}
-			img.nt = v[0]
-		case "tb":
-			if len(f) != 9 {
-				return nil, bad(line)
-			}
-			a, err := strconv.ParseUint(f[0], 16, 64)
-			if err != nil {
-				return nil, bad(line)
-			}
-			f = f[1:]
-			v, ok := nums(8, 10)
-			if !ok {
-				return nil, bad(line)
-			}
-			b := block{vaddr: a, execs: v[0], dram: v[1], core: v[2]}
-			copy(b.flops[:], v[3:])
-			img.blocks = append(img.blocks, b)
-		case "flops", "widths":
-			for _, kv := range f {
-				k, vs, ok := strings.Cut(kv, "=")
-				v, err := strconv.ParseUint(vs, 10, 64)
-				if !ok || err != nil {
-					return nil, bad(line)
-				}
-				if key == "flops" {
-					img.flops[k] = v
-				} else {
-					img.widths[k] = v
-				}
-			}
-		case "map":
-			if len(f) < 5 {
-				return nil, bad(line)
-			}
-			v, ok := nums(3, 16)
-			if !ok {
-				return nil, bad(line)
-			}
-			img.maps = append(img.maps, mapping{lo: v[0], hi: v[1], off: v[2], perms: f[3], path: strings.Join(f[4:], " ")})
-		case "end":
-			img.sawEnd = true
-		default:
-			return nil, bad(line)
+		key, rest, _ := strings.Cut(line, " ")
+		if !img.readLine(key, rest) {
+			return nil, fmt.Errorf("emulate: %s: unreadable line %q", filepath.Base(name), line)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -305,6 +195,162 @@ func readImage(name string) (*image, error) {
 		return nil, fmt.Errorf("emulate: %s: truncated plugin output", filepath.Base(name))
 	}
 	return img, nil
+}
+
+// readLine applies one line of plugin output (after the header), split
+// into its key and the rest, to img; false means the line is malformed.
+// On false img may be partly updated: readImage then discards it.
+func (img *image) readLine(key, rest string) bool {
+	f := strings.Fields(rest)
+	switch key {
+	case "api":
+	case "pid", "gen", "vcpus", "overflow", "line", "host_addrs":
+		return img.readScalar(key, f)
+	case "exe":
+		img.exe = rest
+	case "exec":
+		img.exec = rest
+	case "level":
+		return img.readLevel(f)
+	case "core", "dram":
+		return img.readTraffic(key, f)
+	case "nt":
+		v, ok := parseUints(f, 1, 10)
+		if ok {
+			img.nt = v[0]
+		}
+		return ok
+	case "tb":
+		return img.readBlock(f)
+	case "flops", "widths":
+		return img.readCounts(key, f)
+	case "map":
+		return img.readMap(f)
+	case "end":
+		img.sawEnd = true
+	default:
+		return false
+	}
+	return true
+}
+
+// parseUints parses the first want fields of f in base. Fields beyond
+// them are ignored, as they always were, so a newer plugin may append some.
+func parseUints(f []string, want, base int) ([]uint64, bool) {
+	if len(f) < want {
+		return nil, false
+	}
+	out := make([]uint64, want)
+	for i := 0; i < want; i++ {
+		v, err := strconv.ParseUint(f[i], base, 64)
+		if err != nil {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
+}
+
+// readScalar reads a line "key N" of one decimal number.
+func (img *image) readScalar(key string, f []string) bool {
+	v, ok := parseUints(f, 1, 10)
+	if !ok {
+		return false
+	}
+	switch key {
+	case "pid":
+		img.pid = int(v[0])
+	case "gen":
+		img.gen = int(v[0])
+	case "vcpus":
+		img.vcpus = int(v[0])
+	case "overflow":
+		img.overflow = v[0] != 0
+	case "line":
+		img.line = int(v[0])
+	case "host_addrs":
+		img.hostAddrs = v[0] != 0
+	}
+	return true
+}
+
+// readLevel reads "level NAME SIZE WAYS FILLS WRITEBACKS".
+func (img *image) readLevel(f []string) bool {
+	if len(f) != 5 {
+		return false
+	}
+	v, ok := parseUints(f[1:], 4, 10)
+	if !ok {
+		return false
+	}
+	img.levels = append(img.levels, levelCount{name: f[0], size: int64(v[0]), ways: int(v[1]), fills: v[2], writebacks: v[3]})
+	return true
+}
+
+// readTraffic reads "core READ WRITE" or "dram READ WRITE".
+func (img *image) readTraffic(key string, f []string) bool {
+	v, ok := parseUints(f, 2, 10)
+	if !ok {
+		return false
+	}
+	t := Traffic{Read: v[0], Write: v[1]}
+	if key == "core" {
+		img.core = t
+	} else {
+		img.dram = t
+	}
+	return true
+}
+
+// readBlock reads "tb VADDR(hex) EXECS DRAM CORE FLOPS×5", one translated
+// block's counts.
+func (img *image) readBlock(f []string) bool {
+	if len(f) != 9 {
+		return false
+	}
+	a, err := strconv.ParseUint(f[0], 16, 64)
+	if err != nil {
+		return false
+	}
+	v, ok := parseUints(f[1:], 8, 10)
+	if !ok {
+		return false
+	}
+	b := block{vaddr: a, execs: v[0], dram: v[1], core: v[2]}
+	copy(b.flops[:], v[3:])
+	img.blocks = append(img.blocks, b)
+	return true
+}
+
+// readCounts reads "flops K=V ..." or "widths K=V ...".
+func (img *image) readCounts(key string, f []string) bool {
+	for _, kv := range f {
+		k, vs, ok := strings.Cut(kv, "=")
+		v, err := strconv.ParseUint(vs, 10, 64)
+		if !ok || err != nil {
+			return false
+		}
+		if key == "flops" {
+			img.flops[k] = v
+		} else {
+			img.widths[k] = v
+		}
+	}
+	return true
+}
+
+// readMap reads "map LO HI OFF PERMS PATH", numbers in hex, PATH possibly
+// with spaces.
+func (img *image) readMap(f []string) bool {
+	if len(f) < 5 {
+		return false
+	}
+	v, ok := parseUints(f, 3, 16)
+	if !ok {
+		return false
+	}
+	img.maps = append(img.maps, mapping{lo: v[0], hi: v[1], off: v[2], perms: f[3], path: strings.Join(f[4:], " ")})
+	return true
 }
 
 func combine(imgs []*image, m CacheModel) Result {
