@@ -27,7 +27,9 @@ value and confidence interval; crosses mark the ridge points where the
 bandwidth roofs meet the compute peak. Each point carries its confidence
 interval as an error bar; a triangle marks a memory-bound point, a square a
 compute-bound one; hollow markers are analytic points, red ones flagged
-points (above their roof, multiplexed counters, ...).
+points (above their roof, multiplexed counters, ...). Above ` + strconv.Itoa(chart.MaxPointLabels) + ` points
+the image chart draws small unlabelled markers without CI bars, and says so
+on stderr (labels would smear into a blob).
 
 POINT.json files are written by 'rprof run --json'; each holds one point or
 a set of points. Points with an unknown or zero intensity or performance

@@ -16,6 +16,9 @@ import (
 // beyond it labels smear into a blob and placing them costs seconds.
 const maxPointLabels = 40
 
+// MaxPointLabels is maxPointLabels for help texts and documents.
+const MaxPointLabels = maxPointLabels
+
 // ErrEmpty is returned when there is neither a roof nor a point to draw.
 var ErrEmpty = errors.New("nothing to draw")
 
