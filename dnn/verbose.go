@@ -84,18 +84,44 @@ var kindAliases = map[string]string{
 // dispatch messages, external kernels); err wraps ErrMalformed for a
 // primitive line that does not parse.
 func ParseLine(line string) (rec Record, ok bool, err error) {
-	rest, found := "", false
+	rest, found := cutMarker(line)
+	if !found {
+		return Record{}, false, nil
+	}
+	f := strings.Split(strings.TrimRight(rest, "\r"), ",")
+	i, ok, err := rec.parseHeader(f)
+	if !ok || err != nil {
+		return Record{}, false, err
+	}
+	if i >= len(f) || f[i] == "" {
+		return Record{}, false, fmt.Errorf("%w: no operation field", ErrMalformed)
+	}
+	op := f[i]
+	if !isPrimitiveOp(op) {
+		return Record{}, false, nil
+	}
+	rec.Operation = op
+	if err := rec.parseFields(f[i+1:]); err != nil {
+		return Record{}, false, err
+	}
+	return rec, true, nil
+}
+
+// cutMarker returns the line after its verbose marker.
+func cutMarker(line string) (rest string, found bool) {
 	for _, m := range markers {
 		if r, ok := strings.CutPrefix(line, m); ok {
 			rest, found = r, true
 		}
 	}
-	if !found {
-		return Record{}, false, nil
-	}
-	f := strings.Split(strings.TrimRight(rest, "\r"), ",")
+	return rest, found
+}
+
+// parseHeader reads the optional fields before the operation (version,
+// timestamp, component) into rec and returns the index of the operation
+// field; ok is false for components other than primitives.
+func (rec *Record) parseHeader(f []string) (i int, ok bool, err error) {
 	rec.Syntax = "2.x"
-	i := 0
 	if i < len(f) && isVersionField(f[i]) {
 		rec.Syntax = f[i]
 		i++
@@ -103,7 +129,7 @@ func ParseLine(line string) (rec Record, ok bool, err error) {
 	if i < len(f) && strings.Contains(f[i], ".") {
 		ts, perr := strconv.ParseFloat(f[i], 64)
 		if perr != nil {
-			return Record{}, false, fmt.Errorf("%w: timestamp %q", ErrMalformed, f[i])
+			return 0, false, fmt.Errorf("%w: timestamp %q", ErrMalformed, f[i])
 		}
 		rec.TimestampMs = ts
 		i++
@@ -116,37 +142,39 @@ func ParseLine(line string) (rec Record, ok bool, err error) {
 			}
 			i++
 		case "graph", "common":
-			return Record{}, false, nil
+			return 0, false, nil
 		}
 	}
-	if i >= len(f) || f[i] == "" {
-		return Record{}, false, fmt.Errorf("%w: no operation field", ErrMalformed)
-	}
-	op := f[i]
+	return i, true, nil
+}
+
+// isPrimitiveOp reports whether an operation field starts a primitive
+// record: not info, exec:check, exec:external, create:dispatch/check/error
+// or messages of the library's back ends.
+func isPrimitiveOp(op string) bool {
 	switch {
-	case op == "exec", strings.HasPrefix(op, "create:"), strings.HasPrefix(op, "create_nested:"):
-	default:
-		// info, exec:check, exec:external, create:dispatch/check/error, and
-		// messages of the library's back ends.
-		return Record{}, false, nil
+	case op == "exec", strings.HasPrefix(op, "create_nested:"):
+		return true
+	case strings.HasPrefix(op, "create:"):
+		return isCacheOp(op)
 	}
-	if strings.HasPrefix(op, "create:") && !isCacheOp(op) {
-		return Record{}, false, nil
-	}
-	rec.Operation = op
-	f = f[i+1:]
-	// engine, kind, impl, prop, mds, attrs, aux, problem[, time]
+	return false
+}
+
+// parseFields reads the fields after the operation into rec: engine, kind,
+// impl, prop, mds, attrs, aux, problem[, time].
+func (rec *Record) parseFields(f []string) error {
 	switch {
 	case len(f) == 9:
 		ms, perr := strconv.ParseFloat(f[8], 64)
 		if perr != nil || ms < 0 {
-			return Record{}, false, fmt.Errorf("%w: time %q", ErrMalformed, f[8])
+			return fmt.Errorf("%w: time %q", ErrMalformed, f[8])
 		}
 		rec.Millis = ms
-	case len(f) == 8 && op != "exec":
+	case len(f) == 8 && rec.Operation != "exec":
 		rec.Millis = -1
 	default:
-		return Record{}, false, fmt.Errorf("%w: %d fields after %q, want 9", ErrMalformed, len(f), op)
+		return fmt.Errorf("%w: %d fields after %q, want 9", ErrMalformed, len(f), rec.Operation)
 	}
 	rec.Engine = f[0]
 	rec.Kind = f[1]
@@ -158,16 +186,16 @@ func ParseLine(line string) (rec Record, ok bool, err error) {
 	rec.Auxiliary = strings.TrimSpace(f[6])
 	rec.Problem = f[7]
 	if rec.Engine == "" || rec.Kind == "" || rec.Problem == "" {
-		return Record{}, false, fmt.Errorf("%w: empty engine, kind or problem", ErrMalformed)
+		return fmt.Errorf("%w: empty engine, kind or problem", ErrMalformed)
 	}
 	for _, s := range strings.Fields(f[4]) {
 		t, terr := ParseTensor(s)
 		if terr != nil {
-			return Record{}, false, terr
+			return terr
 		}
 		rec.Tensors = append(rec.Tensors, t)
 	}
-	return rec, true, nil
+	return nil
 }
 
 // isCacheOp reports whether a create operation reports a created primitive

@@ -297,124 +297,173 @@ type prim2 struct {
 	impl string
 }
 
+// opDesc is an initialised 2.x operation descriptor: the caller-allocated
+// buffer (kept by op until the primitive descriptor is created), the
+// status of its init call and the arguments its primitive takes.
+type opDesc struct {
+	op     unsafe.Pointer
+	status int32
+	call   string
+	argIDs []int
+}
+
+// newOpBuf allocates a descriptor buffer of size bytes, 8-byte aligned.
+func newOpBuf(size int) unsafe.Pointer {
+	buf := make([]uint64, size/8)
+	return unsafe.Pointer(&buf[0])
+}
+
+// opBuilders initialise the operation descriptor of each primitive kind;
+// create does the steps common to all kinds.
+var opBuilders = map[string]func(a *api2, p Problem) (opDesc, error){
+	"convolution":   (*api2).convOp,
+	"inner_product": (*api2).innerProductOp,
+	"matmul":        (*api2).matmulOp,
+	"pooling":       (*api2).poolingOp,
+	"eltwise":       (*api2).eltwiseOp,
+}
+
+func (a *api2) convOp(p Problem) (opDesc, error) {
+	s, err := parse2d(p.Descriptor, true)
+	if err != nil {
+		return opDesc{}, err
+	}
+	var wshape []int64
+	if s.g > 1 {
+		wshape = []int64{s.g, s.oc / s.g, s.ic / s.g, s.k[0], s.k[1]}
+	} else {
+		wshape = []int64{s.oc, s.ic, s.k[0], s.k[1]}
+	}
+	src, e1 := a.md([]int64{s.mb, s.ic, s.i[0], s.i[1]}, tagValues[p.SrcLayout()])
+	wei, e2 := a.md(wshape, dnnlFormatAny)
+	bia, e3 := a.md([]int64{s.oc}, dnnlTagA)
+	dst, e4 := a.md([]int64{s.mb, s.oc, s.o[0], s.o[1]}, tagValues[p.Layout])
+	if err := errors.Join(e1, e2, e3, e4); err != nil {
+		return opDesc{}, err
+	}
+	strides, dil, padL, padR, _ := s.windows()
+	op := newOpBuf(convDescSize)
+	return opDesc{
+		op:     op,
+		status: a.convInit(op, dnnlForwardInference, dnnlConvolutionDirect, src, wei, bia, dst, &strides, &dil, &padL, &padR),
+		call:   "dnnl_dilated_convolution_forward_desc_init",
+		argIDs: []int{argSrc, argWeights, argBias, argDst},
+	}, nil
+}
+
+func (a *api2) innerProductOp(p Problem) (opDesc, error) {
+	d, err := dnn.ParseDescriptor(p.Descriptor)
+	if err != nil {
+		return opDesc{}, err
+	}
+	if !d.Has("mb", "ic", "oc") || d.Has("ih") || d.Has("iw") || d.Has("id") {
+		return opDesc{}, fmt.Errorf("%w: %q: the harness runs 2D inner products (mb, ic, oc)", ErrProblem, p.Descriptor)
+	}
+	mb, ic, oc := int64(d["mb"]), int64(d["ic"]), int64(d["oc"])
+	src, e1 := a.md([]int64{mb, ic}, dnnlTagAB)
+	wei, e2 := a.md([]int64{oc, ic}, dnnlFormatAny)
+	bia, e3 := a.md([]int64{oc}, dnnlTagA)
+	dst, e4 := a.md([]int64{mb, oc}, dnnlTagAB)
+	if err := errors.Join(e1, e2, e3, e4); err != nil {
+		return opDesc{}, err
+	}
+	op := newOpBuf(ipDescSize)
+	return opDesc{
+		op:     op,
+		status: a.ipInit(op, dnnlForwardInference, src, wei, bia, dst),
+		call:   "dnnl_inner_product_forward_desc_init",
+		argIDs: []int{argSrc, argWeights, argBias, argDst},
+	}, nil
+}
+
+func (a *api2) matmulOp(p Problem) (opDesc, error) {
+	parts, err := dnn.Dims(p.Descriptor)
+	if err != nil {
+		return opDesc{}, err
+	}
+	n := len(parts[0])
+	if len(parts) < 2 || (n != 2 && n != 3) || len(parts[1]) != n || parts[0][n-1] != parts[1][n-2] {
+		return opDesc{}, fmt.Errorf("%w: %q: want MxK:KxN or BxMxK:BxKxN", ErrProblem, p.Descriptor)
+	}
+	t := int32(dnnlTagAB)
+	if n == 3 {
+		t = dnnlTagABC
+	}
+	dshape := append(append([]int64(nil), parts[0][:n-1]...), parts[1][n-1])
+	src, e1 := a.md(parts[0], t)
+	wei, e2 := a.md(parts[1], t)
+	dst, e3 := a.md(dshape, t)
+	if err := errors.Join(e1, e2, e3); err != nil {
+		return opDesc{}, err
+	}
+	op := newOpBuf(matmulDescSize)
+	return opDesc{
+		op:     op,
+		status: a.matmulInit(op, src, wei, nil, dst),
+		call:   "dnnl_matmul_desc_init",
+		argIDs: []int{argSrc, argWeights, argDst},
+	}, nil
+}
+
+func (a *api2) poolingOp(p Problem) (opDesc, error) {
+	s, err := parse2d(p.Descriptor, false)
+	if err != nil {
+		return opDesc{}, err
+	}
+	tag := tagValues[p.Layout]
+	src, e1 := a.md([]int64{s.mb, s.ic, s.i[0], s.i[1]}, tag)
+	dst, e2 := a.md([]int64{s.mb, s.ic, s.o[0], s.o[1]}, tag)
+	if err := errors.Join(e1, e2); err != nil {
+		return opDesc{}, err
+	}
+	strides, dil, padL, padR, kernel := s.windows()
+	op := newOpBuf(poolDescSize)
+	return opDesc{
+		op:     op,
+		status: a.poolInit(op, dnnlForwardInference, algValues[p.Alg], src, dst, &strides, &kernel, &dil, &padL, &padR),
+		call:   "dnnl_pooling_v2_forward_desc_init",
+		argIDs: []int{argSrc, argDst, argWorkspace},
+	}, nil
+}
+
+func (a *api2) eltwiseOp(p Problem) (opDesc, error) {
+	parts, err := dnn.Dims(p.Descriptor)
+	if err != nil {
+		return opDesc{}, err
+	}
+	if len(parts) != 1 || len(parts[0]) != 4 {
+		return opDesc{}, fmt.Errorf("%w: %q: the harness runs 4D eltwise problems (NxCxHxW)", ErrProblem, p.Descriptor)
+	}
+	data, err := a.md(parts[0], tagValues[p.Layout])
+	if err != nil {
+		return opDesc{}, err
+	}
+	op := newOpBuf(eltwiseSize)
+	return opDesc{
+		op:     op,
+		status: a.eltwiseInit(op, dnnlForwardInference, algValues[p.Alg], data, 0, 0),
+		call:   "dnnl_eltwise_forward_desc_init",
+		argIDs: []int{argSrc, argDst},
+	}, nil
+}
+
 func (a *api2) create(p Problem) (primitive, error) {
-	var (
-		op      unsafe.Pointer
-		argIDs  []int
-		tag     = tagValues[p.Layout]
-		initErr int32
-		call    string
-	)
-	switch p.Kind {
-	case "convolution":
-		s, err := parse2d(p.Descriptor, true)
-		if err != nil {
-			return nil, err
-		}
-		var wshape []int64
-		if s.g > 1 {
-			wshape = []int64{s.g, s.oc / s.g, s.ic / s.g, s.k[0], s.k[1]}
-		} else {
-			wshape = []int64{s.oc, s.ic, s.k[0], s.k[1]}
-		}
-		src, e1 := a.md([]int64{s.mb, s.ic, s.i[0], s.i[1]}, tagValues[p.SrcLayout()])
-		wei, e2 := a.md(wshape, dnnlFormatAny)
-		bia, e3 := a.md([]int64{s.oc}, dnnlTagA)
-		dst, e4 := a.md([]int64{s.mb, s.oc, s.o[0], s.o[1]}, tag)
-		if err := errors.Join(e1, e2, e3, e4); err != nil {
-			return nil, err
-		}
-		strides, dil, padL, padR, _ := s.windows()
-		buf := make([]uint64, convDescSize/8)
-		op = unsafe.Pointer(&buf[0])
-		initErr, call = a.convInit(op, dnnlForwardInference, dnnlConvolutionDirect, src, wei, bia, dst, &strides, &dil, &padL, &padR), "dnnl_dilated_convolution_forward_desc_init"
-		argIDs = []int{argSrc, argWeights, argBias, argDst}
-	case "inner_product":
-		d, err := dnn.ParseDescriptor(p.Descriptor)
-		if err != nil {
-			return nil, err
-		}
-		if !d.Has("mb", "ic", "oc") || d.Has("ih") || d.Has("iw") || d.Has("id") {
-			return nil, fmt.Errorf("%w: %q: the harness runs 2D inner products (mb, ic, oc)", ErrProblem, p.Descriptor)
-		}
-		mb, ic, oc := int64(d["mb"]), int64(d["ic"]), int64(d["oc"])
-		src, e1 := a.md([]int64{mb, ic}, dnnlTagAB)
-		wei, e2 := a.md([]int64{oc, ic}, dnnlFormatAny)
-		bia, e3 := a.md([]int64{oc}, dnnlTagA)
-		dst, e4 := a.md([]int64{mb, oc}, dnnlTagAB)
-		if err := errors.Join(e1, e2, e3, e4); err != nil {
-			return nil, err
-		}
-		buf := make([]uint64, ipDescSize/8)
-		op = unsafe.Pointer(&buf[0])
-		initErr, call = a.ipInit(op, dnnlForwardInference, src, wei, bia, dst), "dnnl_inner_product_forward_desc_init"
-		argIDs = []int{argSrc, argWeights, argBias, argDst}
-	case "matmul":
-		parts, err := dnn.Dims(p.Descriptor)
-		if err != nil {
-			return nil, err
-		}
-		n := len(parts[0])
-		if len(parts) < 2 || (n != 2 && n != 3) || len(parts[1]) != n || parts[0][n-1] != parts[1][n-2] {
-			return nil, fmt.Errorf("%w: %q: want MxK:KxN or BxMxK:BxKxN", ErrProblem, p.Descriptor)
-		}
-		t := int32(dnnlTagAB)
-		if n == 3 {
-			t = dnnlTagABC
-		}
-		dshape := append(append([]int64(nil), parts[0][:n-1]...), parts[1][n-1])
-		src, e1 := a.md(parts[0], t)
-		wei, e2 := a.md(parts[1], t)
-		dst, e3 := a.md(dshape, t)
-		if err := errors.Join(e1, e2, e3); err != nil {
-			return nil, err
-		}
-		buf := make([]uint64, matmulDescSize/8)
-		op = unsafe.Pointer(&buf[0])
-		initErr, call = a.matmulInit(op, src, wei, nil, dst), "dnnl_matmul_desc_init"
-		argIDs = []int{argSrc, argWeights, argDst}
-	case "pooling":
-		s, err := parse2d(p.Descriptor, false)
-		if err != nil {
-			return nil, err
-		}
-		src, e1 := a.md([]int64{s.mb, s.ic, s.i[0], s.i[1]}, tag)
-		dst, e2 := a.md([]int64{s.mb, s.ic, s.o[0], s.o[1]}, tag)
-		if err := errors.Join(e1, e2); err != nil {
-			return nil, err
-		}
-		strides, dil, padL, padR, kernel := s.windows()
-		buf := make([]uint64, poolDescSize/8)
-		op = unsafe.Pointer(&buf[0])
-		initErr, call = a.poolInit(op, dnnlForwardInference, algValues[p.Alg], src, dst, &strides, &kernel, &dil, &padL, &padR), "dnnl_pooling_v2_forward_desc_init"
-		argIDs = []int{argSrc, argDst, argWorkspace}
-	case "eltwise":
-		parts, err := dnn.Dims(p.Descriptor)
-		if err != nil {
-			return nil, err
-		}
-		if len(parts) != 1 || len(parts[0]) != 4 {
-			return nil, fmt.Errorf("%w: %q: the harness runs 4D eltwise problems (NxCxHxW)", ErrProblem, p.Descriptor)
-		}
-		data, err := a.md(parts[0], tag)
-		if err != nil {
-			return nil, err
-		}
-		buf := make([]uint64, eltwiseSize/8)
-		op = unsafe.Pointer(&buf[0])
-		initErr, call = a.eltwiseInit(op, dnnlForwardInference, algValues[p.Alg], data, 0, 0), "dnnl_eltwise_forward_desc_init"
-		argIDs = []int{argSrc, argDst}
-	default:
+	build, ok := opBuilders[p.Kind]
+	if !ok {
 		return nil, fmt.Errorf("%w: kind %q", ErrProblem, p.Kind)
 	}
-	if initErr != dnnlSuccess {
-		return nil, fmt.Errorf("%s: %w", p, statusError(call, initErr))
+	d, err := build(a, p)
+	if err != nil {
+		return nil, err
+	}
+	if d.status != dnnlSuccess {
+		return nil, fmt.Errorf("%s: %w", p, statusError(d.call, d.status))
 	}
 	pr := &prim2{a: a}
-	if st := a.pdCreate(&pr.pd, op, 0, a.engine, 0); st != dnnlSuccess {
+	if st := a.pdCreate(&pr.pd, d.op, 0, a.engine, 0); st != dnnlSuccess {
 		return nil, fmt.Errorf("%s: %w", p, statusError("dnnl_primitive_desc_create", st))
 	}
-	runtime.KeepAlive(op)
+	runtime.KeepAlive(d.op)
 	var impl unsafe.Pointer
 	if a.pdQuery(pr.pd, dnnlQueryImplInfoStr, 0, unsafe.Pointer(&impl)) == dnnlSuccess {
 		pr.impl = cString(impl)
@@ -423,7 +472,7 @@ func (a *api2) create(p Problem) (primitive, error) {
 		pr.close()
 		return nil, fmt.Errorf("%s: %w", p, statusError("dnnl_primitive_create", st))
 	}
-	for _, id := range argIDs {
+	for _, id := range d.argIDs {
 		md := a.pdQueryMD(pr.pd, dnnlQueryExecArgMD, int32(id))
 		if md == 0 || a.mdSize(md) == 0 {
 			continue // an argument this primitive does not take (a max pool's inference workspace)

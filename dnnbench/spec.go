@@ -120,35 +120,63 @@ func Lookup(name string) (Experiment, bool) {
 // activations to nChw16c.
 func ParseProblem(desc, kind, alg, layout string) (Problem, error) {
 	p := Problem{Kind: kind, Alg: alg, Layout: layout, Descriptor: desc}
+	// The descriptor is parsed even when the kind is given, to refuse a
+	// malformed one.
+	told, err := kindOf(desc)
+	if err != nil {
+		return Problem{}, err
+	}
+	if p.Kind == "" {
+		if told == "" {
+			return Problem{}, fmt.Errorf("%w: cannot tell the kind of %q; give --kind", ErrProblem, desc)
+		}
+		p.Kind = told
+	}
+	if err := p.defaultAlg(); err != nil {
+		return Problem{}, err
+	}
+	if p.Layout == "" && (p.Kind == "convolution" || p.Kind == "pooling" || p.Kind == "eltwise") {
+		p.Layout = "nChw16c"
+	}
+	if _, ok := Layouts[p.Layout]; p.Layout != "" && !ok {
+		return Problem{}, fmt.Errorf("%w: layout %q: want nchw, nhwc, nChw16c or nChw8c", ErrProblem, p.Layout)
+	}
+	return p, nil
+}
+
+// kindOf parses a descriptor and tells its kind; "" when named fields fit
+// no kind.
+func kindOf(desc string) (string, error) {
 	if strings.ContainsAny(desc, "x:") && !strings.Contains(desc, "mb") {
 		parts, err := dnn.Dims(desc)
 		if err != nil {
-			return Problem{}, fmt.Errorf("%w: %v", ErrProblem, err)
+			return "", fmt.Errorf("%w: %v", ErrProblem, err)
 		}
-		if p.Kind == "" {
-			p.Kind = "eltwise"
-			if len(parts) > 1 {
-				p.Kind = "matmul"
-			}
+		if len(parts) > 1 {
+			return "matmul", nil
 		}
-	} else {
-		d, err := dnn.ParseDescriptor(desc)
-		if err != nil {
-			return Problem{}, fmt.Errorf("%w: %v", ErrProblem, err)
-		}
-		if p.Kind == "" {
-			switch {
-			case d.Has("oc") && (d.Has("kh") || d.Has("kw")):
-				p.Kind = "convolution"
-			case d.Has("oc"):
-				p.Kind = "inner_product"
-			case d.Has("kh") || d.Has("kw"):
-				p.Kind = "pooling"
-			default:
-				return Problem{}, fmt.Errorf("%w: cannot tell the kind of %q; give --kind", ErrProblem, desc)
-			}
-		}
+		return "eltwise", nil
 	}
+	d, err := dnn.ParseDescriptor(desc)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrProblem, err)
+	}
+	kernel := d.Has("kh") || d.Has("kw")
+	switch {
+	case d.Has("oc") && kernel:
+		return "convolution", nil
+	case d.Has("oc"):
+		return "inner_product", nil
+	case kernel:
+		return "pooling", nil
+	}
+	return "", nil
+}
+
+// defaultAlg checks the kind, gives pooling and eltwise their default
+// algorithm, refuses one for the other kinds and prefixes a short one with
+// the kind ("max" for pooling_max, "gelu_tanh" for eltwise_gelu_tanh).
+func (p *Problem) defaultAlg() error {
 	switch p.Kind {
 	case "pooling":
 		if p.Alg == "" {
@@ -160,21 +188,15 @@ func ParseProblem(desc, kind, alg, layout string) (Problem, error) {
 		}
 	case "convolution", "inner_product", "matmul":
 		if p.Alg != "" {
-			return Problem{}, fmt.Errorf("%w: %s takes no algorithm", ErrProblem, p.Kind)
+			return fmt.Errorf("%w: %s takes no algorithm", ErrProblem, p.Kind)
 		}
 	default:
-		return Problem{}, fmt.Errorf("%w: the harness runs convolution, inner_product, matmul, pooling and eltwise, not %q", ErrProblem, p.Kind)
+		return fmt.Errorf("%w: the harness runs convolution, inner_product, matmul, pooling and eltwise, not %q", ErrProblem, p.Kind)
 	}
 	if p.Alg != "" && !strings.HasPrefix(p.Alg, p.Kind) {
-		p.Alg = p.Kind + "_" + p.Alg // "max" for pooling_max, "gelu_tanh" for eltwise_gelu_tanh
+		p.Alg = p.Kind + "_" + p.Alg
 	}
-	if p.Layout == "" && (p.Kind == "convolution" || p.Kind == "pooling" || p.Kind == "eltwise") {
-		p.Layout = "nChw16c"
-	}
-	if _, ok := Layouts[p.Layout]; p.Layout != "" && !ok {
-		return Problem{}, fmt.Errorf("%w: layout %q: want nchw, nhwc, nChw16c or nChw8c", ErrProblem, p.Layout)
-	}
-	return p, nil
+	return nil
 }
 
 // SrcLayout is the layout of a convolution's source: Layout, except that
