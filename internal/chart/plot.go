@@ -388,6 +388,15 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 	below := p.X.Width/2 + p.X.Padding + p.X.Tick.Length + p.X.Tick.Label.Height("0") + p.X.Label.Padding + xl.Height(" ")
 	c.FillText(xl, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Min.Y - below + xl.FontExtents().Descent}, xAxisTitle)
 
+	taken = append(taken, l.drawRidges(c, trX, trY, sty, pad, lines, taken)...)
+	taken = append(taken, markers...)
+	l.drawPointLabels(c, trX, trY, sty, lineH, lines, taken)
+}
+
+// drawRidges marks the ridge points: a cross on the peak roof and the
+// intensity next to it, clear of lines and of the labels in taken. It
+// returns the boxes of the texts it wrote.
+func (l *labels) drawRidges(c draw.Canvas, trX, trY func(float64) vg.Length, sty draw.TextStyle, pad vg.Length, lines [][]vg.Point, taken []vg.Rectangle) []vg.Rectangle {
 	// Ridge points: a cross on the peak roof and the intensity next to
 	// it: below right or above left, clear of the bandwidth line through
 	// the point, where no line or label is; else below it, a line lower
@@ -424,9 +433,12 @@ func (l *labels) Plot(c draw.Canvas, p *plot.Plot) {
 		c.FillText(rs, box.Min, text)
 		ridgeLabels = append(ridgeLabels, box)
 	}
-	taken = append(taken, ridgeLabels...)
+	return ridgeLabels
+}
 
-	taken = append(taken, markers...)
+// drawPointLabels labels each point where it covers nothing in taken and
+// crosses no line, with a leader when the label had to move.
+func (l *labels) drawPointLabels(c draw.Canvas, trX, trY func(float64) vg.Length, sty draw.TextStyle, lineH vg.Length, lines [][]vg.Point, taken []vg.Rectangle) {
 	gap := vg.Points(7)
 	for _, pt := range l.s.points {
 		if !l.s.labelPoints {
