@@ -589,12 +589,6 @@ func overlaps(a, b vg.Rectangle) bool {
 	return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
 }
 
-// xAt is the intensity at canvas position x of the data area.
-func xAt(p *plot.Plot, c draw.Canvas, x vg.Length) float64 {
-	lo, hi := math.Log10(p.X.Min), math.Log10(p.X.Max)
-	return math.Pow(10, lo+float64((x-c.Min.X)/(c.Max.X-c.Min.X))*(hi-lo))
-}
-
 func labelStyle(p *plot.Plot, size float64) text.Style {
 	return text.Style{
 		Color:   color.Black,
