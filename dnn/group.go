@@ -22,6 +22,9 @@ type Group struct {
 	// nil when no counts were joined (see Join).
 	Counts []CallCount
 	Model  Analytic
+	// Match is the counted group of another run of the same problem
+	// (MatchCounted); nil when counts were not asked for.
+	Match *CountMatch
 }
 
 // Calls is the number of executions.
