@@ -176,8 +176,11 @@ func CountFlags(a Analytic, c Counted) []roofline.Flag {
 	}
 	// The median of one or two calls keeps a first call's one-time work.
 	first := ""
-	if c.Calls < 3 {
-		first = fmt.Sprintf("; with %d counted calls the figure holds the first call's one-time initialisation (JIT code generation, lazily built kernels)", c.Calls)
+	switch c.Calls {
+	case 1:
+		first = "; from a single call, which may hold one-time initialisation (JIT code generation, lazily built kernels)"
+	case 2:
+		first = "; the median of two calls, half the first one's, which may hold one-time initialisation (JIT code generation, lazily built kernels)"
 	}
 	if r, ok := ratio(c.WorkFlops, a.WorkFlops); ok && (r > WorkGapRatio || r < 1/WorkGapRatio) {
 		out = append(out, roofline.Flag{Code: roofline.FlagCountedGap, Subject: roofline.SubjectWork,

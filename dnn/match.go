@@ -107,7 +107,7 @@ func match(g *Group, exact, relaxed []*Group, claims int) *CountMatch {
 	c := m.Group
 	if c.Implementation != g.Implementation || exactKey(c) != exactKey(g) {
 		m.Flags = append(m.Flags, roofline.Flag{Code: roofline.FlagCountedOther, Subject: roofline.SubjectWork,
-			Message: fmt.Sprintf("timed %s; counted %s (%d calls): W and Q are those of the counted implementation", g.Describe(), c.Describe(), c.Calls())})
+			Message: fmt.Sprintf("timed %s; counted %s: W and Q are those of the counted implementation", g.Describe(), c.Describe())})
 	}
 	counted, ok := c.Counted()
 	if !ok {
