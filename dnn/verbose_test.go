@@ -82,8 +82,16 @@ func TestParseGoldens(t *testing.T) {
 	}
 }
 
+// The captures of the same program (allkinds.c, allkinds3.c) through
+// oneDNN 2.6.3 and 3.7.2 cover every kind with a formula.
 func TestCapturedTraceCoversEveryKindWithAFormula(t *testing.T) {
-	tr := readTrace(t, "testdata/capture-2.6.3-allkinds.txt")
+	for _, path := range []string{"testdata/capture-2.6.3-allkinds.txt", "testdata/capture-3.7.2-allkinds.txt"} {
+		t.Run(filepath.Base(path), func(t *testing.T) { checkCoversEveryKind(t, readTrace(t, path)) })
+	}
+}
+
+func checkCoversEveryKind(t *testing.T, tr *Trace) {
+	t.Helper()
 	seen := map[string]bool{}
 	for i := range tr.Records {
 		seen[tr.Records[i].Kind] = true
@@ -106,6 +114,25 @@ func TestCapturedTraceCoversEveryKindWithAFormula(t *testing.T) {
 	}
 	if tr.Skipped != 0 {
 		t.Errorf("skipped %d captured lines: %q", tr.Skipped, tr.Examples)
+	}
+}
+
+// The same primitives traced by oneDNN 2.6.3 and 3.7.2, whose lines differ
+// in grammar (arg:dt descriptors, a v1 field, no diff_undef, pooling_v2
+// and softmax_v2 renamed, a matmul problem without its destination), get
+// the same W and Q.
+func TestTwoAndThreeXLinesOfOnePrimitiveModelAlike(t *testing.T) {
+	two := readTrace(t, "testdata/capture-2.6.3-allkinds.txt")
+	three := readTrace(t, "testdata/capture-3.7.2-allkinds.txt")
+	if len(two.Records) != len(three.Records) {
+		t.Fatalf("%d records from 2.6.3, %d from 3.7.2", len(two.Records), len(three.Records))
+	}
+	for i := range two.Records {
+		a, b := &two.Records[i], &three.Records[i]
+		ma, mb := Model(a), Model(b)
+		if a.Kind != b.Kind || num(ma.WorkFlops) != num(mb.WorkFlops) || num(ma.TrafficBytes) != num(mb.TrafficBytes) || num(ma.PaddedWorkFlops) != num(mb.PaddedWorkFlops) {
+			t.Errorf("record %d: 2.6.3 %s W %s Q %s, 3.7.2 %s W %s Q %s", i, a.Kind, num(ma.WorkFlops), num(ma.TrafficBytes), b.Kind, num(mb.WorkFlops), num(mb.TrafficBytes))
+		}
 	}
 }
 
