@@ -32,7 +32,7 @@ func planRegions(cfg Config, counters []counterSpec) (*regionPlan, error) {
 	if len(specs) > regions.MaxRegions {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, &regions.TooManyRegionsError{N: len(specs)})
 	}
-	plan := &regionPlan{}
+	plan := &regionPlan{opts: regions.Options{KeepCalls: cfg.CallGroups != nil}}
 	if plan.probes, err = r.Resolve(specs); err != nil {
 		return nil, regionInvalid(err)
 	}
