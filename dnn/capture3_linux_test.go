@@ -30,16 +30,5 @@ func TestAllKinds3CaptureParsesAndMatchesTheFixture(t *testing.T) {
 		t.Errorf("version %q, want v3.x", tr.Info.Version)
 	}
 	checkCoversEveryKind(t, tr)
-	fixture := readTrace(t, "testdata/capture-3.7.2-allkinds.txt")
-	if len(tr.Records) != len(fixture.Records) {
-		t.Fatalf("%d records, the fixture has %d", len(tr.Records), len(fixture.Records))
-	}
-	for i := range tr.Records {
-		got, want := &tr.Records[i], &fixture.Records[i]
-		mg, mw := Model(got), Model(want)
-		if got.Kind != want.Kind || num(mg.WorkFlops) != num(mw.WorkFlops) || num(mg.TrafficBytes) != num(mw.TrafficBytes) {
-			t.Errorf("record %d: %s W %s Q %s; the fixture has %s W %s Q %s", i,
-				got.Kind, num(mg.WorkFlops), num(mg.TrafficBytes), want.Kind, num(mw.WorkFlops), num(mw.TrafficBytes))
-		}
-	}
+	checkModelsAlike(t, tr, readTrace(t, "testdata/capture-3.7.2-allkinds.txt"), "the 3.7.2 fixture")
 }

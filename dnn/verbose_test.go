@@ -124,14 +124,21 @@ func checkCoversEveryKind(t *testing.T, tr *Trace) {
 func TestTwoAndThreeXLinesOfOnePrimitiveModelAlike(t *testing.T) {
 	two := readTrace(t, "testdata/capture-2.6.3-allkinds.txt")
 	three := readTrace(t, "testdata/capture-3.7.2-allkinds.txt")
-	if len(two.Records) != len(three.Records) {
-		t.Fatalf("%d records from 2.6.3, %d from 3.7.2", len(two.Records), len(three.Records))
+	checkModelsAlike(t, three, two, "2.6.3")
+}
+
+// checkModelsAlike checks that the records of got and want, in order, are
+// of the same kinds with the same W, padded W and Q.
+func checkModelsAlike(t *testing.T, got, want *Trace, wantName string) {
+	t.Helper()
+	if len(got.Records) != len(want.Records) {
+		t.Fatalf("%d records, %s has %d", len(got.Records), wantName, len(want.Records))
 	}
-	for i := range two.Records {
-		a, b := &two.Records[i], &three.Records[i]
-		ma, mb := Model(a), Model(b)
-		if a.Kind != b.Kind || num(ma.WorkFlops) != num(mb.WorkFlops) || num(ma.TrafficBytes) != num(mb.TrafficBytes) || num(ma.PaddedWorkFlops) != num(mb.PaddedWorkFlops) {
-			t.Errorf("record %d: 2.6.3 %s W %s Q %s, 3.7.2 %s W %s Q %s", i, a.Kind, num(ma.WorkFlops), num(ma.TrafficBytes), b.Kind, num(mb.WorkFlops), num(mb.TrafficBytes))
+	for i := range got.Records {
+		g, w := &got.Records[i], &want.Records[i]
+		mg, mw := Model(g), Model(w)
+		if g.Kind != w.Kind || num(mg.WorkFlops) != num(mw.WorkFlops) || num(mg.TrafficBytes) != num(mw.TrafficBytes) || num(mg.PaddedWorkFlops) != num(mw.PaddedWorkFlops) {
+			t.Errorf("record %d: %s W %s Q %s; %s has %s W %s Q %s", i, g.Kind, num(mg.WorkFlops), num(mg.TrafficBytes), wantName, w.Kind, num(mw.WorkFlops), num(mw.TrafficBytes))
 		}
 	}
 }
