@@ -21,7 +21,10 @@ type Group struct {
 	// Counts holds each execution's counted call (parallel to Millis);
 	// nil when no counts were joined (see Join).
 	Counts []CallCount
-	Model  Analytic
+	// Execs holds each execution's index among the trace's executions
+	// (parallel to Millis), the index Join pairs calls by.
+	Execs []int
+	Model Analytic
 }
 
 // Calls is the number of executions.
@@ -94,6 +97,7 @@ func GroupCounted(records []Record, counts []CallCount) []*Group {
 			groups = append(groups, g)
 		}
 		g.Millis = append(g.Millis, r.Millis)
+		g.Execs = append(g.Execs, k)
 		if k < len(counts) {
 			g.Counts = append(g.Counts, counts[k])
 		}

@@ -109,6 +109,9 @@ const (
 	// attainable_gflops, fraction_of_attainable).
 	SubjectPlacement = "fraction_of_attainable"
 	SubjectExit      = "exit"
+	// SubjectRegions: the point's regions, all of them (the notes of the
+	// probed run: why W or Q are not counted per region).
+	SubjectRegions = "regions"
 )
 
 // eventSubjectPrefix starts the subject of a flag about one counter.

@@ -80,6 +80,9 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level of intervals")
 	top := fset.Int("top", 0, "print only the `N` longest groups")
 	count := fset.String("count", "", "counted W beside the analytic one (`MODE`)")
+	var events eventList
+	fset.Var(&events, "e", "with --count pmu, count `EVENT` per call too (perf syntax; repeatable)")
+	library := fset.String("library", "libdnnl.so", "with --count pmu, the `FILE` holding dnnl_primitive_execute")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
@@ -87,7 +90,9 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	switch {
 	case len(command) == 0:
 		return usagef("empty command: give the program to run after the flags")
-	case *count != "":
+	case len(events) > 0 && *count != "pmu":
+		return usagef("-e counts events per primitive call: it needs --count pmu")
+	case *count != "" && *count != "pmu":
 		return usagef("--count %s: not available: the emulation backend counts work per function symbol, and oneDNN's JIT kernels have none, so it cannot yet attribute W to dnnl_primitive_execute calls; uprobe regions give calls and time there, but W only with a hardware PMU (docs/dnn.md)", *count)
 	case !(*confidence > 0 && *confidence < 1):
 		return usagef("--confidence %g: must be in (0, 1)", *confidence)
@@ -102,8 +107,15 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 
-	tr, code, err := runVerbose(ctx, e, command)
-	if err != nil {
+	var tr *dnn.Trace
+	var code int
+	var probed *probedDNN
+	if *count == "pmu" {
+		if probed, err = runDNNProbed(ctx, e, command, events, *library, roofs, *threads); err != nil {
+			return err
+		}
+		tr, code = probed.trace, probed.whole.Exit.Code
+	} else if tr, code, err = runVerbose(ctx, e, command); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -111,6 +123,9 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitInterrupted}
 	}
 	groups := dnn.GroupExecs(tr.Records)
+	if probed != nil {
+		groups = probed.groups
+	}
 	if len(groups) == 0 {
 		why := tr.Why()
 		if why == "" {
@@ -130,7 +145,14 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	for i := range points {
 		points[i].Exit = roofline.Exit{Code: code}
 	}
+	if probed != nil {
+		nthr, _ := reportedThreads(tr.Info)
+		probed.annotate(points, nthr)
+	}
 	writeDNNTable(e.stderr, command, tr, groups, points, *top)
+	if probed != nil {
+		writeDNNProbed(e.stderr, probed, points, *top)
+	}
 	if *jsonPath != "" {
 		set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}
 		if err := writeDoc(e, *jsonPath, set); err != nil {
@@ -235,15 +257,22 @@ func verboseEnv(env []string) []string {
 	return out
 }
 
-// libraryThreads is the thread count oneDNN reported ("OpenMP,nthr:2"), or
-// the online CPUs.
+// libraryThreads is the thread count oneDNN reported, or the online CPUs.
 func libraryThreads(info dnn.Info) int {
-	if _, n, ok := strings.Cut(info.Runtime, "nthr:"); ok {
-		if v, err := strconv.Atoi(n); err == nil && v > 0 {
-			return v
-		}
+	if n, ok := reportedThreads(info); ok {
+		return n
 	}
 	return measure.OnlineCPUs()
+}
+
+// reportedThreads is the thread count in oneDNN's header ("OpenMP,nthr:2").
+func reportedThreads(info dnn.Info) (int, bool) {
+	if _, n, ok := strings.Cut(info.Runtime, "nthr:"); ok {
+		if v, err := strconv.Atoi(n); err == nil && v > 0 {
+			return v, true
+		}
+	}
+	return 0, false
 }
 
 // writeDNNTable prints the groups, longest total time first, with numbered

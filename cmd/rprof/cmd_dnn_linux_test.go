@@ -14,10 +14,6 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-// roofsFixture is a roofs document of a Zen 5 guest with fp32 roofs, to
-// place the groups under.
-const roofsFixture = "../../roofline/testdata/roofs_zen5_vm.json"
-
 // buildAllKinds compiles the capture program of package dnn against the
 // installed libdnnl-dev, or skips saying what is missing.
 func buildAllKinds(t *testing.T) string {
@@ -34,13 +30,6 @@ func buildAllKinds(t *testing.T) string {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func rprofDNN(t *testing.T, ctx context.Context, args ...string) (int, []byte, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := run(ctx, append([]string{"dnn"}, args...), strings.NewReader(""), &stdout, &stderr)
-	return code, stdout.Bytes(), stderr.String()
 }
 
 func TestDNNPlacesEveryPrimitiveOfACProgram(t *testing.T) {
