@@ -18,7 +18,13 @@ type Group struct {
 	Problem        string
 	// Millis holds the wall time of each execution, in trace order.
 	Millis []float64
-	Model  Analytic
+	// Counts holds each execution's counted call (parallel to Millis);
+	// nil when no counts were joined (see Join).
+	Counts []CallCount
+	// Execs holds each execution's index among the trace's executions
+	// (parallel to Millis), the index Join pairs calls by.
+	Execs []int
+	Model Analytic
 }
 
 // Calls is the number of executions.
@@ -70,22 +76,32 @@ func groupKey(r *Record) string {
 
 // GroupExecs groups the executions among records (creations are left out),
 // sorted by total time, longest first; ties keep trace order.
-func GroupExecs(records []Record) []*Group {
+func GroupExecs(records []Record) []*Group { return GroupCounted(records, nil) }
+
+// GroupCounted is GroupExecs with each execution's counted call, as Join
+// returns them (parallel to the exec records; nil for none).
+func GroupCounted(records []Record, counts []CallCount) []*Group {
 	byKey := map[string]*Group{}
 	var groups []*Group
+	k := 0 // the exec's index among the execs
 	for i := range records {
 		r := &records[i]
 		if !r.Exec() {
 			continue
 		}
-		k := groupKey(r)
-		g := byKey[k]
+		key := groupKey(r)
+		g := byKey[key]
 		if g == nil {
 			g = NewGroup(r, nil)
-			byKey[k] = g
+			byKey[key] = g
 			groups = append(groups, g)
 		}
 		g.Millis = append(g.Millis, r.Millis)
+		g.Execs = append(g.Execs, k)
+		if k < len(counts) {
+			g.Counts = append(g.Counts, counts[k])
+		}
+		k++
 	}
 	slices.SortStableFunc(groups, func(a, b *Group) int {
 		ta, tb := a.TotalMillis(), b.TotalMillis()

@@ -80,6 +80,14 @@ type Config struct {
 	// calls, named by their tags.
 	LikwidMarkers bool
 
+	// CallGroups, when set, is given the completed calls of the function
+	// regions in the target's last run, in the order they returned, and
+	// splits them into groups, each reported as a region of its own in
+	// place of the function regions (rprof dnn: the calls of one oneDNN
+	// primitive). It runs once the target's output was copied to Stdout.
+	// Returning nil keeps the regions whole.
+	CallGroups func(calls []regions.Call) []CallGroup
+
 	// probes are the resolved regions (set by Run).
 	probes *regionPlan
 
@@ -98,6 +106,14 @@ type Config struct {
 	// target once, without an overhead command or idle baseline, so that
 	// the owner's counting window matches the other ranks' programs.
 	Node Node
+}
+
+// CallGroup is a named part of the calls of function region Region (its
+// index among Config.Regions).
+type CallGroup struct {
+	Name   string
+	Region int
+	Calls  []regions.Call
 }
 
 // Node coordinates the ranks of a parallel job on one node, so that

@@ -122,6 +122,11 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	}
 	if plan, res := cfg.probes, in.reps[len(in.reps)-1].regions; plan != nil && res != nil {
 		p.Regions = regionPoints(plan, *res, last.Functions, in.roofs, p.Threads)
+		if cfg.CallGroups != nil {
+			if groups := cfg.CallGroups(res.Calls); groups != nil {
+				p.Regions = groupPoints(plan, *res, groups, in.roofs, p.Threads)
+			}
+		}
 		p.Flags = append(p.Flags, plan.notes...)
 		p.Flags = append(p.Flags, resultFlags(*res)...)
 	}

@@ -145,42 +145,64 @@ func regionCounts(r *roofline.Region, st regions.Stats, counters []Counter) {
 // function region takes its function's W and Q from that table instead.
 func regionPoints(plan *regionPlan, res regions.Result, funcs []roofline.FunctionCount, roofs *roofline.Roofs, threads int) []roofline.Region {
 	var out []roofline.Region
+	for i, st := range res.Regions {
+		out = append(out, regionPoint(plan, res, i, st, funcs, roofs, threads))
+	}
+	return out
+}
+
+// groupPoints is regionPoints for calls split into groups (Config.CallGroups):
+// each group's calls are summarised as a region of their own, the probe
+// and cost of the region they were calls of.
+func groupPoints(plan *regionPlan, res regions.Result, groups []CallGroup, roofs *roofline.Roofs, threads int) []roofline.Region {
+	var out []roofline.Region
+	for _, g := range groups {
+		i := g.Region
+		if i < 0 || i >= len(res.Regions) {
+			continue
+		}
+		st := regions.Summarize(g.Name, res.Regions[i].Cost, len(plan.counters), g.Calls)
+		out = append(out, regionPoint(plan, res, i, st, nil, roofs, threads))
+	}
+	return out
+}
+
+// regionPoint is one region's figures: st, measured at the probe of
+// region i of res.
+func regionPoint(plan *regionPlan, res regions.Result, i int, st regions.Stats, funcs []roofline.FunctionCount, roofs *roofline.Roofs, threads int) roofline.Region {
 	nfun := 0
 	for _, p := range plan.probes {
 		if p.Kind == regions.Function {
 			nfun++
 		}
 	}
-	for i, st := range res.Regions {
-		r := roofline.Region{Name: st.Name, Calls: st.Calls, Seconds: st.Seconds, SelfSeconds: st.SelfSeconds,
-			MeanSeconds: st.Mean, MedianSeconds: st.Median, P99Seconds: st.P99, MeasuredSeconds: st.MeasuredSeconds,
-			ProbeCostSeconds: st.Cost.Inside.Seconds(), ProbeCallSeconds: st.Cost.Call.Seconds()}
-		nameProbe(&r, plan, i, nfun, st.Name)
-		if st.Seconds > 0 && len(plan.counters) > 0 {
-			r.CountedFraction = min(st.CountedSeconds/st.Seconds, 1)
-		}
-		if st.CountedSeconds > 0 && len(st.Counts) == len(plan.counters) {
-			regionCounts(&r, st, plan.counters)
-		}
-		if plan.attributed {
-			r.Flags = append(r.Flags, attribute(&r, st, plan, i, nfun, funcs)...)
-		}
-		if r.WorkFlops != nil && r.TrafficBytes != nil && *r.TrafficBytes > 0 {
-			r.Intensity = ptr(*r.WorkFlops / *r.TrafficBytes)
-		}
-		if roofs != nil && r.Intensity != nil && r.GFlops != nil {
-			if pl, err := roofs.Place(*r.Intensity, *r.GFlops, threads, ""); err == nil && pl.AttainableGFlops > 0 {
-				r.Bound, r.AttainableGFlops, r.FractionOfAttainable = &pl.Bound, ptr(pl.AttainableGFlops), ptr(pl.Fraction)
-			}
-		}
-		r.Flags = append(r.Flags, regionFlags(st, len(plan.counters) > 0)...)
-		if i < len(res.Lost) && res.Lost[i] > 0 {
-			r.Flags = append(r.Flags, roofline.Flag{Code: roofline.FlagLostRecords,
-				Message: fmt.Sprintf("%d probe records were dropped (ring buffer full): calls are missing", res.Lost[i])})
-		}
-		out = append(out, r)
+	r := roofline.Region{Name: st.Name, Calls: st.Calls, Seconds: st.Seconds, SelfSeconds: st.SelfSeconds,
+		MeanSeconds: st.Mean, MedianSeconds: st.Median, P99Seconds: st.P99, MeasuredSeconds: st.MeasuredSeconds,
+		ProbeCostSeconds: st.Cost.Inside.Seconds(), ProbeCallSeconds: st.Cost.Call.Seconds()}
+	nameProbe(&r, plan, i, nfun, st.Name)
+	if st.Seconds > 0 && len(plan.counters) > 0 {
+		r.CountedFraction = min(st.CountedSeconds/st.Seconds, 1)
 	}
-	return out
+	if st.CountedSeconds > 0 && len(st.Counts) == len(plan.counters) {
+		regionCounts(&r, st, plan.counters)
+	}
+	if plan.attributed {
+		r.Flags = append(r.Flags, attribute(&r, st, plan, i, nfun, funcs)...)
+	}
+	if r.WorkFlops != nil && r.TrafficBytes != nil && *r.TrafficBytes > 0 {
+		r.Intensity = ptr(*r.WorkFlops / *r.TrafficBytes)
+	}
+	if roofs != nil && r.Intensity != nil && r.GFlops != nil {
+		if pl, err := roofs.Place(*r.Intensity, *r.GFlops, threads, ""); err == nil && pl.AttainableGFlops > 0 {
+			r.Bound, r.AttainableGFlops, r.FractionOfAttainable = &pl.Bound, ptr(pl.AttainableGFlops), ptr(pl.Fraction)
+		}
+	}
+	r.Flags = append(r.Flags, regionFlags(st, len(plan.counters) > 0)...)
+	if i < len(res.Lost) && res.Lost[i] > 0 {
+		r.Flags = append(r.Flags, roofline.Flag{Code: roofline.FlagLostRecords,
+			Message: fmt.Sprintf("%d probe records were dropped (ring buffer full): calls are missing", res.Lost[i])})
+	}
+	return r
 }
 
 // regionFlags says what limits one region's figures.

@@ -32,7 +32,7 @@ func planRegions(cfg Config, counters []counterSpec) (*regionPlan, error) {
 	if len(specs) > regions.MaxRegions {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, &regions.TooManyRegionsError{N: len(specs)})
 	}
-	plan := &regionPlan{}
+	plan := &regionPlan{opts: regions.Options{KeepCalls: cfg.CallGroups != nil}}
 	if plan.probes, err = r.Resolve(specs); err != nil {
 		return nil, regionInvalid(err)
 	}
@@ -46,7 +46,7 @@ func planRegions(cfg Config, counters []counterSpec) (*regionPlan, error) {
 	hasWork := false
 	for _, s := range counters {
 		if len(plan.counters) == regions.MaxCounters-1 {
-			plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
+			plan.notes = append(plan.notes, roofline.Flag{Subject: roofline.SubjectRegions, Code: roofline.FlagMissingCounter,
 				Message: fmt.Sprintf("regions: %s and later events are not counted per region: at most %d counters are read per probe", s.event.Name, regions.MaxCounters-1)})
 			break
 		}
@@ -59,15 +59,15 @@ func planRegions(cfg Config, counters []counterSpec) (*regionPlan, error) {
 	}
 	if cfg.Count == BackendEmulate {
 		plan.attributed = true
-		plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagModelled,
+		plan.notes = append(plan.notes, roofline.Flag{Subject: roofline.SubjectRegions, Code: roofline.FlagModelled,
 			Message: "regions: a function region's W (exact) and Q (modelled) are its own instructions' in the emulated run, not its callees'; its calls and times come from uprobes on the native runs, so its GFLOP/s is its own work over its inclusive time"})
 		return plan, nil
 	}
 	if !hasWork {
-		plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagMissingCounter,
+		plan.notes = append(plan.notes, roofline.Flag{Subject: roofline.SubjectRegions, Code: roofline.FlagMissingCounter,
 			Message: "regions: work is not counted per region: there are no FP-work counters here (see rprof doctor); region times are measured"})
 	}
-	plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagNoRegionTraffic,
+	plan.notes = append(plan.notes, roofline.Flag{Subject: roofline.SubjectRegions, Code: roofline.FlagNoRegionTraffic,
 		Message: "regions: DRAM traffic is not attributed to regions: memory-controller counters count per socket and cannot be read in eBPF off their own CPU (EINVAL), so region intensity is unknown and regions are not placed under the roofs; the whole-program point keeps Q"})
 	return plan, nil
 }
@@ -86,7 +86,7 @@ const calibrationCalls = 1000
 func calibrate(plan *regionPlan) error {
 	cal, err := regions.Calibrate(calibrationCalls)
 	if errors.Is(err, regions.ErrNotSupported) {
-		plan.notes = append(plan.notes, roofline.Flag{Code: roofline.FlagProbeCost,
+		plan.notes = append(plan.notes, roofline.Flag{Subject: roofline.SubjectRegions, Code: roofline.FlagProbeCost,
 			Message: fmt.Sprintf("regions: the probes' cost was not calibrated (%v): region times include it", err)})
 		return nil
 	}

@@ -113,3 +113,55 @@ func TestRegionPointsTakeWorkAndTrafficFromTheAttribution(t *testing.T) {
 		t.Errorf("a region missing from the table must say so: %+v", got[1])
 	}
 }
+
+// Calls of one probed function split into two groups (rprof dnn: two
+// primitives) are two regions, each weighed from its own counted calls.
+func TestGroupPointsWeighEachGroupsCalls(t *testing.T) {
+	plan := &regionPlan{
+		probes: []regions.Probe{{Name: "dnnl_primitive_execute", Spec: regions.Spec{File: "libdnnl.so", Symbol: "dnnl_primitive_execute"},
+			Kind: regions.Function, Path: "/usr/lib/libdnnl.so.2", First: []byte{0xf3, 0x0f, 0x1e, 0xfa}}},
+		counters: []Counter{{Name: "fp_ret_sse_avx_ops.all", PMU: "cpu", Kind: KindWork, Weight: 1, Precision: roofline.Mixed}},
+	}
+	cost := regions.Cost{Inside: time.Microsecond, Call: 3 * time.Microsecond}
+	call := func(secs float64, flops uint64, cpu, exit uint32) regions.Call {
+		c := regions.Call{TID: 9, Seconds: secs, MeasuredSeconds: secs + 1e-6, Outermost: true, CPU: cpu, ExitCPU: exit}
+		if cpu == exit {
+			c.Counts = []pmu.Count{{Raw: flops, Enabled: 1000, Running: 1000}}
+		}
+		return c
+	}
+	res := regions.Result{Regions: []regions.Stats{{Name: "dnnl_primitive_execute", Calls: 4, Cost: cost}}}
+	groups := []CallGroup{
+		{Name: "conv", Calls: []regions.Call{call(0.002, 4_000_000, 0, 0), call(0.002, 0, 0, 1)}},
+		{Name: "gelu", Calls: []regions.Call{call(0.001, 500_000, 1, 1), call(0.001, 500_000, 1, 1)}},
+	}
+	got := groupPoints(plan, res, groups, nil, 1)
+	if len(got) != 2 || got[0].Name != "conv" || got[1].Name != "gelu" {
+		t.Fatalf("regions %+v", got)
+	}
+	for _, tt := range []struct {
+		r             roofline.Region
+		calls         uint64
+		flops         float64
+		migratedFlags int
+	}{
+		// conv: one call counted (4e6 FLOP over 2 ms), extrapolated by
+		// time to both: 8e6; the migrated call is flagged.
+		{got[0], 2, 8e6, 1},
+		{got[1], 2, 1e6, 0},
+	} {
+		r := tt.r
+		if r.Calls != tt.calls || r.WorkFlops == nil || math.Abs(*r.WorkFlops-tt.flops) > 1e-6 || r.ProbeCostSeconds != 1e-6 || r.Probe != "/usr/lib/libdnnl.so.2:dnnl_primitive_execute" {
+			t.Errorf("%s: calls %d W %v cost %g probe %s; want %d calls, %g FLOP", r.Name, r.Calls, r.WorkFlops, r.ProbeCostSeconds, r.Probe, tt.calls, tt.flops)
+		}
+		n := 0
+		for _, f := range r.Flags {
+			if f.Code == roofline.FlagMigrated {
+				n++
+			}
+		}
+		if n != tt.migratedFlags {
+			t.Errorf("%s: flags %+v", r.Name, r.Flags)
+		}
+	}
+}

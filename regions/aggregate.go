@@ -60,6 +60,37 @@ type Stats struct {
 	Cost Cost
 }
 
+// Call is one completed call of a function region, as plain data: what
+// its two records gave once paired.
+type Call struct {
+	// Region is the index of the call's function region.
+	Region int
+	TID    uint32
+	// Start and End are CLOCK_MONOTONIC nanoseconds at entry and return.
+	Start, End uint64
+	// Seconds is the call's inclusive time with the probes' cost
+	// subtracted (Stats), MeasuredSeconds before; SelfSeconds is the part
+	// not inside nested probed calls.
+	Seconds, MeasuredSeconds, SelfSeconds float64
+	// Outermost: the call is not nested in another call of its region on
+	// its thread (recursion).
+	Outermost bool
+	// CPU is where the call entered, ExitCPU where it returned.
+	CPU, ExitCPU uint32
+	// Switched: the call's CPU switched tasks while it ran (the guard
+	// counter moved), so per-CPU counts include other tasks' work; told
+	// only of calls that did not migrate.
+	Switched bool
+	// Counts are the counters' deltas over the call (the guard left out),
+	// unscaled; nil when the call was not counted: it migrated or was
+	// switched out, or a reading failed.
+	Counts []pmu.Count
+}
+
+// Migrated reports whether the call returned on another CPU than it
+// entered on.
+func (c Call) Migrated() bool { return c.CPU != c.ExitCPU }
+
 // Aggregator pairs records into per-region Stats, per thread, with a
 // stack of open calls: a return closes the innermost open call of its
 // region whose stack pointer it matches, and abandons the calls opened
@@ -74,6 +105,9 @@ type Aggregator struct {
 	// whether a call's counts are the thread's own and is not reported.
 	guard   bool
 	threads map[uint32][]*frame
+	// keep: every completed function call is kept (KeepCalls).
+	keep  bool
+	calls []Call
 	// OrphanExits counts returns and stop markers without their entry (a
 	// record lost, or a call entered before the probes were attached).
 	OrphanExits uint64
@@ -128,8 +162,24 @@ func NewAggregator(names []string, costs []Cost, markerCost Cost, nCounters int,
 }
 
 func (a *Aggregator) newRegion(name string, c Cost) *region {
-	return &region{name: name, cost: c, tids: map[uint32]bool{}, counts: make([]pmu.Count, a.nCounters)}
+	n := a.nCounters
+	if a.guard {
+		n--
+	}
+	return newRegion(name, c, n)
 }
+
+func newRegion(name string, c Cost, nCounters int) *region {
+	return &region{name: name, cost: c, tids: map[uint32]bool{}, counts: make([]pmu.Count, max(nCounters, 0))}
+}
+
+// KeepCalls makes the aggregator keep every completed call of the
+// function regions, for Calls.
+func (a *Aggregator) KeepCalls() { a.keep = true }
+
+// Calls lists the completed calls of the function regions in the order
+// they returned (nil unless KeepCalls was called before the records).
+func (a *Aggregator) Calls() []Call { return a.calls }
 
 // Add takes one record, in the order the probes of its thread wrote them.
 func (a *Aggregator) Add(r Record) {
@@ -209,35 +259,58 @@ func (a *Aggregator) finish(below []*frame, f *frame, end Record) {
 	if end.Time < f.start {
 		meas = 0
 	}
-	probe := inside + f.nestedProbe
-	incl := max(meas-probe, 0)
-	rg.durations = append(rg.durations, incl)
-	rg.measured += meas
-	rg.self += max(meas-f.childNs-inside-f.childProbe, 0)
-	rg.tids[end.TID] = true
-	outermost := !slices.ContainsFunc(below, func(g *frame) bool { return g.region == f.region })
-	if outermost {
-		rg.inclusive += incl
-		rg.inclMeas += meas
-	}
-	switch {
-	case end.CPU != f.cpu:
-		rg.migrated++
-	case a.guard && a.counted(f.counts, end.Counts) && end.Counts[0].Raw != f.counts[0].Raw:
-		rg.switched++
-	case outermost && a.counted(f.counts, end.Counts):
-		for i := range rg.counts {
-			rg.counts[i].Raw += end.Counts[i].Raw - f.counts[i].Raw
-			rg.counts[i].Enabled += end.Counts[i].Enabled - f.counts[i].Enabled
-			rg.counts[i].Running += end.Counts[i].Running - f.counts[i].Running
+	c := Call{Region: f.region, TID: end.TID, Start: f.start, End: end.Time, MeasuredSeconds: meas,
+		Seconds: max(meas-inside-f.nestedProbe, 0), SelfSeconds: max(meas-f.childNs-inside-f.childProbe, 0),
+		Outermost: !slices.ContainsFunc(below, func(g *frame) bool { return g.region == f.region }),
+		CPU:       f.cpu, ExitCPU: end.CPU}
+	if !c.Migrated() && a.counted(f.counts, end.Counts) {
+		c.Switched = a.guard && end.Counts[0].Raw != f.counts[0].Raw
+		if !c.Switched {
+			c.Counts = make([]pmu.Count, 0, a.nCounters)
+			for i := range end.Counts {
+				c.Counts = append(c.Counts, pmu.Count{Raw: end.Counts[i].Raw - f.counts[i].Raw,
+					Enabled: end.Counts[i].Enabled - f.counts[i].Enabled, Running: end.Counts[i].Running - f.counts[i].Running})
+			}
+			if a.guard {
+				c.Counts = c.Counts[1:]
+			}
 		}
-		rg.counted += incl
+	}
+	rg.add(c)
+	if a.keep && !f.marker {
+		a.calls = append(a.calls, c)
 	}
 	if len(below) > 0 {
 		p := below[len(below)-1]
 		p.childNs += meas
 		p.childProbe += call - inside
 		p.nestedProbe += call + f.nestedProbe
+	}
+}
+
+// add accounts one completed call to its region: the one place a call's
+// figures become a region's.
+func (rg *region) add(c Call) {
+	rg.durations = append(rg.durations, c.Seconds)
+	rg.measured += c.MeasuredSeconds
+	rg.self += c.SelfSeconds
+	rg.tids[c.TID] = true
+	if c.Outermost {
+		rg.inclusive += c.Seconds
+		rg.inclMeas += c.MeasuredSeconds
+	}
+	switch {
+	case c.Migrated():
+		rg.migrated++
+	case c.Switched:
+		rg.switched++
+	case c.Outermost && c.Counts != nil:
+		for i := range rg.counts {
+			rg.counts[i].Raw += c.Counts[i].Raw
+			rg.counts[i].Enabled += c.Counts[i].Enabled
+			rg.counts[i].Running += c.Counts[i].Running
+		}
+		rg.counted += c.Seconds
 	}
 }
 
@@ -267,24 +340,39 @@ func (a *Aggregator) Stats() []Stats {
 	}
 	out := make([]Stats, 0, len(a.regions))
 	for _, rg := range a.regions {
-		counts := rg.counts
-		if a.guard {
-			counts = counts[1:]
-		}
-		s := Stats{Name: rg.name, Calls: uint64(len(rg.durations)), NeverLeft: rg.neverLeft, Migrated: rg.migrated,
-			Switched: rg.switched, Threads: len(rg.tids), Seconds: rg.inclusive, MeasuredSeconds: rg.inclMeas,
-			SelfSeconds: rg.self, Counts: counts, CountedSeconds: rg.counted, Cost: rg.cost}
-		if n := len(rg.durations); n > 0 {
-			d := slices.Clone(rg.durations)
-			slices.Sort(d)
-			var sum float64
-			for _, x := range d {
-				sum += x
-			}
-			s.Mean, s.MeasuredMean = sum/float64(n), rg.measured/float64(n)
-			s.Median, s.P99 = stats.Quantile(d, 0.5), stats.Quantile(d, 0.99)
-		}
-		out = append(out, s)
+		out = append(out, rg.stats())
 	}
 	return out
+}
+
+// Summarize gives the Stats of a set of completed calls (a part of a
+// region's calls, chosen by the caller) as if they were a region's: name,
+// the probe cost their times had subtracted, and how many counters each
+// counted call carries.
+func Summarize(name string, cost Cost, nCounters int, calls []Call) Stats {
+	rg := newRegion(name, cost, nCounters)
+	for _, c := range calls {
+		if c.Counts != nil && len(c.Counts) != nCounters {
+			c.Counts = nil
+		}
+		rg.add(c)
+	}
+	return rg.stats()
+}
+
+func (rg *region) stats() Stats {
+	s := Stats{Name: rg.name, Calls: uint64(len(rg.durations)), NeverLeft: rg.neverLeft, Migrated: rg.migrated,
+		Switched: rg.switched, Threads: len(rg.tids), Seconds: rg.inclusive, MeasuredSeconds: rg.inclMeas,
+		SelfSeconds: rg.self, Counts: rg.counts, CountedSeconds: rg.counted, Cost: rg.cost}
+	if n := len(rg.durations); n > 0 {
+		d := slices.Clone(rg.durations)
+		slices.Sort(d)
+		var sum float64
+		for _, x := range d {
+			sum += x
+		}
+		s.Mean, s.MeasuredMean = sum/float64(n), rg.measured/float64(n)
+		s.Median, s.P99 = stats.Quantile(d, 0.5), stats.Quantile(d, 0.99)
+	}
+	return s
 }

@@ -81,27 +81,109 @@ func TestAggregatorAbandonsCallsLeftByLongjmp(t *testing.T) {
 }
 
 func TestAggregatorKeepsCountsOfCallsThatStayedOnTheirCPU(t *testing.T) {
-	// Counter 0 is the context-switch guard, counter 1 page faults.
-	a := NewAggregator([]string{"f"}, nil, Cost{}, 2, true)
-	for _, r := range []Record{
-		// Stayed on CPU 0, no switch: 100 faults over 10 us.
-		rec(Entry, 1, 0, 0, 1000, 0, 5, 100, 50, 100),
-		rec(Exit, 1, 0, 10, 1000, 0, 5, 110, 150, 110),
-		// Migrated from CPU 0 to 1.
-		rec(Entry, 1, 0, 20, 1000, 0, 5, 120, 150, 120),
-		rec(Exit, 1, 0, 30, 1000, 1, 9, 130, 999, 130),
-		// Switched out on CPU 1.
-		rec(Entry, 1, 0, 40, 1000, 1, 9, 140, 999, 140),
-		rec(Exit, 1, 0, 50, 1000, 1, 11, 150, 1500, 150),
-	} {
+	a := NewAggregator([]string{"f", "g"}, nil, Cost{}, 2, true)
+	for _, r := range countedRecords {
 		a.Add(r)
 	}
 	f := a.Stats()[0]
 	if f.Calls != 3 || f.Migrated != 1 || f.Switched != 1 || len(f.Counts) != 1 {
 		t.Fatalf("%+v", f)
 	}
+	// The call that stayed on CPU 0: 100 faults over 10 us.
 	if f.Counts[0].Raw != 100 || !near(f.CountedSeconds, 10e-6) {
 		t.Errorf("counted %d faults over %g s, want 100 over 10e-6", f.Counts[0].Raw, f.CountedSeconds)
+	}
+}
+
+// countedRecords are three calls of region 0 with the context-switch
+// guard (counter 0) and page faults: one stays on CPU 0, one migrates, one
+// is switched out. Region 1, nested in the first, is never counted.
+var countedRecords = []Record{
+	rec(Entry, 1, 0, 0, 1000, 0, 5, 100, 50, 100),
+	rec(Entry, 1, 1, 2, 900, 0, 5, 102, 60, 102),
+	rec(Exit, 1, 1, 4, 900, 0, 5, 104, 70, 104),
+	rec(Exit, 1, 0, 10, 1000, 0, 5, 110, 150, 110),
+	rec(Entry, 1, 0, 20, 1000, 0, 5, 120, 150, 120),
+	rec(Exit, 1, 0, 30, 1000, 1, 9, 130, 999, 130),
+	rec(Entry, 1, 0, 40, 1000, 1, 9, 140, 999, 140),
+	rec(Exit, 1, 0, 50, 1000, 1, 11, 150, 1500, 150),
+}
+
+func TestAggregatorKeepsEachCallInReturnOrder(t *testing.T) {
+	a := NewAggregator([]string{"f", "g"}, nil, Cost{}, 2, true)
+	a.KeepCalls()
+	for _, r := range countedRecords {
+		a.Add(r)
+	}
+	calls := a.Calls()
+	want := []struct {
+		region        int
+		startUS, usec float64
+		migrated      bool
+		switched      bool
+		faults        int64 // -1: not counted
+	}{
+		{1, 2, 2, false, false, 10},
+		{0, 0, 10, false, false, 100},
+		{0, 20, 10, true, false, -1},
+		{0, 40, 10, false, true, -1},
+	}
+	if len(calls) != len(want) {
+		t.Fatalf("%d calls, want %d: %+v", len(calls), len(want), calls)
+	}
+	for i, w := range want {
+		c := calls[i]
+		if c.Region != w.region || !near(float64(c.Start)/1e3, w.startUS) || !near(c.Seconds, w.usec*1e-6) ||
+			c.Migrated() != w.migrated || c.Switched != w.switched {
+			t.Errorf("call %d: %+v, want %+v", i, c, w)
+		}
+		switch {
+		case w.faults < 0 && c.Counts != nil:
+			t.Errorf("call %d counted %+v: its counts include other work", i, c.Counts)
+		case w.faults >= 0 && (len(c.Counts) != 1 || c.Counts[0].Raw != uint64(w.faults)):
+			t.Errorf("call %d counted %+v, want %d faults and the guard left out", i, c.Counts, w.faults)
+		}
+	}
+	if !calls[1].Outermost || !near(calls[1].SelfSeconds, 8e-6) {
+		t.Errorf("f's first call: outermost %v self %g, want true and 8 us", calls[1].Outermost, calls[1].SelfSeconds)
+	}
+}
+
+func TestSummarizeOfARegionsCallsIsItsStats(t *testing.T) {
+	a := NewAggregator([]string{"f", "g"}, nil, Cost{}, 2, true)
+	a.KeepCalls()
+	for _, r := range countedRecords {
+		a.Add(r)
+	}
+	var f []Call
+	for _, c := range a.Calls() {
+		if c.Region == 0 {
+			f = append(f, c)
+		}
+	}
+	whole := a.Stats()[0]
+	for _, tt := range []struct {
+		name  string
+		calls []Call
+		want  Stats
+	}{
+		{"all calls", f, whole},
+		{"the counted call", f[:1], Stats{Name: "part", Calls: 1, Threads: 1, Seconds: 10e-6, MeasuredSeconds: 10e-6,
+			SelfSeconds: 8e-6, Mean: 10e-6, MeasuredMean: 10e-6, Median: 10e-6, P99: 10e-6,
+			Counts: []pmu.Count{{Raw: 100, Enabled: 10, Running: 10}}, CountedSeconds: 10e-6}},
+		{"the uncounted calls", f[1:], Stats{Name: "part", Calls: 2, Migrated: 1, Switched: 1, Threads: 1, Seconds: 20e-6,
+			MeasuredSeconds: 20e-6, SelfSeconds: 20e-6, Mean: 10e-6, MeasuredMean: 10e-6, Median: 10e-6, P99: 10e-6,
+			Counts: []pmu.Count{{}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Summarize(tt.want.Name, Cost{}, 1, tt.calls)
+			if got.Name != tt.want.Name || got.Calls != tt.want.Calls || got.Migrated != tt.want.Migrated ||
+				got.Switched != tt.want.Switched || got.Threads != tt.want.Threads || !near(got.Seconds, tt.want.Seconds) ||
+				!near(got.SelfSeconds, tt.want.SelfSeconds) || !near(got.Mean, tt.want.Mean) || !near(got.P99, tt.want.P99) ||
+				!near(got.CountedSeconds, tt.want.CountedSeconds) || len(got.Counts) != 1 || got.Counts[0] != tt.want.Counts[0] {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
 	}
 }
 

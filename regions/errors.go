@@ -39,4 +39,7 @@ type Result struct {
 	OrphanExits uint64
 	// Records counts the records read.
 	Records uint64
+	// Calls are the completed calls of the function regions in the order
+	// they returned, with Options.KeepCalls (nil otherwise).
+	Calls []Call
 }

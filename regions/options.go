@@ -12,6 +12,9 @@ type Options struct {
 	// subtracted); MarkerCost is that of LIKWID marker regions.
 	Costs      []Cost
 	MarkerCost Cost
+	// KeepCalls keeps every completed call of the function regions in
+	// Result.Calls, for callers that attribute calls one by one.
+	KeepCalls bool
 	// RingBytes is the ring buffer's size (a power of two; default 16 MiB,
 	// about 80k calls in flight with two counters).
 	RingBytes int

@@ -38,6 +38,10 @@ type Probe struct {
 	Path string
 	// Offset is the file offset of the function's first instruction.
 	Offset uint64
+	// Addr is the function's virtual address in the file (as nm prints
+	// it), and Size its symbol's size in bytes (0 for an address spec or
+	// a symbol without one).
+	Addr, Size uint64
 	// First holds the function's first bytes: the first instruction
 	// decides what a probe costs (see Calibrate).
 	First []byte
@@ -173,9 +177,14 @@ func (r Resolver) resolve(s Spec) (Probe, error) {
 	addr := s.Addr
 	if s.Symbol == "" {
 		p.Name = s.String()
-	} else if addr, err = r.symbol(f, real, s.Symbol); err != nil {
-		return Probe{}, err
+	} else {
+		sym, err := r.symbol(f, real, s.Symbol)
+		if err != nil {
+			return Probe{}, err
+		}
+		addr, p.Size = sym.Value, sym.Size
 	}
+	p.Addr = addr
 	off, ok := fileOffset(f, addr)
 	if !ok {
 		return Probe{}, fmt.Errorf("region %s: address %#x is in no executable segment of %s", s, addr, real)
@@ -200,9 +209,9 @@ func readAt(path string, b []byte, off int64) (int, error) {
 	return n, err
 }
 
-// symbol finds a defined function's address in the file's symbol table,
-// its exported symbols, or its separate debug file.
-func (r Resolver) symbol(f *elf.File, path, name string) (uint64, error) {
+// symbol finds a defined function in the file's symbol table, its
+// exported symbols, or its separate debug file.
+func (r Resolver) symbol(f *elf.File, path, name string) (elf.Symbol, error) {
 	var all []string
 	tables := [][]elf.Symbol{}
 	syms, symErr := f.Symbols()
@@ -224,17 +233,17 @@ func (r Resolver) symbol(f *elf.File, path, name string) (uint64, error) {
 			}
 			if s.Name == name {
 				if elf.ST_TYPE(s.Info) == elf.STT_GNU_IFUNC {
-					return 0, fmt.Errorf("region %s: %s is an indirect function (IFUNC) in %s, resolved at load time; name the implementation it selects", name, name, path)
+					return elf.Symbol{}, fmt.Errorf("region %s: %s is an indirect function (IFUNC) in %s, resolved at load time; name the implementation it selects", name, name, path)
 				}
-				return s.Value, nil
+				return s, nil
 			}
 			all = append(all, s.Name)
 		}
 	}
 	if symErr != nil {
-		return 0, &StrippedError{Symbol: name, File: path}
+		return elf.Symbol{}, &StrippedError{Symbol: name, File: path}
 	}
-	return 0, &SymbolError{Symbol: name, File: path, Near: nearest(name, all, 3)}
+	return elf.Symbol{}, &SymbolError{Symbol: name, File: path, Near: nearest(name, all, 3)}
 }
 
 func isFunction(s elf.Symbol) bool {

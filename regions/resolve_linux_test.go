@@ -35,8 +35,12 @@ func TestResolveFindsSymbolsInPIEAndNonPIE(t *testing.T) {
 		}
 		// The address form names the same instruction.
 		byAddr := resolveOne(t, target, target+":"+hexAddr(t, target, "spin_us"))
-		if byAddr.Offset != p.Offset {
-			t.Errorf("%s: by address offset %#x, by symbol %#x", pie, byAddr.Offset, p.Offset)
+		if byAddr.Offset != p.Offset || byAddr.Addr != p.Addr {
+			t.Errorf("%s: by address offset %#x at %#x, by symbol %#x at %#x", pie, byAddr.Offset, byAddr.Addr, p.Offset, p.Addr)
+		}
+		// The symbol's size comes with it (an address spec has none).
+		if p.Size == 0 || byAddr.Size != 0 {
+			t.Errorf("%s: size %d by symbol, %d by address", pie, p.Size, byAddr.Size)
 		}
 	}
 }

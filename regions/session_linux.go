@@ -126,6 +126,9 @@ func Attach(pid int, probes []Probe, opts Options) (_ *Session, err error) {
 		}
 	}
 	s.agg = NewAggregator(names, opts.Costs, opts.MarkerCost, s.nCount, s.nCount > 0)
+	if opts.KeepCalls {
+		s.agg.KeepCalls()
+	}
 	s.wg.Add(1)
 	go s.read()
 	return s, nil
@@ -261,7 +264,7 @@ func (s *Session) Stop() (Result, error) {
 		return Result{}, fmt.Errorf("regions: flush records: %w", err)
 	}
 	s.wg.Wait()
-	res := Result{Regions: s.agg.Stats(), OrphanExits: s.agg.OrphanExits, Records: s.records}
+	res := Result{Regions: s.agg.Stats(), OrphanExits: s.agg.OrphanExits, Records: s.records, Calls: s.agg.Calls()}
 	for i := range len(s.agg.regions) - len(s.agg.markers) {
 		var n uint64
 		if err := s.maps.lost.Lookup(uint32(i), &n); err == nil {

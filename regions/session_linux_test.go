@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,10 +180,22 @@ func TestNestedRegionsGiveInclusiveAndExclusiveTime(t *testing.T) {
 	requireProbes(t)
 	target := compile(t, "target-pie", "target.c", "-pthread", "-ldl", "-pie")
 	probes := []Probe{resolveOne(t, target, "outer"), resolveOne(t, target, "inner"), resolveOne(t, target, "recurse")}
-	res, _ := runProbed(t, probes, Options{}, target, "nest", "4")
+	res, _ := runProbed(t, probes, Options{KeepCalls: true}, target, "nest", "4")
 	outer, inner, rec := byName(t, res, "outer"), byName(t, res, "inner"), byName(t, res, "recurse")
 	if outer.Calls != 4 || inner.Calls != 8 || rec.Calls != 4 {
 		t.Fatalf("calls outer %d inner %d recurse %d; want 4, 8, 4", outer.Calls, inner.Calls, rec.Calls)
+	}
+	// Every call is kept, each region's as its Stats count them.
+	for i, st := range res.Regions {
+		var mine []Call
+		for _, c := range res.Calls {
+			if c.Region == i {
+				mine = append(mine, c)
+			}
+		}
+		if sum := Summarize(st.Name, st.Cost, len(st.Counts), mine); sum.Calls != st.Calls || math.Abs(sum.Seconds-st.Seconds) > 1e-9 {
+			t.Errorf("%s: kept calls give %d calls, %.9f s; the region has %d, %.9f s", st.Name, sum.Calls, sum.Seconds, st.Calls, st.Seconds)
+		}
 	}
 	// Exclusive time is inclusive less the nested regions' (no probe cost
 	// is subtracted here); the sleeps set floors that load can only raise.

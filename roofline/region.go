@@ -75,6 +75,10 @@ const (
 	FlagLostRecords = "lost-records"
 	// FlagNoRegionTraffic: DRAM traffic is not attributed to regions.
 	FlagNoRegionTraffic = "no-region-traffic"
+	// FlagWorkerThreads: the probed function hands work to other threads
+	// (OpenMP workers), which run on other CPUs than the calling one, so
+	// per-CPU counts of its calls hold the calling thread's share only.
+	FlagWorkerThreads = "worker-threads"
 )
 
 // RegionPoints turns the point's regions into points of their own, for

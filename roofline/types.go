@@ -109,6 +109,9 @@ const (
 	// attainable_gflops, fraction_of_attainable).
 	SubjectPlacement = "fraction_of_attainable"
 	SubjectExit      = "exit"
+	// SubjectRegions: the point's regions, all of them (the notes of the
+	// probed run: why W or Q are not counted per region).
+	SubjectRegions = "regions"
 )
 
 // eventSubjectPrefix starts the subject of a flag about one counter.
@@ -156,6 +159,19 @@ const (
 	FlagPadded      = "padded-layout"
 	FlagPaddingTaps = "padding-taps"
 	FlagSkipped     = "skipped-lines"
+	// Flags of counts put beside analytic W and Q (rprof dnn --count):
+	// FlagCountedGap, counted and analytic differ by more than the
+	// documented ratio; FlagOverlappedCalls, calls of two threads
+	// overlapped, so their counts were left out; FlagCallMismatch, the
+	// counted calls and the trace's executions differ in number, so no
+	// count is attributed; FlagCountedOther, the counted run executed
+	// another implementation or layout than the timed one; FlagUncounted,
+	// no counted call matches the group.
+	FlagCountedGap      = "counted-gap"
+	FlagOverlappedCalls = "overlapped-calls"
+	FlagCallMismatch    = "call-mismatch"
+	FlagCountedOther    = "counted-other-implementation"
+	FlagUncounted       = "not-counted"
 	// FlagOutlived: processes the target started were still running when
 	// it exited; what they did afterwards is not in the point.
 	FlagOutlived = "children-outlived"

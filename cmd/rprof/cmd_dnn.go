@@ -57,8 +57,22 @@ Flags:
   --confidence C   level of the time intervals (default 0.95)
   --top N          print only the N groups of longest total time (the JSON
                    keeps all)
-  --count MODE     put counted W beside the analytic one: not wired yet
-                   (docs/dnn.md says why)
+  --count MODE     put counted W beside the analytic one. pmu: uprobes on
+                   dnnl_primitive_execute time every call and read per-CPU
+                   counters at its entry and return (root, or CAP_BPF and
+                   CAP_PERFMON); each call is joined to its execution line,
+                   and a second table gives per group the probed calls and
+                   time, W counted per call (FP-work counters: needs a
+                   hardware PMU; otherwise the note says why W is missing)
+                   against the analytic W, and the -e events. Q per call is
+                   not counted. With OpenMP threads (nthr above 1) a call's
+                   counts are the calling thread's share only: run with
+                   OMP_NUM_THREADS=1, and under chrt -f 10 on a busy
+                   machine. The other modes are not wired yet (docs/dnn.md)
+  -e EVENT         with --count pmu, count EVENT per call too (perf syntax,
+                   e.g. page-faults; repeatable)
+  --library FILE   with --count pmu, the file holding dnnl_primitive_execute
+                   (default libdnnl.so, found as the loader would)
 
 Exit status: CMD's own (128+N when signal N killed it); 2 bad command line;
 125 no oneDNN execution to report or an output could not be written; 126
@@ -80,6 +94,9 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level of intervals")
 	top := fset.Int("top", 0, "print only the `N` longest groups")
 	count := fset.String("count", "", "counted W beside the analytic one (`MODE`)")
+	var events eventList
+	fset.Var(&events, "e", "with --count pmu, count `EVENT` per call too (perf syntax; repeatable)")
+	library := fset.String("library", "libdnnl.so", "with --count pmu, the `FILE` holding dnnl_primitive_execute")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
@@ -87,7 +104,9 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	switch {
 	case len(command) == 0:
 		return usagef("empty command: give the program to run after the flags")
-	case *count != "":
+	case len(events) > 0 && *count != "pmu":
+		return usagef("-e counts events per primitive call: it needs --count pmu")
+	case *count != "" && *count != "pmu":
 		return usagef("--count %s: not available: the emulation backend counts work per function symbol, and oneDNN's JIT kernels have none, so it cannot yet attribute W to dnnl_primitive_execute calls; uprobe regions give calls and time there, but W only with a hardware PMU (docs/dnn.md)", *count)
 	case !(*confidence > 0 && *confidence < 1):
 		return usagef("--confidence %g: must be in (0, 1)", *confidence)
@@ -102,8 +121,15 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 
-	tr, code, err := runVerbose(ctx, e, command)
-	if err != nil {
+	var tr *dnn.Trace
+	var code int
+	var probed *probedDNN
+	if *count == "pmu" {
+		if probed, err = runDNNProbed(ctx, e, command, events, *library, roofs, *threads); err != nil {
+			return err
+		}
+		tr, code = probed.trace, probed.whole.Exit.Code
+	} else if tr, code, err = runVerbose(ctx, e, command); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -111,6 +137,9 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitInterrupted}
 	}
 	groups := dnn.GroupExecs(tr.Records)
+	if probed != nil {
+		groups = probed.groups
+	}
 	if len(groups) == 0 {
 		why := tr.Why()
 		if why == "" {
@@ -130,7 +159,14 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	for i := range points {
 		points[i].Exit = roofline.Exit{Code: code}
 	}
+	if probed != nil {
+		nthr, _ := reportedThreads(tr.Info)
+		probed.annotate(points, nthr)
+	}
 	writeDNNTable(e.stderr, command, tr, groups, points, *top)
+	if probed != nil {
+		writeDNNProbed(e.stderr, probed, points, *top)
+	}
 	if *jsonPath != "" {
 		set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}
 		if err := writeDoc(e, *jsonPath, set); err != nil {
@@ -235,15 +271,22 @@ func verboseEnv(env []string) []string {
 	return out
 }
 
-// libraryThreads is the thread count oneDNN reported ("OpenMP,nthr:2"), or
-// the online CPUs.
+// libraryThreads is the thread count oneDNN reported, or the online CPUs.
 func libraryThreads(info dnn.Info) int {
-	if _, n, ok := strings.Cut(info.Runtime, "nthr:"); ok {
-		if v, err := strconv.Atoi(n); err == nil && v > 0 {
-			return v
-		}
+	if n, ok := reportedThreads(info); ok {
+		return n
 	}
 	return measure.OnlineCPUs()
+}
+
+// reportedThreads is the thread count in oneDNN's header ("OpenMP,nthr:2").
+func reportedThreads(info dnn.Info) (int, bool) {
+	if _, n, ok := strings.Cut(info.Runtime, "nthr:"); ok {
+		if v, err := strconv.Atoi(n); err == nil && v > 0 {
+			return v, true
+		}
+	}
+	return 0, false
 }
 
 // writeDNNTable prints the groups, longest total time first, with numbered

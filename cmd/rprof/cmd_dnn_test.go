@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,18 @@ import (
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
+
+// roofsFixture is a roofs document of a Zen 5 guest with fp32 roofs, to
+// place the groups under.
+const roofsFixture = "../../roofline/testdata/roofs_zen5_vm.json"
+
+// rprofDNN runs rprof dnn in-process.
+func rprofDNN(t *testing.T, ctx context.Context, args ...string) (int, []byte, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, append([]string{"dnn"}, args...), strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.Bytes(), stderr.String()
+}
 
 // The table of a trace captured from PyTorch, placed under a Zen 5 guest's
 // roofs.
@@ -26,7 +40,7 @@ func TestDNNTableGolden(t *testing.T) {
 		tr.Add(sc.Text())
 	}
 	tr.Add("onednn_verbose,exec,cpu,convolution,truncated")
-	roofs, err := roofline.ReadRoofs("../../roofline/testdata/roofs_zen5_vm.json")
+	roofs, err := roofline.ReadRoofs(roofsFixture)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -398,3 +398,83 @@ func TestDecoderAgreesWithQEMUsDisassembler(t *testing.T) {
 		t.Errorf("only %d FP instructions translated: the programs did not exercise the decoder", seen)
 	}
 }
+
+func TestCallsAreCountedOneByOneAndOverlapsFlagged(t *testing.T) {
+	q := needQEMU(t)
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libcalls.so")
+	for _, args := range [][]string{
+		{"-O1", "-ffp-contract=off", "-shared", "-fPIC", "-DLIB", "-o", lib, "testdata/calls.c", "-pthread"},
+		{"-O1", "-o", filepath.Join(dir, "calls"), "testdata/calls.c", "-L" + dir, "-lcalls", "-Wl,-rpath," + dir, "-pthread"},
+	} {
+		if _, err := exec.LookPath("gcc"); err != nil {
+			t.Skip("gcc not found")
+		}
+		if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, b)
+		}
+	}
+	f, err := elf.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.DynamicSymbols()
+	f.Close()
+	var fn elf.Symbol
+	for _, s := range syms {
+		if s.Name == "work" {
+			fn = s
+		}
+	}
+	s, err := NewSession(q, CacheModel{Line: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CountCalls(lib, fn.Value, fn.Size); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "calls")
+	argv, err := s.Argv(prog, []string{prog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", argv, err, out)
+	}
+	r, err := s.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CallImages != 1 || len(r.Calls) != 5 {
+		t.Fatalf("%d images mapped the library, %d calls: %+v; want 1 and 5", r.CallImages, len(r.Calls), r.Calls)
+	}
+	for i, n := range []uint64{1000, 2000, 3000} {
+		if c := r.Calls[i]; c.Overlapped || c.Work["fp64"] != 2*n || c.Flops() != 2*n {
+			t.Errorf("call %d of %d iterations: %+v, want exactly %d fp64 FLOPs, not overlapped", i, n, c, 2*n)
+		}
+	}
+	// The two threads met inside the function: both calls overlapped, and
+	// each one's counts hold the other's work, or part of it.
+	for _, c := range r.Calls[3:] {
+		if !c.Overlapped || c.Flops() < 2000 || c.Flops() > 4000 {
+			t.Errorf("a call of two overlapping ones: %+v, want overlapped, 2000 to 4000 FLOPs", c)
+		}
+	}
+	if r.Calls[3].Thread == r.Calls[4].Thread {
+		t.Errorf("overlapping calls on one thread slot %d", r.Calls[3].Thread)
+	}
+}
+
+func TestCountCallsRefusesAnExecutable(t *testing.T) {
+	q := needQEMU(t)
+	s, err := NewSession(q, CacheModel{Line: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	prog := compile(t, "fpops.c", "-no-pie")
+	if err := s.CountCalls(prog, 0x401000, 16); !errors.Is(err, ErrNotSharedLibrary) {
+		t.Errorf("a non-PIE executable: %v, want ErrNotSharedLibrary", err)
+	}
+}

@@ -2,6 +2,9 @@ package emulate
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -76,6 +79,55 @@ func TestMachineCacheModel(t *testing.T) {
 		m, ok := MachineCacheModel(tt.c)
 		if got := m.String(); ok != (tt.want != "") || ok && (got != tt.want || m.Source != tt.src) {
 			t.Errorf("%s: %s from %q (%v), want %s from %q", tt.name, got, m.Source, ok, tt.want, tt.src)
+		}
+	}
+}
+
+// calls-small/calls-2.6.3-small.txt is the plugin's output (blocks and mappings left
+// out) for dnn/testdata/allkinds.c's "small" run under QEMU 7.2 with
+// call= on oneDNN 2.6.3's dnnl_primitive_execute.
+func TestCallRecordsAreReadInReturnOrder(t *testing.T) {
+	r, err := readResult("testdata/calls-small", CacheModel{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Call{
+		{Thread: 0, Work: map[string]uint64{"fp64": 852, "fp32": 74944}, DRAM: Traffic{Read: 1888256}, Core: Traffic{Read: 224805915, Write: 170758665}},
+		{Thread: 0, Work: map[string]uint64{"fp64": 12, "fp32": 61952}, DRAM: Traffic{Read: 2816}, Core: Traffic{Read: 312482, Write: 77135}},
+		{Thread: 0, Work: map[string]uint64{"fp64": 12, "fp32": 44688}, DRAM: Traffic{Read: 12160}, Core: Traffic{Read: 393376, Write: 55653}},
+		{Thread: 0, Work: map[string]uint64{"fp64": 12, "fp32": 119168}, DRAM: Traffic{Read: 26048}, Core: Traffic{Read: 510103, Write: 55834}},
+	}
+	if r.CallImages != 1 || len(r.Calls) != len(want) {
+		t.Fatalf("%d images mapped the library, %d calls; want 1 and %d", r.CallImages, len(r.Calls), len(want))
+	}
+	for i, c := range r.Calls {
+		for k, v := range c.Work {
+			if v == 0 {
+				delete(c.Work, k)
+			}
+		}
+		if !reflect.DeepEqual(c, want[i]) {
+			t.Errorf("call %d: %+v, want %+v", i, c, want[i])
+		}
+	}
+	if w := r.Calls[3].Flops(); w != 119168+12 {
+		t.Errorf("Flops %d", w)
+	}
+}
+
+func TestMalformedCallRecordIsAnError(t *testing.T) {
+	b, err := os.ReadFile("testdata/calls-small/calls-2.6.3-small.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"call 0 0 852 74944 0 0 0 1888256 0 224805915\n", "call 0 2 1 2 3 4 5 6 7 8 9\n", "callfn zz 594 /lib\n"} {
+		dir := t.TempDir()
+		text := strings.Replace(string(b), "end\n", bad+"end\n", 1)
+		if err := os.WriteFile(filepath.Join(dir, "1.0.txt"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readResult(dir, CacheModel{}); err == nil || !strings.Contains(err.Error(), "unreadable line") {
+			t.Errorf("%q: %v, want an unreadable line", bad, err)
 		}
 	}
 }

@@ -54,6 +54,42 @@ type Result struct {
 	// Unattributed is set when guest addresses could not be mapped to
 	// files (functions are then unknown).
 	Unattributed bool
+	// Calls are the counted calls of the function Session.CountCalls
+	// named, in the order they returned; CallImages is the number of
+	// process images that mapped its library (calls of several images
+	// have no order between them: their calls are listed image after
+	// image).
+	Calls      []Call
+	CallImages int
+}
+
+// Call is what one call of a counted function did, over all threads from
+// its entry to its return: the work of the OpenMP workers it woke is in.
+type Call struct {
+	// Thread is the vCPU (thread slot) that made the call.
+	Thread int
+	// Overlapped is set when another thread's call of the function ran
+	// during this one: each one's counts hold both.
+	Overlapped bool
+	// Work is FLOPs by precision, every precision of Precisions.
+	Work map[string]uint64
+	// DRAM is the modelled DRAM traffic during the call: last-level
+	// misses and the write-backs (and non-temporal stores) that happened
+	// then. Lines the call left dirty are written back, and counted, when
+	// they are evicted later.
+	DRAM Traffic
+	// Core is the bytes every thread loaded and stored during the call
+	// (with OpenMP workers' spin-waiting).
+	Core Traffic
+}
+
+// Flops is the call's W over every precision.
+func (c Call) Flops() uint64 {
+	var n uint64
+	for _, v := range c.Work {
+		n += v
+	}
+	return n
 }
 
 // Traffic is bytes in each direction.
@@ -122,7 +158,11 @@ type image struct {
 	widths    map[string]uint64
 	blocks    []block
 	maps      []mapping
-	sawEnd    bool
+	// callMapped is set when the counted function's library was mapped
+	// (a "callfn" line with a non-zero address).
+	callMapped bool
+	calls      []Call
+	sawEnd     bool
 }
 
 type levelCount struct {
@@ -226,6 +266,12 @@ func (img *image) readLine(key, rest string) bool {
 		return img.readCounts(key, f)
 	case "map":
 		return img.readMap(f)
+	case "callfn":
+		v, ok := parseUints(f, 1, 16)
+		img.callMapped = ok && v[0] != 0
+		return ok
+	case "call":
+		return img.readCall(f)
 	case "end":
 		img.sawEnd = true
 	default:
@@ -353,6 +399,25 @@ func (img *image) readMap(f []string) bool {
 	return true
 }
 
+// readCall reads "call VCPU OVERLAP FLOPS×5 DRAMREAD DRAMWRITE LOADED
+// STORED", one counted call.
+func (img *image) readCall(f []string) bool {
+	if len(f) != 11 {
+		return false
+	}
+	v, ok := parseUints(f, 11, 10)
+	if !ok || v[1] > 1 {
+		return false
+	}
+	c := Call{Thread: int(v[0]), Overlapped: v[1] == 1, Work: map[string]uint64{},
+		DRAM: Traffic{Read: v[7], Write: v[8]}, Core: Traffic{Read: v[9], Write: v[10]}}
+	for i, p := range Precisions {
+		c.Work[p] = v[2+i]
+	}
+	img.calls = append(img.calls, c)
+	return true
+}
+
 func combine(imgs []*image, m CacheModel) Result {
 	r := Result{Work: map[string]uint64{}, WorkByWidth: map[string]uint64{}, Model: m, Images: len(imgs)}
 	next := map[[2]int]bool{}
@@ -403,6 +468,10 @@ func combine(imgs []*image, m CacheModel) Result {
 		if !img.hostAddrs {
 			r.Unattributed = true
 		}
+		if img.callMapped {
+			r.CallImages++
+		}
+		r.Calls = append(r.Calls, img.calls...)
 		for _, b := range img.blocks {
 			obj, name := syms.name(img, b.vaddr)
 			fn := funcs[[2]string{obj, name}]

@@ -1,6 +1,8 @@
 package emulate
 
 import (
+	"debug/elf"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +20,13 @@ type Session struct {
 	// disas asks the plugin to list every translated instruction with
 	// QEMU's disassembly (tests cross-check the decoder with it).
 	disas bool
+	// calls, when set, is the function whose calls are counted one by one.
+	calls *callArgs
+}
+
+type callArgs struct {
+	path     string
+	at, size uint64
 }
 
 // NewSession writes the plugin for q into a new private directory.
@@ -66,9 +75,45 @@ func (s *Session) Argv(path string, argv []string) ([]string, error) {
 	if s.disas {
 		args = append(args, "disas=1")
 	}
+	if c := s.calls; c != nil {
+		if strings.ContainsAny(c.path, ",=") {
+			return nil, fmt.Errorf("emulate: path %q holds a comma or '=', which QEMU's -plugin syntax cannot carry", c.path)
+		}
+		args = append(args, "call="+c.path, fmt.Sprintf("call_at=%x", c.at), fmt.Sprintf("call_size=%d", c.size))
+	}
 	out := []string{s.QEMU.Path, "-plugin", s.lib + "," + strings.Join(args, ","), "-0", argv[0], path}
 	return append(out, argv[1:]...), nil
 }
+
+// CountCalls asks the plugin to count every call of the function at ELF
+// address addr, size bytes long, in the shared library at path, on its
+// own (Result.Calls): all threads' work from the call's entry to its
+// return on the thread that made it. Errors: ErrNotSharedLibrary.
+func (s *Session) CountCalls(path string, addr, size uint64) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("emulate: %w", err)
+	}
+	defer f.Close()
+	// The dynamic loader maps the file from offset 0 at the load base,
+	// where the first PT_LOAD segment begins; the plugin learns the base
+	// from that mmap.
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		if f.Type != elf.ET_DYN || p.Off != 0 || addr < p.Vaddr || size == 0 {
+			break
+		}
+		s.calls = &callArgs{path: path, at: addr - p.Vaddr, size: size}
+		return nil
+	}
+	return fmt.Errorf("%w: %s (function at %#x, %d bytes)", ErrNotSharedLibrary, path, addr, size)
+}
+
+// ErrNotSharedLibrary: per-call counts need a function of a shared library
+// (one the dynamic loader maps), of known size.
+var ErrNotSharedLibrary = errors.New("emulate: calls are counted only in a shared library's sized function")
 
 // Result reads what the plugin wrote for every process and exec'd image
 // of the run.

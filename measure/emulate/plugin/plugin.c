@@ -14,6 +14,11 @@
  *   gen=N          the generation of a followed exec (internal)
  *   disas=1        also list every translated FP instruction with QEMU's
  *                  disassembly (tests cross-check the decoder with it)
+ *   call=PATH      count every call of one function of the shared library
+ *                  PATH separately (rprof dnn: dnnl_primitive_execute),
+ *   call_at=HEX    at this offset from the library's load base (its ELF
+ *                  address; the first PT_LOAD is at 0),
+ *   call_size=N    N bytes long: a ret in it ends the call
  *
  * The output file format is documented in docs/emulate.md; rprof's Go side
  * (measure/emulate) reads it.
@@ -64,14 +69,38 @@ struct level {
 	uint64_t fills, writebacks; /* lines from and to the level below */
 };
 
+/* totals is what a vCPU counted so far; only its own thread writes it,
+ * and others read it (bump and snapshot) to time a call. */
+struct totals {
+	uint64_t flops[RP_NPREC];
+	uint64_t ld_bytes, st_bytes, nt_bytes;
+	uint64_t dram_rd, dram_wr; /* lines */
+};
+
 struct vcpu {
 	uint64_t last_line; /* the line the previous access touched */
 	int last_dirty;     /* ...and whether it is dirty in L1 */
 	uint64_t last_nt;   /* the line of the previous non-temporal store */
-	uint64_t ld_bytes, st_bytes, nt_bytes;
-	uint64_t dram_rd, dram_wr; /* lines */
+	struct totals n;
 	struct level lv[MAX_LEVELS];
+	/* the counted function (call=): nesting depth on this vCPU, and at
+	 * the outermost entry the sum of all vCPUs' totals and the overlap
+	 * epoch */
+	int call_depth, call_overlap;
+	uint64_t call_epoch;
+	struct totals call_start;
+	/* the mmap this vCPU is in (the counted library's load base) */
+	int64_t mmap_fd;
+	uint64_t mmap_off;
 	struct tbcount *chunks[MAX_CHUNKS];
+};
+
+/* call is one counted call: the counts of all vCPUs from its entry to its
+ * return, and whether another vCPU's call overlapped it. */
+struct call {
+	uint32_t vcpu;
+	int overlap;
+	struct totals n;
 };
 
 static struct {
@@ -95,7 +124,27 @@ static struct {
 	struct tbinfo **tbs;  /* MAX_CHUNKS chunks of CHUNK blocks */
 	struct vcpu **vcpus; /* MAX_VCPUS */
 	FILE *disas_out;
-} g = {.line = 64, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+	/* call=: the function's offset from the load base, size, and the
+	 * library's device and inode; entry is its guest address once the
+	 * library is mapped (0 before). */
+	const char *call_path;
+	uint64_t call_at, call_size, entry;
+	dev_t call_dev;
+	ino_t call_ino;
+	int calls_active;     /* outermost calls in progress, all vCPUs */
+	uint64_t call_epochs; /* bumped whenever a call starts during another */
+	pthread_mutex_t call_lock;
+	struct call *calls; /* in the order they returned */
+	size_t ncalls, calls_cap;
+} g = {.line = 64, .lock = PTHREAD_MUTEX_INITIALIZER, .call_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* bump adds n to one of a vCPU's totals; a relaxed atomic store (a plain
+ * store on x86-64) lets other vCPUs read it whole while it runs. */
+static inline void bump(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
 
 static struct vcpu *vcpu_new(void)
 {
@@ -103,6 +152,7 @@ static struct vcpu *vcpu_new(void)
 	if (!v)
 		abort();
 	v->last_line = v->last_nt = NO_LINE;
+	v->mmap_fd = -1;
 	for (int i = 0; i < g.nlevels; i++) {
 		struct level *l = &v->lv[i];
 		uint64_t lines = g.size[i] / g.line;
@@ -165,13 +215,24 @@ static inline struct tbinfo *tbinfo_get(uint32_t id)
 
 static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner);
 
-/* set_of returns the tags of line's set, and its dirty bits and owners. */
-static inline uint64_t *set_of(struct level *l, uint64_t line, uint8_t **dirty, uint32_t **owner)
+/* slot is line's set in a level (tags, dirty bits, owners of its ways)
+ * and the way holding line, or ways when absent. */
+struct slot {
+	uint64_t *t;
+	uint8_t *d;
+	uint32_t *o;
+	uint32_t way;
+};
+
+/* lookup finds line's set and way in level l. */
+static inline struct slot lookup(struct level *l, uint64_t line)
 {
 	uint64_t set = l->mask ? (line & l->mask) : (line % l->sets);
-	*dirty = l->dirty + set * l->ways;
-	*owner = l->owner + set * l->ways;
-	return l->tags + set * l->ways;
+	struct slot s = {l->tags + set * l->ways, l->dirty + set * l->ways, l->owner + set * l->ways,
+	                 0};
+	while (s.way < l->ways && s.t[s.way] != line + 1)
+		s.way++;
+	return s;
 }
 
 /* to_front moves way i of a set to the front (most recent). */
@@ -190,35 +251,27 @@ static inline void to_front(uint64_t *t, uint8_t *d, uint32_t *o, uint32_t i)
 
 static void dram(struct vcpu *v, int write, uint32_t tb)
 {
-	if (write)
-		v->dram_wr++;
-	else
-		v->dram_rd++;
+	bump(write ? &v->n.dram_wr : &v->n.dram_rd, 1);
 	tbcount_get(v, tb)->dram += g.line;
 }
 
-/* find_way returns the way of line's tag in a set, or ways when absent. */
-static inline uint32_t find_way(const uint64_t *t, uint32_t ways, uint64_t tag)
-{
-	uint32_t i;
-	for (i = 0; i < ways; i++)
-		if (t[i] == tag)
-			break;
-	return i;
-}
-
-/* evict makes room at the back of a set, writing a dirty victim down. */
-static inline void evict(struct vcpu *v, int lvl, uint64_t *t, uint8_t *d, uint32_t *o)
+/* evict makes room at the front of a set for line, writing a dirty victim
+ * at the back down, and puts line there. */
+static inline void evict(struct vcpu *v, int lvl, struct slot s, uint64_t line, int dirty,
+                         uint32_t owner)
 {
 	struct level *l = &v->lv[lvl];
 	uint32_t i = l->ways - 1;
-	if (t[i] && d[i]) {
+	if (s.t[i] && s.d[i]) {
 		l->writebacks++;
-		to_level(v, lvl + 1, t[i] - 1, o[i]);
+		to_level(v, lvl + 1, s.t[i] - 1, s.o[i]);
 	}
-	memmove(t + 1, t, i * sizeof(*t));
-	memmove(d + 1, d, i);
-	memmove(o + 1, o, i * sizeof(*o));
+	memmove(s.t + 1, s.t, i * sizeof(*s.t));
+	memmove(s.d + 1, s.d, i);
+	memmove(s.o + 1, s.o, i * sizeof(*s.o));
+	s.t[0] = line + 1;
+	s.d[0] = (uint8_t)dirty;
+	s.o[0] = owner;
 }
 
 /* access brings line into level lvl (a demand access: a load, a store, or
@@ -232,24 +285,18 @@ static void access_line(struct vcpu *v, int lvl, uint64_t line, int store, uint3
 		return;
 	}
 	struct level *l = &v->lv[lvl];
-	uint8_t *d;
-	uint32_t *o;
-	uint64_t *t = set_of(l, line, &d, &o);
-	uint32_t i = find_way(t, l->ways, line + 1);
-	if (i < l->ways) { /* hit */
-		to_front(t, d, o, i);
+	struct slot s = lookup(l, line);
+	if (s.way < l->ways) { /* hit */
+		to_front(s.t, s.d, s.o, s.way);
 		if (store) {
-			d[0] = 1;
-			o[0] = tb;
+			s.d[0] = 1;
+			s.o[0] = tb;
 		}
 		return;
 	}
 	l->fills++;
 	access_line(v, lvl + 1, line, 0, tb);
-	evict(v, lvl, t, d, o);
-	t[0] = line + 1;
-	d[0] = (uint8_t)store;
-	o[0] = store ? tb : 0;
+	evict(v, lvl, s, line, store, store ? tb : 0);
 }
 
 /* to_level writes a dirty line evicted from the level above into level
@@ -262,19 +309,13 @@ static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner)
 		return;
 	}
 	struct level *l = &v->lv[lvl];
-	uint8_t *d;
-	uint32_t *o;
-	uint64_t *t = set_of(l, line, &d, &o);
-	uint32_t i = find_way(t, l->ways, line + 1);
-	if (i < l->ways) {
-		d[i] = 1;
-		o[i] = owner;
+	struct slot s = lookup(l, line);
+	if (s.way < l->ways) {
+		s.d[s.way] = 1;
+		s.o[s.way] = owner;
 		return;
 	}
-	evict(v, lvl, t, d, o);
-	t[0] = line + 1;
-	d[0] = 1;
-	o[0] = owner;
+	evict(v, lvl, s, line, 1, owner);
 }
 
 /* invalidate drops line from every level (a non-temporal store takes it
@@ -283,17 +324,15 @@ static void invalidate(struct vcpu *v, uint64_t line)
 {
 	for (int lvl = 0; lvl < g.nlevels; lvl++) {
 		struct level *l = &v->lv[lvl];
-		uint8_t *d;
-		uint32_t *o;
-		uint64_t *t = set_of(l, line, &d, &o);
-		uint32_t i = find_way(t, l->ways, line + 1), n = l->ways - 1;
+		struct slot s = lookup(l, line);
+		uint32_t i = s.way, n = l->ways - 1;
 		if (i < l->ways) {
-			memmove(t + i, t + i + 1, (n - i) * sizeof(*t));
-			memmove(d + i, d + i + 1, n - i);
-			memmove(o + i, o + i + 1, (n - i) * sizeof(*o));
-			t[n] = 0;
-			d[n] = 0;
-			o[n] = 0;
+			memmove(s.t + i, s.t + i + 1, (n - i) * sizeof(*s.t));
+			memmove(s.d + i, s.d + i + 1, n - i);
+			memmove(s.o + i, s.o + i + 1, (n - i) * sizeof(*s.o));
+			s.t[n] = 0;
+			s.d[n] = 0;
+			s.o[n] = 0;
 		}
 	}
 }
@@ -320,7 +359,12 @@ static void flush(struct vcpu *v)
 static void on_tb_exec(unsigned int vcpu_index, void *udata)
 {
 	struct vcpu *v = vcpu_get(vcpu_index);
-	tbcount_get(v, (uint32_t)(uintptr_t)udata)->execs++;
+	uint32_t id = (uint32_t)(uintptr_t)udata;
+	const struct tbinfo *ti = tbinfo_get(id);
+	tbcount_get(v, id)->execs++;
+	for (int p = 0; p < RP_NPREC; p++)
+		if (ti->flops[p])
+			bump(&v->n.flops[p], ti->flops[p]);
 }
 
 static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
@@ -332,17 +376,14 @@ static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t
 	int store = qemu_plugin_mem_is_store(info);
 	uint64_t first = vaddr >> g.line_shift, last = (vaddr + size - 1) >> g.line_shift;
 
-	if (store)
-		v->st_bytes += size;
-	else
-		v->ld_bytes += size;
+	bump(store ? &v->n.st_bytes : &v->n.ld_bytes, size);
 	tbcount_get(v, tb)->core += size;
 
 	if (store && (ud & 1)) { /* non-temporal: to DRAM, once per line */
 		for (uint64_t line = first; line <= last; line++) {
 			if (line != v->last_nt) {
 				invalidate(v, line);
-				v->nt_bytes += g.line;
+				bump(&v->n.nt_bytes, g.line);
 				tbcount_get(v, tb)->dram += g.line;
 				v->last_nt = line;
 			}
@@ -360,6 +401,132 @@ static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t
 		access_line(v, 0, line, store, tb);
 		v->last_line = line;
 		v->last_dirty = was || store;
+	}
+}
+
+/* ---- per-call counts of one function (call=) ---- */
+
+/* snapshot sums every vCPU's totals as they stand. The vCPUs run in
+ * parallel: each figure is read whole, and what other threads count
+ * while it is summed falls on one side of the snapshot or the other. */
+static void snapshot(struct totals *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (int i = 0; i < MAX_VCPUS; i++) {
+		struct vcpu *v = __atomic_load_n(&g.vcpus[i], __ATOMIC_ACQUIRE);
+		if (!v)
+			continue;
+		const uint64_t *from = (const uint64_t *)&v->n;
+		uint64_t *to = (uint64_t *)sum;
+		for (size_t k = 0; k < sizeof(*sum) / sizeof(uint64_t); k++)
+			to[k] += __atomic_load_n(&from[k], __ATOMIC_RELAXED);
+	}
+}
+
+/* on_call_entry runs before the function's first instruction. */
+static void on_call_entry(unsigned int vcpu_index, void *udata)
+{
+	struct vcpu *v = vcpu_get(vcpu_index);
+	(void)udata;
+	if (v->call_depth++ > 0)
+		return; /* a nested call is part of the outer one */
+	v->call_overlap = __atomic_fetch_add(&g.calls_active, 1, __ATOMIC_SEQ_CST) > 0;
+	if (v->call_overlap) /* the calls in progress learn at their return */
+		__atomic_fetch_add(&g.call_epochs, 1, __ATOMIC_SEQ_CST);
+	v->call_epoch = __atomic_load_n(&g.call_epochs, __ATOMIC_SEQ_CST);
+	snapshot(&v->call_start);
+}
+
+/* on_call_ret runs before a ret of the function: the outermost one on the
+ * vCPU that entered ends the call. */
+static void on_call_ret(unsigned int vcpu_index, void *udata)
+{
+	struct vcpu *v = vcpu_get(vcpu_index);
+	struct call c = {.vcpu = vcpu_index};
+	(void)udata;
+	if (v->call_depth == 0 || --v->call_depth > 0)
+		return;
+	snapshot(&c.n);
+	/* Overlapped: another call was in progress at the entry, started
+	 * during the call, or is still in progress at its return. */
+	int others = __atomic_fetch_sub(&g.calls_active, 1, __ATOMIC_SEQ_CST) > 1;
+	c.overlap = v->call_overlap || others ||
+	            __atomic_load_n(&g.call_epochs, __ATOMIC_SEQ_CST) != v->call_epoch;
+	uint64_t *end = (uint64_t *)&c.n;
+	const uint64_t *start = (const uint64_t *)&v->call_start;
+	for (size_t k = 0; k < sizeof(c.n) / sizeof(uint64_t); k++)
+		end[k] -= start[k];
+	pthread_mutex_lock(&g.call_lock);
+	if (g.ncalls == g.calls_cap) {
+		size_t cap = g.calls_cap ? 2 * g.calls_cap : 1024;
+		struct call *grown = realloc(g.calls, cap * sizeof(*grown));
+		if (!grown)
+			abort();
+		g.calls = grown;
+		g.calls_cap = cap;
+	}
+	g.calls[g.ncalls++] = c;
+	pthread_mutex_unlock(&g.call_lock);
+}
+
+/* is_ret reports whether an instruction is a near return (C3, C2 iw),
+ * after any legacy prefixes (rep ret, bnd ret). */
+static int is_ret(const uint8_t *b, size_t len)
+{
+	size_t i = 0;
+	while (i < len && (b[i] == 0xf3 || b[i] == 0xf2 || b[i] == 0x66))
+		i++;
+	return i < len && (b[i] == 0xc3 || b[i] == 0xc2);
+}
+
+/* register_call hooks the entry and the returns of the counted function
+ * among a block's instructions. */
+static void register_call(struct qemu_plugin_insn *insn, const uint8_t *bytes, size_t len)
+{
+	uint64_t entry = __atomic_load_n(&g.entry, __ATOMIC_ACQUIRE);
+	uint64_t pc = qemu_plugin_insn_vaddr(insn);
+	if (!entry || pc < entry || pc >= entry + g.call_size)
+		return;
+	if (pc == entry)
+		qemu_plugin_register_vcpu_insn_exec_cb(insn, on_call_entry, QEMU_PLUGIN_CB_NO_REGS, NULL);
+	else if (is_ret(bytes, len))
+		qemu_plugin_register_vcpu_insn_exec_cb(insn, on_call_ret, QEMU_PLUGIN_CB_NO_REGS, NULL);
+}
+
+/* The library's load base is where the dynamic loader maps its file at
+ * offset 0: the mmap's fd is the library (same device and inode) and its
+ * return value the base. */
+static void mmap_entered(unsigned int vcpu_index, uint64_t fd, uint64_t off)
+{
+	struct vcpu *v = vcpu_get(vcpu_index);
+	v->mmap_fd = (int64_t)fd;
+	v->mmap_off = off;
+}
+
+static void mmap_returned(unsigned int vcpu_index, int64_t ret)
+{
+	struct vcpu *v = vcpu_get(vcpu_index);
+	struct stat st;
+	int64_t fd = v->mmap_fd;
+	v->mmap_fd = -1;
+	if (fd < 0 || (int32_t)fd < 0 || v->mmap_off != 0 || (ret < 0 && ret > -4096))
+		return;
+	if (fstat((int)fd, &st) == 0 && st.st_dev == g.call_dev && st.st_ino == g.call_ino)
+		__atomic_store_n(&g.entry, (uint64_t)ret + g.call_at, __ATOMIC_RELEASE);
+}
+
+static void write_calls(FILE *f)
+{
+	fprintf(f, "callfn %llx %llu %s\n", (unsigned long long)g.entry,
+	        (unsigned long long)g.call_size, g.call_path);
+	for (size_t i = 0; i < g.ncalls; i++) {
+		const struct call *c = &g.calls[i];
+		fprintf(f, "call %u %d", c->vcpu, c->overlap);
+		for (int p = 0; p < RP_NPREC; p++)
+			fprintf(f, " %llu", (unsigned long long)c->n.flops[p]);
+		fprintf(f, " %llu %llu %llu %llu\n", (unsigned long long)(c->n.dram_rd * g.line),
+		        (unsigned long long)(c->n.dram_wr * g.line + c->n.nt_bytes),
+		        (unsigned long long)c->n.ld_bytes, (unsigned long long)c->n.st_bytes);
 	}
 }
 
@@ -407,6 +574,8 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 		if (g.disas_out)
 			disas_record(insn, fp);
+		if (g.call_path)
+			register_call(insn, bytes, len);
 		if (g.nlevels > 0)
 			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
 			                                 QEMU_PLUGIN_MEM_RW,
@@ -465,11 +634,11 @@ static char *write_output(const char *exec_path)
 		nv++;
 		if (g.nlevels)
 			flush(v);
-		ld += v->ld_bytes;
-		st += v->st_bytes;
-		nt += v->nt_bytes;
-		rd += v->dram_rd;
-		wr += v->dram_wr;
+		ld += v->n.ld_bytes;
+		st += v->n.st_bytes;
+		nt += v->n.nt_bytes;
+		rd += v->n.dram_rd;
+		wr += v->n.dram_wr;
 		for (int l = 0; l < g.nlevels; l++) {
 			fills[l] += v->lv[l].fills;
 			wbs[l] += v->lv[l].writebacks;
@@ -534,6 +703,8 @@ static char *write_output(const char *exec_path)
 	fputc('\n', f);
 	if (g.host_addrs)
 		write_maps(f);
+	if (g.call_path)
+		write_calls(f);
 	fprintf(f, "end\n");
 	if (fclose(f) != 0) {
 		unlink(tmp);
@@ -584,6 +755,8 @@ static void atfork_child(void)
 		free(v);
 		g.vcpus[i] = NULL;
 	}
+	g.ncalls = 0;
+	g.calls_active = 0;
 	g.pid = getpid();
 }
 
@@ -676,7 +849,9 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu_index, int64_t num
                        uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
                        uint64_t a7, uint64_t a8)
 {
-	(void)id, (void)vcpu_index, (void)a6, (void)a7, (void)a8;
+	(void)id, (void)a4, (void)a7, (void)a8;
+	if (num == 9 && g.call_path) /* mmap(addr, len, prot, flags, fd, off) */
+		mmap_entered(vcpu_index, a5, a6);
 	if (!g.host_addrs)
 		return; /* guest memory cannot be read: execs are not followed */
 	/* execve(path, argv, envp), or execveat(AT_FDCWD, path, argv, envp, 0) */
@@ -694,7 +869,9 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu_index, int64_t num
  * will be in its exit file. */
 static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu_idx, int64_t num, int64_t ret)
 {
-	(void)id, (void)vcpu_idx, (void)ret;
+	(void)id;
+	if (num == 9 && g.call_path)
+		mmap_returned(vcpu_idx, ret);
 	if ((num == 59 || num == 322) && pending_exec_file) {
 		unlink(pending_exec_file);
 		free(pending_exec_file);
@@ -798,6 +975,12 @@ RP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 			keep = 0;
 		} else if (strncmp(a, "disas=", 6) == 0)
 			g.disas = atoi(v);
+		else if (strncmp(a, "call=", 5) == 0)
+			g.call_path = v;
+		else if (strncmp(a, "call_at=", 8) == 0)
+			g.call_at = strtoull(v, NULL, 16);
+		else if (strncmp(a, "call_size=", 10) == 0)
+			g.call_size = strtoull(v, NULL, 10);
 		else {
 			fprintf(stderr, "rprof plugin: unknown argument %s\n", a);
 			return -1;
@@ -815,6 +998,16 @@ RP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 	}
 	if (!have_cache)
 		g.nlevels = 0;
+	if (g.call_path) {
+		struct stat st;
+		if (stat(g.call_path, &st) != 0 || g.call_size == 0) {
+			fprintf(stderr, "rprof plugin: call=%s: need a readable library and call_size\n",
+			        g.call_path);
+			return -1;
+		}
+		g.call_dev = st.st_dev;
+		g.call_ino = st.st_ino;
+	}
 	g.args = strdup(args);
 	while ((1u << g.line_shift) < g.line)
 		g.line_shift++;

@@ -1,0 +1,186 @@
+package dnn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rprof/rprof/internal/unit"
+	"github.com/rprof/rprof/roofline"
+)
+
+// CallCount is what a counting backend measured over one primitive
+// execution call (dnnl_primitive_execute), as plain data so that every
+// backend fits: per-call counts under emulation, uprobes with per-CPU
+// counters on a PMU host.
+type CallCount struct {
+	// Thread is the thread that made the call (an emulator's vCPU, a TID).
+	Thread int
+	// WorkByPrecision is the call's FLOPs by precision (roofline names:
+	// fp64, fp32, ...); nil when the backend does not count work.
+	WorkByPrecision map[string]float64
+	// TrafficBytes is the call's DRAM bytes, read plus written; nil when
+	// unknown.
+	TrafficBytes *float64
+	// Seconds is the call's time; nil when unknown.
+	Seconds *float64
+	// Overlapped is set when another thread's call ran during this one:
+	// counts taken over the whole process (all threads, so that a call's
+	// OpenMP workers are in) then hold the other call's work as well.
+	Overlapped bool
+}
+
+// WorkFlops is the call's W over all precisions, and whether work was
+// counted.
+func (c CallCount) WorkFlops() (float64, bool) {
+	if c.WorkByPrecision == nil {
+		return 0, false
+	}
+	s := 0.0
+	for _, v := range c.WorkByPrecision {
+		s += v
+	}
+	return s, true
+}
+
+// CallMismatchError is a join of a trace and counted calls that differ in
+// number: which count belongs to which execution cannot be known, so none
+// is attributed.
+type CallMismatchError struct {
+	Execs, Calls int
+}
+
+func (e *CallMismatchError) Error() string {
+	return fmt.Sprintf("dnn: %d counted calls for %d executions in the verbose trace: counts not attributed", e.Calls, e.Execs)
+}
+
+// Join pairs the k-th execution among records with the k-th counted call:
+// oneDNN prints an execution's verbose line before its execute call
+// returns, so a backend that records calls in the order they return sees
+// them in trace order. It returns the counts of the executions, in trace
+// order (parallel to the exec records). Errors: *CallMismatchError when
+// the numbers differ.
+func Join(records []Record, calls []CallCount) ([]CallCount, error) {
+	execs := 0
+	for i := range records {
+		if records[i].Exec() {
+			execs++
+		}
+	}
+	if execs != len(calls) {
+		return nil, &CallMismatchError{Execs: execs, Calls: len(calls)}
+	}
+	return calls, nil
+}
+
+// Counted summarises the counted calls of a group: means per call over the
+// calls that did not overlap another thread's.
+type Counted struct {
+	// Calls is the calls whose counts are in the figures; Overlapped the
+	// calls left out because another thread's call ran at the same time.
+	Calls, Overlapped int
+	// WorkByPrecision is the mean FLOPs of one call by precision; nil when
+	// work was not counted.
+	WorkByPrecision map[string]float64
+	// WorkFlops is the mean W of one call, with its smallest and largest
+	// per-call values (unequal when calls did different work); nil when
+	// work was not counted.
+	WorkFlops              *float64
+	MinWork, MaxWork       float64
+	TrafficBytes           *float64 // mean Q of one call; nil when unknown
+	MinTraffic, MaxTraffic float64
+	Seconds                *float64 // mean time of one call; nil when unknown
+}
+
+// Counted summarises g's counts; ok is false when the group has none (not
+// joined), or every call overlapped another.
+func (g *Group) Counted() (c Counted, ok bool) {
+	var work, traffic, secs []float64
+	for _, cc := range g.Counts {
+		if cc.Overlapped {
+			c.Overlapped++
+			continue
+		}
+		c.Calls++
+		if w, ok := cc.WorkFlops(); ok {
+			work = append(work, w)
+			if c.WorkByPrecision == nil {
+				c.WorkByPrecision = map[string]float64{}
+			}
+			for p, v := range cc.WorkByPrecision {
+				c.WorkByPrecision[p] += v
+			}
+		}
+		if cc.TrafficBytes != nil {
+			traffic = append(traffic, *cc.TrafficBytes)
+		}
+		if cc.Seconds != nil {
+			secs = append(secs, *cc.Seconds)
+		}
+	}
+	if c.Calls == 0 {
+		return c, false
+	}
+	// A figure is given only when every summarised call has it.
+	if len(work) == c.Calls {
+		for p := range c.WorkByPrecision {
+			c.WorkByPrecision[p] /= float64(c.Calls)
+		}
+		c.WorkFlops, c.MinWork, c.MaxWork = meanMinMax(work)
+	} else {
+		c.WorkByPrecision = nil
+	}
+	if len(traffic) == c.Calls {
+		c.TrafficBytes, c.MinTraffic, c.MaxTraffic = meanMinMax(traffic)
+	}
+	if len(secs) == c.Calls {
+		c.Seconds, _, _ = meanMinMax(secs)
+	}
+	return c, true
+}
+
+func meanMinMax(v []float64) (mean *float64, lo, hi float64) {
+	s, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
+	for _, x := range v {
+		s += x
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return ptr(s / float64(len(v))), lo, hi
+}
+
+// GapRatio is the factor between counted and analytic W beyond which a
+// group is flagged (either way), and by which counted Q may exceed the
+// compulsory Q before it is flagged. Kernels that skip a convolution's
+// zero-padding taps, a bias or rounding of a constant stay well inside it
+// (measured in docs/dnn.md); a padded blocked layout (seed 004's GELU on
+// 3 channels padded to 8: 2x the FLOPs) does not. Counted Q below the
+// compulsory Q is not flagged: it is data that stayed in cache between
+// calls.
+const GapRatio = 1.25
+
+// CountFlags compares a group's counts with its analytic model and flags
+// large gaps and calls left out.
+func CountFlags(a Analytic, c Counted) []roofline.Flag {
+	var out []roofline.Flag
+	if c.Overlapped > 0 {
+		out = append(out, roofline.Flag{Code: roofline.FlagOverlappedCalls, Subject: roofline.SubjectWork,
+			Message: fmt.Sprintf("%d of %d calls overlapped another thread's call and were left out of the counts", c.Overlapped, c.Overlapped+c.Calls)})
+	}
+	if r, ok := ratio(c.WorkFlops, a.WorkFlops); ok && (r > GapRatio || r < 1/GapRatio) {
+		out = append(out, roofline.Flag{Code: roofline.FlagCountedGap, Subject: roofline.SubjectWork,
+			Message: fmt.Sprintf("counted W is %sx the analytic W (%s vs %s FLOP per call)", unit.Sig(r), unit.Sig(*c.WorkFlops), unit.Sig(*a.WorkFlops))})
+	}
+	if r, ok := ratio(c.TrafficBytes, a.TrafficBytes); ok && r > GapRatio {
+		out = append(out, roofline.Flag{Code: roofline.FlagCountedGap, Subject: roofline.SubjectTraffic,
+			Message: fmt.Sprintf("counted Q is %sx the compulsory Q (%s vs %s bytes per call)", unit.Sig(r), unit.Sig(*c.TrafficBytes), unit.Sig(*a.TrafficBytes))})
+	}
+	return out
+}
+
+// ratio is counted over analytic, when both are known and analytic is
+// not zero.
+func ratio(counted, analytic *float64) (float64, bool) {
+	if counted == nil || analytic == nil || *analytic == 0 {
+		return 0, false
+	}
+	return *counted / *analytic, true
+}
