@@ -57,8 +57,22 @@ Flags:
   --confidence C   level of the time intervals (default 0.95)
   --top N          print only the N groups of longest total time (the JSON
                    keeps all)
-  --count MODE     put counted W beside the analytic one: not wired yet
-                   (docs/dnn.md says why)
+  --count MODE     put counted W beside the analytic one. pmu: uprobes on
+                   dnnl_primitive_execute time every call and read per-CPU
+                   counters at its entry and return (root, or CAP_BPF and
+                   CAP_PERFMON); each call is joined to its execution line,
+                   and a second table gives per group the probed calls and
+                   time, W counted per call (FP-work counters: needs a
+                   hardware PMU; otherwise the note says why W is missing)
+                   against the analytic W, and the -e events. Q per call is
+                   not counted. With OpenMP threads (nthr above 1) a call's
+                   counts are the calling thread's share only: run with
+                   OMP_NUM_THREADS=1, and under chrt -f 10 on a busy
+                   machine. The other modes are not wired yet (docs/dnn.md)
+  -e EVENT         with --count pmu, count EVENT per call too (perf syntax,
+                   e.g. page-faults; repeatable)
+  --library FILE   with --count pmu, the file holding dnnl_primitive_execute
+                   (default libdnnl.so, found as the loader would)
 
 Exit status: CMD's own (128+N when signal N killed it); 2 bad command line;
 125 no oneDNN execution to report or an output could not be written; 126
