@@ -11,7 +11,7 @@ import (
 )
 
 // ErrNoLibrary is wrapped when libdnnl cannot be loaded.
-var ErrNoLibrary = errors.New("oneDNN library not found")
+var ErrNoLibrary = errors.New("cannot load the oneDNN library")
 
 // Package names the Debian packages that provide the library.
 const Package = "libdnnl2 (Debian 12, oneDNN 2.x) or libdnnl3.6 (Debian 13, oneDNN 3.7)"

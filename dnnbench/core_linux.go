@@ -1,7 +1,6 @@
 package dnnbench
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -92,32 +91,38 @@ func bind(lib uintptr, ver Version, syms []symbol) error {
 	return nil
 }
 
-// Open loads the first of Libraries that loads and checks its version.
+// Open loads the first of Libraries that loads, reads its dnnl_version()
+// and binds the C API of that major version. When none loads, the error
+// gives each one's reason (not installed, or a runtime too old for it).
 func Open() (*Library, error) {
 	var errs []string
 	for _, name := range Libraries {
-		lib, err := OpenFile(name)
-		if !errors.Is(err, ErrNoLibrary) {
-			return lib, err
+		lib, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err == nil {
+			return load(lib, name)
 		}
 		errs = append(errs, err.Error())
 	}
-	return nil, fmt.Errorf("%w: tried %s (%s)", ErrNoLibrary, strings.Join(Libraries, ", "), errs[len(errs)-1])
+	return nil, fmt.Errorf("%w: %s", ErrNoLibrary, strings.Join(errs, "; "))
 }
 
-// OpenFile loads the oneDNN library of a name or path, reads its
-// dnnl_version() and binds the C API of that major version.
+// OpenFile is Open for the library of a name or path.
 func OpenFile(name string) (*Library, error) {
 	lib, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoLibrary, err)
 	}
+	return load(lib, name)
+}
+
+func load(lib uintptr, name string) (*Library, error) {
 	var version func() unsafe.Pointer
 	if _, err := purego.Dlsym(lib, "dnnl_version"); err != nil {
 		return nil, fmt.Errorf("%w: %s has no dnnl_version: %v", ErrNoLibrary, name, err)
 	}
 	purego.RegisterLibFunc(&version, lib, "dnnl_version")
 	c := &core{ver: readVersion(version())}
+	var err error
 	switch c.ver.Major {
 	case 2:
 		c.gen, err = bind2(lib, c.ver)
