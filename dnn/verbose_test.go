@@ -82,8 +82,16 @@ func TestParseGoldens(t *testing.T) {
 	}
 }
 
+// The captures of the same program (allkinds.c, allkinds3.c) through
+// oneDNN 2.6.3 and 3.7.2 cover every kind with a formula.
 func TestCapturedTraceCoversEveryKindWithAFormula(t *testing.T) {
-	tr := readTrace(t, "testdata/capture-2.6.3-allkinds.txt")
+	for _, path := range []string{"testdata/capture-2.6.3-allkinds.txt", "testdata/capture-3.7.2-allkinds.txt"} {
+		t.Run(filepath.Base(path), func(t *testing.T) { checkCoversEveryKind(t, readTrace(t, path)) })
+	}
+}
+
+func checkCoversEveryKind(t *testing.T, tr *Trace) {
+	t.Helper()
 	seen := map[string]bool{}
 	for i := range tr.Records {
 		seen[tr.Records[i].Kind] = true
@@ -106,6 +114,32 @@ func TestCapturedTraceCoversEveryKindWithAFormula(t *testing.T) {
 	}
 	if tr.Skipped != 0 {
 		t.Errorf("skipped %d captured lines: %q", tr.Skipped, tr.Examples)
+	}
+}
+
+// The same primitives traced by oneDNN 2.6.3 and 3.7.2, whose lines differ
+// in grammar (arg:dt descriptors, a v1 field, no diff_undef, pooling_v2
+// and softmax_v2 renamed, a matmul problem without its destination), get
+// the same W and Q.
+func TestTwoAndThreeXLinesOfOnePrimitiveModelAlike(t *testing.T) {
+	two := readTrace(t, "testdata/capture-2.6.3-allkinds.txt")
+	three := readTrace(t, "testdata/capture-3.7.2-allkinds.txt")
+	checkModelsAlike(t, three, two, "2.6.3")
+}
+
+// checkModelsAlike checks that the records of got and want, in order, are
+// of the same kinds with the same W, padded W and Q.
+func checkModelsAlike(t *testing.T, got, want *Trace, wantName string) {
+	t.Helper()
+	if len(got.Records) != len(want.Records) {
+		t.Fatalf("%d records, %s has %d", len(got.Records), wantName, len(want.Records))
+	}
+	for i := range got.Records {
+		g, w := &got.Records[i], &want.Records[i]
+		mg, mw := Model(g), Model(w)
+		if g.Kind != w.Kind || num(mg.WorkFlops) != num(mw.WorkFlops) || num(mg.TrafficBytes) != num(mw.TrafficBytes) || num(mg.PaddedWorkFlops) != num(mw.PaddedWorkFlops) {
+			t.Errorf("record %d: %s W %s Q %s; %s has %s W %s Q %s", i, g.Kind, num(mg.WorkFlops), num(mg.TrafficBytes), wantName, w.Kind, num(mw.WorkFlops), num(mw.TrafficBytes))
+		}
 	}
 }
 

@@ -11,16 +11,16 @@ import (
 )
 
 // ErrNoLibrary is wrapped when libdnnl cannot be loaded.
-var ErrNoLibrary = errors.New("oneDNN library not found")
+var ErrNoLibrary = errors.New("cannot load the oneDNN library")
 
-// Package is the Debian package that provides the library.
-const Package = "libdnnl2"
+// Package names the Debian packages that provide the library.
+const Package = "libdnnl2 (Debian 12, oneDNN 2.x) or libdnnl3.6 (Debian 13, oneDNN 3.7)"
 
 // VersionError refuses a oneDNN whose C API the harness does not speak.
 type VersionError struct{ Version Version }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("oneDNN %s: the harness speaks the 2.x C API only (3.x replaced its operation descriptors)", e.Version)
+	return fmt.Sprintf("oneDNN %s: the harness speaks the 2.x and 3.x C APIs only", e.Version)
 }
 
 // Version is the library's dnnl_version().
@@ -68,7 +68,9 @@ type Result struct {
 	Cold bool
 }
 
-// api is one C API generation of oneDNN.
+// api is a loaded oneDNN (core_linux.go: the calls the 2.x and 3.x C
+// APIs share; api2_linux.go and api3_linux.go: what each generation does
+// its own way).
 type api interface {
 	version() Version
 	setThreads(n int) error
@@ -81,6 +83,9 @@ type api interface {
 // primitive is a created primitive with its arguments.
 type primitive interface {
 	implementation() string
+	// layout is the format tag the library chose for an argument ("src",
+	// "wei", "bia", "dst"); "" when unknown.
+	layout(arg string) string
 	execute() error
 	wait() error
 	close()
@@ -123,7 +128,7 @@ func (l *Library) Run(ctx context.Context, p Problem, o Options) (Result, error)
 	defer prim.close()
 	res.Setup = time.Since(start)
 	res.Implementation = prim.implementation()
-	res.Record = p.record(res.Implementation)
+	res.Record = p.record(res.Implementation, prim.layout)
 	res.Model = dnn.Model(&res.Record)
 	if o.NoExec {
 		return res, nil

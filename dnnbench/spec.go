@@ -4,9 +4,11 @@
 // shape seen in a trace can be replayed. The work and traffic of each
 // problem come from package dnn's model.
 //
-// oneDNN 2.x is supported (api2_linux.go); 3.x replaced the operation
-// descriptors and is refused with its version. Supporting it is one more
-// file implementing the api interface.
+// oneDNN 2.x (api2_linux.go) and 3.x (api3_linux.go, whose C API replaced
+// 2.x's operation descriptors with one primitive-descriptor call per kind)
+// are supported; dnnl_version() picks the binding and another major
+// version is refused. A further API generation is one more file
+// implementing the generation interface of core_linux.go.
 package dnnbench
 
 import (
@@ -218,17 +220,20 @@ func (p Problem) SrcLayout() string {
 }
 
 // record is the problem as the verbose trace would print it, for dnn's
-// model.
-func (p Problem) record(impl string) dnn.Record {
+// model: each tensor in the layout chosen (the library's choice where
+// chosen returns one, as for weights in format any, so that their padding
+// counts in Q), else the one asked for.
+func (p Problem) record(impl string, chosen func(arg string) string) dnn.Record {
 	r := dnn.Record{Kind: p.Kind, Implementation: impl, PropKind: "forward_inference", Problem: p.Descriptor, Operation: "exec", Engine: "cpu"}
 	act := Layouts[p.Layout]
 	t := func(arg, tag string) dnn.Tensor {
+		if c := chosen(arg); c != "" {
+			tag = c
+		}
 		return dnn.Tensor{Arg: arg, DataType: "f32", FormatKind: "blocked", Tag: tag}
 	}
 	switch p.Kind {
 	case "convolution":
-		// The library chooses the weights' layout; they are counted
-		// unpadded.
 		r.Tensors = []dnn.Tensor{t("src", Layouts[p.SrcLayout()]), t("wei", "abcd"), t("bia", "a"), t("dst", act)}
 		r.Auxiliary = "alg:convolution_direct"
 	case "inner_product":

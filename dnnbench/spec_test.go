@@ -46,7 +46,7 @@ func TestExperimentsAreModelled(t *testing.T) {
 			t.Errorf("experiment %s listed twice", x.Name)
 		}
 		seen[x.Name] = true
-		rec := x.Problem.record("test")
+		rec := x.Problem.record("test", func(string) string { return "" })
 		a := dnn.Model(&rec)
 		if a.WorkFlops == nil || a.TrafficBytes == nil {
 			t.Errorf("%s: W %v Q %v, flags %v", x.Name, a.WorkFlops, a.TrafficBytes, a.Flags)
@@ -59,6 +59,34 @@ func TestExperimentsAreModelled(t *testing.T) {
 	for _, name := range []string{"conv7x7-nchw", "conv3x3-nChw16c", "conv3x3-nhwc", "ip", "maxpool-nchw", "avgpool-nChw16c", "gelu-erf-nchw", "gelu-tanh-nChw8c"} {
 		if !seen[name] {
 			t.Errorf("no experiment %s", name)
+		}
+	}
+}
+
+// The tag of a blocked layout, as the verbose trace prints it, from the
+// strides and inner blocks a memory descriptor holds.
+func TestBlockingTagNamesTheLayoutAsTheTraceDoes(t *testing.T) {
+	for _, tc := range []struct {
+		b    blocking
+		want string
+	}{
+		{blocking{padded: []int64{2, 3, 4, 5}, strides: []int64{60, 20, 5, 1}}, "abcd"},
+		{blocking{padded: []int64{2, 3, 4, 5}, strides: []int64{60, 1, 15, 3}}, "acdb"},
+		{blocking{padded: []int64{2, 32, 4, 5}, strides: []int64{640, 320, 80, 16}, innerBlks: []int64{16}, innerIdxs: []int64{1}}, "aBcd16b"},
+		// Equal outer strides: the dimension with more outer blocks first.
+		{blocking{padded: []int64{32, 16, 3, 3}, strides: []int64{2304, 2304, 768, 256}, innerBlks: []int64{16, 16}, innerIdxs: []int64{1, 0}}, "ABcd16b16a"},
+		{blocking{padded: []int64{32, 3, 3, 3}, strides: []int64{144, 1, 48, 16}, innerBlks: []int64{16}, innerIdxs: []int64{0}}, "Acdb16a"},
+		// Size-1 dimensions share stride 1: their order is kept.
+		{blocking{padded: []int64{1, 16, 1, 1}, strides: []int64{16, 1, 1, 1}}, "abcd"},
+		{blocking{padded: []int64{64, 1024}, strides: []int64{1024, 1}}, "ab"},
+		{blocking{padded: []int64{2, 32, 32, 3, 3}, strides: []int64{9216, 4608, 2304, 768, 256}, innerBlks: []int64{16, 16}, innerIdxs: []int64{2, 1}}, "aBCde16c16b"},
+	} {
+		got := tc.b.tag()
+		if got != tc.want {
+			t.Errorf("%+v: tag %q, want %q", tc.b, got, tc.want)
+		}
+		if _, err := dnn.ParseTensor("x_f32::blocked:" + got + ":f0"); err != nil {
+			t.Errorf("%q does not parse: %v", got, err)
 		}
 	}
 }

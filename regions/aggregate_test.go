@@ -81,25 +81,15 @@ func TestAggregatorAbandonsCallsLeftByLongjmp(t *testing.T) {
 }
 
 func TestAggregatorKeepsCountsOfCallsThatStayedOnTheirCPU(t *testing.T) {
-	// Counter 0 is the context-switch guard, counter 1 page faults.
-	a := NewAggregator([]string{"f"}, nil, Cost{}, 2, true)
-	for _, r := range []Record{
-		// Stayed on CPU 0, no switch: 100 faults over 10 us.
-		rec(Entry, 1, 0, 0, 1000, 0, 5, 100, 50, 100),
-		rec(Exit, 1, 0, 10, 1000, 0, 5, 110, 150, 110),
-		// Migrated from CPU 0 to 1.
-		rec(Entry, 1, 0, 20, 1000, 0, 5, 120, 150, 120),
-		rec(Exit, 1, 0, 30, 1000, 1, 9, 130, 999, 130),
-		// Switched out on CPU 1.
-		rec(Entry, 1, 0, 40, 1000, 1, 9, 140, 999, 140),
-		rec(Exit, 1, 0, 50, 1000, 1, 11, 150, 1500, 150),
-	} {
+	a := NewAggregator([]string{"f", "g"}, nil, Cost{}, 2, true)
+	for _, r := range countedRecords {
 		a.Add(r)
 	}
 	f := a.Stats()[0]
 	if f.Calls != 3 || f.Migrated != 1 || f.Switched != 1 || len(f.Counts) != 1 {
 		t.Fatalf("%+v", f)
 	}
+	// The call that stayed on CPU 0: 100 faults over 10 us.
 	if f.Counts[0].Raw != 100 || !near(f.CountedSeconds, 10e-6) {
 		t.Errorf("counted %d faults over %g s, want 100 over 10e-6", f.Counts[0].Raw, f.CountedSeconds)
 	}

@@ -11,6 +11,7 @@ apt_pkgs=(
 	libopenblas0-pthread libopenblas-dev libblis4-openmp likwid chromium linux-perf
 	qemu-user                           # --count emulate
 	libdnnl2 libdnnl-dev python3-torch  # rprof dnn
+	curl                                # fetches oneDNN 3.x (below)
 	openmpi-bin libopenmpi-dev mpich libmpich-dev slurm-wlm munge iproute2  # MPI and Slurm
 )
 
@@ -26,6 +27,58 @@ if ((${#missing[@]})) && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; th
 	{ apt-get update -qq >/dev/null &&
 		apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends "${missing[@]}" >/dev/null; } ||
 		echo "warning: could not install ${missing[*]}; the tests that need them will skip" >&2
+fi
+
+# oneDNN 3.x for the harness's 3.x binding and the 3.x verbose capture:
+# Debian trixie's build (libdnnl3.6, oneDNN 3.7.2) needs glibc >= 2.38 and
+# libstdc++ >= 14, newer than this machine's, so it comes with trixie's own
+# runtime, unpacked (not installed) into a cache that the tests run under
+# trixie's loader. Each package is checked against the SHA256 of trixie's
+# index, the index against its signed release file. A complete tree is reused without the network; a failed download
+# is not a failed run: the tests that need the tree skip with the reason.
+onednn3_dir=${RPROF_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rprof-test}/onednn3-trixie
+onednn3_pkgs=(libc6 libstdc++6 libgcc-s1 libgomp1 libdnnl3.6 libdnnl-dev)
+fetch_onednn3() {
+	local mirror=http://deb.debian.org/debian dir=$onednn3_dir
+	[ -e "$dir/root/.complete" ] && return 0
+	command -v curl >/dev/null || { echo "curl not installed"; return 1; }
+	command -v dpkg-deb >/dev/null || { echo "dpkg-deb not installed"; return 1; }
+	local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	command -v gpgv >/dev/null && [ -e "$keyring" ] || { echo "gpgv or $keyring missing"; return 1; }
+	mkdir -p "$dir/debs" || return 1
+	# The index's SHA256 is in trixie's release file, signed by Debian's
+	# archive keys as apt checks it.
+	curl -fsS --retry 2 -o "$dir/InRelease" "$mirror/dists/trixie/InRelease" &&
+		curl -fsS --retry 2 -o "$dir/Packages.gz" "$mirror/dists/trixie/main/binary-amd64/Packages.gz" ||
+		{ echo "cannot download trixie's release file or package index"; return 1; }
+	local release index_sum
+	release=$(gpgv --keyring "$keyring" --output - "$dir/InRelease" 2>/dev/null) ||
+		{ echo "trixie's release file is not signed by a key of $keyring"; return 1; }
+	index_sum=$(awk '$3 == "main/binary-amd64/Packages.gz" && length($1) == 64 { print $1 }' <<<"$release")
+	echo "$index_sum  $dir/Packages.gz" | sha256sum -c --status ||
+		{ echo "trixie's package index does not match its signed release file"; return 1; }
+	rm -rf "$dir/root.new" && mkdir -p "$dir/root.new"
+	local p entry file sum deb
+	for p in "${onednn3_pkgs[@]}"; do
+		entry=$(zcat "$dir/Packages.gz" | awk -v p="$p" 'BEGIN { RS = ""; FS = "\n" } { for (i = 1; i <= NF; i++) if ($i == "Package: " p) { print; exit } }')
+		file=$(sed -n 's/^Filename: //p' <<<"$entry")
+		sum=$(sed -n 's/^SHA256: //p' <<<"$entry")
+		[ -n "$file" ] && [ -n "$sum" ] || { echo "$p not in trixie's index"; return 1; }
+		deb=$dir/debs/${file##*/}
+		if ! echo "$sum  $deb" | sha256sum -c --status 2>/dev/null; then
+			curl -fsS --retry 2 -o "$deb" "$mirror/$file" || { echo "cannot download $file"; return 1; }
+			echo "$sum  $deb" | sha256sum -c --status || { echo "$file: SHA256 differs from the index"; return 1; }
+		fi
+		dpkg-deb -x "$deb" "$dir/root.new" || { echo "cannot unpack $deb"; return 1; }
+		echo "${file##*/}" >>"$dir/root.new/.complete.tmp"
+	done
+	mv "$dir/root.new/.complete.tmp" "$dir/root.new/.complete"
+	rm -rf "$dir/root" && mv "$dir/root.new" "$dir/root"
+}
+if why=$(fetch_onednn3); then
+	export RPROF_ONEDNN3_ROOT=$onednn3_dir/root
+else
+	echo "warning: no oneDNN 3.x test tree ($why); the 3.x tests will skip" >&2
 fi
 
 go test -count=1 "$@" ./...

@@ -57,26 +57,35 @@ Flags:
   --confidence C   level of the time intervals (default 0.95)
   --top N          print only the N groups of longest total time (the JSON
                    keeps all)
-  --count MODE     count every dnnl_primitive_execute call and put the
-                   counts beside the analytic W and Q, flagging gaps
-                   (counted-gap: W off by more than 1.25x either way, Q over
-                   2x the compulsory):
-                   pmu      uprobes on the calls, W from hardware counters
-                            of the calling CPU (a PMU host)
+  --count MODE     count every dnnl_primitive_execute call, join each to its
+                   execution line and put the counts beside the analytic W
+                   and Q in a second table, flagging gaps (counted-gap: W
+                   off by more than 1.25x either way, Q over 2x the
+                   compulsory):
+                   pmu      uprobes time every call and read per-CPU
+                            counters at its entry and return (root, or
+                            CAP_BPF and CAP_PERFMON): probed calls and
+                            time, W counted per call (FP-work counters:
+                            needs a hardware PMU; otherwise the note says
+                            why W is missing), the -e events. Q per call is
+                            not counted. With OpenMP threads (nthr above 1)
+                            a call's counts are the calling thread's share
+                            only: run with OMP_NUM_THREADS=1, and under
+                            chrt -f 10 on a busy machine
                    emulate  CMD runs natively for the time, then once more
                             under QEMU (qemu-user) with rprof's plugin: W of
-                            each call exact, Q from a cache model, medians
-                            per call. QEMU emulates up to AVX2, so oneDNN
-                            may run other implementations or block sizes
-                            there: groups are paired by problem, and the
-                            counted implementation is named (flag
-                            counted-other-implementation); no pair, no
+                            each call exact (all threads), Q from a cache
+                            model, medians per call. QEMU emulates up to
+                            AVX2, so oneDNN may run other implementations
+                            or block sizes there: groups are paired by
+                            problem and the counted implementation is named
+                            (counted-other-implementation); no pair, no
                             counts (not-counted). The emulated run's own
                             output is not shown
-  -e EVENT         with --count pmu, count EVENT per call too (repeatable)
-  --library FILE   with --count, the oneDNN library whose
-                   dnnl_primitive_execute is counted (default libdnnl.so,
-                   found as the dynamic loader would)
+  -e EVENT         with --count pmu, count EVENT per call too (perf syntax,
+                   e.g. page-faults; repeatable)
+  --library FILE   with --count, the file holding dnnl_primitive_execute
+                   (default libdnnl.so, found as the loader would)
 
 Exit status: CMD's own (128+N when signal N killed it); 2 bad command line;
 125 no oneDNN execution to report or an output could not be written; 126

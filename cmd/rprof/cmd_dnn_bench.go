@@ -22,12 +22,15 @@ import (
 
 const dnnBenchUsage = `usage: rprof dnn bench [flags] EXPERIMENT|PROBLEM...
 
-Bench runs oneDNN primitives itself, through libdnnl.so.2's C API (oneDNN
-2.x), and places each on the roofline: the time of one execution (median
-of the repetitions, with its interval), the analytic W and compulsory Q of
-the problem, GFLOP/s, the share of the measured fp32 peak and the fraction
-of the binding roof. Weights are in the layout the library chooses;
-activations in the layout asked for.
+Bench runs oneDNN primitives itself, through the library's C API (oneDNN
+2.x or 3.x, told by dnnl_version(); other versions are refused), and
+places each on the roofline: the time of one execution (median of the
+repetitions, with its interval), the analytic W and compulsory Q of the
+problem, GFLOP/s, the share of the measured fp32 peak and the fraction of
+the binding roof. Weights are in the layout the library chooses, and Q
+counts them in it, padding included; activations are in the layout asked
+for. The library loaded is the first of libdnnl.so.3, libdnnl.so.3.6
+(Debian 13) and libdnnl.so.2 (Debian 12) found, or --library.
 
 EXPERIMENT is one of seed 004's experiments ('all' runs every one):
 %s
@@ -56,6 +59,7 @@ Flags:
   --confidence C   level of the intervals (default 0.95)
   --no-exec        the overhead run: everything but the executions (load,
                    create, allocate, fill), for rprof run --overhead
+  --library LIB    the oneDNN library to load: a soname or a path
   --roofs FILE     roofs document (default: the one 'rprof roofs' wrote)
   --json FILE      write the results as a point set (rprof.points/v1)
 `
@@ -122,6 +126,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	repeat := fset.Int("repeat", 0, "exact number of samples")
 	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level")
 	noExec := fset.Bool("no-exec", false, "the overhead run")
+	library := fset.String("library", "", "oneDNN library to load")
 	roofsPath := fset.String("roofs", "", "roofs document")
 	jsonPath := fset.String("json", "", "point set output")
 	if err := parseFlags(fset, args); err != nil {
@@ -151,7 +156,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	}
 	roofs, roofsFile := rd.roofs, rd.path
 
-	lib, err := dnnbench.Open()
+	lib, err := openDNN(*library)
 	if err != nil {
 		if errors.Is(err, dnnbench.ErrNoLibrary) {
 			err = fmt.Errorf("%w; fix: apt-get install %s", err, dnnbench.Package)
@@ -185,6 +190,14 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// openDNN loads the library named, or the first default one found.
+func openDNN(name string) (*dnnbench.Library, error) {
+	if name != "" {
+		return dnnbench.OpenFile(name)
+	}
+	return dnnbench.Open()
 }
 
 func experimentList() string {

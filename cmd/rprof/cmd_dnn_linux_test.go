@@ -32,15 +32,16 @@ func buildAllKinds(t *testing.T) string {
 	return bin
 }
 
-func TestDNNPlacesEveryPrimitiveOfACProgram(t *testing.T) {
-	bin := buildAllKinds(t)
-	out := filepath.Join(t.TempDir(), "points.json")
-	code, stdout, stderr := rprofDNN(t, context.Background(), "--json", out, "--roofs", roofsFixture, "--", bin)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+// dnnAllKinds runs rprof dnn with args, writing out, on the test program
+// (argv: it, or a command running it), and returns the points and stderr.
+// The program's stdout must pass through alone: its own bytes, a binary
+// byte and an unfinished last line included, and nothing of the trace.
+func dnnAllKinds(t *testing.T, out string, args []string, argv ...string) ([]roofline.Point, string) {
+	t.Helper()
+	code, stdout, stderr := rprofDNN(t, context.Background(), append(append(append([]string{"--json", out}, args...), "--"), argv...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	// The program's own bytes, its binary byte and unfinished last line
-	// included, and nothing of the trace.
 	if want := "allkinds: ok\n\xffpartial line without newline"; string(stdout) != want {
 		t.Errorf("stdout %q, want %q", stdout, want)
 	}
@@ -48,6 +49,12 @@ func TestDNNPlacesEveryPrimitiveOfACProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return points, stderr
+}
+
+func TestDNNPlacesEveryPrimitiveOfACProgram(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "points.json")
+	points, stderr := dnnAllKinds(t, out, []string{"--roofs", roofsFixture}, buildAllKinds(t))
 	if len(points) != 18 {
 		t.Errorf("%d points, want one per primitive (18)", len(points))
 	}

@@ -212,6 +212,7 @@ func writeDNNProbed(w io.Writer, pd *probedDNN, points []roofline.Point, top int
 			a.calls, a.calls, unit.Value(a.probed*1e3), unit.Value(a.verbose*1e3),
 			signedDuration(stats.Quantile(a.diffs, 0.5)), signedDuration(a.diffs[0]), signedDuration(a.diffs[len(a.diffs)-1]))
 	}
+	writeShares(w, pd)
 	var events []string
 	for _, r := range pd.regions {
 		for _, ev := range r.Events {
@@ -306,6 +307,32 @@ func (n *probedNotes) write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  [%d] %s%s: %s\n", j+1, f.Code, rows, f.Message)
 	}
+}
+
+// writeShares says how much of the probed run's time, and of its counted
+// W, was inside primitive calls.
+func writeShares(w io.Writer, pd *probedDNN) {
+	var secs, work float64
+	counted := pd.whole.WorkFlops != nil
+	for _, r := range pd.regions {
+		if r == nil {
+			continue
+		}
+		secs += r.Seconds
+		if r.WorkFlops == nil {
+			counted = false
+		} else {
+			work += *r.WorkFlops
+		}
+	}
+	if pd.whole.Seconds <= 0 {
+		return
+	}
+	fmt.Fprintf(w, "  the program ran %s s; its primitive calls %s s of it (%s)", unit.Value(pd.whole.Seconds), unit.Value(secs), unit.Percent(secs/pd.whole.Seconds))
+	if counted && *pd.whole.WorkFlops > 0 {
+		fmt.Fprintf(w, "; W %s FLOP in all, %s in primitive calls (%s)", unit.Count(*pd.whole.WorkFlops), unit.Count(work), unit.Percent(work / *pd.whole.WorkFlops))
+	}
+	fmt.Fprintln(w)
 }
 
 func signedDuration(s float64) string {

@@ -61,12 +61,17 @@ func (f *recordedProbe) measure(t *testing.T) func(context.Context, measure.Conf
 				calls = append(calls, *c)
 			}
 		}
-		p := &roofline.Point{Source: roofline.SourceEvents, Flags: []roofline.Flag{
+		p := &roofline.Point{Source: roofline.SourceEvents, Seconds: 0.25, Flags: []roofline.Flag{
 			{Code: roofline.FlagMissingCounter, Message: "work and traffic were not measured: only the time and the regions were measured"},
 			{Code: roofline.FlagNoRegionTraffic, Subject: roofline.SubjectRegions, Message: "regions: DRAM traffic is not attributed to regions"},
 		}}
 		if f.work != nil {
-			p.Source, p.Flags = roofline.SourceCounters, p.Flags[1:]
+			// The program's W outside primitive calls: 10 MFLOP.
+			all := 10e6
+			for _, r := range execs {
+				all += f.work(r)
+			}
+			p.Source, p.Flags, p.WorkFlops = roofline.SourceCounters, p.Flags[1:], &all
 		}
 		for _, g := range cfg.CallGroups(calls) {
 			r := roofline.Region{Name: g.Name, Probe: "/usr/lib/libdnnl.so.2:dnnl_primitive_execute", ProbeFirst: "push",

@@ -3,46 +3,12 @@
 // ONEDNN_VERBOSE=1 prints a line per kind. Build: gcc allkinds.c -ldnnl.
 // "allkinds small" runs only a tiny convolution (NCHW and NHWC) and GELU
 // erf on 3 channels (NCHW and nChw8c), cheap enough under emulation.
+// "allkinds loop N" executes one small reorder N times, to time many calls.
 // It prints "allkinds: ok" on stdout, between the library's verbose lines,
 // and writes one byte that is not valid text, so that a capture can be
 // checked to pass the program's own output through unchanged.
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <oneapi/dnnl/dnnl.h>
-
-#define CHECK(f)                                                        \
-	do {                                                            \
-		dnnl_status_t s_ = (f);                                 \
-		if (s_ != dnnl_success) {                               \
-			fprintf(stderr, "%s:%d: %s: status %d\n",       \
-			    __FILE__, __LINE__, #f, (int)s_);           \
-			exit(2);                                        \
-		}                                                       \
-	} while (0)
-
-static dnnl_engine_t eng;
-static dnnl_stream_t strm;
-
-// execute creates the primitive of pd, allocates every argument at the
-// layout the primitive chose, and executes it once.
-static void execute(dnnl_primitive_desc_t pd, const int *args, int nargs) {
-	dnnl_primitive_t prim;
-	CHECK(dnnl_primitive_create(&prim, pd));
-	dnnl_exec_arg_t ea[8];
-	for (int i = 0; i < nargs; i++) {
-		const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(
-		    pd, dnnl_query_exec_arg_md, args[i]);
-		ea[i].arg = args[i];
-		CHECK(dnnl_memory_create(&ea[i].memory, md, eng, DNNL_MEMORY_ALLOCATE));
-	}
-	CHECK(dnnl_primitive_execute(prim, strm, nargs, ea));
-	CHECK(dnnl_stream_wait(strm));
-	for (int i = 0; i < nargs; i++)
-		dnnl_memory_destroy(ea[i].memory);
-	dnnl_primitive_destroy(prim);
-	dnnl_primitive_desc_destroy(pd);
-}
+#include "allkinds.h"
 
 static void md(dnnl_memory_desc_t *d, int n, dnnl_dim_t a, dnnl_dim_t b,
     dnnl_dim_t c, dnnl_dim_t e, dnnl_format_tag_t tag) {
@@ -125,6 +91,18 @@ int main(int argc, char **argv) {
 		conv(dnnl_nhwc, 1, NULL, 1, 8, 8);
 		gelu(dnnl_eltwise_gelu_erf, dnnl_nchw);
 		gelu(dnnl_eltwise_gelu_erf, dnnl_nChw8c);
+		done();
+		return 0;
+	}
+	if (argc > 2 && strcmp(argv[1], "loop") == 0) {
+		reps = atoi(argv[2]);
+		dnnl_memory_desc_t from, to;
+		md(&from, 4, 2, 16, 4, 4, dnnl_nchw);
+		md(&to, 4, 2, 16, 4, 4, dnnl_nhwc);
+		dnnl_primitive_desc_t pd;
+		CHECK(dnnl_reorder_primitive_desc_create(&pd, &from, eng, &to, eng, NULL));
+		static const int args[] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+		execute(pd, args, 2);
 		done();
 		return 0;
 	}
