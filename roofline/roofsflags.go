@@ -9,6 +9,9 @@ const (
 	FlagDGEMMSkipped = "dgemm-skipped"
 	// FlagDGEMMSlow: DGEMM is under 75% of the best fp64 FMA kernel.
 	FlagDGEMMSlow = "dgemm-below-fma"
+	// FlagDGEMMBudget: the DGEMM search's time budget, not its stop
+	// rules, left shapes unmeasured.
+	FlagDGEMMBudget = "dgemm-budget"
 	// FlagThreadsUnset: rprof could not set the BLAS's thread count.
 	FlagThreadsUnset = "threads-unset"
 	// FlagFrequency: which clock the theoretical peaks use.

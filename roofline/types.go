@@ -417,14 +417,26 @@ type DGEMM struct {
 	Flags    []Flag   `json:"flags,omitempty"`
 }
 
+// Step is how long one step of a part of a roofs run took: Part is a key
+// of Tuning.PartSeconds ("setup" for what precedes the parts), Name says
+// what the step did ("1 thread placing 1 GiB": first-touching the operands
+// of a sweep up to 1 GiB).
+type Step struct {
+	Part    string  `json:"part"`
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
 // Tuning summarises the autotuning search.
 type Tuning struct {
 	Seconds float64 `json:"seconds"`
 	// PartSeconds splits Seconds by part: "compute", "dgemm" and
 	// "bandwidth".
-	PartSeconds    map[string]float64 `json:"part_seconds,omitempty"`
-	Configurations int                `json:"configurations"`
-	Evaluations    int                `json:"evaluations"`
-	StopReasons    map[string]int     `json:"stop_reasons,omitempty"`
-	Method         string             `json:"method,omitempty"`
+	PartSeconds map[string]float64 `json:"part_seconds,omitempty"`
+	// Steps split the parts further, in the order they ran.
+	Steps          []Step         `json:"steps,omitempty"`
+	Configurations int            `json:"configurations"`
+	Evaluations    int            `json:"evaluations"`
+	StopReasons    map[string]int `json:"stop_reasons,omitempty"`
+	Method         string         `json:"method,omitempty"`
 }

@@ -195,6 +195,8 @@ type envelope struct {
 	kernelAt map[int64]string
 	resultAt map[int64]stats.Result
 	results  []stats.Result
+	// placing is the time taken to allocate and first-touch the operands.
+	placing time.Duration
 }
 
 // sweepEnvelope measures every kernel at each size on cpus, the sizes
@@ -219,10 +221,12 @@ func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus 
 	// about twice the largest size's (the sizes grow geometrically), and
 	// first-touching dominated --quick's sweep on a loaded 2-vCPU guest.
 	o.progress("bandwidth, %s: placing %s of operands", threadsWord(len(cpus)), unit.Bytes(sizes[len(sizes)-1]))
+	placing := time.Now()
 	ops, err := allocOperands(ctx, ks, cpus, sizes[len(sizes)-1])
 	if err != nil {
 		return env, fmt.Errorf("sweep operands: %w", err)
 	}
+	env.placing = time.Since(placing)
 	at := func(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
 		var top float64
 		var topCI roofline.Interval
@@ -324,11 +328,14 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 		return err
 	}
 	sizes = withDRAMSizes(sizes, quantum)
+	start := time.Now()
 	env, err := sweepEnvelope(ctx, o, ks, cpus, sizes, minCount, budget)
 	t.add(env.results...)
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
+	rep.step("bandwidth", fmt.Sprintf("%s placing %s", threadsWord(len(cpus)), unit.Bytes(sizes[len(sizes)-1])), env.placing)
+	rep.step("bandwidth", fmt.Sprintf("%s sweep", threadsWord(len(cpus))), time.Since(start)-env.placing)
 	plateaus, levels, flags, err := ceilings(env.points, known)
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -56,6 +57,65 @@ func DGEMMSpace(name string) ([]Shape, error) {
 // a tenth of a second per call, so they stop at max-time after a few.
 const dgemmBudget = 200 * time.Millisecond
 
+// dgemmSearchBudget bounds the DGEMM search as a whole (Options.DGEMMBudget
+// overrides it). Without it the search took 45 to 46 s of an 80 s default
+// run on the Zen 5 guest (OpenBLAS Haswell kernels, 2 threads: one call at
+// n = m = 4000, k = 2048 takes 0.66 s, and every invocation is a fresh
+// process that first fills its matrices).
+const dgemmSearchBudget = 20 * time.Second
+
+// searchBudget is what is left of a search's time budget.
+type searchBudget struct {
+	limit time.Duration // <= 0: no limit
+	start time.Time
+	now   func() time.Time
+}
+
+func newSearchBudget(limit time.Duration, now func() time.Time) searchBudget {
+	return searchBudget{limit: limit, start: now(), now: now}
+}
+
+// left is the time left, or the largest duration without a limit.
+func (b searchBudget) left() time.Duration {
+	if b.limit <= 0 {
+		return math.MaxInt64
+	}
+	return b.limit - b.now().Sub(b.start)
+}
+
+// invocationCosts keeps the wall time of each DGEMM invocation, to predict
+// what a duel would take.
+type invocationCosts map[Shape][]invocationCost
+
+type invocationCost struct {
+	wall, measured time.Duration // the whole invocation; its timed calls
+	calls          int
+}
+
+// predict is the wall time of one invocation of s, from the invocations of
+// from (measured) and the rate rate (GFLOP/s) s is assumed to reach: its
+// pre-heat call, its timed calls (as many as the iteration budget needs,
+// at least one), and the rest of from's invocations (process start,
+// filling the matrices) scaled by the matrices' bytes. ok is false when
+// from has none.
+func (c invocationCosts) predict(from, s Shape, rate float64, budget time.Duration) (d time.Duration, ok bool) {
+	var rest []float64
+	for _, x := range c[from] {
+		call := x.measured / time.Duration(max(1, x.calls))
+		rest = append(rest, max(0, (x.wall-x.measured-call).Seconds()))
+	}
+	if len(rest) == 0 || rate <= 0 {
+		return 0, false
+	}
+	call := dgemmFlops(s.N, s.M, s.K) / (rate * 1e9)
+	other := stats.MedianCI(rest, 0.5).Value * max(1, matrixBytes(s)/matrixBytes(from))
+	calls := max(1, math.Ceil(budget.Seconds()/call))
+	return time.Duration(((1+calls)*call + other) * 1e9), true
+}
+
+// matrixBytes is what one invocation of s allocates and fills.
+func matrixBytes(s Shape) float64 { return 8 * float64(s.N*s.K+s.K*s.M+s.N*s.M) }
+
 // slowDGEMM is the fraction of the FMA peak below which DGEMM is flagged.
 const slowDGEMM = 0.75
 
@@ -84,43 +144,30 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 	if err != nil {
 		return &skipError{why: err.Error()}
 	}
-	ev := o.evaluator(dgemmBudget)
 	o.progress("dgemm (%s), %s", lib.Library, threadsWord(len(cpus)))
 	var used *BLAS
-	invoke := func(ctx context.Context, s Shape, inner stats.StopRule, b float64) (stats.Inner, error) {
+	found, err := searchDGEMM(ctx, o, rep, name, space, func(ctx context.Context, s Shape, inner stats.StopRule, b float64) (stats.Inner, error) {
 		job := Job{Kind: "dgemm", CPUs: cpus, BLAS: lib.Path, N: s.N, M: s.M, K: s.K, Inner: inner, Best: b}
 		r, err := o.Invoker.Invoke(ctx, job)
 		if r.BLAS != nil {
 			used = r.BLAS
 		}
 		return r.Inner, err
-	}
-	tuned, err := stats.Search(ctx, len(space), o.Order.Or(stats.Reverse), func(ctx context.Context, i int, bestSoFar float64) (stats.Result, error) {
-		return ev.Evaluate(ctx, bestSoFar, func(ctx context.Context, inner stats.StopRule, b float64) (stats.Inner, error) {
-			return invoke(ctx, space[i], inner, b)
-		})
 	})
 	if err != nil {
 		return fmt.Errorf("measure dgemm on %s: %w", threadsWord(len(cpus)), err)
 	}
-	results, s, r := tuned.Results, space[tuned.Best], tuned.Results[tuned.Best]
-	// The default space is cut short for time and its best shape often
-	// lies on its edge, so the search climbs out of it from there.
-	if name == "default" {
-		var more []stats.Result
-		more, s, r, err = climb(ctx, space, s, r, func(ctx context.Context, inc, ch Shape) (stats.Result, stats.Result, error) {
-			return duel(ctx, ev, inc, ch, invoke)
-		})
-		if err != nil {
-			return fmt.Errorf("measure dgemm on %s: %w", threadsWord(len(cpus)), err)
-		}
-		results = append(results, more...)
-	}
 	if used == nil {
 		used = lib
 	}
+	s, r := found.shape, found.result
 	d := &roofline.DGEMM{Library: used.Library, Version: used.Version, CoreName: used.CoreName,
 		N: s.N, M: s.M, K: s.K, Threads: len(cpus), GFlops: r.Estimate.Value, CI: interval(r.Estimate)}
+	if len(found.cut) > 0 {
+		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagDGEMMBudget, Message: fmt.Sprintf(
+			"the search's %s budget (--dgemm-budget), not the stop rules, ended it: %s. The roof is the best shape measured, with its own evaluation's interval and stop reasons",
+			o.dgemmBudget(), strings.Join(found.cut, "; "))})
+	}
 	if !used.Threaded && len(cpus) > 1 {
 		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagThreadsUnset, Message: "rprof cannot set this library's thread count; it used its default"})
 	}
@@ -129,10 +176,84 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 	}
 	noteInterval(rep, "dgemm", len(cpus), r.Estimate)
 	rep.Details = append(rep.Details, Detail{Kind: "dgemm", Name: "dgemm", Threads: len(cpus), Config: s.String(),
-		Invocations: r.Invocations, Iterations: r.Iterations, Value: d.GFlops, CI: d.CI, Reasons: t.add(results...)})
+		Invocations: r.Invocations, Iterations: r.Iterations, Value: d.GFlops, CI: d.CI, Reasons: t.add(found.results...)})
 	rep.DGEMMPath = used.Path
 	rep.Roofs.DGEMM = d
 	return nil
+}
+
+// dgemmFound is what a DGEMM search found: the best shape with its latest
+// result, every evaluation, and what the time budget left unmeasured.
+type dgemmFound struct {
+	shape   Shape
+	result  stats.Result
+	results []stats.Result
+	cut     []string
+}
+
+// searchDGEMM searches space (named name) with invoke running one
+// invocation of a shape: all of it, largest shape first by default, then,
+// for the default space, a climb past its edge. Once the budget is spent no
+// shape starts, and no duel of the climb starts that the time left cannot
+// hold (predicted from the invocations so far), so every figure still comes
+// from its own stop rules; found.cut says what was left out.
+func searchDGEMM(ctx context.Context, o Options, rep *Report, name string, space []Shape, invoke func(context.Context, Shape, stats.StopRule, float64) (stats.Inner, error)) (dgemmFound, error) {
+	ev := o.evaluator(dgemmBudget)
+	now := o.clock()
+	costs := invocationCosts{}
+	timed := func(ctx context.Context, s Shape, inner stats.StopRule, b float64) (stats.Inner, error) {
+		t0 := now()
+		in, err := invoke(ctx, s, inner, b)
+		costs[s] = append(costs[s], invocationCost{wall: now().Sub(t0), measured: in.Elapsed, calls: len(in.Samples)})
+		return in, err
+	}
+	budget := newSearchBudget(o.dgemmBudget(), now)
+	var f dgemmFound
+	gridStart := now()
+	tuned, err := stats.Search(ctx, len(space), o.Order.Or(stats.Reverse), func(ctx context.Context, i int, bestSoFar float64) (stats.Result, error) {
+		if budget.left() <= 0 {
+			return stats.Result{}, stats.ErrStopSearch
+		}
+		return ev.Evaluate(ctx, bestSoFar, func(ctx context.Context, inner stats.StopRule, b float64) (stats.Inner, error) {
+			return timed(ctx, space[i], inner, b)
+		})
+	})
+	if err != nil {
+		return f, err
+	}
+	rep.step("dgemm", fmt.Sprintf("%d of %d shapes", len(space)-tuned.Skipped, len(space)), now().Sub(gridStart))
+	f.results, f.shape, f.result = tuned.Results, space[tuned.Best], tuned.Results[tuned.Best]
+	if tuned.Skipped > 0 {
+		f.cut = append(f.cut, fmt.Sprintf("%d of the %s space's %d shapes were not measured", tuned.Skipped, name, len(space)))
+	}
+	if name != "default" {
+		return f, nil
+	}
+	// The default space is cut short for time and its best shape often
+	// lies on its edge, so the search climbs out of it from there.
+	climbStart := now()
+	afford := func(inc stats.Result, incumbent, challenger Shape) bool {
+		if budget.left() == math.MaxInt64 {
+			return true
+		}
+		a, okA := costs.predict(incumbent, incumbent, inc.Estimate.Value, ev.Inner.MaxTime)
+		b, okB := costs.predict(incumbent, challenger, inc.Estimate.Value, ev.Inner.MaxTime)
+		need := time.Duration(max(1, ev.Outer.MaxCount)) * (a + b)
+		if okA && okB && need <= budget.left() {
+			return true
+		}
+		f.cut = append(f.cut, fmt.Sprintf("the climb stopped before %s (a duel there: up to %.1f s; %.1f s left)", challenger, need.Seconds(), max(0, budget.left().Seconds())))
+		return false
+	}
+	more, s, r, err := climb(ctx, space, f.shape, f.result, afford, func(ctx context.Context, inc, ch Shape) (stats.Result, stats.Result, error) {
+		return duel(ctx, ev, inc, ch, timed)
+	})
+	if err != nil {
+		return f, err
+	}
+	f.results, f.shape, f.result = append(f.results, more...), s, r
+	rep.step("dgemm", fmt.Sprintf("climb of %d duel(s)", len(more)/2), now().Sub(climbStart))
+	return f, nil
 }
 
 // seedLimit holds the largest n, m and k of seed 000's space.
@@ -143,8 +264,9 @@ var seedLimit = Shape{N: 4000, M: 4000, K: 2048}
 // not measured yet duel the current one, and the search moves to whichever
 // wins, until none does. Inside the space every such shape was measured,
 // so the climb only leaves it, from its edge. It returns the results of
-// the duels and the best shape with its latest result.
-func climb(ctx context.Context, space []Shape, best Shape, r stats.Result, duel func(ctx context.Context, incumbent, challenger Shape) (stats.Result, stats.Result, error)) ([]stats.Result, Shape, stats.Result, error) {
+// the duels and the best shape with its latest result. It stops at the
+// first duel afford says the time left cannot hold.
+func climb(ctx context.Context, space []Shape, best Shape, r stats.Result, afford func(inc stats.Result, incumbent, challenger Shape) bool, duel func(ctx context.Context, incumbent, challenger Shape) (stats.Result, stats.Result, error)) ([]stats.Result, Shape, stats.Result, error) {
 	seen := map[Shape]bool{}
 	for _, s := range space {
 		seen[s] = true
@@ -156,6 +278,9 @@ func climb(ctx context.Context, space []Shape, best Shape, r stats.Result, duel 
 		for _, s := range next {
 			if seen[s] || s.N > seedLimit.N || s.M > seedLimit.M || s.K > seedLimit.K {
 				continue
+			}
+			if !afford(r, best, s) {
+				return results, best, r, nil
 			}
 			seen[s] = true
 			inc, ch, err := duel(ctx, best, s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
@@ -106,11 +107,13 @@ func measureComputeRoofs(ctx context.Context, r *run) error {
 	}
 	flagSkipped(r.rep, skipped)
 	for _, cpus := range r.scopes {
+		start := time.Now()
 		for _, k := range comp {
 			if err := measureCompute(ctx, r.o, r.rep, r.tally, k, cpus, r.units, r.ghz); err != nil {
 				return err
 			}
 		}
+		r.rep.step("compute", threadsWord(len(cpus)), time.Since(start))
 	}
 	noteAboveTheory(r.rep, r.ghz)
 	return nil

@@ -49,6 +49,15 @@ type Options struct {
 	// DGEMMSpace is the DGEMM search space: "quick", "default" or "seed"
 	// (seed 000's reduced space of 96 shapes).
 	DGEMMSpace string
+	// DGEMMBudget bounds the DGEMM search's wall time: no shape starts,
+	// and no duel of the climb whose predicted time does not fit, once it
+	// is spent. 0 means the default (20 s; none with Fixed, whose baseline
+	// must measure every shape); negative means none.
+	DGEMMBudget time.Duration
+
+	// now is the clock of the DGEMM search's budget (time.Now when nil;
+	// tests pass a fake one).
+	now func() time.Time
 	// Invoker runs compute and DGEMM invocations (default InProcess).
 	Invoker Invoker
 	// Progress, if set, receives a line of text before each step.
@@ -144,6 +153,24 @@ func (o Options) evaluator(budget time.Duration) stats.Evaluator {
 	return ev
 }
 
+func (o Options) clock() func() time.Time {
+	if o.now == nil {
+		return time.Now
+	}
+	return o.now
+}
+
+// dgemmBudget is the DGEMM search's time budget, <= 0 for none.
+func (o Options) dgemmBudget() time.Duration {
+	switch {
+	case o.DGEMMBudget != 0:
+		return o.DGEMMBudget
+	case o.Fixed > 0:
+		return 0
+	}
+	return dgemmSearchBudget
+}
+
 func (o Options) progress(format string, args ...any) {
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf(format, args...))
@@ -217,6 +244,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
+	rep.step("setup", "machine and clock", time.Since(start))
 	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, caches: caches, units: units, ghz: freq.GHz}); err != nil {
 		return nil, err
 	}
@@ -326,6 +354,11 @@ func flagSkipped(rep *Report, skipped []kernels.Skipped) {
 	for _, r := range reasons {
 		rep.flag(roofline.FlagKernelSkipped, fmt.Sprintf("skipped %s: %s", strings.Join(names[r], ", "), r))
 	}
+}
+
+// step records how long one step of a part took, in the order they ran.
+func (r *Report) step(part, name string, d time.Duration) {
+	r.Roofs.Tuning.Steps = append(r.Roofs.Tuning.Steps, roofline.Step{Part: part, Name: name, Seconds: d.Seconds()})
 }
 
 func (r *Report) flag(code, msg string) {

@@ -303,7 +303,7 @@ func TestDGEMMClimbLeavesTheSpaceWhileThatWins(t *testing.T) {
 				return stats.Result{Estimate: stats.Estimate{Value: tt.rate(inc)}}, stats.Result{Estimate: stats.Estimate{Value: tt.rate(ch)}}, nil
 			}
 			start := stats.Result{Estimate: stats.Estimate{Value: tt.rate(tt.start)}}
-			results, got, r, err := climb(context.Background(), space, tt.start, start, duel)
+			results, got, r, err := climb(context.Background(), space, tt.start, start, func(stats.Result, Shape, Shape) bool { return true }, duel)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -69,6 +69,10 @@ Flags:
                      OpenBLAS, skx or zen4 for BLIS)
   --dgemm-space S    DGEMM search space: quick, default (then a climb
                      past its edge) or seed (seed 000's 96 shapes)
+  --dgemm-budget D   wall time the DGEMM search may take, e.g. 20s (the
+                     default; none with --fixed); 0 for no limit. Once
+                     spent, no further shape is started; the document
+                     says what was left out (dgemm-budget)
   --no-dgemm         skip DGEMM
   --in-process       run invocations in this process (no worker processes)
 `,
@@ -87,6 +91,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	blas := fs.String("blas", "", "BLAS library path")
 	blasArch := fs.String("blas-arch", "", "OPENBLAS_CORETYPE / BLIS_ARCH_TYPE for the workers")
 	space := fs.String("dgemm-space", "", "quick, default or seed")
+	dgemmBudget := fs.Duration("dgemm-budget", -1, "DGEMM search time budget (0: none)")
 	noDGEMM := fs.Bool("no-dgemm", false, "skip DGEMM")
 	inProcess := fs.Bool("in-process", false, "no worker processes")
 	if err := parseFlags(fs, args); err != nil {
@@ -96,6 +101,14 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	o := roofs.Options{Quick: *quick, Fixed: *fixed, Invocations: *invocations, BLAS: *blas, NoDGEMM: *noDGEMM, DGEMMSpace: *space}
+	switch {
+	case *dgemmBudget == 0:
+		o.DGEMMBudget = -1 // no limit
+	case *dgemmBudget > 0:
+		o.DGEMMBudget = *dgemmBudget
+	case *dgemmBudget != -1:
+		return usagef("--dgemm-budget %v: want a duration of 0 or more", *dgemmBudget)
+	}
 	var err error
 	if o.Threads, err = parseThreads(*threads); err != nil {
 		return err
@@ -288,6 +301,29 @@ func partsLine(parts map[string]float64) string {
 	return " (" + strings.Join(ps, ", ") + ")"
 }
 
+// stepsLine is "time: setup 1.1 s; compute: 1 thread, 6 kernels 4.0 s,
+// ...; dgemm: ...": where the run's time went, part by part, in the order
+// the steps ran; "" without steps.
+func stepsLine(steps []roofline.Step) string {
+	var parts []string
+	var cur string
+	for i, st := range steps {
+		item := fmt.Sprintf("%s %.1f s", st.Name, st.Seconds)
+		if i == 0 || st.Part != steps[i-1].Part {
+			if cur != "" {
+				parts = append(parts, cur)
+			}
+			cur = st.Part + ": " + item
+			continue
+		}
+		cur += ", " + item
+	}
+	if cur == "" {
+		return ""
+	}
+	return "time: " + strings.Join(append(parts, cur), "; ") + "\n"
+}
+
 // writeRoofsTable prints the roofs with their intervals, their share of
 // the theoretical peak and why their evaluations stopped.
 func writeRoofsTable(w io.Writer, rep *roofs.Report) {
@@ -295,6 +331,7 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 	fmt.Fprintf(w, "roofs of %s (%s, %d cores), measured in %.1f s%s: %d configurations, %d iterations; %s\n",
 		r.Machine.CPU.ModelName, orDash(r.Machine.CPU.Microarch), r.Machine.Cores, r.Tuning.Seconds, partsLine(r.Tuning.PartSeconds),
 		r.Tuning.Configurations, r.Tuning.Evaluations, methodLine(stats.Method(r.Tuning.Method)))
+	fmt.Fprint(w, stepsLine(r.Tuning.Steps))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "roof\tthreads\tvalue\t99% interval\tof theory\tconfiguration\tstops")
 	details := map[string]roofs.Detail{}

@@ -171,7 +171,15 @@ type Tuned struct {
 	// Best is the index of the configuration with the highest estimate.
 	Best    int
 	Results []Result
+	// Skipped counts the configurations left unevaluated because eval
+	// ended the search (ErrStopSearch); their Results are zero.
+	Skipped int
 }
+
+// ErrStopSearch, returned by Search's eval before it measures anything,
+// ends the search there: a caller's time budget is spent. The search keeps
+// what it has, which must be at least one configuration.
+var ErrStopSearch = errors.New("search stopped")
 
 // Search evaluates configurations 0..n-1 in order, passing each the best
 // estimate so far, and returns the one with the highest estimate (rates
@@ -189,6 +197,10 @@ func Search(ctx context.Context, n int, order Order, eval func(ctx context.Conte
 			i = n - 1 - step
 		}
 		r, err := eval(ctx, i, best)
+		if errors.Is(err, ErrStopSearch) && t.Best >= 0 {
+			t.Skipped = n - step
+			return t, nil
+		}
 		if err != nil {
 			return t, err
 		}

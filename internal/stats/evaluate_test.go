@@ -215,6 +215,41 @@ func TestDefaultOrderIsTheCallersDefault(t *testing.T) {
 	}
 }
 
+func TestSearchStoppedKeepsWhatItMeasured(t *testing.T) {
+	rates := []float64{50, 80, 120, 90, 119}
+	tests := []struct {
+		name        string
+		stopAt      int // the eval call that returns ErrStopSearch
+		wantErr     bool
+		best, skips int
+	}{
+		{"stopped after two", 2, false, 1, 3},
+		{"stopped at the last", 4, false, 2, 1},
+		{"never stopped", -1, false, 2, 0},
+		{"stopped before anything was measured", 0, true, -1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			tuned, err := Search(context.Background(), len(rates), Forward, func(ctx context.Context, i int, best float64) (Result, error) {
+				defer func() { calls++ }()
+				if calls == tt.stopAt {
+					return Result{}, ErrStopSearch
+				}
+				return Result{Estimate: Estimate{Value: rates[i], N: 1}, Invocations: 1}, nil
+			})
+			if (err != nil) != tt.wantErr || !tt.wantErr && (tuned.Best != tt.best || tuned.Skipped != tt.skips) {
+				t.Fatalf("best %d, skipped %d, err %v; want best %d, skipped %d, error %v", tuned.Best, tuned.Skipped, err, tt.best, tt.skips, tt.wantErr)
+			}
+			for i := len(rates) - tt.skips; i < len(rates) && !tt.wantErr; i++ {
+				if tuned.Results[i].Invocations != 0 {
+					t.Errorf("skipped configuration %d has a result: %+v", i, tuned.Results[i])
+				}
+			}
+		})
+	}
+}
+
 func TestSearchOfNothingIsAnError(t *testing.T) {
 	_, err := Search(context.Background(), 0, Forward, func(context.Context, int, float64) (Result, error) { return Result{}, nil })
 	if err == nil {

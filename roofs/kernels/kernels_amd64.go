@@ -116,7 +116,7 @@ func (k *bandwidthKernel) withRun() Bandwidth {
 // Go.
 func (k *bandwidthKernel) runTriad(a, b, c []float64, s float64) {
 	n := shortest(a, b, c)
-	head := min(alignHead(a), n)
+	head := min(alignHead(a, align), n)
 	mid := (n - head) &^ (blockElems - 1)
 	triadGo(a[:head], b[:head], c[:head], s)
 	if mid > 0 {
@@ -127,7 +127,7 @@ func (k *bandwidthKernel) runTriad(a, b, c []float64, s float64) {
 }
 
 func (k *bandwidthKernel) sum(b []float64) float64 {
-	head := alignHead(b)
+	head := alignHead(b, align)
 	mid := (len(b) - head) &^ (blockElems - 1)
 	if head == 0 && mid == len(b) && mid > 0 {
 		// Slices from Alloc: no Go loops, which at L1 sizes cost a few

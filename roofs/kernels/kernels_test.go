@@ -7,13 +7,22 @@ import (
 )
 
 func TestAllocIsAlignedAndWhole(t *testing.T) {
-	for _, n := range []int{-1, 0, 1, 63, 64, 65, 1000} {
+	for _, n := range []int{-1, 0, 1, 63, 64, 65, 1000, hugeBytes/8 - 1, hugeBytes / 8, 3*hugeBytes/8 + 5} {
 		x := Alloc(n)
 		if len(x)%blockElems != 0 || len(x) < n {
 			t.Errorf("Alloc(%d): len %d, want a multiple of %d >= n", n, len(x), blockElems)
 		}
-		if len(x) > 0 && uintptr(unsafe.Pointer(&x[0]))%align != 0 {
-			t.Errorf("Alloc(%d): address not %d-byte aligned", n, align)
+		want := uintptr(align)
+		if len(x)*8 >= hugeBytes {
+			want = hugeBytes
+		}
+		if len(x) > 0 && uintptr(unsafe.Pointer(&x[0]))%want != 0 {
+			t.Errorf("Alloc(%d): address not %d-byte aligned", n, want)
+		}
+		for i, v := range x {
+			if v != 0 {
+				t.Fatalf("Alloc(%d)[%d] = %g, want 0", n, i, v)
+			}
 		}
 	}
 }
