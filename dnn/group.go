@@ -25,6 +25,9 @@ type Group struct {
 	// (parallel to Millis), the index Join pairs calls by.
 	Execs []int
 	Model Analytic
+	// Match is the counted group of another run of the same problem
+	// (MatchCounted); nil when counts were not asked for.
+	Match *CountMatch
 }
 
 // Calls is the number of executions.

@@ -656,9 +656,12 @@ func lower(c byte) byte {
 }
 
 // Intensity is W/Q, or NaN when either is unknown or Q is zero.
-func (a Analytic) Intensity() float64 {
-	if a.WorkFlops == nil || a.TrafficBytes == nil || *a.TrafficBytes == 0 {
+func (a Analytic) Intensity() float64 { return intensity(a.WorkFlops, a.TrafficBytes) }
+
+// intensity is w/q, NaN when either is unknown or q is 0.
+func intensity(w, q *float64) float64 {
+	if w == nil || q == nil || *q == 0 {
 		return math.NaN()
 	}
-	return *a.WorkFlops / *a.TrafficBytes
+	return *w / *q
 }

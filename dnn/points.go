@@ -3,6 +3,7 @@ package dnn
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,13 @@ type PointOptions struct {
 	Trace *Trace
 	// Machine is where the points were measured.
 	Machine roofline.Machine
+	// For groups with counted calls (Group.Match): CountSource is the
+	// points' source (roofline.SourceEmulated), CountNotes the flags of
+	// how they were counted, and Emulation how an emulator counted them
+	// (copied into each point, with its calls and counted implementation).
+	CountSource string
+	CountNotes  []roofline.Flag
+	Emulation   *roofline.Emulation
 }
 
 // Label names a group in a point set: kind, algorithm, implementation,
@@ -103,22 +111,58 @@ func (g *Group) point(o PointOptions) roofline.Point {
 	if a.WorkFlops != nil && a.Precision != "" {
 		p.WorkByPrecision = map[string]float64{a.Precision: *a.WorkFlops}
 	}
-	if a.WorkFlops != nil && est.Value > 0 {
-		p.GFlops = ptr(*a.WorkFlops / est.Value / 1e9)
-		if ci.Lo > 0 {
-			p.CI.GFlops = &roofline.Interval{Lo: *a.WorkFlops / ci.Hi / 1e9, Hi: *a.WorkFlops / ci.Lo / 1e9}
+	if m := g.Match; m != nil {
+		p.Flags = append(p.Flags, m.Flags...)
+		if m.Counted.WorkFlops != nil {
+			useCounted(&p, m, o)
 		}
 	}
-	if a.TrafficBytes != nil && est.Value > 0 {
-		p.GBytesPerS = ptr(*a.TrafficBytes / est.Value / 1e9)
+	w, q := p.WorkFlops, p.TrafficBytes
+	if w != nil && est.Value > 0 {
+		p.GFlops = ptr(*w / est.Value / 1e9)
+		if ci.Lo > 0 {
+			p.CI.GFlops = &roofline.Interval{Lo: *w / ci.Hi / 1e9, Hi: *w / ci.Lo / 1e9}
+		}
 	}
-	if i := a.Intensity(); !math.IsNaN(i) {
+	if q != nil && est.Value > 0 {
+		p.GBytesPerS = ptr(*q / est.Value / 1e9)
+	}
+	if i := intensity(w, q); !math.IsNaN(i) {
 		p.Intensity = &i
 	}
 	if o.Roofs != nil {
 		place(&p, o)
 	}
 	return p
+}
+
+// useCounted makes W (and Q, when counted) of p the median counts of one
+// call of its matched group, keeping the analytic figures beside them.
+func useCounted(p *roofline.Point, m *CountMatch, o PointOptions) {
+	c := m.Counted
+	p.Analytic = &roofline.AnalyticFigures{WorkFlops: p.WorkFlops, TrafficBytes: p.TrafficBytes}
+	p.Source = o.CountSource
+	p.WorkFlops, p.WorkByPrecision = c.WorkFlops, c.WorkByPrecision
+	p.Flags = slices.DeleteFunc(p.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagAnalytic })
+	p.Flags = append(slices.Clone(o.CountNotes), p.Flags...)
+	if c.TrafficBytes != nil {
+		p.TrafficBytes = c.TrafficBytes
+	} else {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagAnalytic, Subject: roofline.SubjectTraffic,
+			Message: "Q is analytic: every tensor once from DRAM; the counts have no traffic"})
+	}
+	if o.Emulation != nil {
+		em := *o.Emulation
+		em.Calls = c.Calls
+		if m.Group.Implementation != "" && hasCode(m.Flags, roofline.FlagCountedOther) {
+			em.CountedAs = m.Group.Describe()
+		}
+		p.Emulation = &em
+	}
+}
+
+func hasCode(fs []roofline.Flag, code string) bool {
+	return slices.ContainsFunc(fs, func(f roofline.Flag) bool { return f.Code == code })
 }
 
 // place puts a point under the roofs of the thread scope. With a modelled

@@ -75,8 +75,8 @@ func newEmulateBackend() Backend {
 		sysfs:     os.DirFS("/sys"), procfs: os.DirFS("/proc"), done: map[string]*emulatedCounts{}}
 }
 
-// emulatedISA is what QEMU 7.2's TCG offers an x86-64 guest.
-const emulatedISA = "x86-64 up to AVX2 and FMA (no AVX-512)"
+// EmulatedISA is what QEMU 7.2's TCG offers an x86-64 guest.
+const EmulatedISA = "x86-64 up to AVX2 and FMA (no AVX-512)"
 
 // maxFunctions bounds the function table of a point: those with at least
 // 0.1% of W or Q, most FLOPs first.
@@ -107,7 +107,7 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	if d.VM {
 		c.Notes = append(c.Notes, vmNote)
 	}
-	c.Notes = append(c.Notes, emulationNotes(d.CPU, b.model)...)
+	c.Notes = append(c.Notes, EmulationNotes(d.CPU, b.model)...)
 	for _, prec := range emulate.Precisions {
 		c.Counters = append(c.Counters, Counter{Name: "emulated " + prec + " FLOPs", PMU: BackendEmulate,
 			Kind: KindWork, Weight: 1, Precision: prec, Exact: true})
@@ -230,7 +230,7 @@ func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path s
 	e.emulation = &roofline.Emulation{
 		Emulator:         fmt.Sprintf("%s %s", emulate.QEMUBinary, b.qemu.Version),
 		PluginAPI:        b.qemu.PluginAPI,
-		ISA:              emulatedISA,
+		ISA:              EmulatedISA,
 		CacheModel:       res.Model.String(),
 		CacheModelSource: res.Model.Source,
 		WorkByWidth:      map[string]float64{},
@@ -268,8 +268,10 @@ func functionTable(r emulate.Result) []roofline.FunctionCount {
 	return out
 }
 
-// emulationNotes are the flags known before an emulated run.
-func emulationNotes(cpu machine.CPUInfo, m emulate.CacheModel) []roofline.Flag {
+// EmulationNotes are the flags of every count made under emulation with
+// model m on this CPU, known before the run: a narrower ISA than the
+// CPU's (emulated-isa), a modelled Q (modelled-traffic).
+func EmulationNotes(cpu machine.CPUInfo, m emulate.CacheModel) []roofline.Flag {
 	var notes []roofline.Flag
 	if cpu.HasFlag("avx512f") {
 		notes = append(notes, roofline.Flag{Code: roofline.FlagEmulatedISA, Subject: roofline.SubjectWork,

@@ -180,12 +180,12 @@ func TestEmulateRefusesWhatItCannotHonour(t *testing.T) {
 
 func TestEmulationNotesFlagAWiderCPUAndTheModel(t *testing.T) {
 	wide := machine.CPUInfo{Flags: []string{"avx2", "fma", "avx512f"}}
-	notes := emulationNotes(wide, emulate.DefaultCacheModel())
+	notes := EmulationNotes(wide, emulate.DefaultCacheModel())
 	if !hasFlagCode(notes, roofline.FlagEmulatedISA) || !hasFlagCode(notes, roofline.FlagModelled) {
 		t.Errorf("notes %+v, want emulated-isa and modelled-traffic", notes)
 	}
 	narrow := machine.CPUInfo{Flags: []string{"avx2", "fma"}}
-	notes = emulationNotes(narrow, emulate.CacheModel{Line: 64})
+	notes = EmulationNotes(narrow, emulate.CacheModel{Line: 64})
 	if hasFlagCode(notes, roofline.FlagEmulatedISA) || hasFlagCode(notes, roofline.FlagModelled) || !hasFlagCode(notes, roofline.FlagNoUncore) {
 		t.Errorf("notes %+v, want only no-uncore without a model on an AVX2 CPU", notes)
 	}

@@ -229,6 +229,9 @@ type Point struct {
 	Functions []FunctionCount `json:"functions,omitempty"`
 	// Emulation says how an emulated point was counted.
 	Emulation *Emulation `json:"emulation,omitempty"`
+	// Analytic holds the modelled W and Q of a point whose W and Q were
+	// counted beside a model (rprof dnn --count); nil otherwise.
+	Analytic *AnalyticFigures `json:"analytic,omitempty"`
 
 	Events []EventCount `json:"events"`
 	// Regions are the probed functions (`--region`), each its own point.
@@ -272,6 +275,13 @@ type FunctionCount struct {
 	Intensity *float64 `json:"intensity"`
 }
 
+// AnalyticFigures are a point's W and Q from a model (rprof dnn: from the
+// oneDNN problem descriptor), kept beside counted ones.
+type AnalyticFigures struct {
+	WorkFlops    *float64 `json:"work_flops"`
+	TrafficBytes *float64 `json:"traffic_bytes"`
+}
+
 // Emulation describes how an emulated point was counted.
 type Emulation struct {
 	// Emulator names the emulator and its version ("qemu-x86_64 7.2.22").
@@ -292,6 +302,12 @@ type Emulation struct {
 	// Seconds is the wall time of the emulated run (the point's T comes
 	// from native runs).
 	Seconds float64 `json:"seconds"`
+	// Calls is the number of calls whose counts give W and Q, and
+	// CountedAs what they executed when it differs from the timed run
+	// (rprof dnn: the oneDNN implementation and layouts); empty for a
+	// whole-program point.
+	Calls     int    `json:"calls,omitempty"`
+	CountedAs string `json:"counted_as,omitempty"`
 }
 
 // Uncertainty describes the confidence intervals of a point.

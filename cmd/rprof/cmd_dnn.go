@@ -57,21 +57,34 @@ Flags:
   --confidence C   level of the time intervals (default 0.95)
   --top N          print only the N groups of longest total time (the JSON
                    keeps all)
-  --count MODE     put counted W beside the analytic one. pmu: uprobes on
-                   dnnl_primitive_execute time every call and read per-CPU
-                   counters at its entry and return (root, or CAP_BPF and
-                   CAP_PERFMON); each call is joined to its execution line,
-                   and a second table gives per group the probed calls and
-                   time, W counted per call (FP-work counters: needs a
-                   hardware PMU; otherwise the note says why W is missing)
-                   against the analytic W, and the -e events. Q per call is
-                   not counted. With OpenMP threads (nthr above 1) a call's
-                   counts are the calling thread's share only: run with
-                   OMP_NUM_THREADS=1, and under chrt -f 10 on a busy
-                   machine. The other modes are not wired yet (docs/dnn.md)
+  --count MODE     count every dnnl_primitive_execute call, join each to its
+                   execution line and put the counts beside the analytic W
+                   and Q in a second table, flagging gaps (counted-gap: W
+                   off by more than 1.25x either way, Q over 2x the
+                   compulsory):
+                   pmu      uprobes time every call and read per-CPU
+                            counters at its entry and return (root, or
+                            CAP_BPF and CAP_PERFMON): probed calls and
+                            time, W counted per call (FP-work counters:
+                            needs a hardware PMU; otherwise the note says
+                            why W is missing), the -e events. Q per call is
+                            not counted. With OpenMP threads (nthr above 1)
+                            a call's counts are the calling thread's share
+                            only: run with OMP_NUM_THREADS=1, and under
+                            chrt -f 10 on a busy machine
+                   emulate  CMD runs natively for the time, then once more
+                            under QEMU (qemu-user) with rprof's plugin: W of
+                            each call exact (all threads), Q from a cache
+                            model, medians per call. QEMU emulates up to
+                            AVX2, so oneDNN may run other implementations
+                            or block sizes there: groups are paired by
+                            problem and the counted implementation is named
+                            (counted-other-implementation); no pair, no
+                            counts (not-counted). The emulated run's own
+                            output is not shown
   -e EVENT         with --count pmu, count EVENT per call too (perf syntax,
                    e.g. page-faults; repeatable)
-  --library FILE   with --count pmu, the file holding dnnl_primitive_execute
+  --library FILE   with --count, the file holding dnnl_primitive_execute
                    (default libdnnl.so, found as the loader would)
 
 Exit status: CMD's own (128+N when signal N killed it); 2 bad command line;
@@ -87,96 +100,162 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "bench" {
 		return runDNNBench(ctx, e, args[1:])
 	}
-	fset := newFlagSet(e, "dnn")
-	jsonPath := fset.String("json", "", "write the point set to `FILE`")
-	roofsPath := fset.String("roofs", "", "roofs document `FILE`")
-	threads := fset.Int("threads", 0, "thread scope of the roofs")
-	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level of intervals")
-	top := fset.Int("top", 0, "print only the `N` longest groups")
-	count := fset.String("count", "", "counted W beside the analytic one (`MODE`)")
-	var events eventList
-	fset.Var(&events, "e", "with --count pmu, count `EVENT` per call too (perf syntax; repeatable)")
-	library := fset.String("library", "libdnnl.so", "with --count pmu, the `FILE` holding dnnl_primitive_execute")
-	if err := parseFlags(fset, args); err != nil {
+	o, err := parseDNNFlags(e, args)
+	if err != nil {
 		return err
 	}
-	command := fset.Args()
-	switch {
-	case len(command) == 0:
-		return usagef("empty command: give the program to run after the flags")
-	case len(events) > 0 && *count != "pmu":
-		return usagef("-e counts events per primitive call: it needs --count pmu")
-	case *count != "" && *count != "pmu":
-		return usagef("--count %s: not available: the emulation backend counts work per function symbol, and oneDNN's JIT kernels have none, so it cannot yet attribute W to dnnl_primitive_execute calls; uprobe regions give calls and time there, but W only with a hardware PMU (docs/dnn.md)", *count)
-	case !(*confidence > 0 && *confidence < 1):
-		return usagef("--confidence %g: must be in (0, 1)", *confidence)
-	case *top < 0 || *threads < 0:
-		return usagef("--top and --threads must not be negative")
-	}
-	if err := checkOutputs(*jsonPath); err != nil {
+	if err := checkOutputs(o.json); err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
-	roofs, err := loadRoofs(*roofsPath)
+	roofs, err := loadRoofs(o.roofs)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-
-	var tr *dnn.Trace
-	var code int
-	var probed *probedDNN
-	if *count == "pmu" {
-		if probed, err = runDNNProbed(ctx, e, command, events, *library, roofs, *threads); err != nil {
-			return err
-		}
-		tr, code = probed.trace, probed.whole.Exit.Code
-	} else if tr, code, err = runVerbose(ctx, e, command); err != nil {
+	r, err := runDNNTrace(ctx, e, o, roofs)
+	if r.emulated != nil {
+		defer r.emulated.close()
+	}
+	if err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(e.stderr, "rprof dnn: interrupted: no table or point set written")
 		return &exitError{code: exitInterrupted}
 	}
-	groups := dnn.GroupExecs(tr.Records)
-	if probed != nil {
-		groups = probed.groups
+	if len(r.groups) == 0 {
+		return noExecutions(e, r.trace, r.code)
 	}
-	if len(groups) == 0 {
-		why := tr.Why()
-		if why == "" {
-			why = "the trace holds primitive creations but no executions"
-		}
-		fmt.Fprintf(e.stderr, "rprof dnn: no oneDNN primitive executions to report: %s\n", why)
-		if code != 0 {
-			return &exitError{code: code}
-		}
-		return &exitError{code: exitInternal}
+	points := r.points(o, roofs)
+	writeDNNTable(e.stderr, o.command, r.trace, r.groups, points, o.top)
+	if r.probed != nil {
+		writeDNNProbed(e.stderr, r.probed, points, o.top)
 	}
-	points := dnn.Points(groups, dnn.PointOptions{
-		Command: command, Created: time.Now().UTC(), Confidence: *confidence,
-		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: *threads, CPUs: libraryThreads(tr.Info), Trace: tr,
-		Machine: hereMachine(),
-	})
-	for i := range points {
-		points[i].Exit = roofline.Exit{Code: code}
+	if r.emulated != nil {
+		writeDNNEmulated(e.stderr, r.emulated, r.groups, o.top)
 	}
-	if probed != nil {
-		nthr, _ := reportedThreads(tr.Info)
-		probed.annotate(points, nthr)
-	}
-	writeDNNTable(e.stderr, command, tr, groups, points, *top)
-	if probed != nil {
-		writeDNNProbed(e.stderr, probed, points, *top)
-	}
-	if *jsonPath != "" {
+	if o.json != "" {
 		set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}
-		if err := writeDoc(e, *jsonPath, set); err != nil {
+		if err := writeDoc(e, o.json, set); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 	}
+	if r.code != 0 {
+		return &exitError{code: r.code}
+	}
+	return nil
+}
+
+// dnnOptions are rprof dnn's flags and command.
+type dnnOptions struct {
+	json, roofs, count, library string
+	threads, top                int
+	confidence                  float64
+	events                      eventList
+	command                     []string
+}
+
+func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
+	var o dnnOptions
+	fset := newFlagSet(e, "dnn")
+	fset.StringVar(&o.json, "json", "", "write the point set to `FILE`")
+	fset.StringVar(&o.roofs, "roofs", "", "roofs document `FILE`")
+	fset.IntVar(&o.threads, "threads", 0, "thread scope of the roofs")
+	fset.Float64Var(&o.confidence, "confidence", measure.DefaultConfidence, "confidence level of intervals")
+	fset.IntVar(&o.top, "top", 0, "print only the `N` longest groups")
+	fset.StringVar(&o.count, "count", "", "counted W beside the analytic one (`MODE`)")
+	fset.Var(&o.events, "e", "with --count pmu, count `EVENT` per call too (perf syntax; repeatable)")
+	fset.StringVar(&o.library, "library", "libdnnl.so", "with --count, the `FILE` holding dnnl_primitive_execute")
+	if err := parseFlags(fset, args); err != nil {
+		return o, err
+	}
+	o.command = fset.Args()
+	switch {
+	case len(o.command) == 0:
+		return o, usagef("empty command: give the program to run after the flags")
+	case len(o.events) > 0 && o.count != "pmu":
+		return o, usagef("-e counts events per primitive call: it needs --count pmu")
+	case o.count != "" && o.count != "pmu" && o.count != measure.BackendEmulate:
+		return o, usagef("--count %s: unknown mode: pmu (uprobes and hardware counters) or emulate (QEMU)", o.count)
+	case !(o.confidence > 0 && o.confidence < 1):
+		return o, usagef("--confidence %g: must be in (0, 1)", o.confidence)
+	case o.top < 0 || o.threads < 0:
+		return o, usagef("--top and --threads must not be negative")
+	}
+	return o, nil
+}
+
+// dnnRun is what the runs of rprof dnn gave: the timed run's trace, exit
+// status and groups, and the counting of --count pmu or --count emulate.
+type dnnRun struct {
+	trace    *dnn.Trace
+	code     int
+	groups   []*dnn.Group
+	probed   *probedDNN
+	emulated *emulatedDNN
+}
+
+// runDNNTrace runs the command with the trace on: natively, probed with
+// --count pmu, then once more under emulation with --count emulate.
+func runDNNTrace(ctx context.Context, e *env, o dnnOptions, roofs roofsDoc) (dnnRun, error) {
+	var r dnnRun
+	var err error
+	switch o.count {
+	case "pmu":
+		if r.probed, err = runDNNProbed(ctx, e, o.command, o.events, o.library, roofs, o.threads); err != nil {
+			return r, err
+		}
+		r.trace, r.code, r.groups = r.probed.trace, r.probed.whole.Exit.Code, r.probed.groups
+		return r, nil
+	case measure.BackendEmulate:
+		if r.emulated, err = prepareDNNEmulation(ctx, o.command, o.library); err != nil {
+			return r, err
+		}
+	}
+	if r.trace, r.code, err = runVerbose(ctx, e, o.command); err != nil {
+		return r, err
+	}
+	r.groups = dnn.GroupExecs(r.trace.Records)
+	if r.emulated != nil && ctx.Err() == nil {
+		err = r.emulated.run(ctx, e, o.command)
+	}
+	return r, err
+}
+
+// noExecutions says why the trace holds nothing to report.
+func noExecutions(e *env, tr *dnn.Trace, code int) error {
+	why := tr.Why()
+	if why == "" {
+		why = "the trace holds primitive creations but no executions"
+	}
+	fmt.Fprintf(e.stderr, "rprof dnn: no oneDNN primitive executions to report: %s\n", why)
 	if code != 0 {
 		return &exitError{code: code}
 	}
-	return nil
+	return &exitError{code: exitInternal}
+}
+
+// points makes the groups' points, with the counting's figures and flags.
+func (r dnnRun) points(o dnnOptions, roofs roofsDoc) []roofline.Point {
+	opts := dnn.PointOptions{
+		Command: o.command, Created: time.Now().UTC(), Confidence: o.confidence,
+		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: o.threads, CPUs: libraryThreads(r.trace.Info), Trace: r.trace,
+		Machine: hereMachine(),
+	}
+	if r.emulated != nil {
+		r.emulated.apply(r.groups, &opts)
+	}
+	points := dnn.Points(r.groups, opts)
+	for i := range points {
+		points[i].Exit = roofline.Exit{Code: r.code}
+	}
+	if r.probed != nil {
+		nthr, _ := reportedThreads(r.trace.Info)
+		r.probed.annotate(points, nthr)
+	}
+	if r.emulated != nil {
+		r.emulated.annotate(points)
+	}
+	return points
 }
 
 // runVerbose runs command with oneDNN's verbose trace on, its stdout
@@ -184,9 +263,15 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 // command's exit status. An interrupt is passed on to the command, whose
 // end is waited for.
 func runVerbose(ctx context.Context, e *env, command []string) (*dnn.Trace, int, error) {
+	return runVerboseTo(ctx, command, e.stdin, e.stdout, e.stderr)
+}
+
+// runVerboseTo is runVerbose with the command's stdin, stdout (less the
+// trace) and stderr.
+func runVerboseTo(ctx context.Context, command []string, stdin io.Reader, stdout, stderr io.Writer) (*dnn.Trace, int, error) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = verboseEnv(os.Environ())
-	cmd.Stdin, cmd.Stderr = e.stdin, e.stderr
+	cmd.Stdin, cmd.Stderr = stdin, stderr
 	// When stdin or stderr is not a file, exec copies it through a pipe; a
 	// child of the command left running must not hold up the end.
 	cmd.WaitDelay = 2 * time.Second
@@ -213,7 +298,7 @@ func runVerbose(ctx context.Context, e *env, command []string) (*dnn.Trace, int,
 	}
 	done := make(chan captured, 1)
 	go func() {
-		tr, err := dnn.Capture(pr, e.stdout)
+		tr, err := dnn.Capture(pr, stdout)
 		done <- captured{tr, err}
 	}()
 	waited := make(chan error, 1)
@@ -245,7 +330,7 @@ func runVerbose(ctx context.Context, e *env, command []string) (*dnn.Trace, int,
 	}
 	pr.Close()
 	if c.err != nil && ctx.Err() == nil {
-		fmt.Fprintf(e.stderr, "rprof dnn: passing the program's stdout on: %v\n", c.err)
+		fmt.Fprintf(stderr, "rprof dnn: passing the program's stdout on: %v\n", c.err)
 	}
 	return c.tr, code, nil
 }
@@ -302,7 +387,11 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 		lib += ", " + tr.Info.Runtime
 	}
 	fmt.Fprintf(w, "\n oneDNN primitives of '%s' (%s; %d executions in %d groups, %s ms in all):\n", strings.Join(command, " "), strings.TrimSpace(lib), execs, len(groups), unit.Value(total))
-	fmt.Fprintf(w, " time: oneDNN's wall time per call (mean, %g%% interval); W, Q: analytic per call (FLOP; bytes, each tensor once)\n", 100*points[0].CI.Confidence)
+	wq := "W, Q: analytic per call (FLOP; bytes, each tensor once)"
+	if slices.ContainsFunc(points, func(p roofline.Point) bool { return p.Analytic != nil }) {
+		wq = "W, Q: per call, counted (W exact, Q modelled) where the counted table below has the group, else analytic (FLOP; bytes)"
+	}
+	fmt.Fprintf(w, " time: oneDNN's wall time per call (mean, %g%% interval); %s\n", 100*points[0].CI.Confidence, wq)
 	if p := points[0]; p.RoofsFile != "" {
 		fmt.Fprintf(w, " roofs %s, thread scope %d\n", p.RoofsFile, p.Threads)
 	} else {

@@ -125,10 +125,10 @@ func (pd *probedDNN) annotate(points []roofline.Point, nthr int) {
 				Message: fmt.Sprintf("probed calls of %s not attributed: %v", dnnlExecute, pd.mismatch)})
 			continue
 		}
-		r := pd.regions[i]
-		if r == nil {
+		if i >= len(pd.regions) || pd.regions[i] == nil {
 			continue
 		}
+		r := pd.regions[i]
 		r.Flags = append(r.Flags, notes...)
 		if r.WorkFlops != nil && r.Calls > 0 {
 			w := *r.WorkFlops / float64(r.Calls)

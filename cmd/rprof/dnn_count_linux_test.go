@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,17 +14,17 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-// probedDNNRun runs rprof dnn --count pmu on the test program with
-// OMP_NUM_THREADS=threads, and returns its points and stderr. No
-// descriptor of the probes (BPF links, programs, maps, counters) may stay
-// open afterwards.
-func probedDNNRun(t *testing.T, bin, threads string, args ...string) ([]roofline.Point, string) {
+// probedDNNRun runs rprof dnn --count pmu with args on the test program
+// (its command line) with OMP_NUM_THREADS=threads, and returns its points
+// and stderr. No descriptor of the probes (BPF links, programs, maps,
+// counters) may stay open afterwards.
+func probedDNNRun(t *testing.T, threads string, args []string, program ...string) ([]roofline.Point, string) {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("XDG_RUNTIME_DIR", dir) // the machine lock of this run only
 	t.Setenv("OMP_NUM_THREADS", threads)
 	out := filepath.Join(dir, "points.json")
-	argv := []string{bin}
+	argv := program
 	if chrt, err := exec.LookPath("chrt"); err == nil {
 		// Real-time priority keeps other tasks off the calls' CPUs, so
 		// that their per-CPU counts are the calls' own.
@@ -53,7 +55,7 @@ func TestDNNCountPMUProbesEveryExecution(t *testing.T) {
 		t.Skipf("regions cannot be probed here: %v", err)
 	}
 	bin := buildAllKinds(t)
-	points, stderr := probedDNNRun(t, bin, "1", "-e", "page-faults")
+	points, stderr := probedDNNRun(t, "1", []string{"-e", "page-faults"}, bin)
 	if len(points) != 18 {
 		t.Fatalf("%d points, want 18:\n%s", len(points), stderr)
 	}
@@ -70,14 +72,7 @@ func TestDNNCountPMUProbesEveryExecution(t *testing.T) {
 		if r.Name != dnnlExecute || r.Calls != uint64(len(p.Samples.Seconds)) || !strings.HasSuffix(r.Probe, ":"+dnnlExecute) {
 			t.Errorf("%s: region %s (%s) with %d calls, want %s with the %d executions", p.Label, r.Name, r.Probe, r.Calls, dnnlExecute, len(p.Samples.Seconds))
 		}
-		verbose, resolution := 0.0, 0.0
-		for _, s := range p.Samples.Seconds {
-			verbose += s
-			resolution += verboseResolution(s * 1e3)
-		}
-		if r.MeasuredSeconds < verbose-resolution {
-			t.Errorf("%s: probed %.6f s, below oneDNN's own %.6f s: calls joined to the wrong executions", p.Label, r.MeasuredSeconds, verbose)
-		}
+		checkProbedWindow(t, p)
 		for _, f := range p.Flags {
 			if f.Code == roofline.FlagCallMismatch {
 				t.Errorf("%s: %s", p.Label, f.Message)
@@ -106,10 +101,44 @@ func TestDNNCountPMUProbesEveryExecution(t *testing.T) {
 
 	// With two OpenMP threads, the workers' part of a call is on another
 	// CPU: flagged wherever calls are counted.
-	points, _ = probedDNNRun(t, bin, "2", "-e", "page-faults")
+	points, _ = probedDNNRun(t, "2", []string{"-e", "page-faults"}, bin)
 	if len(points) == 0 || len(points[0].Regions) != 1 || !hasFlag(roofline.Point{Flags: points[0].Regions[0].Flags}, roofline.FlagWorkerThreads) {
 		t.Errorf("no worker-threads flag with OMP_NUM_THREADS=2: %+v", points)
 	}
+}
+
+// checkProbedWindow fails when a group's probed calls took less time than
+// oneDNN's own time of its executions (see
+// TestDNNCountPMUProbesEveryExecution).
+func checkProbedWindow(t *testing.T, p roofline.Point) {
+	t.Helper()
+	r := p.Regions[0]
+	verbose, resolution := 0.0, 0.0
+	for _, s := range p.Samples.Seconds {
+		verbose += s
+		resolution += verboseResolution(s * 1e3)
+	}
+	if r.MeasuredSeconds < verbose-resolution {
+		t.Errorf("%s: probed %.6f s, below oneDNN's own %.6f s: calls joined to the wrong executions", p.Label, r.MeasuredSeconds, verbose)
+	}
+}
+
+// TestDNNCountPMUJoinsManyCallsOfOnePrimitive probes a loop of one small
+// reorder: every call is probed and joined, and their summed windows hold
+// oneDNN's times.
+func TestDNNCountPMUJoinsManyCallsOfOnePrimitive(t *testing.T) {
+	if err := regions.Supported(); err != nil {
+		t.Skipf("regions cannot be probed here: %v", err)
+	}
+	points, stderr := probedDNNRun(t, "1", nil, buildAllKinds(t), "loop", "500")
+	if len(points) != 1 || len(points[0].Regions) != 1 {
+		t.Fatalf("points %+v, want the reorder's with its probed calls:\n%s", points, stderr)
+	}
+	p := points[0]
+	if r := p.Regions[0]; r.Calls != 500 || len(p.Samples.Seconds) != 500 || !strings.Contains(stderr, "500 calls for 500 executions") {
+		t.Errorf("%d probed calls for %d executions, want 500:\n%s", r.Calls, len(p.Samples.Seconds), stderr)
+	}
+	checkProbedWindow(t, p)
 }
 
 // TestDNNCountPMUCountsWorkPerPrimitive counts FP work per primitive call
@@ -122,7 +151,7 @@ func TestDNNCountPMUCountsWorkPerPrimitive(t *testing.T) {
 		t.Skipf("regions cannot be probed here: %v", err)
 	}
 	testutil.SkipUnlessHardware(t, pmu.HaveHardwareCounters())
-	points, stderr := probedDNNRun(t, buildAllKinds(t), "1")
+	points, stderr := probedDNNRun(t, "1", nil, buildAllKinds(t))
 	exact := 0
 	for _, p := range points {
 		kind := strings.Fields(p.Label)[0]
@@ -141,5 +170,43 @@ func TestDNNCountPMUCountsWorkPerPrimitive(t *testing.T) {
 	}
 	if exact == 0 {
 		t.Errorf("no convolution, inner product or matmul counted:\n%s", stderr)
+	}
+}
+
+// TestDNNCountPMUProbesPyTorch probes a PyTorch model (eager, then
+// to_mkldnn): PyTorch executes through oneDNN's C++ API, with reorders
+// between the primitives; every execution must be probed and joined.
+func TestDNNCountPMUProbesPyTorch(t *testing.T) {
+	if err := regions.Supported(); err != nil {
+		t.Skipf("regions cannot be probed here: %v", err)
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
+		t.Skipf("torch cannot be imported by /usr/bin/python3 (%v); scripts/test.sh installs python3-torch", err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("OMP_NUM_THREADS", "1")
+	out := filepath.Join(t.TempDir(), "points.json")
+	code, stdout, stderr := rprofDNN(t, context.Background(), "--count", "pmu", "--json", out, "--", "/usr/bin/python3", "../../dnn/testdata/torch_cnn.py")
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	if string(stdout) != "eager (2, 10)\nmkldnn (2, 10) True\n" {
+		t.Errorf("stdout %q: the model's output should pass through alone", stdout)
+	}
+	points, err := roofline.ReadPoints(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, p := range points {
+		if len(p.Regions) != 1 || p.Regions[0].Calls != uint64(len(p.Samples.Seconds)) {
+			t.Errorf("%s: regions %+v, want its %d executions probed", p.Label, p.Regions, len(p.Samples.Seconds))
+			continue
+		}
+		calls += int(p.Regions[0].Calls)
+		checkProbedWindow(t, p)
+	}
+	if calls == 0 || !strings.Contains(stderr, fmt.Sprintf("%d calls for %d executions", calls, calls)) {
+		t.Errorf("%d probed calls:\n%s", calls, stderr)
 	}
 }

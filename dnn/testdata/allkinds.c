@@ -3,6 +3,7 @@
 // ONEDNN_VERBOSE=1 prints a line per kind. Build: gcc allkinds.c -ldnnl.
 // "allkinds small" runs only a tiny convolution (NCHW and NHWC) and GELU
 // erf on 3 channels (NCHW and nChw8c), cheap enough under emulation.
+// "allkinds loop N" executes one small reorder N times, to time many calls.
 // It prints "allkinds: ok" on stdout, between the library's verbose lines,
 // and writes one byte that is not valid text, so that a capture can be
 // checked to pass the program's own output through unchanged.
@@ -90,6 +91,18 @@ int main(int argc, char **argv) {
 		conv(dnnl_nhwc, 1, NULL, 1, 8, 8);
 		gelu(dnnl_eltwise_gelu_erf, dnnl_nchw);
 		gelu(dnnl_eltwise_gelu_erf, dnnl_nChw8c);
+		done();
+		return 0;
+	}
+	if (argc > 2 && strcmp(argv[1], "loop") == 0) {
+		reps = atoi(argv[2]);
+		dnnl_memory_desc_t from, to;
+		md(&from, 4, 2, 16, 4, 4, dnnl_nchw);
+		md(&to, 4, 2, 16, 4, 4, dnnl_nhwc);
+		dnnl_primitive_desc_t pd;
+		CHECK(dnnl_reorder_primitive_desc_create(&pd, &from, eng, &to, eng, NULL));
+		static const int args[] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+		execute(pd, args, 2);
 		done();
 		return 0;
 	}

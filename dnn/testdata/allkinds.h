@@ -26,8 +26,11 @@ typedef const dnnl_memory_desc_t *md_ref;
 static dnnl_engine_t eng;
 static dnnl_stream_t strm;
 
+// reps is how many times execute executes a primitive.
+static int reps = 1;
+
 // execute creates the primitive of pd, allocates every argument at the
-// layout the primitive chose, and executes it once.
+// layout the primitive chose, and executes it reps times.
 static void execute(dnnl_primitive_desc_t pd, const int *args, int nargs) {
 	dnnl_primitive_t prim;
 	CHECK(dnnl_primitive_create(&prim, pd));
@@ -37,7 +40,8 @@ static void execute(dnnl_primitive_desc_t pd, const int *args, int nargs) {
 		ea[i].arg = args[i];
 		CHECK(dnnl_memory_create(&ea[i].memory, md, eng, DNNL_MEMORY_ALLOCATE));
 	}
-	CHECK(dnnl_primitive_execute(prim, strm, nargs, ea));
+	for (int r = 0; r < reps; r++)
+		CHECK(dnnl_primitive_execute(prim, strm, nargs, ea));
 	CHECK(dnnl_stream_wait(strm));
 	for (int i = 0; i < nargs; i++)
 		dnnl_memory_destroy(ea[i].memory);
