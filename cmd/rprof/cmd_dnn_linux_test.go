@@ -146,7 +146,8 @@ func TestDNNBenchRunsExperimentsAndDescriptors(t *testing.T) {
 		}
 	}
 	out := filepath.Join(t.TempDir(), "bench.json")
-	cmd := exec.Command(os.Args[0], testRprofArg, "dnn", "bench", "--repeat", "3", "--threads", "1", "--roofs", roofsFixture, "--json", out,
+	// --library: a oneDNN 3.x installed too would be loaded first.
+	cmd := exec.Command(os.Args[0], testRprofArg, "dnn", "bench", "--library", "libdnnl.so.2", "--repeat", "3", "--threads", "1", "--roofs", roofsFixture, "--json", out,
 		"--kind", "pooling", "--alg", "avg_include_padding", "--layout", "nchw",
 		"conv3x3-nchw", "gelu-erf-nChw8c", "mb1ic16_ih28oh14kh3sh2dh0ph1_iw28ow14kw3sw2dw0pw1")
 	var stderr bytes.Buffer
