@@ -83,9 +83,10 @@ type Config struct {
 	// CallGroups, when set, is given the completed calls of the function
 	// regions in the target's last run, in the order they returned, and
 	// splits them into groups, each reported as a region of its own in
-	// place of the function regions (rprof dnn: the calls of one oneDNN
-	// primitive). It runs once the target's output was copied to Stdout.
-	// Returning nil keeps the regions whole.
+	// place of all the run's regions, LIKWID marker regions included
+	// (rprof dnn: the calls of one oneDNN primitive). It runs once the
+	// target's output was copied to Stdout. Returning nil keeps the
+	// regions as they are.
 	CallGroups func(calls []regions.Call) []CallGroup
 
 	// probes are the resolved regions (set by Run).

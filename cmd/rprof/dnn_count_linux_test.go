@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -168,5 +170,43 @@ func TestDNNCountPMUCountsWorkPerPrimitive(t *testing.T) {
 	}
 	if exact == 0 {
 		t.Errorf("no convolution, inner product or matmul counted:\n%s", stderr)
+	}
+}
+
+// TestDNNCountPMUProbesPyTorch probes a PyTorch model (eager, then
+// to_mkldnn): PyTorch executes through oneDNN's C++ API, with reorders
+// between the primitives; every execution must be probed and joined.
+func TestDNNCountPMUProbesPyTorch(t *testing.T) {
+	if err := regions.Supported(); err != nil {
+		t.Skipf("regions cannot be probed here: %v", err)
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
+		t.Skipf("torch cannot be imported by /usr/bin/python3 (%v); scripts/test.sh installs python3-torch", err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	t.Setenv("OMP_NUM_THREADS", "1")
+	out := filepath.Join(t.TempDir(), "points.json")
+	code, stdout, stderr := rprofDNN(t, context.Background(), "--count", "pmu", "--json", out, "--", "/usr/bin/python3", "../../dnn/testdata/torch_cnn.py")
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	if string(stdout) != "eager (2, 10)\nmkldnn (2, 10) True\n" {
+		t.Errorf("stdout %q: the model's output should pass through alone", stdout)
+	}
+	points, err := roofline.ReadPoints(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, p := range points {
+		if len(p.Regions) != 1 || p.Regions[0].Calls != uint64(len(p.Samples.Seconds)) {
+			t.Errorf("%s: regions %+v, want its %d executions probed", p.Label, p.Regions, len(p.Samples.Seconds))
+			continue
+		}
+		calls += int(p.Regions[0].Calls)
+		checkProbedWindow(t, p)
+	}
+	if calls == 0 || !strings.Contains(stderr, fmt.Sprintf("%d calls for %d executions", calls, calls)) {
+		t.Errorf("%d probed calls:\n%s", calls, stderr)
 	}
 }
