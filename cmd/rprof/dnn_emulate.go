@@ -179,10 +179,7 @@ func writeDNNEmulated(w io.Writer, em *emulatedDNN, groups []*dnn.Group, top int
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "#\tcalls\tW counted\tW analytic\tratio\tQ counted\tQ compulsory\tratio\t counted as")
-	shown := len(groups)
-	if top > 0 && top < shown {
-		shown = top
-	}
+	shown := topRows(len(groups), top)
 	for i, g := range groups[:shown] {
 		m := g.Match
 		if m == nil || m.Group == nil {
