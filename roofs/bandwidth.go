@@ -50,33 +50,17 @@ type arrays struct{ a, b, c []float64 }
 // it; so much that, on a loaded 2-vCPU guest, first-touching a 512 MiB
 // size took 13 s: an interrupt stops it between chunks.
 func allocOperands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws int64) ([]arrays, error) {
-	threads := len(cpus)
-	var nb, nac int
-	for _, k := range ks {
-		n := int(float64(ws) / float64(threads) / k.BytesPerElement)
-		if n <= 0 {
-			return nil, fmt.Errorf("%s: working set %d bytes is too small for %s", k.Name, ws, threadsWord(threads))
-		}
-		nb = max(nb, n)
-		if k.Name != "load" {
-			nac = max(nac, n)
-		}
+	nb, nac, err := operandLens(ks, len(cpus), ws)
+	if err != nil {
+		return nil, err
 	}
-	ops := make([]arrays, threads)
+	ops := make([]arrays, len(cpus))
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
-	touch := func(n int, v float64) []float64 {
-		x := kernels.Alloc(n)
-		const chunk = 1 << 16 // 512 KiB
-		for i := 0; i < len(x) && !stop.Load(); i += chunk {
-			fill(x[i:min(i+chunk, len(x))], v)
-		}
-		return x
-	}
 	setup := func(w int) {
-		op := arrays{b: touch(nb, 1)}
+		op := arrays{b: firstTouch(kernels.Alloc(nb), 1, &stop)}
 		if nac > 0 {
-			op.a, op.c = touch(nac, 0), touch(nac, 2)
+			op.a, op.c = firstTouch(kernels.Alloc(nac), 0, &stop), firstTouch(kernels.Alloc(nac), 2, &stop)
 		}
 		ops[w] = op
 	}
@@ -87,6 +71,120 @@ func allocOperands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws i
 		return nil, err
 	}
 	return ops, nil
+}
+
+// operandLens is how many elements of b, and of a and c (0 when only the
+// load kernel runs), each of threads threads needs for working set ws,
+// rounded up to whole loop blocks.
+func operandLens(ks []kernels.Bandwidth, threads int, ws int64) (nb, nac int, err error) {
+	for _, k := range ks {
+		n := int(float64(ws) / float64(threads) / k.BytesPerElement)
+		if n <= 0 {
+			return 0, 0, fmt.Errorf("%s: working set %d bytes is too small for %s", k.Name, ws, threadsWord(threads))
+		}
+		nb = max(nb, n)
+		if k.Name != "load" {
+			nac = max(nac, n)
+		}
+	}
+	return kernels.AllocLen(nb), kernels.AllocLen(nac), nil
+}
+
+// firstTouch writes v over x in chunks of 512 KiB, stopping between
+// chunks once stop is set, and returns x.
+func firstTouch(x []float64, v float64, stop *atomic.Bool) []float64 {
+	const chunk = 1 << 16
+	for i := 0; i < len(x) && !stop.Load(); i += chunk {
+		fill(x[i:min(i+chunk, len(x))], v)
+	}
+	return x
+}
+
+// operandPool keeps the sweeps' operands from one thread scope to the
+// next. On this Firecracker guest the host takes back the memory a guest
+// frees (its balloon reports free pages), so every fresh page costs a
+// fault in the guest and one in the host: placing a 1 GiB sweep's operands
+// took 1 to 4 s with huge pages and twice that without, the largest part
+// of --quick. Reusing them is safe where every CPU shares one memory node
+// (shared); with several nodes each scope places its own, each thread's
+// pages near its CPU.
+type operandPool struct {
+	shared bool
+	// placers are the CPUs that first-touch shared buffers, together:
+	// with one memory node, where a page is placed does not matter, and
+	// on the Firecracker guest two vCPUs placing a 1 GiB sweep's operands
+	// in halves took a median 0.48 s against 0.83 s for one (6 fresh
+	// processes each, interleaved, load 8.3 to 8.8; single runs 0.34 to
+	// 6.6 s: the host's own faults vary that much).
+	placers []int
+	a, b, c []float64
+}
+
+func newOperandPool(shared bool, placers []int) *operandPool {
+	return &operandPool{shared: shared, placers: placers}
+}
+
+// withSlack is n elements and room for what the other scopes' rounding
+// adds: per-thread lengths rounded up to whole blocks, and working sets
+// rounded up to a quantum that grows with the threads.
+func (p *operandPool) withSlack(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return n + n/256 + 2*kernels.AllocLen(1)*len(p.placers)
+}
+
+// operands returns every thread's operands for working sets up to ws on
+// cpus: fresh ones unless shared, else parts of the pool's buffers,
+// which grow (placed anew, split among the threads) when too small.
+func (p *operandPool) operands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws int64) ([]arrays, error) {
+	if !p.shared {
+		return allocOperands(ctx, ks, cpus, ws)
+	}
+	nb, nac, err := operandLens(ks, len(cpus), ws)
+	if err != nil {
+		return nil, err
+	}
+	threads := len(cpus)
+	if len(p.b) < threads*nb || len(p.a) < threads*nac {
+		p.a, p.b, p.c = nil, nil, nil // the old buffers go before the new ones come
+		if err := p.place(ctx, p.withSlack(threads*nb), p.withSlack(threads*nac)); err != nil {
+			p.a, p.b, p.c = nil, nil, nil
+			return nil, err
+		}
+	}
+	ops := make([]arrays, threads)
+	for w := range ops {
+		ops[w].b = p.b[w*nb : (w+1)*nb : (w+1)*nb]
+		if nac > 0 {
+			ops[w].a, ops[w].c = p.a[w*nac:(w+1)*nac:(w+1)*nac], p.c[w*nac:(w+1)*nac:(w+1)*nac]
+		}
+	}
+	return ops, nil
+}
+
+// place allocates the pool's buffers, nb elements of b and nac of a and
+// c, and first-touches them on the placers, each its share.
+func (p *operandPool) place(ctx context.Context, nb, nac int) error {
+	cpus := p.placers
+	p.b = kernels.Alloc(nb)
+	if nac > 0 {
+		p.a, p.c = kernels.Alloc(nac), kernels.Alloc(nac)
+	}
+	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
+	part := func(x []float64, w int) []float64 {
+		return x[len(x)*w/len(cpus) : len(x)*(w+1)/len(cpus)]
+	}
+	err := affinity.RunPinned(cpus, func(w int) {
+		firstTouch(part(p.b, w), 1, &stop)
+		firstTouch(part(p.a, w), 0, &stop)
+		firstTouch(part(p.c, w), 2, &stop)
+	}, func(int) {})
+	if err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // evaluate measures the job's kernel at working set ws on operands from
@@ -202,7 +300,7 @@ type envelope struct {
 // sweepEnvelope measures every kernel at each size on cpus, the sizes
 // smallest first, all on one set of shared operands; a size's
 // evaluations stop below the best kernel there (stop condition 4).
-func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus []int, sizes []int64, minCount int, budget time.Duration) (envelope, error) {
+func sweepEnvelope(ctx context.Context, o Options, pool *operandPool, ks []kernels.Bandwidth, cpus []int, sizes []int64, minCount int, budget time.Duration) (envelope, error) {
 	env := envelope{kernelAt: map[int64]string{}, resultAt: map[int64]stats.Result{}}
 	best := map[int64]float64{}
 	jobs := make([]*bandwidthJob, len(ks))
@@ -222,7 +320,7 @@ func sweepEnvelope(ctx context.Context, o Options, ks []kernels.Bandwidth, cpus 
 	// first-touching dominated --quick's sweep on a loaded 2-vCPU guest.
 	o.progress("bandwidth, %s: placing %s of operands", threadsWord(len(cpus)), unit.Bytes(sizes[len(sizes)-1]))
 	placing := time.Now()
-	ops, err := allocOperands(ctx, ks, cpus, sizes[len(sizes)-1])
+	ops, err := pool.operands(ctx, ks, cpus, sizes[len(sizes)-1])
 	if err != nil {
 		return env, fmt.Errorf("sweep operands: %w", err)
 	}
@@ -310,7 +408,7 @@ func measuredSizes(sizes []levelSize) string {
 // operations, AVX2 moved 40-42 GB/s of DRAM TRIAD against 28-36 for
 // AVX-512), and stop condition 4 ends a kernel's evaluation early where it
 // cannot beat the best so far.
-func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks []kernels.Bandwidth, cpus []int, caches machine.Caches) error {
+func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, pool *operandPool, ks []kernels.Bandwidth, cpus []int, caches machine.Caches) error {
 	known := knownCaches{Levels: scopeCaches(caches.Instances, cpus), Source: caches.Source}
 	known.Complete = caches.Complete && len(known.Levels) > 0
 	lo, hi, err := sweepSpan(known, len(cpus))
@@ -329,7 +427,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, ks 
 	}
 	sizes = withDRAMSizes(sizes, quantum)
 	start := time.Now()
-	env, err := sweepEnvelope(ctx, o, ks, cpus, sizes, minCount, budget)
+	env, err := sweepEnvelope(ctx, o, pool, ks, cpus, sizes, minCount, budget)
 	t.add(env.results...)
 	if err != nil {
 		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)

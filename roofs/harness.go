@@ -53,8 +53,10 @@ type run struct {
 	tally  *tally
 	scopes [][]int
 	caches machine.Caches
-	units  fmaPipes
-	ghz    float64
+	// numaNodes counts the memory nodes (0 when the kernel shows none).
+	numaNodes int
+	units     fmaPipes
+	ghz       float64
 }
 
 // skipError is why a harness has no roofs when that is not a failure.
@@ -122,8 +124,9 @@ func measureComputeRoofs(ctx context.Context, r *run) error {
 func measureBandwidthRoofs(ctx context.Context, r *run) error {
 	bw, skipped := kernels.BandwidthKernels()
 	flagSkipped(r.rep, skipped)
+	pool := newOperandPool(r.numaNodes <= 1, widest(r.scopes))
 	for _, cpus := range r.scopes {
-		if err := measureBandwidth(ctx, r.o, r.rep, r.tally, bw, cpus, r.caches); err != nil {
+		if err := measureBandwidth(ctx, r.o, r.rep, r.tally, pool, bw, cpus, r.caches); err != nil {
 			return err
 		}
 	}

@@ -79,7 +79,7 @@ const align = 64
 // 1.0 to 2.4 s with huge pages (3 interleaved pairs of fresh processes);
 // it dominated --quick's bandwidth sweep and DGEMM's worker start-up.
 func Alloc(n int) []float64 {
-	n = max(0, (n+blockElems-1)&^(blockElems-1))
+	n = AllocLen(n)
 	if n*8 < hugeBytes {
 		buf := make([]float64, n+align/8)
 		off := alignHead(buf, align)
@@ -91,6 +91,10 @@ func Alloc(n int) []float64 {
 	adviseHugePages(x)
 	return x
 }
+
+// AllocLen is the length of Alloc(n)'s slice: n rounded up to whole loop
+// blocks.
+func AllocLen(n int) int { return max(0, (n+blockElems-1)&^(blockElems-1)) }
 
 // hugeBytes is the size of an x86-64 (and arm64 4K-granule) huge page.
 const hugeBytes = 2 << 20
