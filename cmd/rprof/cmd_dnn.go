@@ -416,7 +416,7 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "#\tcalls\ttotal ms\tms/call\t±\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\t% roof\tbound\t\t primitive")
-	shown := topRows(len(points), top)
+	shown := shownRows(len(points), top)
 	for i, p := range points[:shown] {
 		g := groups[i]
 		pm := ""
@@ -446,8 +446,9 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 	fmt.Fprintln(w)
 }
 
-// topRows is how many of n groups a table prints with --top top (0: all).
-func topRows(n, top int) int {
+// shownRows is how many of n groups a table shows with --top top (0:
+// all).
+func shownRows(n, top int) int {
 	if top > 0 && top < n {
 		return top
 	}

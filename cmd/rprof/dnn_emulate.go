@@ -179,7 +179,7 @@ func writeDNNEmulated(w io.Writer, em *emulatedDNN, groups []*dnn.Group, top int
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "#\tcalls\tW counted\tW analytic\tratio\tQ counted\tQ compulsory\tratio\t counted as")
-	shown := topRows(len(groups), top)
+	shown := shownRows(len(groups), top)
 	for i, g := range groups[:shown] {
 		m := g.Match
 		if m == nil || m.Group == nil {

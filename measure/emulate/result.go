@@ -84,9 +84,12 @@ type Call struct {
 }
 
 // Flops is the call's W over every precision.
-func (c Call) Flops() uint64 {
+func (c Call) Flops() uint64 { return sumWork(c.Work) }
+
+// sumWork adds FLOPs of every precision.
+func sumWork(work map[string]uint64) uint64 {
 	var n uint64
-	for _, v := range c.Work {
+	for _, v := range work {
 		n += v
 	}
 	return n
@@ -121,13 +124,7 @@ type Function struct {
 }
 
 // Flops is W: all FLOPs of every precision.
-func (r Result) Flops() uint64 {
-	var n uint64
-	for _, v := range r.Work {
-		n += v
-	}
-	return n
-}
+func (r Result) Flops() uint64 { return sumWork(r.Work) }
 
 // DRAM is the modelled traffic between the last level and DRAM (Q), and
 // whether there is a model.
