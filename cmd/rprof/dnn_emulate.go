@@ -121,10 +121,10 @@ func (em *emulatedDNN) run(ctx context.Context, e *env, command []string) error 
 // or says why not.
 func (em *emulatedDNN) join(res emulate.Result) {
 	switch {
-	case res.CallImages == 0:
+	case !res.CallMapped:
 		em.mismatch = fmt.Sprintf("the emulated run never loaded %s: the program's oneDNN is another file (give it with --library)", em.probe.Path)
 	case res.CallImages > 1:
-		em.mismatch = fmt.Sprintf("%d processes of the emulated run loaded %s: their calls have no order between them", res.CallImages, em.probe.Path)
+		em.mismatch = fmt.Sprintf("%d processes of the emulated run called %s: their calls have no order between them", res.CallImages, dnnlExecute)
 	}
 	if em.mismatch != "" {
 		em.groups = dnn.GroupExecs(em.trace.Records)

@@ -55,12 +55,13 @@ type Result struct {
 	// files (functions are then unknown).
 	Unattributed bool
 	// Calls are the counted calls of the function Session.CountCalls
-	// named, in the order they returned; CallImages is the number of
-	// process images that mapped its library (calls of several images
-	// have no order between them: their calls are listed image after
-	// image).
+	// named, in the order they returned. CallImages is the number of
+	// process images that made calls (calls of several images have no
+	// order between them: they are listed image after image), and
+	// CallMapped whether any image had the function's library mapped.
 	Calls      []Call
 	CallImages int
+	CallMapped bool
 }
 
 // Call is what one call of a counted function did, over all threads from
@@ -465,7 +466,8 @@ func combine(imgs []*image, m CacheModel) Result {
 		if !img.hostAddrs {
 			r.Unattributed = true
 		}
-		if img.callMapped {
+		r.CallMapped = r.CallMapped || img.callMapped
+		if len(img.calls) > 0 {
 			r.CallImages++
 		}
 		r.Calls = append(r.Calls, img.calls...)
