@@ -13,6 +13,11 @@ import (
 // ErrNoLibrary is wrapped when libdnnl cannot be loaded.
 var ErrNoLibrary = errors.New("cannot load the oneDNN library")
 
+// Libraries are the names Open loads, the first that loads wins:
+// upstream's 3.x soname, the one of Debian 13's libdnnl3.6 (oneDNN 3.7),
+// then 2.x's (Debian 12's libdnnl2).
+var Libraries = []string{"libdnnl.so.3", "libdnnl.so.3.6", "libdnnl.so.2"}
+
 // Package names the Debian packages that provide the library.
 const Package = "libdnnl2 (Debian 12, oneDNN 2.x) or libdnnl3.6 (Debian 13, oneDNN 3.7)"
 

@@ -9,11 +9,6 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// Libraries are the names Open loads, the first that loads wins:
-// upstream's 3.x soname, the one of Debian 13's libdnnl3.6 (oneDNN 3.7),
-// then 2.x's (Debian 12's libdnnl2).
-var Libraries = []string{"libdnnl.so.3", "libdnnl.so.3.6", "libdnnl.so.2"}
-
 // Enumerators common to the 2.x and 3.x C APIs (checked by the tests
 // against the headers of both).
 const (

@@ -416,10 +416,7 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "#\tcalls\ttotal ms\tms/call\t±\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\t% roof\tbound\t\t primitive")
-	shown := len(points)
-	if top > 0 && top < shown {
-		shown = top
-	}
+	shown := shownRows(len(points), top)
 	for i, p := range points[:shown] {
 		g := groups[i]
 		pm := ""
@@ -447,6 +444,15 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// shownRows is how many of n groups a table shows with --top top (0:
+// all).
+func shownRows(n, top int) int {
+	if top > 0 && top < n {
+		return top
+	}
+	return n
 }
 
 func orUnknownDash(v *float64) string {

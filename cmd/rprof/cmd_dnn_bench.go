@@ -29,8 +29,8 @@ repetitions, with its interval), the analytic W and compulsory Q of the
 problem, GFLOP/s, the share of the measured fp32 peak and the fraction of
 the binding roof. Weights are in the layout the library chooses, and Q
 counts them in it, padding included; activations are in the layout asked
-for. The library loaded is the first of libdnnl.so.3, libdnnl.so.3.6
-(Debian 13) and libdnnl.so.2 (Debian 12) found, or --library.
+for. The library loaded is --library's, else the first of these that
+loads: %s.
 
 EXPERIMENT is one of seed 004's experiments ('all' runs every one):
 %s
@@ -111,7 +111,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	fset.SetOutput(sink)
 	fset.Usage = func() {
 		if !sink.wrote {
-			fmt.Fprintf(e.stdout, dnnBenchUsage, experimentList())
+			fmt.Fprintf(e.stdout, dnnBenchUsage, strings.Join(dnnbench.Libraries, ", "), experimentList())
 		}
 	}
 	kind := fset.String("kind", "", "primitive kind of the problems")

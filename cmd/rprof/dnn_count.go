@@ -229,10 +229,7 @@ func writeDNNProbed(w io.Writer, pd *probedDNN, points []roofline.Point, top int
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := append([]string{"#", "calls", "probed ms/call", "oneDNN ms/call", "counted", "W FLOP/call", "counted/analytic"}, events...)
 	fmt.Fprintf(tw, "%s\t\t\n", strings.Join(head, "\t"))
-	shown := len(points)
-	if top > 0 && top < shown {
-		shown = top
-	}
+	shown := shownRows(len(points), top)
 	for i := range shown {
 		r, g := pd.regions[i], pd.groups[i]
 		if r == nil {

@@ -121,10 +121,10 @@ func (em *emulatedDNN) run(ctx context.Context, e *env, command []string) error 
 // or says why not.
 func (em *emulatedDNN) join(res emulate.Result) {
 	switch {
-	case res.CallImages == 0:
+	case !res.CallMapped:
 		em.mismatch = fmt.Sprintf("the emulated run never loaded %s: the program's oneDNN is another file (give it with --library)", em.probe.Path)
 	case res.CallImages > 1:
-		em.mismatch = fmt.Sprintf("%d processes of the emulated run loaded %s: their calls have no order between them", res.CallImages, em.probe.Path)
+		em.mismatch = fmt.Sprintf("%d processes of the emulated run called %s: their calls have no order between them", res.CallImages, dnnlExecute)
 	}
 	if em.mismatch != "" {
 		em.groups = dnn.GroupExecs(em.trace.Records)
@@ -179,10 +179,7 @@ func writeDNNEmulated(w io.Writer, em *emulatedDNN, groups []*dnn.Group, top int
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "#\tcalls\tW counted\tW analytic\tratio\tQ counted\tQ compulsory\tratio\t counted as")
-	shown := len(groups)
-	if top > 0 && top < shown {
-		shown = top
-	}
+	shown := shownRows(len(groups), top)
 	for i, g := range groups[:shown] {
 		m := g.Match
 		if m == nil || m.Group == nil {

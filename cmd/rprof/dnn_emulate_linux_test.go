@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/roofline"
@@ -100,5 +101,36 @@ func TestDNNCountEmulateWithoutQEMUSaysWhatToInstall(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a point set was written: %v", err)
+	}
+}
+
+// TestDNNCountEmulateInterruptedWritesNothing interrupts the emulated run:
+// the program returns at once natively and waits when it finds the marker
+// its native run left.
+func TestDNNCountEmulateInterruptedWritesNothing(t *testing.T) {
+	if _, err := emulate.FindQEMU(context.Background()); err != nil {
+		t.Skipf("--count emulate needs Debian's qemu-user (scripts/test.sh installs it): %v", err)
+	}
+	dir := t.TempDir()
+	marker, out := filepath.Join(dir, "native-ran"), filepath.Join(dir, "points.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				time.Sleep(time.Second) // the emulated run is under way
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	script := "if [ -e " + marker + " ]; then sleep 6; else touch " + marker + "; fi"
+	code, _, stderr := rprofDNN(t, ctx, "--count", "emulate", "--json", out, "--", "/bin/sh", "-c", script)
+	if code != exitInterrupted || !strings.Contains(stderr, "interrupted") {
+		t.Errorf("exit %d, stderr %q; want %d, interrupted", code, stderr, exitInterrupted)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a point set was written after the interrupt: %v", err)
 	}
 }

@@ -97,8 +97,8 @@ func TestCallRecordsAreReadInReturnOrder(t *testing.T) {
 		{Thread: 0, Work: map[string]uint64{"fp64": 12, "fp32": 44688}, DRAM: Traffic{Read: 12160}, Core: Traffic{Read: 393376, Write: 55653}},
 		{Thread: 0, Work: map[string]uint64{"fp64": 12, "fp32": 119168}, DRAM: Traffic{Read: 26048}, Core: Traffic{Read: 510103, Write: 55834}},
 	}
-	if r.CallImages != 1 || len(r.Calls) != len(want) {
-		t.Fatalf("%d images mapped the library, %d calls; want 1 and %d", r.CallImages, len(r.Calls), len(want))
+	if !r.CallMapped || r.CallImages != 1 || len(r.Calls) != len(want) {
+		t.Fatalf("library mapped %v, %d images made calls, %d calls; want 1 and %d", r.CallMapped, r.CallImages, len(r.Calls), len(want))
 	}
 	for i, c := range r.Calls {
 		for k, v := range c.Work {

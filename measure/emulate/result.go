@@ -55,12 +55,13 @@ type Result struct {
 	// files (functions are then unknown).
 	Unattributed bool
 	// Calls are the counted calls of the function Session.CountCalls
-	// named, in the order they returned; CallImages is the number of
-	// process images that mapped its library (calls of several images
-	// have no order between them: their calls are listed image after
-	// image).
+	// named, in the order they returned. CallImages is the number of
+	// process images that made calls (calls of several images have no
+	// order between them: they are listed image after image), and
+	// CallMapped whether any image had the function's library mapped.
 	Calls      []Call
 	CallImages int
+	CallMapped bool
 }
 
 // Call is what one call of a counted function did, over all threads from
@@ -84,9 +85,12 @@ type Call struct {
 }
 
 // Flops is the call's W over every precision.
-func (c Call) Flops() uint64 {
+func (c Call) Flops() uint64 { return sumWork(c.Work) }
+
+// sumWork adds FLOPs of every precision.
+func sumWork(work map[string]uint64) uint64 {
 	var n uint64
-	for _, v := range c.Work {
+	for _, v := range work {
 		n += v
 	}
 	return n
@@ -121,13 +125,7 @@ type Function struct {
 }
 
 // Flops is W: all FLOPs of every precision.
-func (r Result) Flops() uint64 {
-	var n uint64
-	for _, v := range r.Work {
-		n += v
-	}
-	return n
-}
+func (r Result) Flops() uint64 { return sumWork(r.Work) }
 
 // DRAM is the modelled traffic between the last level and DRAM (Q), and
 // whether there is a model.
@@ -468,7 +466,8 @@ func combine(imgs []*image, m CacheModel) Result {
 		if !img.hostAddrs {
 			r.Unattributed = true
 		}
-		if img.callMapped {
+		r.CallMapped = r.CallMapped || img.callMapped
+		if len(img.calls) > 0 {
 			r.CallImages++
 		}
 		r.Calls = append(r.Calls, img.calls...)

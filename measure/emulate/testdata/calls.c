@@ -1,9 +1,13 @@
 // calls.c is a shared library function of known work (built with -DLIB
 // -shared -fPIC) and a program that calls it (built with -lcalls): three
 // calls one after the other, of 1000, 2000 and 3000 iterations, then one
-// call in each of two threads that meet inside it, so that they overlap.
+// call in each of two threads that meet inside it, so that they overlap,
+// then a forked child that execs /bin/true: a process image that has the
+// library mapped and makes no call.
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 double work(int n, pthread_barrier_t *meet);
 
@@ -38,6 +42,11 @@ int main(void)
 	pthread_create(&t, NULL, thread, NULL);
 	work(1000, &meet);
 	pthread_join(t, NULL);
+	if (fork() == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(1);
+	}
+	wait(NULL);
 	printf("%g\n", s);
 	return 0;
 }
