@@ -11,7 +11,9 @@
 //     asm package so that neither building nor running rprof needs a C
 //     compiler, and attaches them to a process;
 //   - Aggregate pairs decoded records into Stats; it is pure and tested on
-//     recorded records;
+//     recorded records; with KeepCalls it also keeps every completed Call
+//     as plain data, and Summarize gives the Stats of any subset of them
+//     (rprof dnn: the calls of one oneDNN primitive);
 //   - Calibrate (Linux, amd64) measures what a probe costs per call here.
 //
 // The package never prints: figures and typed errors go to the caller.
