@@ -27,13 +27,17 @@
 #                     "-s 500ms" hung)
 #   QUICK=0           skip timing rprof roofs --quick (default 1)
 #   DGEMM_LOOP=0      skip the C cblas_dgemm loop (default 1; about a minute)
+#   LIKWID=0          skip the likwid-bench passes: rprof's runs and the C
+#                     DGEMM loop only (no likwid needed)
 #   FIXED=N           also run --threads 1 with --fixed N --invocations
 #                     FIXED_INV (default 3) against early stopping (default 0: off)
 #   DRAM_ROUNDS=N     paired DRAM early-vs-fixed rounds (default 0: off)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-for tool in likwid-bench jq; do
+tools="likwid-bench jq"
+[ "${LIKWID:-1}" = 0 ] && tools=jq
+for tool in $tools; do
 	command -v "$tool" >/dev/null || { echo "compare-likwid: $tool not found (apt-get install likwid jq)" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
@@ -111,8 +115,13 @@ extra=("$@")
 pairs=()
 for r in $(seq 1 "$rounds"); do
 	rprof_run "r${r}a"
-	likwid_pass "r${r}a" "l${r}a"
-	likwid_pass "r${r}a" "l${r}b"
+	if [ "${LIKWID:-1}" != 0 ]; then
+		likwid_pass "r${r}a" "l${r}a"
+		likwid_pass "r${r}a" "l${r}b"
+	else
+		: >"$tmp/l${r}a.tsv"
+		: >"$tmp/l${r}b.tsv"
+	fi
 	rprof_run "r${r}b"
 	rprof_figures "r${r}a" "p${r}a"
 	rprof_figures "r${r}b" "p${r}b"
