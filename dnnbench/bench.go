@@ -134,6 +134,7 @@ func (l *Library) Run(ctx context.Context, p Problem, o Options) (Result, error)
 	res.Setup = time.Since(start)
 	res.Implementation = prim.implementation()
 	res.Record = p.record(res.Implementation, prim.layout)
+	res.Record.Version = l.api.version().String()
 	res.Model = dnn.Model(&res.Record)
 	if o.NoExec {
 		return res, nil
