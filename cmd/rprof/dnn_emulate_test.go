@@ -15,6 +15,7 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
+// traceOf reads a recorded oneDNN trace.
 func traceOf(t *testing.T, path string) *dnn.Trace {
 	t.Helper()
 	f, err := os.Open(path)
