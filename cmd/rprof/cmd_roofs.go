@@ -407,8 +407,12 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 	}
 	for _, c := range r.Compute {
 		if l := c.Library; l != nil {
-			fmt.Fprintf(w, "%s: %s %s (%s runtime, library threads %d): %s %s in %s, %s FLOP per call\n",
-				c.Name, l.Name, l.Version, orDash(l.Runtime), l.LibraryThreads, l.Primitive, l.Problem, orDash(l.Layout), unit.Count(l.WorkFlops))
+			layout := ""
+			if l.Layout != "" {
+				layout = " in " + l.Layout
+			}
+			fmt.Fprintf(w, "%s: %s %s (%s runtime, library threads %d): %s %s%s, %s FLOP per call\n",
+				c.Name, l.Name, l.Version, orDash(l.Runtime), l.LibraryThreads, l.Primitive, l.Problem, layout, unit.Count(l.WorkFlops))
 			for _, f := range l.Flags {
 				fmt.Fprintf(w, "note (%s): %s\n", f.Code, f.Message)
 			}
