@@ -45,6 +45,7 @@ func measureDNNRoofs(ctx context.Context, r *run) error {
 	}
 	ev := r.o.evaluator(dnnBudget)
 	for _, pr := range problems {
+		first := len(r.rep.Roofs.Compute)
 		for _, cpus := range r.scopes {
 			start := time.Now()
 			r.o.progress("oneDNN %s, %s", pr.name, threadsWord(len(cpus)))
@@ -76,8 +77,29 @@ func measureDNNRoofs(ctx context.Context, r *run) error {
 				Invocations: res.Invocations, Iterations: res.Iterations, Value: roof.GFlops, CI: roof.CI, Reasons: r.tally.add(res)})
 			r.rep.step("dnn", fmt.Sprintf("%s, %s", pr.name, threadsWord(len(cpus))), time.Since(start))
 		}
+		flagBelowNarrower(r.rep.Roofs.Compute[first:])
 	}
 	return nil
+}
+
+// flagBelowNarrower flags each of one problem's library roofs that is
+// below the same problem's on fewer threads. On the 2-CPU guest under a
+// load of about 5, the 2-thread convolutions ran at 29 GFLOP/s, a
+// seventh of one thread's, with tight intervals: each call waited a
+// scheduler slice at OpenMP's barriers for a thread descheduled by other
+// work. A problem too small to split gives the same picture.
+func flagBelowNarrower(roofs []roofline.ComputeRoof) {
+	for i := range roofs {
+		for _, n := range roofs {
+			if n.Threads < roofs[i].Threads && roofs[i].GFlops < n.GFlops {
+				l := roofs[i].Library
+				l.Flags = append(l.Flags, roofline.Flag{Code: roofline.FlagLibraryBelowNarrower, Message: fmt.Sprintf(
+					"%.4g GFLOP/s on %s, below its %.4g on %s: the threads waited for each other (a busy machine, where OpenMP's barriers wait for a descheduled thread, or a problem too small to split)",
+					roofs[i].GFlops, threadsWord(roofs[i].Threads), n.GFlops, threadsWord(n.Threads))})
+				break
+			}
+		}
+	}
 }
 
 // dnnLoads says whether oneDNN loads here (tests replace it).
