@@ -90,6 +90,9 @@ func TestDNNCeilingsAreLibraryRoofsOnEveryScope(t *testing.T) {
 			t.Errorf("job %d = %+v, want the ip experiment on %d CPUs", i, j, i+1)
 		}
 	}
+	if len(inv.jobs) == 2 && !slices.Contains(inv.jobs[1].Env, "OMP_PLACES={0},{1}") {
+		t.Errorf("2-thread job's environment %q: want OpenMP's threads bound to CPUs 0 and 1", inv.jobs[1].Env)
+	}
 	got := r.rep.Roofs.Compute
 	if len(got) != 2 {
 		t.Fatalf("%d roofs, want one per scope: %+v", len(got), got)
