@@ -105,16 +105,16 @@ func match(g *Group, exact, relaxed []*Group, claims int) *CountMatch {
 		return m
 	}
 	c := m.Group
-	if c.Implementation != g.Implementation || exactKey(c) != exactKey(g) {
-		m.Flags = append(m.Flags, roofline.Flag{Code: roofline.FlagCountedOther, Subject: roofline.SubjectWork,
-			Message: fmt.Sprintf("timed %s; counted %s: W and Q are those of the counted implementation", g.Describe(), c.Describe())})
-	}
 	counted, ok := c.Counted()
 	if !ok {
 		m.Flags = append(m.Flags, roofline.Flag{Code: roofline.FlagUncounted, Subject: roofline.SubjectWork,
 			Message: "the counted run's calls of this problem have no counts (every one overlapped another thread's call, or the calls could not be joined): W and Q are analytic"})
 		m.Flags = append(m.Flags, CountFlags(c.Model, counted)...)
 		return m
+	}
+	if c.Implementation != g.Implementation || exactKey(c) != exactKey(g) {
+		m.Flags = append(m.Flags, roofline.Flag{Code: roofline.FlagCountedOther, Subject: roofline.SubjectWork,
+			Message: fmt.Sprintf("timed %s; counted %s: W and Q are those of the counted implementation", g.Describe(), c.Describe())})
 	}
 	m.Counted = counted
 	m.Flags = append(m.Flags, CountFlags(c.Model, counted)...)

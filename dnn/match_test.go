@@ -55,6 +55,10 @@ func TestCountedGroupsMatchTheTimedOnesByProblem(t *testing.T) {
 		}
 		if p.Source != roofline.SourceEmulated || p.WorkFlops == nil || *p.WorkFlops != tc.w || p.Analytic == nil || !slices.Equal(codes, tc.flags) {
 			t.Errorf("%s: source %s, W %v, analytic %v, flags %v; want emulated, W %g, flags %v", tc.label, p.Source, deref(p.WorkFlops), p.Analytic, codes, tc.w, tc.flags)
+			continue
+		}
+		if r := p.Analytic.WorkRatio; r == nil || *r != tc.w / *p.Analytic.WorkFlops {
+			t.Errorf("%s: work ratio %v, want %g", tc.label, deref(r), tc.w / *p.Analytic.WorkFlops)
 		}
 		if hasCode(p.Flags, roofline.FlagAnalytic) {
 			t.Errorf("%s: a counted point keeps the analytic flag", tc.label)

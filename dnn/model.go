@@ -21,6 +21,9 @@ const (
 	// GELU with erf: 13 FMA, 7 mul, 1 div, 1 add, 1 sub, 1 min, 1 max per
 	// vector of 16 elements (36 without the min and max).
 	GeluErfFlops = 38
+	// GELU with erf in oneDNN 3.7.2's AVX-512 kernel, a table-driven
+	// polynomial: 5 FMA, 2 mul, 1 add; taken for every 3.x.
+	GeluErf3Flops = 13
 	// GELU with tanh: 7 FMA, 5 mul, 1 add, 1 sub.
 	GeluTanhFlops = 21
 	// Softmax: the max pass (1 max), the exp-and-sum pass (6 FMA, 3 mul,
@@ -294,7 +297,7 @@ func eltwise(r *Record, a *Analytic) (map[string][]int64, *float64, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	per, ok := eltwiseFlops(auxValue(r.Auxiliary, "alg"), a)
+	per, ok := eltwiseFlops(auxValue(r.Auxiliary, "alg"), r.Version, a)
 	if !ok {
 		return nil, nil, fmt.Errorf("no formula for algorithm %q", auxValue(r.Auxiliary, "alg"))
 	}
@@ -307,10 +310,16 @@ func eltwise(r *Record, a *Analytic) (map[string][]int64, *float64, error) {
 }
 
 // eltwiseFlops is the per-element work of an eltwise algorithm (also used
-// for eltwise post-ops), flagged as approximate.
-func eltwiseFlops(alg string, a *Analytic) (float64, bool) {
+// for eltwise post-ops) in the kernels of the library version (as the
+// trace's header prints it, "v3.7.2"; "" when unknown, taken for 2.x),
+// flagged as approximate.
+func eltwiseFlops(alg, version string, a *Analytic) (float64, bool) {
 	switch strings.TrimPrefix(alg, "eltwise_") {
 	case "gelu_erf", "gelu":
+		if strings.HasPrefix(version, "v3.") {
+			a.flag(roofline.FlagApproximate, "gelu_erf: %d FLOP per element, the instruction mix of oneDNN 3.7.2's AVX-512 kernel, for oneDNN 3.x (docs/dnn.md)", GeluErf3Flops)
+			return GeluErf3Flops, true
+		}
 		a.flag(roofline.FlagApproximate, "gelu_erf: %d FLOP per element, the instruction mix of oneDNN 2.6.3's AVX-512 kernel (docs/dnn.md)", GeluErfFlops)
 		return GeluErfFlops, true
 	case "gelu_tanh":
@@ -425,7 +434,7 @@ func postOpsWork(r *Record, n float64, a *Analytic) float64 {
 		case name == "sum":
 			w += n // an add (an FMA with a scale: not told apart)
 		case strings.HasPrefix(name, "eltwise_"):
-			per, ok := eltwiseFlops(name, a)
+			per, ok := eltwiseFlops(name, r.Version, a)
 			if !ok {
 				a.flag(roofline.FlagApproximate, "post-op %s: no formula, its work is not counted", name)
 			}

@@ -49,6 +49,10 @@ type Record struct {
 	// Millis is the wall time of the call in ms; -1 when the line has none
 	// (create:start lines of 3.13).
 	Millis float64 `json:"ms"`
+	// Version is the library's version ("v3.7.2") from the trace's header,
+	// which oneDNN prints before its first primitive line; "" when the
+	// header is missing. The model's kernel constants depend on it.
+	Version string `json:"version,omitempty"`
 }
 
 // Exec reports whether the record is a primitive execution.
@@ -321,6 +325,7 @@ func (t *Trace) Add(line string) {
 		return
 	}
 	if ok {
+		rec.Version = t.Info.Version
 		t.Records = append(t.Records, rec)
 		return
 	}

@@ -61,8 +61,9 @@ type Result struct {
 	Problem        Problem
 	Implementation string
 	Threads        int
-	// Record is the problem as oneDNN's verbose trace would print it;
-	// Model is dnn's analytic W and compulsory Q of one execution.
+	// Record is the primitive as oneDNN's verbose trace would print it:
+	// the layouts the library chose, its version. Model is dnn's analytic
+	// W and compulsory Q of one execution.
 	Record dnn.Record
 	Model  dnn.Analytic
 	// Seconds summarises the time of one execution (nil for NoExec).
@@ -134,6 +135,7 @@ func (l *Library) Run(ctx context.Context, p Problem, o Options) (Result, error)
 	res.Setup = time.Since(start)
 	res.Implementation = prim.implementation()
 	res.Record = p.record(res.Implementation, prim.layout)
+	res.Record.Version = l.api.version().String()
 	res.Model = dnn.Model(&res.Record)
 	if o.NoExec {
 		return res, nil

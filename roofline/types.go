@@ -280,6 +280,10 @@ type FunctionCount struct {
 type AnalyticFigures struct {
 	WorkFlops    *float64 `json:"work_flops"`
 	TrafficBytes *float64 `json:"traffic_bytes"`
+	// WorkRatio and TrafficRatio are the point's counted W and Q over
+	// these; nil when either is unknown or the analytic one is 0.
+	WorkRatio    *float64 `json:"work_ratio"`
+	TrafficRatio *float64 `json:"traffic_ratio"`
 }
 
 // Emulation describes how an emulated point was counted.

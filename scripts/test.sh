@@ -34,8 +34,9 @@ fi
 # libstdc++ >= 14, newer than this machine's, so it comes with trixie's own
 # runtime, unpacked (not installed) into a cache that the tests run under
 # trixie's loader. Each package is checked against the SHA256 of trixie's
-# index, the index against its signed release file. A complete tree is reused without the network; a failed download
-# is not a failed run: the tests that need the tree skip with the reason.
+# index, the index against its signed release file. A complete tree is
+# reused without the network; a failed download is not a failed run: the
+# tests that need the tree skip with the reason.
 onednn3_dir=${RPROF_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rprof-test}/onednn3-trixie
 onednn3_pkgs=(libc6 libstdc++6 libgcc-s1 libgomp1 libdnnl3.6 libdnnl-dev)
 fetch_onednn3() {

@@ -125,7 +125,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	if len(r.groups) == 0 {
 		return noExecutions(e, r.trace, r.code)
 	}
-	points := r.points(o, roofs)
+	points := r.points(o, roofs, hereMachine())
 	writeDNNTable(e.stderr, o.command, r.trace, r.groups, points, o.top)
 	if r.probed != nil {
 		writeDNNProbed(e.stderr, r.probed, points, o.top)
@@ -234,12 +234,13 @@ func noExecutions(e *env, tr *dnn.Trace, code int) error {
 	return &exitError{code: exitInternal}
 }
 
-// points makes the groups' points, with the counting's figures and flags.
-func (r dnnRun) points(o dnnOptions, roofs roofsDoc) []roofline.Point {
+// points makes the groups' points, measured on here, with the counting's
+// figures and flags.
+func (r dnnRun) points(o dnnOptions, roofs roofsDoc, here roofline.Machine) []roofline.Point {
 	opts := dnn.PointOptions{
 		Command: o.command, Created: time.Now().UTC(), Confidence: o.confidence,
 		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: o.threads, CPUs: libraryThreads(r.trace.Info), Trace: r.trace,
-		Machine: hereMachine(),
+		Machine: here,
 	}
 	if r.emulated != nil {
 		r.emulated.apply(r.groups, &opts)

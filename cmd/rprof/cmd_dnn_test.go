@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -29,16 +27,7 @@ func rprofDNN(t *testing.T, ctx context.Context, args ...string) (int, []byte, s
 // The table of a trace captured from PyTorch, placed under a Zen 5 guest's
 // roofs.
 func TestDNNTableGolden(t *testing.T) {
-	f, err := os.Open("../../dnn/testdata/capture-2.6.3-torch.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr := &dnn.Trace{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		tr.Add(sc.Text())
-	}
+	tr := traceOf(t, "../../dnn/testdata/capture-2.6.3-torch.txt")
 	tr.Add("onednn_verbose,exec,cpu,convolution,truncated")
 	roofs, err := roofline.ReadRoofs(roofsFixture)
 	if err != nil {

@@ -142,15 +142,20 @@ func (em *emulatedDNN) join(res emulate.Result) {
 		calls[i] = dnn.CallCount{Thread: c.Thread, WorkByPrecision: work, TrafficBytes: &q, Overlapped: c.Overlapped}
 	}
 	counts, err := dnn.Join(em.trace.Records, calls)
-	if err != nil {
-		em.mismatch = err.Error()
+	var me *dnn.CallMismatchError
+	if errors.As(err, &me) {
+		em.mismatch = fmt.Sprintf("%d counted calls for %d executions in the emulated run's trace", me.Calls, me.Execs)
 	}
 	em.groups = dnn.GroupCounted(em.trace.Records, counts)
 }
 
 // apply matches the timed groups with the counted ones and sets the point
-// options of counted points.
+// options of counted points; calls that could not be attributed leave the
+// groups analytic (annotate flags them).
 func (em *emulatedDNN) apply(timed []*dnn.Group, o *dnn.PointOptions) {
+	if em.mismatch != "" {
+		return
+	}
 	dnn.MatchCounted(timed, em.groups)
 	o.CountSource, o.CountNotes, o.Emulation = roofline.SourceEmulated, em.notes, &em.emulation
 }

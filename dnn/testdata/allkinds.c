@@ -145,12 +145,7 @@ int main(int argc, char **argv) {
 		static const int args[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
 		execute(pd, args, 3);
 	}
-	pool(dnnl_pooling_max, dnnl_nchw);
-	pool(dnnl_pooling_avg_include_padding, dnnl_nchw);
-	pool(dnnl_pooling_avg_exclude_padding, dnnl_nChw16c);
-	gelu(dnnl_eltwise_gelu_erf, dnnl_nchw);
-	gelu(dnnl_eltwise_gelu_tanh, dnnl_nchw);
-	gelu(dnnl_eltwise_gelu_erf, dnnl_nChw8c);
+	pools_and_gelus();
 	{ // batch normalization with global statistics and scale and shift
 		dnnl_memory_desc_t data;
 		md(&data, 4, 2, 32, 14, 14, dnnl_nChw16c);

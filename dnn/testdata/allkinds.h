@@ -48,3 +48,19 @@ static void execute(dnnl_primitive_desc_t pd, const int *args, int nargs) {
 	dnnl_primitive_destroy(prim);
 	dnnl_primitive_desc_destroy(pd);
 }
+
+// pool and gelu run one pooling and one eltwise primitive on 4D
+// activations; each program defines them with its API's calls.
+static void pool(dnnl_alg_kind_t alg, dnnl_format_tag_t tag);
+static void gelu(dnnl_alg_kind_t alg, dnnl_format_tag_t tag);
+
+// pools_and_gelus runs the pooling and GELU problems of both programs:
+// NCHW and blocked, seed 004's 3 channels padded to 8 included.
+static void pools_and_gelus(void) {
+	pool(dnnl_pooling_max, dnnl_nchw);
+	pool(dnnl_pooling_avg_include_padding, dnnl_nchw);
+	pool(dnnl_pooling_avg_exclude_padding, dnnl_nChw16c);
+	gelu(dnnl_eltwise_gelu_erf, dnnl_nchw);
+	gelu(dnnl_eltwise_gelu_tanh, dnnl_nchw);
+	gelu(dnnl_eltwise_gelu_erf, dnnl_nChw8c);
+}

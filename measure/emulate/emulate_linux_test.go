@@ -479,3 +479,16 @@ func TestCountCallsRefusesAnExecutable(t *testing.T) {
 		t.Errorf("a non-PIE executable: %v, want ErrNotSharedLibrary", err)
 	}
 }
+
+func TestAScriptTargetIsCountedThroughItsInterpreter(t *testing.T) {
+	q := needQEMU(t)
+	prog := compile(t, "threads.c", "-pthread")
+	script := filepath.Join(t.TempDir(), "run.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec "+prog+" 2 1000\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := emulate(t, q, CacheModel{Line: 64}, nil, script)
+	if got, want := r.Work["fp64"], uint64(2*1000*8); got != want || r.Images < 2 {
+		t.Errorf("a script exec'ing 2 threads x 1000 ymm FMAs: %d fp64 FLOPs in %d images, want %d in 2 or more", got, r.Images, want)
+	}
+}

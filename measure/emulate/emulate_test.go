@@ -131,3 +131,30 @@ func TestMalformedCallRecordIsAnError(t *testing.T) {
 		}
 	}
 }
+
+func TestScriptsRunUnderTheirInterpreter(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		head string
+		want []string // nil: not a script
+	}{
+		{"#!/bin/sh\necho", []string{"/bin/sh"}},
+		{"#! /usr/bin/env python3 \nprint()", []string{"/usr/bin/env", "python3"}},
+		{"#!/bin/bash -e -u\n", []string{"/bin/bash", "-e -u"}},
+		{"#!\t/bin/sh", []string{"/bin/sh"}},
+		{"#!\n", nil},
+		{"\x7fELF\x02\x01\x01", nil},
+		{"", nil},
+	} {
+		path := filepath.Join(dir, "s")
+		if err := os.WriteFile(path, []byte(tt.head), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got := interpreter(path); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%q: %q, want %q", tt.head, got, tt.want)
+		}
+	}
+	if got := interpreter(filepath.Join(dir, "absent")); got != nil {
+		t.Errorf("absent file: %q", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,8 +58,10 @@ func (s *Session) Close() error { return os.RemoveAll(s.dir) }
 
 // Argv is the command line running argv under QEMU with the plugin. path
 // is argv[0] resolved to a file (QEMU does not search PATH); the target
-// still sees argv[0] as given. Execs are followed: the plugin re-enters
-// QEMU with itself for each x86-64 program or script the target execs.
+// still sees argv[0] as given. A script (#!) runs under its interpreter,
+// as the kernel would start it (QEMU loads only ELF files). Execs are
+// followed: the plugin re-enters QEMU with itself for each x86-64 program
+// or script the target execs.
 func (s *Session) Argv(path string, argv []string) ([]string, error) {
 	for _, p := range []string{s.out, s.lib, s.QEMU.Path} {
 		if strings.ContainsAny(p, ",=") {
@@ -81,8 +84,44 @@ func (s *Session) Argv(path string, argv []string) ([]string, error) {
 		}
 		args = append(args, "call="+c.path, fmt.Sprintf("call_at=%x", c.at), fmt.Sprintf("call_size=%d", c.size))
 	}
-	out := []string{s.QEMU.Path, "-plugin", s.lib + "," + strings.Join(args, ","), "-0", argv[0], path}
+	out := []string{s.QEMU.Path, "-plugin", s.lib + "," + strings.Join(args, ",")}
+	if interp := interpreter(path); interp != nil {
+		out = append(out, "-0", interp[0], interp[0])
+		out = append(out, interp[1:]...)
+		return append(append(out, path), argv[1:]...), nil
+	}
+	out = append(out, "-0", argv[0], path)
 	return append(out, argv[1:]...), nil
+}
+
+// interpreter returns the interpreter line of a script (#!INTERP [ARG]),
+// nil for any other file.
+func interpreter(path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	line, _, _ := strings.Cut(string(head[:n]), "\n")
+	rest, ok := strings.CutPrefix(line, "#!")
+	if !ok {
+		return nil
+	}
+	// The kernel passes everything after the interpreter as one argument.
+	rest = strings.Trim(rest, " \t\r")
+	name, arg := rest, ""
+	if i := strings.IndexAny(rest, " \t"); i >= 0 {
+		name, arg = rest[:i], strings.Trim(rest[i:], " \t")
+	}
+	switch {
+	case name == "":
+		return nil
+	case arg != "":
+		return []string{name, arg}
+	}
+	return []string{name}
 }
 
 // CountCalls asks the plugin to count every call of the function at ELF
