@@ -114,6 +114,20 @@ func Lookup(name string) (Experiment, bool) {
 	return Experiment{}, false
 }
 
+// Resolve makes a problem of an argument: a seed 004 experiment's name, or
+// a descriptor parsed by ParseProblem with kind, alg and layout. name is
+// the experiment's name, or the problem's kind, algorithm, layout and
+// descriptor joined by '-'.
+func Resolve(arg, kind, alg, layout string) (p Problem, name string, err error) {
+	if x, ok := Lookup(arg); ok {
+		return x.Problem, x.Name, nil
+	}
+	if p, err = ParseProblem(arg, kind, alg, layout); err != nil {
+		return Problem{}, "", err
+	}
+	return p, strings.ReplaceAll(p.String(), " ", "-"), nil
+}
+
 // ParseProblem makes a problem of a verbose descriptor. The kind is told
 // from the descriptor when kind is "": named fields with oc and a kernel
 // are a convolution, with oc and no kernel an inner product, with a kernel

@@ -57,12 +57,13 @@ type Placement struct {
 }
 
 // PeakCompute returns the highest compute roof for the thread scope and
-// precision (any precision when precision is "" or Mixed).
+// precision (any precision when precision is "" or Mixed), library roofs
+// left out.
 func (r *Roofs) PeakCompute(threads int, precision string) (ComputeRoof, bool) {
 	var best ComputeRoof
 	found := false
 	for _, c := range r.Compute {
-		if c.Threads != threads {
+		if c.Threads != threads || c.Kind == ComputeKindLibrary {
 			continue
 		}
 		if precision != "" && precision != Mixed && c.Precision != precision {

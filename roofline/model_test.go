@@ -319,3 +319,19 @@ func TestWriteJSONLeavesNoFileWhenItCannotWrite(t *testing.T) {
 		t.Errorf("files left behind: %v", entries)
 	}
 }
+
+func TestPeakComputeLeavesLibraryRoofsOut(t *testing.T) {
+	r := Roofs{Compute: []ComputeRoof{
+		{Name: "avx512-fma-fp32", ISA: "avx512", Precision: Single, Threads: 1, GFlops: 219},
+		// A library ceiling measured above the kernels (noise, or a clock
+		// that rose) is still not the machine's peak.
+		{Name: "onednn-ip brgemm:avx512_core fp32", Kind: ComputeKindLibrary, Precision: Single, Threads: 1, GFlops: 225},
+		{Name: "onednn-conv3x3-nChw16c jit:avx512_core fp32", Kind: ComputeKindLibrary, Precision: Single, Threads: 2, GFlops: 380},
+	}}
+	if c, ok := r.PeakCompute(1, Single); !ok || c.Name != "avx512-fma-fp32" {
+		t.Errorf("1-thread fp32 peak = %+v, %v; want the FMA kernel", c, ok)
+	}
+	if c, ok := r.PeakCompute(2, ""); ok {
+		t.Errorf("2-thread peak = %+v from library roofs alone; want none", c)
+	}
+}

@@ -12,6 +12,9 @@ const (
 	// FlagDGEMMBudget: the DGEMM search's time budget, not its stop
 	// rules, left shapes unmeasured.
 	FlagDGEMMBudget = "dgemm-budget"
+	// FlagLibrarySkipped: library roofs were asked for (rprof roofs
+	// --dnn) but the library could not be loaded.
+	FlagLibrarySkipped = "library-skipped"
 	// FlagThreadsUnset: rprof could not set the BLAS's thread count.
 	FlagThreadsUnset = "threads-unset"
 	// FlagFrequency: which clock the theoretical peaks use.

@@ -398,6 +398,37 @@ type ComputeRoof struct {
 	CI                Interval `json:"ci"`
 	TheoreticalGFlops float64  `json:"theoretical_gflops,omitempty"`
 	FrequencyGHz      float64  `json:"frequency_ghz,omitempty"`
+	// Kind is "" for rprof's own kernels and ComputeKindLibrary for a
+	// library routine's ceiling, whose Library says what ran.
+	Kind    string       `json:"kind,omitempty"`
+	Library *LibraryCall `json:"library,omitempty"`
+}
+
+// ComputeKindLibrary marks a compute roof measured through a library
+// routine (a oneDNN primitive): a ceiling for code that calls that routine
+// on that problem, not the machine's peak, so PeakCompute passes it over.
+const ComputeKindLibrary = "library"
+
+// LibraryCall is what a library roof ran: the library and its version,
+// the routine, the implementation the library chose, and the problem.
+type LibraryCall struct {
+	Name    string `json:"name"`    // "oneDNN"
+	Version string `json:"version"` // "v2.6.3"
+	// Runtime is the library's threading runtime ("OpenMP").
+	Runtime string `json:"runtime,omitempty"`
+	// Primitive is the routine's kind ("convolution"), Implementation
+	// the code path the library chose ("jit:avx512_core").
+	Primitive      string `json:"primitive"`
+	Implementation string `json:"implementation"`
+	// Problem is the problem in the library's own grammar (oneDNN's
+	// verbose problem descriptor), Layout the activations' format tag.
+	Problem string `json:"problem"`
+	Layout  string `json:"layout,omitempty"`
+	// WorkFlops is one call's analytic work, the numerator of the rate.
+	WorkFlops float64 `json:"work_flops"`
+	// LibraryThreads is the thread count the library reported using.
+	LibraryThreads int    `json:"library_threads,omitempty"`
+	Flags          []Flag `json:"flags,omitempty"`
 }
 
 // BandwidthRoof is a measured memory-level ceiling.

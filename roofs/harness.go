@@ -21,6 +21,9 @@ type harness struct {
 	// name is the harness's part in tuning.part_seconds and the kind of its
 	// jobs; title names it in messages.
 	name, title string
+	// asked, when set, makes the harness opt-in: it runs only when asked
+	// says so, and is otherwise neither run, timed nor said.
+	asked func(o Options) bool
 	// probe says why the harness is not to run ("" when it is), before
 	// anything is measured (the table says so, the document does not).
 	probe func(o Options) string
@@ -44,6 +47,7 @@ var harnesses = []harness{
 	{name: "compute", title: "compute", measure: measureComputeRoofs, run: runCompute},
 	{name: "bandwidth", title: "bandwidth", measure: measureBandwidthRoofs},
 	{name: "dgemm", title: "DGEMM", probe: probeDGEMM, skipFlag: roofline.FlagDGEMMSkipped, measure: measureDGEMMRoof, run: runDgemm},
+	{name: "dnn", title: "oneDNN ceilings", asked: askedDNN, skipFlag: roofline.FlagLibrarySkipped, measure: measureDNNRoofs, run: runDNN},
 }
 
 // run is what one Measure call's harnesses share.
@@ -68,6 +72,9 @@ func (e *skipError) Error() string { return e.why }
 func runHarnesses(ctx context.Context, r *run) error {
 	part := partTimer(&r.rep.Roofs.Tuning)
 	for _, h := range harnesses {
+		if h.asked != nil && !h.asked(r.o) {
+			continue
+		}
 		if h.probe != nil {
 			if why := h.probe(r.o); why != "" {
 				// Not asked for: said in the table, not flagged.

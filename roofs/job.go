@@ -14,8 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
 )
 
@@ -26,7 +28,8 @@ const WorkerArg = "__roofs-worker"
 
 // Job is one invocation: an inner iteration loop over one configuration.
 type Job struct {
-	// Kind is "compute" (an FMA or mul+add kernel) or "dgemm".
+	// Kind is "compute" (an FMA or mul+add kernel), "dgemm" or "dnn" (a
+	// oneDNN primitive).
 	Kind string `json:"kind"`
 	// CPUs are the CPUs the invocation runs on, one pinned thread each.
 	CPUs []int `json:"cpus"`
@@ -38,6 +41,8 @@ type Job struct {
 	N    int    `json:"n,omitempty"`
 	M    int    `json:"m,omitempty"`
 	K    int    `json:"k,omitempty"`
+	// DNN is the oneDNN problem of a dnn job.
+	DNN *dnnbench.Problem `json:"dnn,omitempty"`
 
 	Inner stats.StopRule `json:"inner"`
 	Best  float64        `json:"best"`
@@ -50,8 +55,10 @@ type Reply struct {
 	// the kernel does not expose it.
 	MHz float64 `json:"mhz,omitempty"`
 	// BLAS identifies the library a dgemm job used.
-	BLAS *BLAS  `json:"blas,omitempty"`
-	Err  string `json:"error,omitempty"`
+	BLAS *BLAS `json:"blas,omitempty"`
+	// Library says what a dnn job ran.
+	Library *roofline.LibraryCall `json:"library,omitempty"`
+	Err     string                `json:"error,omitempty"`
 }
 
 // Invoker runs invocations, in this process or in worker processes.
@@ -111,8 +118,11 @@ func (s Subprocess) Invoke(ctx context.Context, job Job) (Reply, error) {
 }
 
 func (j Job) describe() string {
-	if j.Kind == "dgemm" {
+	switch {
+	case j.Kind == "dgemm":
 		return fmt.Sprintf("dgemm %dx%dx%d on %s", j.N, j.M, j.K, threadsWord(len(j.CPUs)))
+	case j.Kind == "dnn" && j.DNN != nil:
+		return fmt.Sprintf("oneDNN %s on %s", j.DNN, threadsWord(len(j.CPUs)))
 	}
 	return fmt.Sprintf("%s on %s", j.Kernel, threadsWord(len(j.CPUs)))
 }
@@ -235,23 +245,31 @@ func blasFor(path string) (*BLAS, error) {
 	return b, nil
 }
 
+// placeLibraryThreads locks the calling goroutine to its thread, and
+// pins it to the CPU of a one-CPU scope before a library is loaded, so the
+// library's thread pool inherits the mask too; wider scopes use the
+// process's mask (see docs/roofs.md). restore undoes both.
+func placeLibraryThreads(cpus []int) (restore func(), err error) {
+	runtime.LockOSThread()
+	if len(cpus) != 1 {
+		return runtime.UnlockOSThread, nil
+	}
+	if restore, err = affinity.Pin(cpus[0]); err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	runtime.UnlockOSThread() // Pin holds its own lock
+	return restore, nil
+}
+
 func runDgemm(ctx context.Context, job Job) (Reply, error) {
 	if job.N <= 0 || job.M <= 0 || job.K <= 0 || len(job.CPUs) == 0 {
 		return Reply{}, fmt.Errorf("dgemm job: bad shape %dx%dx%d or no CPUs", job.N, job.M, job.K)
 	}
-	// One thread is pinned to its CPU before the library is loaded, so the
-	// library's thread pool inherits the mask too; wider scopes use the
-	// process's mask (see docs/roofs.md). The matrices are first-touched
-	// from this thread.
-	restore := runtime.UnlockOSThread
-	runtime.LockOSThread()
-	if len(job.CPUs) == 1 {
-		var err error
-		if restore, err = affinity.Pin(job.CPUs[0]); err != nil {
-			runtime.UnlockOSThread()
-			return Reply{}, err
-		}
-		runtime.UnlockOSThread() // Pin holds its own lock
+	// The matrices are first-touched from this thread.
+	restore, err := placeLibraryThreads(job.CPUs)
+	if err != nil {
+		return Reply{}, err
 	}
 	defer restore()
 	lib, err := blasFor(job.BLAS)

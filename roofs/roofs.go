@@ -55,6 +55,13 @@ type Options struct {
 	// must measure every shape); negative means none.
 	DGEMMBudget time.Duration
 
+	// DNN lists the oneDNN problems whose ceilings to measure, as library
+	// roofs on every thread scope: seed 004 experiment names or verbose
+	// problem descriptors (dnnbench.Resolve). Empty (the default) runs no
+	// oneDNN harness. The workers call oneDNN from their main thread, so
+	// the Invoker must run each job in a fresh process (Subprocess).
+	DNN []string
+
 	// now is the clock of the DGEMM search's budget (time.Now when nil;
 	// tests pass a fake one).
 	now func() time.Time

@@ -214,6 +214,7 @@ func TestWorkerRejectsBadJobs(t *testing.T) {
 		{"unknown kind", `{"kind":"fft"}`, "unknown job kind"},
 		{"unknown kernel", `{"kind":"compute","cpus":[0],"kernel":"avx9-fma","iters":1}`, "no kernel"},
 		{"bad dgemm shape", `{"kind":"dgemm","cpus":[0],"n":0}`, "bad shape"},
+		{"dnn job without a problem", `{"kind":"dnn","cpus":[0]}`, "no problem"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -75,11 +75,7 @@ func benchProblems(args []string, kind, alg, layout string) ([]dnnbench.Problem,
 			}
 			continue
 		}
-		if x, ok := dnnbench.Lookup(a); ok {
-			problems = append(problems, x.Problem)
-			continue
-		}
-		p, err := dnnbench.ParseProblem(a, kind, alg, layout)
+		p, _, err := dnnbench.Resolve(a, kind, alg, layout)
 		if err != nil {
 			return nil, usagef("bench: %s: %v (not an experiment either; see 'rprof dnn bench -h')", a, err)
 		}
@@ -158,10 +154,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 
 	lib, err := openDNN(*library)
 	if err != nil {
-		if errors.Is(err, dnnbench.ErrNoLibrary) {
-			err = fmt.Errorf("%w; fix: apt-get install %s", err, dnnbench.Package)
-		}
-		return &exitError{code: exitInternal, err: err}
+		return &exitError{code: exitInternal, err: dnnLibraryAdvice(err)}
 	}
 	defer lib.Close()
 
@@ -190,6 +183,15 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// dnnLibraryAdvice adds the package to install to a library that would
+// not load.
+func dnnLibraryAdvice(err error) error {
+	if errors.Is(err, dnnbench.ErrNoLibrary) {
+		return fmt.Errorf("%w; fix: apt-get install %s", err, dnnbench.Package)
+	}
+	return err
 }
 
 // openDNN loads the library named, or the first default one found.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
@@ -74,6 +75,12 @@ Flags:
                      spent, no further shape is started; the document
                      says what was left out (dgemm-budget)
   --no-dgemm         skip DGEMM
+  --dnn LIST         also measure oneDNN library ceilings, one per problem
+                     and thread scope: seed 004 experiments (conv3x3-nChw16c,
+                     ip, ...; 'rprof dnn bench -h' lists them) or verbose
+                     problem descriptors, comma-separated. Opt-in, after
+                     the rest; each is a compute roof of kind library named
+                     after the implementation oneDNN chose (docs/dnn.md)
   --in-process       run invocations in this process (no worker processes)
 `,
 	Run: runRoofs,
@@ -93,6 +100,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	space := fs.String("dgemm-space", "", "quick, default or seed")
 	dgemmBudget := fs.Duration("dgemm-budget", -1, "DGEMM search time budget (0: none)")
 	noDGEMM := fs.Bool("no-dgemm", false, "skip DGEMM")
+	dnnList := fs.String("dnn", "", "oneDNN problems whose ceilings to measure, comma-separated")
 	inProcess := fs.Bool("in-process", false, "no worker processes")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -114,6 +122,9 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := checkRoofsOptions(&o, *method, *order); err != nil {
+		return err
+	}
+	if err := checkDNNCeilings(&o, *dnnList, *inProcess); err != nil {
 		return err
 	}
 	path := *out
@@ -207,6 +218,30 @@ func checkRoofsOptions(o *roofs.Options, method, order string) error {
 	return nil
 }
 
+// checkDNNCeilings puts --dnn's problems into o after checking each one
+// and that oneDNN loads, before anything is measured.
+func checkDNNCeilings(o *roofs.Options, list string, inProcess bool) error {
+	if list == "" {
+		return nil
+	}
+	if inProcess {
+		return usagef("--dnn needs worker processes (oneDNN runs on a worker's main thread, whose stack its kernels need); drop --in-process")
+	}
+	for _, arg := range strings.Split(list, ",") {
+		arg = strings.TrimSpace(arg)
+		if _, _, err := dnnbench.Resolve(arg, "", "", ""); err != nil {
+			return usagef("--dnn %s: %v (not an experiment either; 'rprof dnn bench -h' lists them)", arg, err)
+		}
+		o.DNN = append(o.DNN, arg)
+	}
+	lib, err := dnnbench.Open()
+	if err != nil {
+		return &exitError{code: exitInternal, err: fmt.Errorf("--dnn: %w", dnnLibraryAdvice(err))}
+	}
+	lib.Close()
+	return nil
+}
+
 // roofsInvoker runs the invocations in this process, or in fresh worker
 // processes of this executable (with the BLAS kernel set of --blas-arch).
 func roofsInvoker(inProcess bool, blasArch string) (roofs.Invoker, error) {
@@ -290,7 +325,7 @@ func (p *progress) say(line string) {
 // the parts that ran.
 func partsLine(parts map[string]float64) string {
 	var ps []string
-	for _, name := range []string{"compute", "bandwidth", "dgemm"} {
+	for _, name := range []string{"compute", "bandwidth", "dgemm", "dnn"} {
 		if s, ok := parts[name]; ok {
 			ps = append(ps, fmt.Sprintf("%s %.1f s", name, s))
 		}
@@ -339,7 +374,11 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		details[fmt.Sprintf("%s/%s/%d", d.Kind, d.Name, d.Threads)] = d
 	}
 	for _, c := range r.Compute {
-		d := details[fmt.Sprintf("compute/%s/%d", c.Name, c.Threads)]
+		kind := "compute"
+		if c.Kind == roofline.ComputeKindLibrary {
+			kind = "library"
+		}
+		d := details[fmt.Sprintf("%s/%s/%d", kind, c.Name, c.Threads)]
 		theory := "-"
 		if c.TheoreticalGFlops > 0 {
 			theory = unit.RoundPercent(c.GFlops/c.TheoreticalGFlops) + " of " + unit.Sig(c.TheoreticalGFlops)
@@ -364,6 +403,19 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 			g.Library, orDash(g.Version), orDash(g.CoreName), rep.DGEMMPath, g.Threads)
 		for _, f := range g.Flags {
 			fmt.Fprintf(w, "note (%s): %s\n", f.Code, f.Message)
+		}
+	}
+	for _, c := range r.Compute {
+		if l := c.Library; l != nil {
+			layout := ""
+			if l.Layout != "" {
+				layout = " in " + l.Layout
+			}
+			fmt.Fprintf(w, "%s: %s %s (%s runtime, library threads %d): %s %s%s, %s FLOP per call\n",
+				c.Name, l.Name, l.Version, orDash(l.Runtime), l.LibraryThreads, l.Primitive, l.Problem, layout, unit.Count(l.WorkFlops))
+			for _, f := range l.Flags {
+				fmt.Fprintf(w, "note (%s): %s\n", f.Code, f.Message)
+			}
 		}
 	}
 	for _, f := range r.Flags {

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
@@ -33,6 +36,8 @@ func TestRoofsRejectsBadInputInOneLine(t *testing.T) {
 		{"blas-arch-in-process", []string{"--blas-arch", "SkylakeX", "--in-process", "-o", out}, exitUsage},
 		{"missing-blas", []string{"--blas", "/nonexistent/libopenblas.so.0", "-o", out}, exitUsage},
 		{"extra-argument", []string{"-o", out, "now"}, exitUsage},
+		{"dnn-unknown-problem", []string{"--dnn", "ip,conv9x9", "-o", out}, exitUsage},
+		{"dnn-in-process", []string{"--dnn", "ip", "--in-process", "-o", out}, exitUsage},
 		{"unwritable-output", []string{"-o", dir + "not-a-dir/roofs.json"}, exitInternal},
 	}
 	for _, tt := range tests {
@@ -110,15 +115,21 @@ func TestRoofsTableShowsValuesIntervalsTheoryAndStops(t *testing.T) {
 			Schema:  roofline.RoofsSchema,
 			Machine: roofline.Machine{CPU: roofline.CPU{ModelName: "AMD EPYC", Microarch: "amdzen4"}, Cores: 2},
 			Compute: []roofline.ComputeRoof{{Name: "avx512-fma-fp64", ISA: "avx512", Precision: "fp64", Threads: 1,
-				GFlops: 58.9, CI: roofline.Interval{Lo: 58.5, Hi: 59.0}, TheoreticalGFlops: 41.54}},
+				GFlops: 58.9, CI: roofline.Interval{Lo: 58.5, Hi: 59.0}, TheoreticalGFlops: 41.54},
+				{Name: "onednn-ip brgemm:avx512_core fp32", Kind: roofline.ComputeKindLibrary, ISA: "avx512", Precision: "fp32", Threads: 2,
+					GFlops: 380.2, CI: roofline.Interval{Lo: 371.9, Hi: 390.4},
+					Library: &roofline.LibraryCall{Name: "oneDNN", Version: "v2.6.3", Runtime: "TBB", Primitive: "inner_product", Implementation: "brgemm:avx512_core",
+						Problem: "mb128ic1024oc1024", WorkFlops: 268566528, LibraryThreads: 4,
+						Flags: []roofline.Flag{{Code: roofline.FlagThreadsUnset, Message: "oneDNN's TBB runtime: rprof cannot set its thread count; it used 4"}}}}},
 			Bandwidth: []roofline.BandwidthRoof{{Level: "DRAM", Kernel: "triad-nt", Threads: 1, GBytesPerS: 31.2,
 				CI: roofline.Interval{Lo: 30.2, Hi: 31.7}, WorkingSetBytes: 128 << 20}},
 			DGEMM: &roofline.DGEMM{Library: "OpenBLAS", Version: "0.3.21", CoreName: "Cooperlake", N: 1000, M: 4000, K: 1024,
 				Threads: 1, GFlops: 55.5, CI: roofline.Interval{Lo: 55.3, Hi: 55.7}},
-			Tuning: roofline.Tuning{Seconds: 12.3, PartSeconds: map[string]float64{"compute": 4.1, "dgemm": 3.2, "bandwidth": 5},
+			Tuning: roofline.Tuning{Seconds: 14.3, PartSeconds: map[string]float64{"compute": 4.1, "dgemm": 3.2, "bandwidth": 5, "dnn": 1.9},
 				Steps: []roofline.Step{{Part: "setup", Name: "machine and clock", Seconds: 0.21}, {Part: "compute", Name: "1 thread", Seconds: 4.1},
 					{Part: "bandwidth", Name: "1 thread placing 1 GiB", Seconds: 1.26}, {Part: "bandwidth", Name: "1 thread sweep", Seconds: 3.7},
-					{Part: "dgemm", Name: "18 of 18 shapes", Seconds: 2.1}, {Part: "dgemm", Name: "climb of 1 duel(s)", Seconds: 1.1}},
+					{Part: "dgemm", Name: "18 of 18 shapes", Seconds: 2.1}, {Part: "dgemm", Name: "climb of 1 duel(s)", Seconds: 1.1},
+					{Part: "dnn", Name: "ip, 2 threads", Seconds: 1.9}},
 				Configurations: 40, Evaluations: 900, Method: "median"},
 			Flags: []roofline.Flag{{Code: roofline.FlagVM, Message: "measured in a virtual machine"}},
 		},
@@ -126,6 +137,7 @@ func TestRoofsTableShowsValuesIntervalsTheoryAndStops(t *testing.T) {
 			{Kind: "compute", Name: "avx512-fma-fp64", Threads: 1, Config: "iters=65536", Reasons: map[stats.StopReason]int{stats.StopConverged: 1, stats.StopBelowBest: 1}},
 			{Kind: "dgemm", Name: "dgemm", Threads: 1, Config: "n=1000 m=4000 k=1024", Value: 55.5, CI: roofline.Interval{Lo: 55.3, Hi: 55.7},
 				Reasons: map[stats.StopReason]int{stats.StopMaxTime: 3, stats.StopBelowBest: 12}},
+			{Kind: "library", Name: "onednn-ip brgemm:avx512_core fp32", Threads: 2, Config: "mb128ic1024oc1024", Reasons: map[stats.StopReason]int{stats.StopConverged: 1}},
 			{Kind: "bandwidth", Name: "DRAM", Threads: 1, Config: "triad-nt at 128 MiB", Reasons: map[stats.StopReason]int{stats.StopMaxTime: 1}},
 		},
 		DGEMMPath: "libopenblas.so.0",
@@ -188,5 +200,12 @@ func checkOneThreadRoofs(t *testing.T, r *roofline.Roofs) {
 	}
 	if parts > r.Tuning.Seconds {
 		t.Errorf("parts take %.3f s, more than the whole run's %.3f s", parts, r.Tuning.Seconds)
+	}
+}
+
+func TestMissingOneDNNAdviceNamesDebiansPackage(t *testing.T) {
+	err := dnnLibraryAdvice(fmt.Errorf("%w: libdnnl.so.2: cannot open shared object file", dnnbench.ErrNoLibrary))
+	if !errors.Is(err, dnnbench.ErrNoLibrary) || !strings.Contains(err.Error(), "apt-get install libdnnl2") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("advice %q: want one line naming libdnnl2, still an ErrNoLibrary", err)
 	}
 }

@@ -15,7 +15,8 @@ import (
 type role struct {
 	main func(args []string) int
 	// mainThread keeps the role on the main OS thread, locked by main's
-	// init: the launcher execs its target from it.
+	// init: the launcher execs its target from it, a roofs worker calls
+	// oneDNN from it.
 	mainThread bool
 }
 
@@ -24,8 +25,10 @@ type role struct {
 // refused) and the worker processes of `rprof roofs`. A new role is one
 // more entry.
 var roles = map[string]role{
-	launch.Role:     {main: launch.Main, mainThread: true},
-	roofs.WorkerArg: {main: func([]string) int { return roofs.Worker(context.Background(), os.Stdin, os.Stdout) }},
+	launch.Role: {main: launch.Main, mainThread: true},
+	// A worker keeps the main thread: its dnn jobs call oneDNN, whose
+	// kernels need the main thread's stack (dnnbench.NeedsMainThread).
+	roofs.WorkerArg: {main: func([]string) int { return roofs.Worker(context.Background(), os.Stdin, os.Stdout) }, mainThread: true},
 	kernelRole:      {main: kernelMain},
 }
 

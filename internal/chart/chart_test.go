@@ -377,3 +377,28 @@ func TestHeadlineRoofsAreTheBestFMAAndScalarRoofPerPrecision(t *testing.T) {
 		t.Errorf("headlineRoofs = %v, want %v", got, want)
 	}
 }
+
+func TestLibraryRoofsAreDrawnByDefaultNotAsHeadlines(t *testing.T) {
+	r := readRoofs(t, "roofs_zen5_vm.json")
+	lib := roofline.ComputeRoof{Name: "onednn-ip brgemm:avx512_core fp32", Kind: roofline.ComputeKindLibrary, ISA: "avx512",
+		Precision: roofline.Single, Threads: 1, GFlops: 208.8, CI: roofline.Interval{Lo: 204.1, Hi: 213},
+		Library: &roofline.LibraryCall{Name: "oneDNN", Version: "v2.6.3", Primitive: "inner_product", Implementation: "brgemm:avx512_core"}}
+	// Above every kernel of its precision, it would have displaced the
+	// fp32 FMA headline had it been counted as one.
+	lib.GFlops = 1e4
+	r.Compute = append(r.Compute, lib)
+	if headlineRoofs(r.Compute, 1)[lib.Name] {
+		t.Error("a library roof is a headline roof")
+	}
+	s, err := buildScene(r, nil, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range s.compute {
+		names = append(names, c.name)
+	}
+	if !slices.Contains(names, lib.Name) || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "fma-fp32") }) {
+		t.Errorf("compute roofs drawn: %q; want the library roof and the fp32 FMA headline", names)
+	}
+}

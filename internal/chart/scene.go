@@ -157,7 +157,10 @@ func ThreadScope(r *roofline.Roofs, points []roofline.Point, want int) (int, err
 func (s *scene) addRoofs(r *roofline.Roofs, theoretical, all bool) {
 	headline := headlineRoofs(r.Compute, s.threads)
 	for _, c := range r.Compute {
-		if c.Threads != s.threads || !all && !headline[c.Name] {
+		// Library roofs were asked for one by one (rprof roofs --dnn):
+		// drawn always, as DGEMM is.
+		library := c.Kind == roofline.ComputeKindLibrary
+		if c.Threads != s.threads || !all && !library && !headline[c.Name] {
 			continue
 		}
 		if !(c.GFlops > 0) || math.IsInf(c.GFlops, 0) {
@@ -233,7 +236,7 @@ func (s *scene) peak(precision string) (roof, bool) {
 func headlineRoofs(cs []roofline.ComputeRoof, threads int) map[string]bool {
 	best := map[string]roofline.ComputeRoof{}
 	for _, c := range cs {
-		if c.Threads != threads {
+		if c.Threads != threads || c.Kind == roofline.ComputeKindLibrary {
 			continue
 		}
 		class := c.Precision + " simd"

@@ -186,6 +186,11 @@ func (v *view) addRoofs(r *roofline.Roofs) {
 			GFlops: unit.Value(c.GFlops), CI: interval(c.GFlops, c.CI),
 			Theoretical: dash, OfTheoretical: dash,
 		}
+		if l := c.Library; l != nil {
+			// What ran, as the DGEMM row says its library and shape.
+			row.ISA = fmt.Sprintf("%s %s, %s", l.Name, l.Version, l.Implementation)
+			v.RoofFlags = append(v.RoofFlags, l.Flags...)
+		}
 		if c.TheoreticalGFlops > 0 {
 			row.Theoretical = unit.Value(c.TheoreticalGFlops)
 			if c.FrequencyGHz > 0 {

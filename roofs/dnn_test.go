@@ -1,0 +1,164 @@
+package roofs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/roofline"
+)
+
+func harnessNamed(t *testing.T, name string) harness {
+	t.Helper()
+	i := slices.IndexFunc(harnesses, func(h harness) bool { return h.name == name })
+	if i < 0 {
+		t.Fatalf("no %q harness in the table", name)
+	}
+	return harnesses[i]
+}
+
+func TestDNNHarnessIsOptInAndServesItsJobs(t *testing.T) {
+	h := harnessNamed(t, "dnn")
+	if h.asked == nil || h.asked(Options{}) || h.asked(Options{Quick: true}) {
+		t.Error("the oneDNN harness runs without --dnn: the default run's time budget would grow")
+	}
+	if !h.asked(Options{DNN: []string{"ip"}}) {
+		t.Error("the oneDNN harness does not run with --dnn ip")
+	}
+	if h.skipFlag != roofline.FlagLibrarySkipped {
+		t.Errorf("skip flag %q, want %q", h.skipFlag, roofline.FlagLibrarySkipped)
+	}
+	if run, err := jobRunner("dnn"); err != nil || run == nil {
+		t.Errorf("no runner for dnn jobs: %v", err)
+	}
+	for _, other := range harnesses {
+		if other.name != "dnn" && other.asked != nil {
+			t.Errorf("harness %s is opt-in too; only library ceilings are", other.name)
+		}
+	}
+}
+
+// recordedInvoker answers dnn jobs with recorded samples (GFLOP/s of
+// oneDNN 2.6.3's inner product on the Zen 5 guest, 1 and 2 threads) and
+// keeps the jobs it was given.
+type recordedInvoker struct {
+	runtime string
+	jobs    []Job
+}
+
+func (f *recordedInvoker) Invoke(_ context.Context, job Job) (Reply, error) {
+	f.jobs = append(f.jobs, job)
+	if job.Kind != "dnn" || job.DNN == nil {
+		return Reply{}, fmt.Errorf("unexpected job %+v", job)
+	}
+	base := 208.8 * float64(len(job.CPUs))
+	var samples []float64
+	for i := range 10 {
+		samples = append(samples, base*(1+float64(i%5-2)/100))
+	}
+	return Reply{Inner: stats.Inner{Samples: samples, Reason: stats.StopConverged},
+		Library: &roofline.LibraryCall{Name: "oneDNN", Version: "v2.6.3", Runtime: f.runtime, Primitive: job.DNN.Kind,
+			Implementation: "brgemm:avx512_core", Problem: job.DNN.Descriptor, WorkFlops: 268566528, LibraryThreads: len(job.CPUs)}}, nil
+}
+
+func dnnRun(o Options, scopes [][]int) *run {
+	rep := &Report{Roofs: roofline.Roofs{Tuning: roofline.Tuning{StopReasons: map[string]int{}}}}
+	return &run{o: o, rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning}, scopes: scopes}
+}
+
+func loadingDNN(t *testing.T, err error) {
+	saved := dnnLoads
+	dnnLoads = func() error { return err }
+	t.Cleanup(func() { dnnLoads = saved })
+}
+
+func TestDNNCeilingsAreLibraryRoofsOnEveryScope(t *testing.T) {
+	loadingDNN(t, nil)
+	inv := &recordedInvoker{runtime: "OpenMP"}
+	r := dnnRun(Options{DNN: []string{"ip"}, Quick: true, Invoker: inv}, [][]int{{0}, {0, 1}})
+	if err := measureDNNRoofs(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	ip, _ := dnnbench.Lookup("ip")
+	for i, j := range inv.jobs {
+		if j.Kind != "dnn" || *j.DNN != ip.Problem || len(j.CPUs) != i+1 {
+			t.Errorf("job %d = %+v, want the ip experiment on %d CPUs", i, j, i+1)
+		}
+	}
+	got := r.rep.Roofs.Compute
+	if len(got) != 2 {
+		t.Fatalf("%d roofs, want one per scope: %+v", len(got), got)
+	}
+	for i, c := range got {
+		want := 208.8 * float64(i+1)
+		if c.Kind != roofline.ComputeKindLibrary || c.Name != "onednn-ip brgemm:avx512_core fp32" || c.ISA != "avx512" ||
+			c.Precision != roofline.Single || c.Threads != i+1 || c.TheoreticalGFlops != 0 {
+			t.Errorf("roof %d = %+v", i, c)
+		}
+		if c.GFlops != want || !(c.CI.Lo < want && want < c.CI.Hi) {
+			t.Errorf("roof %d: %g GFLOP/s in [%g, %g]; want the samples' median %g inside its interval", i, c.GFlops, c.CI.Lo, c.CI.Hi, want)
+		}
+		if c.Library == nil || c.Library.Version != "v2.6.3" || c.Library.Problem != ip.Problem.Descriptor || len(c.Library.Flags) != 0 {
+			t.Errorf("roof %d says %+v of what ran", i, c.Library)
+		}
+	}
+	if len(r.rep.Details) != 2 || r.rep.Details[0].Kind != "library" || r.rep.Details[0].Config != ip.Problem.Descriptor {
+		t.Errorf("details %+v", r.rep.Details)
+	}
+	if r.rep.Roofs.Tuning.Configurations != 2 || len(r.rep.Roofs.Tuning.Steps) != 2 || r.rep.Roofs.Tuning.Steps[0].Part != "dnn" {
+		t.Errorf("tuning %+v: want each ceiling counted and timed as a dnn step", r.rep.Roofs.Tuning)
+	}
+}
+
+func TestDNNCeilingOfAnUnsettableRuntimeIsFlaggedBeyondOneThread(t *testing.T) {
+	loadingDNN(t, nil)
+	r := dnnRun(Options{DNN: []string{"ip"}, Quick: true, Invoker: &recordedInvoker{runtime: "TBB"}}, [][]int{{0}, {0, 1}})
+	if err := measureDNNRoofs(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range r.rep.Roofs.Compute {
+		flagged := slices.ContainsFunc(c.Library.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagThreadsUnset })
+		if flagged != (c.Threads > 1) {
+			t.Errorf("roof %d on %d threads: threads-unset flagged %v", i, c.Threads, flagged)
+		}
+	}
+}
+
+func TestMissingOneDNNSkipsTheCeilingsWithTheReason(t *testing.T) {
+	loadingDNN(t, fmt.Errorf("%w: libdnnl.so.2: cannot open shared object file", dnnbench.ErrNoLibrary))
+	inv := &recordedInvoker{}
+	r := dnnRun(Options{DNN: []string{"ip"}, Invoker: inv}, [][]int{{0}})
+	err := measureDNNRoofs(context.Background(), r)
+	var skip *skipError
+	if !errors.As(err, &skip) || !strings.Contains(skip.why, "libdnnl.so.2") {
+		t.Errorf("err = %v, want a skip that says why", err)
+	}
+	if len(inv.jobs) != 0 || len(r.rep.Roofs.Compute) != 0 {
+		t.Errorf("%d jobs ran and %d roofs were made without the library", len(inv.jobs), len(r.rep.Roofs.Compute))
+	}
+}
+
+func TestBadDNNProblemFailsBeforeAnythingRuns(t *testing.T) {
+	loadingDNN(t, nil)
+	inv := &recordedInvoker{}
+	r := dnnRun(Options{DNN: []string{"ip", "conv9x9"}, Invoker: inv}, [][]int{{0}})
+	if err := measureDNNRoofs(context.Background(), r); err == nil || !strings.Contains(err.Error(), "conv9x9") || len(inv.jobs) != 0 {
+		t.Errorf("err = %v after %d jobs; want the bad problem named before any job", err, len(inv.jobs))
+	}
+}
+
+func TestImplementationISA(t *testing.T) {
+	for impl, want := range map[string]string{
+		"jit:avx512_core": "avx512", "brgemm:avx512_core": "avx512", "brg:avx512_core_amx": "avx512",
+		"jit:avx2": "avx2", "jit:sse41": "sse", "gemm:jit": "", "ref:any": "", "simple:any": "",
+	} {
+		if got := implementationISA(impl); got != want {
+			t.Errorf("implementationISA(%q) = %q, want %q", impl, got, want)
+		}
+	}
+}
