@@ -84,8 +84,8 @@ const (
 // RegionPoints turns the point's regions into points of their own, for
 // the commands that draw, report and compare points: each labelled
 // "LABEL/REGION", with the region's time, W, Q and placement, its flags,
-// and the point's command, source, emulation and machine. A region is one sample:
-// its figures are from one run.
+// and the point's command, source, emulation and machine. A region is one
+// sample: its figures are from one run.
 func (p *Point) RegionPoints() []Point {
 	out := make([]Point, 0, len(p.Regions))
 	for _, r := range p.Regions {
