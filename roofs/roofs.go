@@ -51,7 +51,7 @@ type Options struct {
 	DGEMMSpace string
 	// DGEMMBudget bounds the DGEMM search's wall time: no shape starts,
 	// and no duel of the climb whose predicted time does not fit, once it
-	// is spent. 0 means the default (20 s; none with Fixed, whose baseline
+	// is spent. 0 means the default (25 s; none with Fixed, whose baseline
 	// must measure every shape); negative means none.
 	DGEMMBudget time.Duration
 

@@ -71,7 +71,7 @@ Flags:
                      OpenBLAS, skx or zen4 for BLIS)
   --dgemm-space S    DGEMM search space: quick, default (then a climb
                      past its edge) or seed (seed 000's 96 shapes)
-  --dgemm-budget D   wall time the DGEMM search may take, e.g. 20s (the
+  --dgemm-budget D   wall time the DGEMM search may take, e.g. 25s (the
                      default; none with --fixed); 0 for no limit. Once
                      spent, no further shape is started; the document
                      says what was left out (dgemm-budget)
