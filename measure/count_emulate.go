@@ -236,6 +236,7 @@ func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path s
 		WorkByWidth:      map[string]float64{},
 		Images:           res.Images,
 		Threads:          res.Threads,
+		ImageThreads:     res.ImageThreads,
 		Seconds:          r.Wall.Seconds(),
 	}
 	for k, v := range res.WorkByWidth {
@@ -287,12 +288,26 @@ func EmulationNotes(cpu machine.CPUInfo, m emulate.CacheModel) []roofline.Flag {
 	return notes
 }
 
+// InterleavingNote flags a modelled Q that depends on how the run's
+// threads interleaved: a process image ran guest code on several threads,
+// each with its own modelled caches.
+func InterleavingNote(r emulate.Result) (roofline.Flag, bool) {
+	if r.ImageThreads <= 1 || !r.Model.Enabled() {
+		return roofline.Flag{}, false
+	}
+	return roofline.Flag{Code: roofline.FlagInterleaved, Subject: roofline.SubjectTraffic,
+		Message: fmt.Sprintf("the emulated run had up to %d threads in one process, each with its own modelled caches: which thread touched which data (scheduling, spin-waits) changes Q between identical runs, so Q is not exact (W is)", r.ImageThreads)}, true
+}
+
 // resultNotes flags what an emulated run could not count.
 func resultNotes(r emulate.Result) []roofline.Flag {
 	var notes []roofline.Flag
 	if len(r.NotCounted) > 0 {
 		notes = append(notes, roofline.Flag{Code: roofline.FlagNotCounted, Subject: roofline.SubjectWork,
 			Message: fmt.Sprintf("the target exec'd programs that ran natively and were not counted (%s): W and Q leave out their work", strings.Join(r.NotCounted, ", "))})
+	}
+	if f, ok := InterleavingNote(r); ok {
+		notes = append(notes, f)
 	}
 	if r.SharedSlot {
 		notes = append(notes, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: roofline.SubjectWork,

@@ -3,8 +3,10 @@ package measure
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +21,13 @@ import (
 // fakeEmulation is an emulate backend whose runs are recorded: a native run
 // takes 0.1 s; an emulated run writes the plugin output recorded from a
 // real run of a TRIAD kernel (2 passes over 100,000 fp64 elements, under a
-// 32K/8,1M/16 model) and ends with signal.
+// 32K/8,1M/16 model) and ends with signal; with vcpus set, the output
+// says the run used that many thread slots (the recorded run used one).
 type fakeEmulation struct {
 	native, emulated int
 	nativeSignal     string
 	emulatedSignal   string
+	vcpus            int
 }
 
 func (f *fakeEmulation) backend(cpuFlags ...string) *emulateBackend {
@@ -61,6 +65,9 @@ func (f *fakeEmulation) backend(cpuFlags ...string) *emulateBackend {
 		if err != nil {
 			return launch.Result{}, err
 		}
+		if f.vcpus != 0 {
+			rec = []byte(strings.Replace(string(rec), "\nvcpus 1\n", fmt.Sprintf("\nvcpus %d\n", f.vcpus), 1))
+		}
 		if err := os.WriteFile(filepath.Join(out, "1.0.txt"), rec, 0o644); err != nil {
 			return launch.Result{}, err
 		}
@@ -92,8 +99,33 @@ func TestEmulatedPointTakesWAndQFromOneEmulatedRunAndTFromNativeRuns(t *testing.
 	if p.Emulation == nil || p.Emulation.CacheModel != "32K/8,1M/16,line=64" || p.Emulation.WorkByWidth["scalar"] != 400000 || len(p.Functions) == 0 {
 		t.Errorf("emulation %+v functions %+v", p.Emulation, p.Functions)
 	}
-	if !p.ExactCounts() {
-		t.Error("an emulated point's counts are exact")
+}
+
+func TestEmulatedQIsExactOnlyOnOneThread(t *testing.T) {
+	for _, tc := range []struct {
+		vcpus       int
+		exactQ      bool
+		interleaved bool
+	}{
+		{vcpus: 1, exactQ: true},
+		{vcpus: 2, interleaved: true},
+		{vcpus: 8, interleaved: true},
+	} {
+		f := &fakeEmulation{vcpus: tc.vcpus}
+		p, err := run(context.Background(), emulatedConfig(1), deps{backend: f.backend(), now: time.Now, cpus: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.ExactWork() || p.ExactTraffic() != tc.exactQ || p.Emulation.ImageThreads != tc.vcpus || p.Emulation.Threads != tc.vcpus {
+			t.Errorf("%d vCPUs: exact W %v, exact Q %v, emulation %+v; want exact W, exact Q %v, %d threads in one image",
+				tc.vcpus, p.ExactWork(), p.ExactTraffic(), p.Emulation, tc.exactQ, tc.vcpus)
+		}
+		got := slices.IndexFunc(p.Flags, func(f roofline.Flag) bool {
+			return f.Code == roofline.FlagInterleaved && f.Subject == roofline.SubjectTraffic
+		}) >= 0
+		if got != tc.interleaved {
+			t.Errorf("%d vCPUs: flags %+v, want %s on Q: %v", tc.vcpus, p.Flags, roofline.FlagInterleaved, tc.interleaved)
+		}
 	}
 }
 

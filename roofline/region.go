@@ -84,8 +84,8 @@ const (
 // RegionPoints turns the point's regions into points of their own, for
 // the commands that draw, report and compare points: each labelled
 // "LABEL/REGION", with the region's time, W, Q and placement, its flags,
-// and the point's command, source and machine. A region is one sample:
-// its figures are from one run.
+// and the point's command, source, emulation and machine. A region is one
+// sample: its figures are from one run.
 func (p *Point) RegionPoints() []Point {
 	out := make([]Point, 0, len(p.Regions))
 	for _, r := range p.Regions {
@@ -94,7 +94,7 @@ func (p *Point) RegionPoints() []Point {
 			Seconds: r.Seconds, Intensity: r.Intensity, GFlops: r.GFlops, Bound: r.Bound,
 			AttainableGFlops: r.AttainableGFlops, FractionOfAttainable: r.FractionOfAttainable,
 			RoofsFile: p.RoofsFile, Threads: p.Threads, Events: r.Events, Exit: p.Exit, Machine: p.Machine,
-			Flags: r.Flags}
+			Emulation: p.Emulation, Flags: r.Flags}
 		rp.CI = Uncertainty{Confidence: p.CI.Confidence, Method: "none", N: 1,
 			Seconds: Interval{Lo: r.Seconds, Hi: r.Seconds}}
 		rp.Samples.Seconds = []float64{r.Seconds}

@@ -15,6 +15,9 @@ const (
 	// FlagLibrarySkipped: library roofs were asked for (rprof roofs
 	// --dnn) but the library could not be loaded.
 	FlagLibrarySkipped = "library-skipped"
+	// FlagLibraryBelowNarrower: a library roof is below the same
+	// problem's on fewer threads.
+	FlagLibraryBelowNarrower = "below-fewer-threads"
 	// FlagThreadsUnset: rprof could not set the BLAS's thread count.
 	FlagThreadsUnset = "threads-unset"
 	// FlagFrequency: which clock the theoretical peaks use.

@@ -33,8 +33,9 @@ const (
 	// unknown.
 	SourceEvents = "events"
 	// SourceEmulated: W counted by instrumentation under an emulator
-	// (rprof run --count emulate), exactly, and Q from a deterministic
-	// cache model.
+	// (rprof run --count emulate), exactly, and Q from a cache model fed
+	// by every emulated access (deterministic on one thread only; see
+	// Point.ExactTraffic).
 	SourceEmulated = "emulated"
 )
 
@@ -52,10 +53,21 @@ const (
 	Extended = "fp80"
 )
 
-// ExactCounts reports whether p's W and Q are deterministic, so that any
-// change between two such points is real (emulated points); counters and
+// ExactWork reports whether p's W is deterministic, so that any change
+// between two such points is real: W counted by instrumentation
+// (emulated points) is, whatever the threads' interleaving; counters and
 // their multiplexing are not.
-func (p *Point) ExactCounts() bool { return p.Source == SourceEmulated }
+func (p *Point) ExactWork() bool { return p.Source == SourceEmulated }
+
+// ExactTraffic reports whether p's Q is deterministic: a modelled Q is
+// when every process image ran its guest code on one thread at a time.
+// With several, each thread has its own modelled caches, so which thread
+// touches which data (dynamic scheduling, spin-waits) changes Q from run
+// to run. Points that do not record their threads per image (written
+// before it was recorded) are not exact.
+func (p *Point) ExactTraffic() bool {
+	return p.ExactWork() && p.Emulation != nil && p.Emulation.ImageThreads == 1
+}
 
 // Interval is a confidence interval [Lo, Hi] around an estimate.
 type Interval struct {
@@ -149,6 +161,10 @@ const (
 	FlagModelled = "modelled-traffic"
 	// FlagNotCounted: programs the target exec'd ran without being counted.
 	FlagNotCounted = "children-not-counted"
+	// FlagInterleaved: a modelled Q of a run with several threads at once,
+	// which depends on their interleaving (each thread has its own
+	// modelled caches), so it differs between identical runs.
+	FlagInterleaved = "interleaved-threads"
 	// Flags of modelled (analytic) W and Q, e.g. oneDNN primitives:
 	// FlagApproximate, a formula with estimated constants; FlagNoFormula,
 	// no model (time only); FlagPadded, a blocked layout pads a tensor;
@@ -300,9 +316,14 @@ type Emulation struct {
 	// WorkByWidth splits W by instruction width: scalar, 128, 256, x87.
 	WorkByWidth map[string]float64 `json:"work_by_width,omitempty"`
 	// Images counts the process images counted (the target, forked
-	// children, followed execs); Threads their guest threads.
-	Images  int `json:"images"`
-	Threads int `json:"threads"`
+	// children, followed execs); Threads their guest threads (thread
+	// slots, summed over the images). ImageThreads is the most thread
+	// slots one image used: 1 when each image ran its guest code on one
+	// thread at a time, the condition of a deterministic Q (0: not
+	// recorded).
+	Images       int `json:"images"`
+	Threads      int `json:"threads"`
+	ImageThreads int `json:"image_threads,omitempty"`
 	// Seconds is the wall time of the emulated run (the point's T comes
 	// from native runs).
 	Seconds float64 `json:"seconds"`

@@ -90,6 +90,9 @@ func TestDNNCeilingsAreLibraryRoofsOnEveryScope(t *testing.T) {
 			t.Errorf("job %d = %+v, want the ip experiment on %d CPUs", i, j, i+1)
 		}
 	}
+	if len(inv.jobs) == 2 && !slices.Contains(inv.jobs[1].Env, "OMP_PLACES={0},{1}") {
+		t.Errorf("2-thread job's environment %q: want OpenMP's threads bound to CPUs 0 and 1", inv.jobs[1].Env)
+	}
 	got := r.rep.Roofs.Compute
 	if len(got) != 2 {
 		t.Fatalf("%d roofs, want one per scope: %+v", len(got), got)
@@ -159,6 +162,31 @@ func TestImplementationISA(t *testing.T) {
 	} {
 		if got := implementationISA(impl); got != want {
 			t.Errorf("implementationISA(%q) = %q, want %q", impl, got, want)
+		}
+	}
+}
+
+func TestDNNCeilingBelowFewerThreadsIsFlagged(t *testing.T) {
+	roof := func(threads int, gflops float64) roofline.ComputeRoof {
+		return roofline.ComputeRoof{Kind: roofline.ComputeKindLibrary, Threads: threads, GFlops: gflops, Library: &roofline.LibraryCall{}}
+	}
+	// Recorded on the 2-CPU guest at load 5: conv3x3-nChw16c.
+	tests := []struct {
+		name  string
+		roofs []roofline.ComputeRoof
+		want  []bool
+	}{
+		{"scales", []roofline.ComputeRoof{roof(1, 186.7), roof(2, 377.3)}, []bool{false, false}},
+		{"waited", []roofline.ComputeRoof{roof(1, 186.7), roof(2, 28.94)}, []bool{false, true}},
+		{"one scope", []roofline.ComputeRoof{roof(2, 28.94)}, []bool{false}},
+	}
+	for _, tt := range tests {
+		flagBelowNarrower(tt.roofs)
+		for i, r := range tt.roofs {
+			got := slices.ContainsFunc(r.Library.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagLibraryBelowNarrower })
+			if got != tt.want[i] {
+				t.Errorf("%s: roof %d on %d threads flagged %v, want %v (%v)", tt.name, i, r.Threads, got, tt.want[i], r.Library.Flags)
+			}
 		}
 	}
 }

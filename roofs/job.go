@@ -46,6 +46,11 @@ type Job struct {
 
 	Inner stats.StopRule `json:"inner"`
 	Best  float64        `json:"best"`
+
+	// Env is added to a worker process's environment after Subprocess's
+	// own: variables a library reads when it loads (OpenMP's places).
+	// An in-process invocation cannot apply it.
+	Env []string `json:"-"`
 }
 
 // Reply is what an invocation sends back.
@@ -95,7 +100,7 @@ func (s Subprocess) Invoke(ctx context.Context, job Job) (Reply, error) {
 		return Reply{}, fmt.Errorf("encode job: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
-	cmd.Env = append(os.Environ(), s.Env...)
+	cmd.Env = append(append(os.Environ(), s.Env...), job.Env...)
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

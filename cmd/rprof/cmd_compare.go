@@ -30,7 +30,10 @@ per-repetition samples the points keep: Welch's t test by default, the
 Mann-Whitney U test with --test mann-whitney-u. A point that kept only its
 mean and interval is tested with Welch's t on the summary. "~" marks a
 change that is not significant. Counted figures (W, Q, intensity) barely
-vary between runs; they are compared against a relative tolerance.
+vary between runs; they are compared against a relative tolerance, except
+where exact: W between two emulated points (--count emulate), and Q and
+intensity too when both emulated runs had one thread per process (with
+more, the threads' interleaving moves the modelled Q).
 
 Two files of one point each are compared whatever their labels; files of
 several points are paired by label, and every label must be in both.

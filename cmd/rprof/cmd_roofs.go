@@ -34,8 +34,9 @@ of one socket, all cores), and DGEMM through the vendor BLAS on the widest
 scope. Parameters are autotuned, and every evaluation stops as soon as it
 may: at its time or count budget, once its 99% interval is within 1% of
 the estimate, or once the interval lies below the best configuration so
-far. Compute and DGEMM invocations run in fresh worker processes. See
-docs/roofs.md.
+far. Compute and DGEMM invocations run in fresh worker processes. With
+--dnn, oneDNN primitives' ceilings are measured too, as library roofs
+(docs/dnn.md). See docs/roofs.md.
 
 The table goes to stderr; the roofs document (docs/schema-roofs.md) is
 written to -o, by default where 'rprof run' looks for it. Its directory

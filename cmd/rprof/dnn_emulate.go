@@ -112,7 +112,10 @@ func (em *emulatedDNN) run(ctx context.Context, e *env, command []string) error 
 		return &exitError{code: exitInternal, err: fmt.Errorf("rprof dnn --count emulate: %w", err)}
 	}
 	em.trace = tr
-	em.emulation.Images, em.emulation.Threads = res.Images, res.Threads
+	em.emulation.Images, em.emulation.Threads, em.emulation.ImageThreads = res.Images, res.Threads, res.ImageThreads
+	if f, ok := measure.InterleavingNote(res); ok {
+		em.notes = append(em.notes, f)
+	}
 	em.join(res)
 	return nil
 }
@@ -177,6 +180,7 @@ func writeDNNEmulated(w io.Writer, em *emulatedDNN, groups []*dnn.Group, top int
 	fmt.Fprintf(w, " Counted beside analytic, per call (%s calls of %s under %s, %s; emulated run %.1f s):\n",
 		dnnlExecute, filepath.Base(em.probe.Path), em.emulation.Emulator, em.emulation.ISA, em.emulation.Seconds)
 	fmt.Fprintf(w, " W counted exactly; Q modelled DRAM bytes (cache model %s); medians over the counted calls\n", em.emulation.CacheModel)
+	writeInterleavedAdvice(w, " ", em.notes)
 	if em.mismatch != "" {
 		fmt.Fprintf(w, "  not attributed: %s\n\n", em.mismatch)
 		return

@@ -79,6 +79,11 @@ func TestDNNCountEmulateCountsEveryPrimitiveCall(t *testing.T) {
 		if !slices.ContainsFunc(p.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagModelled }) {
 			t.Errorf("%s: no %s flag", tc.kind+" "+tc.layout, roofline.FlagModelled)
 		}
+		// OpenMP's threads (as many as the CPUs, unless OMP_NUM_THREADS
+		// says) make the modelled Q depend on their interleaving.
+		if n := p.Emulation.ImageThreads; n < 1 || hasFlag(p, roofline.FlagInterleaved) != (n > 1) || p.ExactTraffic() != (n == 1) {
+			t.Errorf("%s: %d threads in one process, exact Q %v, flags %+v: want %s exactly when above 1", tc.kind+" "+tc.layout, n, p.ExactTraffic(), p.Flags, roofline.FlagInterleaved)
+		}
 	}
 	gelu := byLayout("eltwise", "aBcd8b")
 	if r := gelu.WorkByPrecision[roofline.Single] / *gelu.Analytic.WorkFlops; math.Abs(r-8.0/3) > 1e-9 {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,7 @@ func emulateTarget(t *testing.T) string {
 		t.Skip("gcc not found")
 	}
 	out := filepath.Join(t.TempDir(), "target")
-	if b, err := exec.Command("gcc", "-O1", "-o", out, "testdata/emulate/target.c").CombinedOutput(); err != nil {
+	if b, err := exec.Command("gcc", "-O1", "-pthread", "-o", out, "testdata/emulate/target.c").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, b)
 	}
 	return out
@@ -75,6 +76,43 @@ func TestRunCountEmulateFollowsExecsOfChildren(t *testing.T) {
 		if p.WorkFlops == nil || *p.WorkFlops != want || hasFlag(p, roofline.FlagNotCounted) {
 			t.Errorf("%s: W %v flags %+v, want %g with every exec followed", mode, p.WorkFlops, p.Flags, want)
 		}
+	}
+}
+
+// On one thread the modelled Q repeats to the byte; with two threads
+// taking chunks of an array in turn it depends on their interleaving, and
+// the point says so. (Measured here: 258,496 B in each of 11 one-thread
+// runs; 272,000 to 337,600 B over 11 two-thread runs.)
+func TestRunCountEmulateQIsExactOnOneThreadAndFlaggedOnTwo(t *testing.T) {
+	target := emulateTarget(t)
+	dir := t.TempDir()
+	point := func(threads, run int) roofline.Point {
+		out := filepath.Join(dir, fmt.Sprintf("%d-%d.json", threads, run))
+		code, _, stderr := rprofRun(t, "", "--count", "emulate", "--cache-model", "32K/8,1M/16,32M/16", "--json", out, "--",
+			target, "sweeps", fmt.Sprint(threads), "64", "8")
+		if code != 0 {
+			t.Fatalf("%d threads: exit %d: %s", threads, code, stderr)
+		}
+		if want := "Q depends on how the threads interleaved"; strings.Contains(stderr, want) != (threads > 1) {
+			t.Errorf("%d threads: advice %q shown %v, want %v:\n%s", threads, want, !(threads > 1), threads > 1, stderr)
+		}
+		return readRunPoint(t, out)
+	}
+	a, b := point(1, 1), point(1, 2)
+	if a.TrafficBytes == nil || b.TrafficBytes == nil || *a.TrafficBytes != *b.TrafficBytes || *a.WorkFlops != *b.WorkFlops {
+		t.Errorf("one thread: W %v and %v, Q %v and %v: want both equal", a.WorkFlops, b.WorkFlops, a.TrafficBytes, b.TrafficBytes)
+	}
+	if !a.ExactTraffic() || hasFlag(a, roofline.FlagInterleaved) || a.Emulation.ImageThreads != 1 {
+		t.Errorf("one thread: exact Q %v, flags %+v, emulation %+v: want exact and unflagged", a.ExactTraffic(), a.Flags, a.Emulation)
+	}
+	two := point(2, 1)
+	// 64 KiB x 8 sweeps of one fp64 add per element, + one add per thread.
+	if want := 64.0*128*8 + 2; two.WorkFlops == nil || *two.WorkFlops != want {
+		t.Errorf("two threads: W %v, want %g", two.WorkFlops, want)
+	}
+	if two.ExactTraffic() || !two.ExactWork() || !hasFlag(two, roofline.FlagInterleaved) || two.Emulation.ImageThreads != 2 {
+		t.Errorf("two threads: exact W %v, exact Q %v, flags %+v, emulation %+v: want exact W, Q flagged %s",
+			two.ExactWork(), two.ExactTraffic(), two.Flags, two.Emulation, roofline.FlagInterleaved)
 	}
 }
 

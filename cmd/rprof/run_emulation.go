@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -10,6 +11,14 @@ import (
 
 	"github.com/rprof/rprof/internal/unit"
 )
+
+// writeInterleavedAdvice says, when flags hold roofline.FlagInterleaved,
+// how to get a modelled Q that repeats: one thread per process.
+func writeInterleavedAdvice(w io.Writer, indent string, flags []roofline.Flag) {
+	if slices.ContainsFunc(flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagInterleaved }) {
+		fmt.Fprintf(w, "%sQ depends on how the threads interleaved, so it differs between identical runs; for a Q that repeats to the byte (a baseline gated with no tolerance), count the target on one thread: OMP_NUM_THREADS=1, or its own thread setting\n", indent)
+	}
+}
 
 // shownFunctions is how many functions the summary lists.
 const shownFunctions = 10
@@ -24,6 +33,7 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 	}
 	fmt.Fprintf(w, "\n  counted by %s (plugin API %d), %s; %s, %s; emulated run %.2f s\n",
 		em.Emulator, em.PluginAPI, em.ISA, plural(em.Images, "process image"), plural(em.Threads, "thread"), em.Seconds)
+	writeInterleavedAdvice(w, "  ", p.Flags)
 	var widths []string
 	for _, k := range []string{"scalar", "128", "256", "x87"} {
 		if v, ok := em.WorkByWidth[k]; ok {

@@ -88,12 +88,16 @@ type Row struct {
 	Old, New Value
 	// Change is New/Old - 1 (NaN when either is unknown or Old is 0).
 	Change float64
-	// Deterministic rows are compared against Tolerance (none between two
-	// emulated points, whose W and Q are exact); the others with a test.
+	// Deterministic rows are compared against Tolerance (none when Exact);
+	// the others with a test.
 	Deterministic bool
-	// Exact: both points' W and Q are exact (emulated), so the row was
+	// Exact: both points' figure is deterministic (roofline.Point's
+	// ExactWork, ExactTraffic; the intensity needs both), so the row was
 	// compared with no tolerance.
 	Exact bool
+	// Inexact says why a row of two emulated points was compared with the
+	// tolerance after all (InexactThreads, InexactUnrecorded); "" otherwise.
+	Inexact string
 	// Test is the two-sample test of a timed row; nil when it could not be
 	// run, and NoTest says why.
 	Test   *stats.Comparison
@@ -262,26 +266,50 @@ func comparePair(old, new roofline.Point, opts Options) Pair {
 	for _, m := range []string{MetricTime, MetricGFlops, MetricFraction} {
 		pr.Rows = append(pr.Rows, timedRow(m, old, new, opts))
 	}
-	// Emulated W and Q are exact: between two emulated points any change is
-	// real, with no tolerance.
-	tol, exact := opts.Tolerance, old.ExactCounts() && new.ExactCounts()
-	if exact {
-		tol = 0
+	// Between two points whose figure is exact any change is real, with no
+	// tolerance: emulated W always, modelled Q (and so the intensity) only
+	// when both runs were on one thread.
+	work := old.ExactWork() && new.ExactWork()
+	traffic := old.ExactTraffic() && new.ExactTraffic()
+	inexact := ""
+	if work && !traffic {
+		inexact = inexactTraffic(old, new)
 	}
-	for _, r := range []Row{
-		countedRow(MetricWork, "FLOP", old.WorkFlops, new.WorkFlops, tol),
-		countedRow(MetricTraffic, "B", old.TrafficBytes, new.TrafficBytes, tol),
-		countedRow(MetricIntensity, "FLOP/B", old.Intensity, new.Intensity, tol),
-	} {
-		r.Exact = exact
-		pr.Rows = append(pr.Rows, r)
-	}
+	pr.Rows = append(pr.Rows,
+		countedRow(MetricWork, "FLOP", old.WorkFlops, new.WorkFlops, work, "", opts),
+		countedRow(MetricTraffic, "B", old.TrafficBytes, new.TrafficBytes, traffic, inexact, opts),
+		countedRow(MetricIntensity, "FLOP/B", old.Intensity, new.Intensity, work && traffic, inexact, opts))
 	return pr
 }
 
-func countedRow(metric, unit string, old, new *float64, tolerance float64) Row {
-	r := Row{Metric: metric, Unit: unit, Deterministic: true, Old: counted(old), New: counted(new)}
+// inexactTraffic says why the Q of two emulated points is not exact.
+func inexactTraffic(old, new roofline.Point) string {
+	for _, p := range []roofline.Point{old, new} {
+		if p.Emulation != nil && p.Emulation.ImageThreads > 1 {
+			return InexactThreads
+		}
+	}
+	return InexactUnrecorded
+}
+
+// Reasons a row of two emulated points is compared with the tolerance
+// (Row.Inexact).
+const (
+	// InexactThreads: a run had several threads, whose interleaving
+	// changes the modelled Q.
+	InexactThreads = "Q modelled over several threads"
+	// InexactUnrecorded: a point does not say how many threads it ran
+	// (written by an rprof that did not record it).
+	InexactUnrecorded = "threads per process not recorded"
+)
+
+func countedRow(metric, unit string, old, new *float64, exact bool, inexact string, opts Options) Row {
+	r := Row{Metric: metric, Unit: unit, Deterministic: true, Exact: exact, Inexact: inexact, Old: counted(old), New: counted(new)}
 	r.Change = change(r.Old, r.New)
+	tolerance := opts.Tolerance
+	if exact {
+		tolerance = 0
+	}
 	r.Significant = !math.IsNaN(r.Change) && math.Abs(r.Change) > tolerance
 	return r
 }

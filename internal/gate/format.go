@@ -69,10 +69,14 @@ func verdictCell(r Row, opts Options) string {
 		}
 		return "same (exact counts)"
 	case r.Deterministic:
-		if r.Significant {
-			return fmt.Sprintf("changed (beyond ±%s)", unit.Relative(opts.Tolerance))
+		why := ""
+		if r.Inexact != "" {
+			why = ": " + r.Inexact
 		}
-		return fmt.Sprintf("same (within ±%s)", unit.Relative(opts.Tolerance))
+		if r.Significant {
+			return fmt.Sprintf("changed (beyond ±%s%s)", unit.Relative(opts.Tolerance), why)
+		}
+		return fmt.Sprintf("same (within ±%s%s)", unit.Relative(opts.Tolerance), why)
 	case r.Test == nil:
 		return "? (" + r.NoTest + ")"
 	}

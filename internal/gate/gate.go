@@ -338,13 +338,17 @@ func growthCheck(name string, r *Row, limit float64, oldSource, newSource, skip 
 	if oldSource == roofline.SourceAnalytic || newSource == roofline.SourceAnalytic {
 		how = ", analytic"
 	}
+	inexact := ""
+	if r.Inexact != "" {
+		inexact = "; not exact between emulated runs: " + r.Inexact
+	}
 	if r.Change > limit {
 		c.Outcome = Regression
-		c.Detail = fmt.Sprintf("%s grew %s (%s → %s%s), limit %s", metric, unit.Relative(r.Change), number(r.Old.Center, r.Unit), number(r.New.Center, r.Unit), how, unit.Relative(limit))
+		c.Detail = fmt.Sprintf("%s grew %s (%s → %s%s), limit %s%s", metric, unit.Relative(r.Change), number(r.Old.Center, r.Unit), number(r.New.Center, r.Unit), how, unit.Relative(limit), inexact)
 		return c
 	}
 	c.Outcome = Pass
-	c.Detail = fmt.Sprintf("%s %s (%s → %s%s), limit %s", metric, unit.Change(r.Change), number(r.Old.Center, r.Unit), number(r.New.Center, r.Unit), how, unit.Relative(limit))
+	c.Detail = fmt.Sprintf("%s %s (%s → %s%s), limit %s%s", metric, unit.Change(r.Change), number(r.Old.Center, r.Unit), number(r.New.Center, r.Unit), how, unit.Relative(limit), inexact)
 	if r.Significant && r.Change < 0 {
 		// Less work is not a regression, but a kernel that stopped doing its
 		// work is also faster: say that the runs differ.

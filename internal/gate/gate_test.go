@@ -353,28 +353,55 @@ func TestNoiseWiderThanTheLimitIsSaid(t *testing.T) {
 	}
 }
 
-func TestEmulatedWorkAndTrafficAreExact(t *testing.T) {
-	base := placed(load(t, "slowdown-old"), 4e7, 3.2e8, 50)
-	tiny := placed(load(t, "slowdown-old"), 4e7+1, 3.2e8, 50) // one FLOP more
-	emulated := func(p roofline.Point) roofline.Point {
-		p.Source = roofline.SourceEmulated
+// The recorded points are emulated runs of one program (cmd/rprof's
+// test target, "sweeps": threads take 1 KiB chunks of a 64 KiB array in
+// turn, 8 times): two on one thread, with equal W and Q, and two on two
+// threads, with equal W and Q of 331,776 and 272,000 B.
+func TestEmulatedWorkIsExactAndTrafficOnlyOnOneThread(t *testing.T) {
+	one, oneAgain := load(t, "emulated-1thread-a"), load(t, "emulated-1thread-b")
+	two, twoAgain := load(t, "emulated-2threads-a"), load(t, "emulated-2threads-b")
+	unrecorded := func(p roofline.Point) roofline.Point {
+		em := *p.Emulation
+		em.ImageThreads = 0
+		p.Emulation = &em
 		return p
 	}
+	counters := func(p roofline.Point) roofline.Point {
+		p.Source, p.Emulation = roofline.SourceCounters, nil
+		return p
+	}
+	moreWork := oneAgain
+	moreWork.WorkFlops = ptr(*one.WorkFlops + 1)
+	moreWork.Intensity = ptr(*moreWork.WorkFlops / *moreWork.TrafficBytes)
+	type want struct {
+		exact       bool
+		inexact     string
+		significant bool
+	}
 	for _, tt := range []struct {
-		name     string
-		old, new roofline.Point
-		want     bool
+		name              string
+		old, new          roofline.Point
+		work, traffic, fi want
 	}{
-		{"emulated: one FLOP is a change", emulated(base), emulated(tiny), true},
-		{"emulated: equal counts are no change", emulated(base), emulated(base), false},
-		{"counters: within the tolerance", base, tiny, false},
-		{"one side counted by counters keeps the tolerance", base, emulated(tiny), false},
+		{"one thread: W and Q repeat exactly", one, oneAgain,
+			want{exact: true}, want{exact: true}, want{exact: true}},
+		{"one thread: one FLOP more is a change", one, moreWork,
+			want{exact: true, significant: true}, want{exact: true}, want{exact: true, significant: true}},
+		{"two threads: W exact, Q moved beyond the tolerance", two, twoAgain,
+			want{exact: true}, want{inexact: InexactThreads, significant: true}, want{inexact: InexactThreads, significant: true}},
+		{"one thread against two: Q compared with the tolerance", one, two,
+			want{exact: true, significant: true}, want{inexact: InexactThreads, significant: true}, want{inexact: InexactThreads, significant: true}},
+		{"threads not recorded: Q compared with the tolerance", unrecorded(one), oneAgain,
+			want{exact: true}, want{inexact: InexactUnrecorded}, want{inexact: InexactUnrecorded}},
+		{"one side counted by counters keeps the tolerance", counters(one), moreWork,
+			want{}, want{}, want{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pr := comparePair(tt.old, tt.new, DefaultOptions)
-			for _, r := range pr.Rows {
-				if r.Metric == MetricWork && r.Significant != tt.want {
-					t.Errorf("W change %g significant %v, want %v", r.Change, r.Significant, tt.want)
+			for metric, w := range map[string]want{MetricWork: tt.work, MetricTraffic: tt.traffic, MetricIntensity: tt.fi} {
+				r := pr.Row(metric)
+				if got := (want{r.Exact, r.Inexact, r.Significant}); got != w {
+					t.Errorf("%s: change %g: %+v, want %+v", metric, r.Change, got, w)
 				}
 			}
 		})

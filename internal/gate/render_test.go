@@ -13,6 +13,9 @@ import (
 	"github.com/rprof/rprof/internal/unit"
 )
 
+// exactLimits fail on any growth of W or Q, as for emulated counts.
+var exactLimits = Limits{MaxSlowdown: 0.5, MaxWorkGrowth: 0, MaxTrafficGrowth: 0}
+
 // verdicts are the cases the renderers are checked on.
 func verdicts(t *testing.T) map[string]*Verdict {
 	t.Helper()
@@ -35,6 +38,11 @@ func verdicts(t *testing.T) map[string]*Verdict {
 		// The same machine under roofs measured again, 20% lower: the kernel
 		// took 25% longer at the same fraction.
 		{"roofs-remeasured", base, placed(scaled(load(t, "slowdown-old"), 1/0.8), 4e7, 3.2e8, 40), DefaultLimits},
+		// Recorded emulated runs of a program whose threads take chunks of
+		// an array in turn, gated with no growth of W and Q allowed: on one
+		// thread both repeat exactly; on two, Q moved by 18%.
+		{"emulated-one-thread", load(t, "emulated-1thread-a"), load(t, "emulated-1thread-b"), exactLimits},
+		{"emulated-two-threads", load(t, "emulated-2threads-b"), load(t, "emulated-2threads-a"), exactLimits},
 	}
 	out := map[string]*Verdict{}
 	for _, c := range cases {

@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -156,5 +157,41 @@ func TestScriptsRunUnderTheirInterpreter(t *testing.T) {
 	}
 	if got := interpreter(filepath.Join(dir, "absent")); got != nil {
 		t.Errorf("absent file: %q", got)
+	}
+}
+
+// Threads sums the thread slots of every image; ImageThreads is the most
+// one image used, which says whether each image's cache model saw one
+// thread's accesses only.
+func TestImageThreadsIsTheMostSlotsOfOneImage(t *testing.T) {
+	b, err := os.ReadFile("testdata/calls-small/calls-2.6.3-small.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name                  string
+		vcpus                 []int
+		threads, imageThreads int
+	}{
+		{"one thread", []int{1}, 1, 1},
+		{"forked child, one thread each", []int{1, 1}, 2, 1},
+		{"two threads in one image", []int{2}, 2, 2},
+		{"parent of two threads, child of one", []int{2, 1}, 3, 2},
+	} {
+		dir := t.TempDir()
+		for i, n := range tc.vcpus {
+			text := strings.Replace(string(b), "\nvcpus 2\n", fmt.Sprintf("\nvcpus %d\n", n), 1)
+			text = strings.Replace(text, "\npid 22800\n", fmt.Sprintf("\npid %d\n", 22800+i), 1)
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.0.txt", 22800+i)), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := readResult(dir, CacheModel{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Images != len(tc.vcpus) || r.Threads != tc.threads || r.ImageThreads != tc.imageThreads {
+			t.Errorf("%s: %d images, %d threads, %d in one image; want %d, %d, %d", tc.name, r.Images, r.Threads, r.ImageThreads, len(tc.vcpus), tc.threads, tc.imageThreads)
+		}
 	}
 }

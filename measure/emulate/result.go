@@ -43,6 +43,10 @@ type Result struct {
 	// the slot of a thread that ended, so this is at least the most
 	// threads alive at once.
 	Threads int
+	// ImageThreads is the most thread slots one image used: 1 when every
+	// image ran its guest code on one thread at a time, so that its cache
+	// model saw one order of accesses and Q repeats exactly.
+	ImageThreads int
 	// NotCounted lists programs the target exec'd that ran natively,
 	// uncounted (not x86-64, or not readable).
 	NotCounted []string
@@ -441,6 +445,7 @@ func combine(imgs []*image, m CacheModel) Result {
 		r.Core.Write += img.core.Write
 		r.NonTemporal += img.nt
 		r.Threads += img.vcpus
+		r.ImageThreads = max(r.ImageThreads, img.vcpus)
 		r.SharedSlot = r.SharedSlot || img.overflow
 		if img.exec != "" && !next[[2]int{img.pid, img.gen + 1}] {
 			r.NotCounted = append(r.NotCounted, img.exec)

@@ -7,7 +7,13 @@
  *                      (counted when followed); the parent waits
  *   sh N               system("PROG fma N 0") through /bin/sh
  *   touch FILE N       create FILE, then N FMAs (a long run under emulation)
+ *   sweeps T KB S      T threads (the main one and T-1 others, as OpenMP
+ *                      does) sum KB KiB of doubles S times, taking 1 KiB
+ *                      chunks from a shared counter per sweep (dynamic
+ *                      scheduling: which thread reads which chunk varies
+ *                      between runs when T > 1); KB*128*S fp64 adds, + T
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +24,50 @@ static void fmas(long n)
 {
 	for (long i = 0; i < n; i++)
 		__asm__ volatile("vfmadd231pd %%ymm1, %%ymm2, %%ymm0" ::: "xmm0");
+}
+
+enum { chunk = 128, max_sweeps = 64 };
+static double *data;
+static long nchunks, next[max_sweeps];
+static int nsweeps;
+static pthread_barrier_t barrier;
+
+static void *sweep(void *sum)
+{
+	double s = 0;
+	for (int k = 0; k < nsweeps; k++) {
+		long c;
+		while ((c = __atomic_fetch_add(&next[k], 1, __ATOMIC_RELAXED)) < nchunks)
+			for (long i = c * chunk; i < (c + 1) * chunk; i++)
+				s += data[i];
+		pthread_barrier_wait(&barrier);
+	}
+	*(double *)sum = s;
+	return NULL;
+}
+
+static int sweeps(int t, long kb, int s)
+{
+	pthread_t th[16];
+	double sums[16], total = 0;
+	if (t < 1 || t > 16 || s < 1 || s > max_sweeps)
+		return 2;
+	nchunks = kb * 1024 / (chunk * sizeof(double));
+	nsweeps = s;
+	data = malloc(nchunks * chunk * sizeof(double));
+	for (long i = 0; i < nchunks * chunk; i++)
+		data[i] = (double)(i & 7);
+	pthread_barrier_init(&barrier, NULL, t);
+	/* One thread runs on the main one alone, as OpenMP does. */
+	for (int i = 1; i < t; i++)
+		pthread_create(&th[i], NULL, sweep, &sums[i]);
+	sweep(&sums[0]);
+	for (int i = 1; i < t; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < t; i++)
+		total += sums[i];
+	printf("%g\n", total);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -57,5 +107,7 @@ int main(int argc, char **argv)
 		fmas(atol(argv[3]));
 		return 0;
 	}
+	if (argc >= 5 && strcmp(argv[1], "sweeps") == 0)
+		return sweeps(atoi(argv[2]), atol(argv[3]), atoi(argv[4]));
 	return 2;
 }
