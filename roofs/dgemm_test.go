@@ -125,6 +125,8 @@ func TestDGEMMBudgetDefaults(t *testing.T) {
 		{Options{}, dgemmSearchBudget},
 		{Options{Quick: true}, dgemmSearchBudget},
 		{Options{Fixed: 200}, 0},
+		{Options{DGEMMSpace: "seed"}, 0},
+		{Options{DGEMMSpace: "seed", DGEMMBudget: time.Minute}, time.Minute},
 		{Options{Fixed: 200, DGEMMBudget: time.Minute}, time.Minute},
 		{Options{DGEMMBudget: -1}, -1},
 	}

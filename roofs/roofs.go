@@ -51,8 +51,9 @@ type Options struct {
 	DGEMMSpace string
 	// DGEMMBudget bounds the DGEMM search's wall time: no shape starts,
 	// and no duel of the climb whose predicted time does not fit, once it
-	// is spent. 0 means the default (25 s; none with Fixed, whose baseline
-	// must measure every shape); negative means none.
+	// is spent. 0 means the default: 25 s, but none with Fixed, whose
+	// baseline must measure every shape, or with the "seed" space, asked
+	// for to measure all of it; negative means none.
 	DGEMMBudget time.Duration
 
 	// DNN lists the oneDNN problems whose ceilings to measure, as library
@@ -172,7 +173,7 @@ func (o Options) dgemmBudget() time.Duration {
 	switch {
 	case o.DGEMMBudget != 0:
 		return o.DGEMMBudget
-	case o.Fixed > 0:
+	case o.Fixed > 0 || o.DGEMMSpace == "seed":
 		return 0
 	}
 	return dgemmSearchBudget

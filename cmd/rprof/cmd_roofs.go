@@ -72,9 +72,10 @@ Flags:
   --dgemm-space S    DGEMM search space: quick, default (then a climb
                      past its edge) or seed (seed 000's 96 shapes)
   --dgemm-budget D   wall time the DGEMM search may take, e.g. 25s (the
-                     default; none with --fixed); 0 for no limit. Once
-                     spent, no further shape is started; the document
-                     says what was left out (dgemm-budget)
+                     default; none with --fixed or --dgemm-space seed);
+                     0 for no limit. Once spent, no further shape is
+                     started; the document says what was left out
+                     (dgemm-budget)
   --no-dgemm         skip DGEMM
   --dnn LIST         also measure oneDNN library ceilings, one per problem
                      and thread scope: seed 004 experiments (conv3x3-nChw16c,

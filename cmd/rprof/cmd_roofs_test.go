@@ -33,6 +33,8 @@ func TestRoofsRejectsBadInputInOneLine(t *testing.T) {
 		{"unknown-method", []string{"--method", "mode", "-o", out}, exitUsage},
 		{"unknown-order", []string{"--order", "random", "-o", out}, exitUsage},
 		{"unknown-dgemm-space", []string{"--dgemm-space", "huge", "-o", out}, exitUsage},
+		{"dgemm-budget-negative", []string{"--dgemm-budget", "-5s", "-o", out}, exitUsage},
+		{"dgemm-budget-not-a-duration", []string{"--dgemm-budget", "20", "-o", out}, exitUsage},
 		{"blas-arch-in-process", []string{"--blas-arch", "SkylakeX", "--in-process", "-o", out}, exitUsage},
 		{"missing-blas", []string{"--blas", "/nonexistent/libopenblas.so.0", "-o", out}, exitUsage},
 		{"extra-argument", []string{"-o", out, "now"}, exitUsage},
