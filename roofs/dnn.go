@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
 )
@@ -51,7 +52,7 @@ func measureDNNRoofs(ctx context.Context, r *run) error {
 			r.o.progress("oneDNN %s, %s", pr.name, threadsWord(len(cpus)))
 			var call *roofline.LibraryCall
 			res, err := ev.Evaluate(ctx, 0, func(ctx context.Context, inner stats.StopRule, best float64) (stats.Inner, error) {
-				reply, err := r.o.Invoker.Invoke(ctx, Job{Kind: "dnn", CPUs: cpus, DNN: &pr.p, Inner: inner, Best: best, Env: ompPlaces(cpus)})
+				reply, err := r.o.Invoker.Invoke(ctx, Job{Kind: "dnn", CPUs: cpus, DNN: &pr.p, Inner: inner, Best: best, Env: affinity.OpenMPEnv(cpus)})
 				if reply.Library != nil {
 					call = reply.Library
 				}
@@ -84,7 +85,7 @@ func measureDNNRoofs(ctx context.Context, r *run) error {
 
 // flagBelowNarrower flags each of one problem's library roofs that is
 // below the same problem's on fewer threads: its threads waited for each
-// other. Before the threads were bound (ompPlaces), the 2-thread
+// other. Before the threads were bound (affinity.OpenMPEnv), the 2-thread
 // convolutions on the 2-CPU guest under a load of about 5 ran at 29
 // GFLOP/s, a seventh of one thread's, with tight intervals; a CPU taken
 // by other work, or a problem too small to split, still gives that
@@ -110,22 +111,6 @@ var dnnLoads = func() error {
 		lib.Close()
 	}
 	return err
-}
-
-// ompPlaces binds the library's OpenMP threads one to each CPU of the
-// scope, as the FMA kernels' threads are pinned. libgomp reads the
-// variables when it loads, so they go in the worker's environment. Left
-// to the scheduler on the 2-CPU guest under a load of about 5, the two
-// threads of a 2-thread convolution ran at 29 GFLOP/s, a seventh of one
-// thread's (8 ms a call, waiting at OpenMP's barriers); bound, at 376
-// (rprof dnn bench --threads 2 conv3x3-nChw16c, without and with
-// OMP_PROC_BIND=true, one after the other).
-func ompPlaces(cpus []int) []string {
-	places := make([]string, len(cpus))
-	for i, c := range cpus {
-		places[i] = fmt.Sprintf("{%d}", c)
-	}
-	return []string{"OMP_PROC_BIND=close", "OMP_PLACES=" + strings.Join(places, ",")}
 }
 
 // dnnRoofName is "onednn-" and the problem's name, the implementation and

@@ -6,13 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
@@ -48,7 +51,11 @@ Flags:
                    gelu_tanh
   --layout L       activations of 4D problems: nchw, nhwc, nChw16c
                    (default), nChw8c
-  --threads N      the library's threads (OpenMP runtime; default: its own)
+  --threads N      the library's threads (OpenMP runtime; default: its own),
+                   bound one to each of the first N CPUs the process may
+                   run on (OMP_PROC_BIND=close, OMP_PLACES), unless
+                   OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY is set;
+                   the header says which
   --cold           evict the caches (write --flush bytes) before every
                    timed execution; default warm: executions back to back
   --flush BYTES    bytes written to evict the caches (default 256 MiB)
@@ -152,6 +159,15 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	}
 	roofs, roofsFile := rd.roofs, rd.path
 
+	allowed, err := affinity.Allowed()
+	bind := benchBinding(allowed, err, *threads, os.Getenv)
+	// libgomp reads its variables once, when libdnnl loads it; os.Setenv
+	// reaches the C environment it reads (purego links cgo's or its own
+	// setenv hook), as the Linux test checks in a fresh process.
+	for _, kv := range bind.env {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
 	lib, err := openDNN(*library)
 	if err != nil {
 		return &exitError{code: exitInternal, err: dnnLibraryAdvice(err)}
@@ -169,20 +185,77 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	}
 	v := lib.Version()
 	if *noExec {
-		fmt.Fprintf(e.stderr, "rprof dnn bench: overhead run (oneDNN %s): %d problems created, allocated and filled, none executed\n", v, len(results))
+		fmt.Fprintf(e.stderr, "rprof dnn bench: overhead run (oneDNN %s, threads %s): %d problems created, allocated and filled, none executed\n", v, bind.describe(v), len(results))
 		for _, r := range results {
 			fmt.Fprintf(e.stderr, "  %-12s setup %s  %s\n", r.Implementation, r.Setup.Round(time.Microsecond), r.Problem)
 		}
 		return nil
 	}
 	points := benchPoints(results, roofs, roofsFile, *confidence)
-	writeBenchTable(e.stderr, v, results, points, roofs)
+	writeBenchTable(e.stderr, v, bind, results, points, roofs)
 	if *jsonPath != "" {
 		if err := writeDoc(e, *jsonPath, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 	}
 	return nil
+}
+
+// ompBinding is how bench binds the library's OpenMP threads.
+type ompBinding struct {
+	// env is added to the environment before the library loads.
+	env []string
+	// how says it, after "N threads": "bound one to each of CPUs 0,1
+	// (OMP_PROC_BIND=close, OMP_PLACES={0},{1})".
+	how string
+}
+
+// benchBinding binds the library's threads one to each of the first
+// threads CPUs the process may run on (its affinity: taskset, cgroup
+// cpusets), all of them when threads is 0, as the roofs' oneDNN ceilings
+// are measured. A user's own OMP_PROC_BIND, OMP_PLACES or
+// GOMP_CPU_AFFINITY is kept: they are how one studies the binding.
+func benchBinding(allowed []int, allowedErr error, threads int, getenv func(string) string) ompBinding {
+	if user := affinity.OpenMPUserBinding(getenv); len(user) > 0 {
+		return ompBinding{how: "placed as the environment says (" + strings.Join(user, ", ") + ")"}
+	}
+	if allowedErr != nil || len(allowed) == 0 {
+		return ompBinding{how: fmt.Sprintf("unbound (allowed CPUs unknown: %v)", allowedErr)}
+	}
+	cpus := allowed
+	if threads > 0 && threads < len(allowed) {
+		cpus = allowed[:threads]
+	}
+	env := affinity.OpenMPEnv(cpus)
+	how := "bound one to each of " + cpuList(cpus)
+	switch {
+	case threads > len(allowed):
+		how = "bound to and sharing the allowed " + cpuList(cpus)
+	case len(cpus) == 1:
+		how = "bound to " + cpuList(cpus)
+	}
+	return ompBinding{env: env, how: how + " (" + strings.Join(env, ", ") + ")"}
+}
+
+// describe says the binding for the header; it is OpenMP's, and means
+// nothing to another runtime.
+func (b ompBinding) describe(v dnnbench.Version) string {
+	if v.CPURuntime != "OpenMP" {
+		return "as the " + v.CPURuntime + " runtime places them"
+	}
+	return b.how
+}
+
+// cpuList is "CPU 1" or "CPUs 0,1".
+func cpuList(cpus []int) string {
+	s := make([]string, len(cpus))
+	for i, c := range cpus {
+		s[i] = strconv.Itoa(c)
+	}
+	if len(cpus) == 1 {
+		return "CPU " + s[0]
+	}
+	return "CPUs " + strings.Join(s, ",")
 }
 
 // dnnLibraryAdvice adds the package to install to a library that would
@@ -234,12 +307,12 @@ func benchPoints(results []dnnbench.Result, roofs *roofline.Roofs, roofsFile str
 	return pts
 }
 
-func writeBenchTable(w io.Writer, v dnnbench.Version, results []dnnbench.Result, points []roofline.Point, roofs *roofline.Roofs) {
+func writeBenchTable(w io.Writer, v dnnbench.Version, bind ompBinding, results []dnnbench.Result, points []roofline.Point, roofs *roofline.Roofs) {
 	caches := "warm caches"
 	if results[0].Cold {
 		caches = "cold caches"
 	}
-	fmt.Fprintf(w, "\n oneDNN %s (%s, %d threads), %s; time per execution: median of the samples and its interval, and the fastest sample (a busy machine slows the median first)\n", v, v.CPURuntime, results[0].Threads, caches)
+	fmt.Fprintf(w, "\n oneDNN %s (%s, %d threads %s), %s; time per execution: median of the samples and its interval, and the fastest sample (a busy machine slows the median first)\n", v, v.CPURuntime, results[0].Threads, bind.describe(v), caches)
 	if roofs == nil {
 		fmt.Fprintln(w, " no roofs document: run 'rprof roofs' for the share of peak and the roof reached")
 	}

@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -137,14 +140,20 @@ func TestDNNInterruptedWritesNothing(t *testing.T) {
 	}
 }
 
-// The harness runs in a child process: it calls oneDNN from the main
-// thread, which a test's goroutine is not on.
-func TestDNNBenchRunsExperimentsAndDescriptors(t *testing.T) {
+// skipWithoutDNNL2 skips unless libdnnl.so.2 is installed.
+func skipWithoutDNNL2(t *testing.T) {
+	t.Helper()
 	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libdnnl.so.2"); err != nil {
 		if out, err := exec.Command("ldconfig", "-p").Output(); err != nil || !bytes.Contains(out, []byte("libdnnl.so.2")) {
 			t.Skip("libdnnl.so.2 not installed (scripts/test.sh installs libdnnl2)")
 		}
 	}
+}
+
+// The harness runs in a child process: it calls oneDNN from the main
+// thread, which a test's goroutine is not on.
+func TestDNNBenchRunsExperimentsAndDescriptors(t *testing.T) {
+	skipWithoutDNNL2(t)
 	out := filepath.Join(t.TempDir(), "bench.json")
 	// --library: a oneDNN 3.x installed too would be loaded first.
 	cmd := exec.Command(os.Args[0], testRprofArg, "dnn", "bench", "--library", "libdnnl.so.2", "--repeat", "3", "--threads", "1", "--roofs", roofsFixture, "--json", out,
@@ -180,5 +189,58 @@ func TestDNNBenchRunsExperimentsAndDescriptors(t *testing.T) {
 	msg, err := over.CombinedOutput()
 	if err != nil || !bytes.Contains(msg, []byte("none executed")) {
 		t.Errorf("overhead run: %v: %s", err, msg)
+	}
+}
+
+// libgomp reads its binding when libdnnl loads it, from the C
+// environment, which bench sets from Go: the child's libgomp must print
+// (OMP_DISPLAY_ENV) the places of the CPUs it may run on. The child is
+// started from a thread pinned to the last allowed CPU, so it inherits a
+// mask without CPU 0 on a machine of more than one.
+func TestDNNBenchBindsOpenMPToTheAllowedCPUs(t *testing.T) {
+	skipWithoutDNNL2(t)
+	allowed, err := affinity.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := allowed[len(allowed)-1]
+	var places []string
+	for _, c := range allowed {
+		places = append(places, fmt.Sprintf("{%d}", c))
+	}
+	tests := []struct {
+		name   string
+		pin    bool
+		env    []string
+		places string
+		bind   string
+		header string
+	}{
+		{"every allowed CPU", false, nil, "'" + strings.Join(places, ",") + "'", "'CLOSE'", "OMP_PROC_BIND=close"},
+		{"a mask of the last CPU", true, nil, fmt.Sprintf("'{%d}'", last), "'CLOSE'", fmt.Sprintf("OMP_PLACES={%d}", last)},
+		{"the user's binding", false, []string{"OMP_PROC_BIND=false"}, "''", "'FALSE'", "placed as the environment says (OMP_PROC_BIND=false)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], testRprofArg, "dnn", "bench", "--library", "libdnnl.so.2", "--no-exec", "--threads", strconv.Itoa(len(allowed)), "conv3x3-nChw16c")
+			cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+				return strings.HasPrefix(kv, "OMP_") || strings.HasPrefix(kv, "GOMP_")
+			}), append(tt.env, "OMP_DISPLAY_ENV=true")...)
+			var out []byte
+			run := func() { out, err = cmd.CombinedOutput() }
+			if tt.pin {
+				err = affinity.RunPinned([]int{last}, nil, func(int) { run() })
+			} else {
+				run()
+			}
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			for _, want := range []string{"OMP_PLACES = " + tt.places, "OMP_PROC_BIND = " + tt.bind, tt.header} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("child's output lacks %q:\n%s", want, out)
+				}
+			}
+		})
 	}
 }
