@@ -72,10 +72,7 @@ func seq(lo, hi int) []int {
 // within the allowed CPUs, cache sizes and their source, the sweep's span,
 // and the ceilings of a sweep of the host's real hierarchy.
 func TestRoofsSetUpOnEveryHostShape(t *testing.T) {
-	ks, _ := kernels.BandwidthKernels()
-	if len(ks) == 0 {
-		t.Skip("no bandwidth kernels here")
-	}
+	ks := bandwidthKernelsOrSkip(t)
 	for _, h := range hostShapes(t) {
 		t.Run(h.name, func(t *testing.T) {
 			sysfs, procfs := hostFS(t, h)

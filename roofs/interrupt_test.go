@@ -16,10 +16,7 @@ import (
 // first's heap, which the runtime zeroes before it returns, uninterrupted,
 // at the guest's cost of fresh pages.)
 func TestPlacingOperandsStopsAtAnInterrupt(t *testing.T) {
-	ks, _ := kernels.BandwidthKernels()
-	if len(ks) == 0 {
-		t.Skip("no bandwidth kernels on this CPU")
-	}
+	ks := bandwidthKernelsOrSkip(t)
 	for _, shared := range []bool{true, false} {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -33,10 +30,7 @@ func TestPlacingOperandsStopsAtAnInterrupt(t *testing.T) {
 }
 
 func TestBandwidthEvaluateStopsAtAnInterrupt(t *testing.T) {
-	ks, _ := kernels.BandwidthKernels()
-	if len(ks) == 0 {
-		t.Skip("no bandwidth kernels on this CPU")
-	}
+	ks := bandwidthKernelsOrSkip(t)
 	ws := int64(1 << 20)
 	ops, err := allocOperands(context.Background(), ks, []int{0}, ws)
 	if err != nil {
@@ -51,4 +45,15 @@ func TestBandwidthEvaluateStopsAtAnInterrupt(t *testing.T) {
 	if len(j.results) != 0 {
 		t.Errorf("an interrupted evaluation left %d results", len(j.results))
 	}
+}
+
+// bandwidthKernelsOrSkip is the bandwidth kernels this CPU runs; the test
+// skips where there are none.
+func bandwidthKernelsOrSkip(t *testing.T) []kernels.Bandwidth {
+	t.Helper()
+	ks, _ := kernels.BandwidthKernels()
+	if len(ks) == 0 {
+		t.Skip("no bandwidth kernels on this CPU")
+	}
+	return ks
 }

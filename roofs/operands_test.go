@@ -6,14 +6,10 @@ import (
 	"unsafe"
 
 	"github.com/rprof/rprof/internal/affinity"
-	"github.com/rprof/rprof/roofs/kernels"
 )
 
 func TestOperandPool(t *testing.T) {
-	ks, _ := kernels.BandwidthKernels()
-	if len(ks) == 0 {
-		t.Skip("no bandwidth kernels on this CPU")
-	}
+	ks := bandwidthKernelsOrSkip(t)
 	allowed, err := affinity.Allowed()
 	if err != nil || len(allowed) < 2 {
 		t.Skipf("want 2 CPUs to place on, have %v (%v)", allowed, err)
