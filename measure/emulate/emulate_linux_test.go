@@ -107,6 +107,7 @@ func TestWorkIsExactPerFormPrecisionAndWidth(t *testing.T) {
 		{"vfmaddsub231ps-xmm", 8, "fp32", "128"},
 		{"vfmsubadd132pd-ymm", 8, "fp64", "256"},
 		{"vfnmadd231ss", 2, "fp32", "scalar"},
+		{"vmulps-ymm-across-page", 16, "fp32", "256"},
 		{"x87-fadd", 1, "fp80", "x87"},
 		{"x87-fmul", 1, "fp80", "x87"},
 		{"x87-fdivl-mem", 1, "fp80", "x87"},

@@ -56,12 +56,45 @@ static inline int rp_is_fma(uint8_t op, int *scalar)
 	return 1;
 }
 
+/* rp_whole says whether the n bytes hold all of the instruction whose
+ * opcode is at b[op]: its ModRM byte, SIB, displacement and imm bytes
+ * (64-bit addressing). QEMU's x86 translator ends a block before an
+ * instruction, not the block's first, that crosses into the next page,
+ * yet QEMU 7.2 still lists it in that block with the bytes read up to
+ * the page's end; the next block starts with it whole. */
+static inline int rp_whole(const uint8_t *b, size_t n, size_t op, size_t imm)
+{
+	size_t need = op + 2; /* the opcode and ModRM */
+	uint8_t m;
+	int mod, rm;
+
+	if (n < need)
+		return 0;
+	m = b[op + 1];
+	mod = m >> 6;
+	rm = m & 7;
+	if (mod != 3) {
+		if (rm == 4) { /* SIB */
+			if (n < need + 1)
+				return 0;
+			if (mod == 0 && (b[need] & 7) == 5)
+				need += 4;
+			need++;
+		} else if (mod == 0 && rm == 5) { /* RIP-relative */
+			need += 4;
+		}
+		need += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	}
+	return n >= need + imm;
+}
+
 static inline struct rp_fp rp_classify(const uint8_t *b, size_t n)
 {
 	struct rp_fp r = {0, 0, 0, 0};
 	size_t i = 0;
 	int p66 = 0, rep = 0, vex = 0, map = 0, pp = 0, w = 0, l = 0;
 	uint8_t op;
+	size_t opi;
 
 	for (; i < n; i++) {
 		uint8_t c = b[i];
@@ -87,6 +120,7 @@ static inline struct rp_fp rp_classify(const uint8_t *b, size_t n)
 		l = (b[i + 1] >> 2) & 1;
 		pp = b[i + 1] & 3;
 		op = b[i + 2];
+		opi = i + 2;
 	} else if (b[i] == 0xc4 && i + 3 < n) {
 		vex = 1;
 		map = b[i + 1] & 0x1f;
@@ -94,15 +128,18 @@ static inline struct rp_fp rp_classify(const uint8_t *b, size_t n)
 		l = (b[i + 2] >> 2) & 1;
 		pp = b[i + 2] & 3;
 		op = b[i + 3];
+		opi = i + 3;
 	} else if (b[i] == 0x0f && i + 1 < n) {
 		if (b[i + 1] == 0x38 || b[i + 1] == 0x3a) {
 			if (i + 2 >= n)
 				return r;
 			map = b[i + 1] == 0x38 ? 2 : 3;
 			op = b[i + 2];
+			opi = i + 2;
 		} else {
 			map = 1;
 			op = b[i + 1];
+			opi = i + 1;
 		}
 		pp = rep == 0xf3 ? 2 : rep == 0xf2 ? 3 : p66 ? 1 : 0;
 	} else if (b[i] >= 0xd8 && b[i] <= 0xdf && i + 1 < n) {
@@ -122,7 +159,7 @@ static inline struct rp_fp rp_classify(const uint8_t *b, size_t n)
 			counted = m == 0xfa;
 			break;
 		}
-		if (counted) {
+		if (counted && rp_whole(b, n, i, 0)) {
 			r.flops = 1;
 			r.prec = RP_FP80;
 			r.width = RP_X87;
@@ -134,14 +171,14 @@ static inline struct rp_fp rp_classify(const uint8_t *b, size_t n)
 	}
 
 	if (map == 1) {
-		if (rp_legacy_arith(op)) {
+		if (rp_legacy_arith(op) && rp_whole(b, n, opi, 0)) {
 			int scalar = pp >= 2, dbl = pp == 1 || pp == 3;
 			r.flops = scalar ? 1 : rp_lanes(dbl, l);
 			r.prec = dbl ? RP_FP64 : RP_FP32;
 			r.width = scalar ? RP_SCALAR : l ? RP_V256 : RP_V128;
 			return r;
 		}
-		if ((op == 0x7c || op == 0x7d || op == 0xd0) && (pp == 1 || pp == 3)) {
+		if ((op == 0x7c || op == 0x7d || op == 0xd0) && (pp == 1 || pp == 3) && rp_whole(b, n, opi, 0)) {
 			int dbl = pp == 1; /* haddpd/hsubpd/addsubpd vs the ps forms */
 			r.flops = rp_lanes(dbl, l);
 			r.prec = dbl ? RP_FP64 : RP_FP32;
@@ -161,14 +198,14 @@ static inline struct rp_fp rp_classify(const uint8_t *b, size_t n)
 	}
 	if (map == 2 && vex && pp == 1) {
 		int scalar;
-		if (rp_is_fma(op, &scalar)) {
+		if (rp_is_fma(op, &scalar) && rp_whole(b, n, opi, 0)) {
 			r.flops = 2 * (scalar ? 1 : rp_lanes(w, l));
 			r.prec = w ? RP_FP64 : RP_FP32;
 			r.width = scalar ? RP_SCALAR : l ? RP_V256 : RP_V128;
 		}
 		return r;
 	}
-	if (map == 3 && pp == 1 && (op == 0x40 || op == 0x41)) {
+	if (map == 3 && pp == 1 && (op == 0x40 || op == 0x41) && rp_whole(b, n, opi, 1)) {
 		int dbl = op == 0x41; /* dppd (128-bit only) vs dpps */
 		r.flops = 2 * rp_lanes(dbl, l);
 		r.prec = dbl ? RP_FP64 : RP_FP32;

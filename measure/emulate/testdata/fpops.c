@@ -7,6 +7,22 @@
 
 static double mem[8] __attribute__((aligned(32))) = {1, 2, 3, 4, 5, 6, 7, 8};
 
+/* across_page(n) runs n iterations of a loop whose second vmulps starts
+ * 3 bytes before a page boundary: QEMU ends the loop's block before it and
+ * starts the next block with it. */
+void across_page(long n);
+__asm__(".text\n"
+        ".balign 4096\n"
+        ".skip 4088\n"
+        "across_page:\n"
+        "1:\tnop\n"
+        "\tvmulps %ymm1, %ymm0, %ymm0\n" /* 4089 to 4092 */
+        "\tvmulps %ymm1, %ymm0, %ymm0\n" /* 4093 to 4096: across */
+        "\tdec %rdi\n"
+        "\tjnz 1b\n"
+        "\tvzeroupper\n"
+        "\tret\n");
+
 #define LOOP(insn) for (long i = 0; i < n; i++) __asm__ volatile(insn ::"r"(mem) : "xmm0", "xmm1", "xmm2", "memory")
 
 int main(int argc, char **argv)
@@ -59,6 +75,7 @@ int main(int argc, char **argv)
 	CASE("x87-fdivl-mem", "fdivl (%0)")
 	CASE("x87-fsqrt", "fsqrt")
 	CASE("x87-fiaddl-mem", "fiaddl (%0)")
+	else if (strcmp(f, "vmulps-ymm-across-page") == 0) across_page(n);
 	/* no counted work */
 	CASE("cmppd", "cmppd $1, %%xmm1, %%xmm0")
 	CASE("cvtsd2ss", "cvtsd2ss %%xmm1, %%xmm0")
