@@ -159,15 +159,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	}
 	roofs, roofsFile := rd.roofs, rd.path
 
-	allowed, err := affinity.Allowed()
-	bind := benchBinding(allowed, err, *threads, os.Getenv)
-	// libgomp reads its variables once, when libdnnl loads it; os.Setenv
-	// reaches the C environment it reads (purego links cgo's or its own
-	// setenv hook), as the Linux test checks in a fresh process.
-	for _, kv := range bind.env {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
-	}
+	bind := bindOpenMP(*threads)
 	lib, err := openDNN(*library)
 	if err != nil {
 		return &exitError{code: exitInternal, err: dnnLibraryAdvice(err)}
@@ -208,6 +200,20 @@ type ompBinding struct {
 	// how says it, after "N threads": "bound one to each of CPUs 0,1
 	// (OMP_PROC_BIND=close, OMP_PLACES={0},{1})".
 	how string
+}
+
+// bindOpenMP puts benchBinding's environment in place; call it before
+// the library loads. libgomp reads its variables once, when libdnnl loads
+// it; os.Setenv reaches the C environment it reads (purego links cgo's or
+// its own setenv hook), as the Linux test checks in a fresh process.
+func bindOpenMP(threads int) ompBinding {
+	allowed, err := affinity.Allowed()
+	bind := benchBinding(allowed, err, threads, os.Getenv)
+	for _, kv := range bind.env {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	return bind
 }
 
 // benchBinding binds the library's threads one to each of the first
