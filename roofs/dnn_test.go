@@ -98,17 +98,7 @@ func TestDNNCeilingsAreLibraryRoofsOnEveryScope(t *testing.T) {
 		t.Fatalf("%d roofs, want one per scope: %+v", len(got), got)
 	}
 	for i, c := range got {
-		want := 208.8 * float64(i+1)
-		if c.Kind != roofline.ComputeKindLibrary || c.Name != "onednn-ip brgemm:avx512_core fp32" || c.ISA != "avx512" ||
-			c.Precision != roofline.Single || c.Threads != i+1 || c.TheoreticalGFlops != 0 {
-			t.Errorf("roof %d = %+v", i, c)
-		}
-		if c.GFlops != want || !(c.CI.Lo < want && want < c.CI.Hi) {
-			t.Errorf("roof %d: %g GFLOP/s in [%g, %g]; want the samples' median %g inside its interval", i, c.GFlops, c.CI.Lo, c.CI.Hi, want)
-		}
-		if c.Library == nil || c.Library.Version != "v2.6.3" || c.Library.Problem != ip.Problem.Descriptor || len(c.Library.Flags) != 0 {
-			t.Errorf("roof %d says %+v of what ran", i, c.Library)
-		}
+		checkRecordedIPRoof(t, i, c, ip.Problem.Descriptor)
 	}
 	if len(r.rep.Details) != 2 || r.rep.Details[0].Kind != "library" || r.rep.Details[0].Config != ip.Problem.Descriptor {
 		t.Errorf("details %+v", r.rep.Details)
@@ -188,5 +178,22 @@ func TestDNNCeilingBelowFewerThreadsIsFlagged(t *testing.T) {
 				t.Errorf("%s: roof %d on %d threads flagged %v, want %v (%v)", tt.name, i, r.Threads, got, tt.want[i], r.Library.Flags)
 			}
 		}
+	}
+}
+
+// checkRecordedIPRoof checks the library roof made on scope i from the
+// recorded invoker's samples of the ip experiment.
+func checkRecordedIPRoof(t *testing.T, i int, c roofline.ComputeRoof, descriptor string) {
+	t.Helper()
+	want := 208.8 * float64(i+1)
+	if c.Kind != roofline.ComputeKindLibrary || c.Name != "onednn-ip brgemm:avx512_core fp32" || c.ISA != "avx512" ||
+		c.Precision != roofline.Single || c.Threads != i+1 || c.TheoreticalGFlops != 0 {
+		t.Errorf("roof %d = %+v", i, c)
+	}
+	if c.GFlops != want || !(c.CI.Lo < want && want < c.CI.Hi) {
+		t.Errorf("roof %d: %g GFLOP/s in [%g, %g]; want the samples' median %g inside its interval", i, c.GFlops, c.CI.Lo, c.CI.Hi, want)
+	}
+	if c.Library == nil || c.Library.Version != "v2.6.3" || c.Library.Problem != descriptor || len(c.Library.Flags) != 0 {
+		t.Errorf("roof %d says %+v of what ran", i, c.Library)
 	}
 }
