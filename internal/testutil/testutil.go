@@ -171,25 +171,31 @@ func RecordedCPUID(t testing.TB, name string) func(leaf, subleaf uint32) (eax, e
 	}
 }
 
-// FuzzPoints reads data as a points document the way rprof's commands
-// do (through a file), for fuzz targets of what draws points; ok is false
-// when the readers refuse it.
-func FuzzPoints(t *testing.T, data []byte) (points []roofline.Point, ok bool) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "points.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ps, err := roofline.ReadPoints(path)
-	return ps, err == nil
-}
-
-// SeedPoints adds roofline's recorded point documents as fuzz seeds.
-func SeedPoints(f *testing.F, rooflineDir string) {
+// FuzzDrawing is the fuzz target of what draws points: it seeds f with
+// roofline's recorded point documents, then hands draw every input the
+// readers accept, read the way rprof's commands read it (through a file),
+// with roofline's recorded roofs of the Zen 5 guest. An error from draw
+// is fine, a panic is not.
+func FuzzDrawing(f *testing.F, rooflineDir string, draw func(roofs *roofline.Roofs, points []roofline.Point)) {
 	paths, _ := filepath.Glob(filepath.Join(rooflineDir, "testdata", "point*.json"))
 	for _, p := range paths {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
 		}
 	}
+	roofs, err := roofline.ReadRoofs(filepath.Join(rooflineDir, "testdata", "roofs_zen5_vm.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "points.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		points, err := roofline.ReadPoints(path)
+		if err != nil {
+			return
+		}
+		draw(roofs, points)
+	})
 }
