@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/roofline"
 )
@@ -126,27 +127,17 @@ func (g *Group) Counted() (c Counted, ok bool) {
 		for p, v := range byPrec {
 			// A precision some calls did not use counts 0 in those.
 			v = append(v, make([]float64, c.Calls-len(v))...)
-			c.WorkByPrecision[p] = *median(v)
+			c.WorkByPrecision[p] = stats.Median(v)
 		}
-		c.WorkFlops, c.MinWork, c.MaxWork = median(work), slices.Min(work), slices.Max(work)
+		c.WorkFlops, c.MinWork, c.MaxWork = ptr(stats.Median(work)), slices.Min(work), slices.Max(work)
 	}
 	if len(traffic) == c.Calls {
-		c.TrafficBytes, c.MinTraffic, c.MaxTraffic = median(traffic), slices.Min(traffic), slices.Max(traffic)
+		c.TrafficBytes, c.MinTraffic, c.MaxTraffic = ptr(stats.Median(traffic)), slices.Min(traffic), slices.Max(traffic)
 	}
 	if len(secs) == c.Calls {
-		c.Seconds = median(secs)
+		c.Seconds = ptr(stats.Median(secs))
 	}
 	return c, true
-}
-
-func median(v []float64) *float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return ptr(s[n/2])
-	}
-	return ptr((s[n/2-1] + s[n/2]) / 2)
 }
 
 // WorkGapRatio is the factor between counted and analytic W beyond which

@@ -216,12 +216,12 @@ func overheadRecord(in inputs, oh []tally, idle *tally) *roofline.Overhead {
 	o := &roofline.Overhead{}
 	if oh != nil {
 		o.Command = in.cfg.Overhead
-		o.Seconds = median(field(oh, func(t tally) float64 { return t.seconds }))
+		o.Seconds = stats.Median(field(oh, func(t tally) float64 { return t.seconds }))
 		if oh[0].hasWork {
-			o.WorkFlops = ptr(median(field(oh, func(t tally) float64 { return t.work })))
+			o.WorkFlops = ptr(stats.Median(field(oh, func(t tally) float64 { return t.work })))
 		}
 		if hasDRAM(oh[0]) {
-			o.TrafficBytes = ptr(median(field(oh, func(t tally) float64 { q, _ := t.dram(); return q.total })))
+			o.TrafficBytes = ptr(stats.Median(field(oh, func(t tally) float64 { q, _ := t.dram(); return q.total })))
 		}
 	}
 	if idle != nil {
@@ -280,7 +280,7 @@ func rate(xs, seconds []float64, confidence float64, known bool) (*float64, *roo
 // there was). With subtracted counts and two or more repetitions, a median
 // within the confidence half-width of zero is flagged as below the noise.
 func checkedMedian(p *roofline.Point, subject, what, u string, xs []float64, confidence float64, counted bool) *float64 {
-	m := median(xs)
+	m := stats.Median(xs)
 	if m < 0 {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagNegative, Subject: subject,
 			Message: fmt.Sprintf("%s is negative after subtraction (median %s %s): the overhead run or idle baseline counted more than the target; %s is reported as unknown", what, unit.Sig(m), u, what)})
@@ -304,7 +304,7 @@ func checkedMedian(p *roofline.Point, subject, what, u string, xs []float64, con
 func medianBy(nets []tally, dropZero bool) map[string]float64 {
 	by := map[string]float64{}
 	for k := range nets[0].workBy {
-		by[k] = median(field(nets, func(t tally) float64 { return t.workBy[k] }))
+		by[k] = stats.Median(field(nets, func(t tally) float64 { return t.workBy[k] }))
 		if dropZero && by[k] == 0 {
 			delete(by, k)
 		}
@@ -345,7 +345,7 @@ func eventCounts(in inputs, nets []tally) (out []roofline.EventCount, flags []ro
 		if c.Kind == KindEvent {
 			user++
 		}
-		ec.Value = median(vals)
+		ec.Value = stats.Median(vals)
 		if ec.Value < 0 {
 			flags = append(flags, roofline.Flag{Code: roofline.FlagNegative, Subject: roofline.EventSubject(c.Name),
 				Message: fmt.Sprintf("%s is negative after subtraction (median %s): the overhead run counted more than the target", c.Name, unit.Sig(ec.Value))})
@@ -369,10 +369,10 @@ func medianCount(ctr Counter, i int, runs []Outcome) roofline.EventCount {
 		Name:    ctr.Name,
 		PMU:     ctr.PMU,
 		Unit:    ctr.Unit,
-		Value:   median(vals),
-		Raw:     uint64(median(raws)),
-		Enabled: uint64(median(ens)),
-		Running: uint64(median(runnings)),
+		Value:   stats.Median(vals),
+		Raw:     uint64(stats.Median(raws)),
+		Enabled: uint64(stats.Median(ens)),
+		Running: uint64(stats.Median(runnings)),
 	}
 }
 
@@ -508,8 +508,8 @@ func levelTraffic(nets []tally, work *float64) []roofline.LevelTraffic {
 		if _, ok := nets[0].traffic[l]; !ok {
 			continue
 		}
-		read := median(field(nets, func(t tally) float64 { return t.traffic[l].read }))
-		write := median(field(nets, func(t tally) float64 { return t.traffic[l].write }))
+		read := stats.Median(field(nets, func(t tally) float64 { return t.traffic[l].read }))
+		write := stats.Median(field(nets, func(t tally) float64 { return t.traffic[l].write }))
 		row := roofline.LevelTraffic{Upper: upper, Lower: l, ReadBytes: read, WriteBytes: write}
 		if work != nil && read+write > 0 {
 			row.Intensity = ptr(*work / (read + write))
@@ -559,10 +559,4 @@ func background(counters []Counter, o Outcome) ([]Counter, Outcome) {
 		}
 	}
 	return cs, bo
-}
-
-// median is the sample median, from the stats engine's order-statistic
-// estimate.
-func median(xs []float64) float64 {
-	return stats.MedianCI(xs, DefaultConfidence).Value
 }

@@ -116,8 +116,8 @@ func MannWhitneyU(a, b []float64) (Comparison, error) {
 	if n1 < 1 || n2 < 1 {
 		return Comparison{}, fmt.Errorf("mann-whitney u test: n=%d and n=%d: %w", n1, n2, ErrTooFewSamples)
 	}
-	ma := median(a)
-	c := Comparison{Test: TestMannWhitney, N1: n1, N2: n2, Base: ma, Delta: median(b) - ma, Lo: math.NaN(), Hi: math.NaN()}
+	ma := Median(a)
+	c := Comparison{Test: TestMannWhitney, N1: n1, N2: n2, Base: ma, Delta: Median(b) - ma, Lo: math.NaN(), Hi: math.NaN()}
 
 	type obs struct {
 		x     float64
@@ -208,7 +208,9 @@ func exactUCDF(n1, n2, u int) float64 {
 	return below / total
 }
 
-func median(xs []float64) float64 {
+// Median is the sample median of xs (the mean of the middle two when
+// their number is even); xs is not modified.
+func Median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	n := len(s)

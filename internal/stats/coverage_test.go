@@ -73,7 +73,7 @@ func stopped(t *testing.T, xs []float64, m Method, truth float64) (relErr, sampl
 		used += len(in.Samples)
 		starts++
 	}
-	return median(errs), float64(used) / float64(starts)
+	return Median(errs), float64(used) / float64(starts)
 }
 
 // TestDefaultMethodCoversBestOnRecordedSamples is the evidence for
@@ -91,7 +91,7 @@ func TestDefaultMethodCoversBestOnRecordedSamples(t *testing.T) {
 	for _, f := range files {
 		xs := readSamples(t, f)
 		mean := MethodMean.Estimate(xs, conf).Value
-		med := median(xs)
+		med := Median(xs)
 		truth := map[Method]float64{MethodMean: mean, MethodMedian: med, MethodBootstrap: med}
 		for _, n := range []int{10, 30} {
 			cov := map[Method]float64{}

@@ -105,7 +105,7 @@ func MedianCI(xs []float64, confidence float64) Estimate {
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	med := median(s)
+	med := Median(s)
 	j := orderStatisticRank(n, confidence)
 	if j < 1 {
 		return unbounded(med, n)
@@ -151,11 +151,11 @@ func BootstrapMedianCI(xs []float64, confidence float64, b int) Estimate {
 		for k := range re {
 			re[k] = xs[rng.IntN(n)]
 		}
-		meds[i] = median(re)
+		meds[i] = Median(re)
 	}
 	slices.Sort(meds)
 	alpha := (1 - confidence) / 2
 	lo := meds[int(math.Floor(alpha*float64(b-1)))]
 	hi := meds[int(math.Ceil((1-alpha)*float64(b-1)))]
-	return Estimate{Value: median(xs), Lo: lo, Hi: hi, N: n}
+	return Estimate{Value: Median(xs), Lo: lo, Hi: hi, N: n}
 }
