@@ -173,20 +173,20 @@ func CountFlags(a Analytic, c Counted) []roofline.Flag {
 	case 2:
 		first = "; the median of two calls, half the first one's, which may hold one-time initialisation (JIT code generation, lazily built kernels)"
 	}
-	if r, ok := ratio(c.WorkFlops, a.WorkFlops); ok && (r > WorkGapRatio || r < 1/WorkGapRatio) {
+	if r, ok := Ratio(c.WorkFlops, a.WorkFlops); ok && (r > WorkGapRatio || r < 1/WorkGapRatio) {
 		out = append(out, roofline.Flag{Code: roofline.FlagCountedGap, Subject: roofline.SubjectWork,
 			Message: fmt.Sprintf("counted W is %sx the analytic W (%s vs %s FLOP per call)%s", unit.Sig(r), unit.Sig(*c.WorkFlops), unit.Sig(*a.WorkFlops), first)})
 	}
-	if r, ok := ratio(c.TrafficBytes, a.TrafficBytes); ok && r > TrafficGapRatio {
+	if r, ok := Ratio(c.TrafficBytes, a.TrafficBytes); ok && r > TrafficGapRatio {
 		out = append(out, roofline.Flag{Code: roofline.FlagCountedGap, Subject: roofline.SubjectTraffic,
 			Message: fmt.Sprintf("counted Q is %sx the compulsory Q (%s vs %s bytes per call)%s", unit.Sig(r), unit.Sig(*c.TrafficBytes), unit.Sig(*a.TrafficBytes), first)})
 	}
 	return out
 }
 
-// ratio is counted over analytic, when both are known and analytic is
+// Ratio is counted over analytic, when both are known and analytic is
 // not zero.
-func ratio(counted, analytic *float64) (float64, bool) {
+func Ratio(counted, analytic *float64) (float64, bool) {
 	if counted == nil || analytic == nil || *analytic == 0 {
 		return 0, false
 	}

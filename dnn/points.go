@@ -145,10 +145,10 @@ func useCounted(p *roofline.Point, m *CountMatch, o PointOptions) {
 	p.WorkFlops, p.WorkByPrecision = c.WorkFlops, c.WorkByPrecision
 	p.Flags = slices.DeleteFunc(p.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagAnalytic })
 	p.Flags = append(slices.Clone(o.CountNotes), p.Flags...)
-	if r, ok := ratio(c.WorkFlops, p.Analytic.WorkFlops); ok {
+	if r, ok := Ratio(c.WorkFlops, p.Analytic.WorkFlops); ok {
 		p.Analytic.WorkRatio = &r
 	}
-	if r, ok := ratio(c.TrafficBytes, p.Analytic.TrafficBytes); ok {
+	if r, ok := Ratio(c.TrafficBytes, p.Analytic.TrafficBytes); ok {
 		p.Analytic.TrafficRatio = &r
 	}
 	if c.TrafficBytes != nil {

@@ -208,11 +208,12 @@ func writeDNNEmulated(w io.Writer, em *emulatedDNN, groups []*dnn.Group, top int
 	fmt.Fprintln(w)
 }
 
-// ratioText is counted/analytic with three significant digits, "-" when
-// either is unknown or the analytic one is 0.
+// ratioText is dnn.Ratio with three significant digits, "-" when it is
+// unknown.
 func ratioText(counted, analytic *float64) string {
-	if counted == nil || analytic == nil || *analytic == 0 {
+	r, ok := dnn.Ratio(counted, analytic)
+	if !ok {
 		return "-"
 	}
-	return strings.TrimSpace(fmt.Sprintf("%.3g", *counted / *analytic))
+	return strings.TrimSpace(fmt.Sprintf("%.3g", r))
 }
