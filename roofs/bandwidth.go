@@ -18,11 +18,23 @@ import (
 	"github.com/rprof/rprof/internal/unit"
 )
 
-// minSampleBytes is the traffic one bandwidth sample moves at least: about
-// a millisecond inside L1. With 64 MiB (a quarter of that) the early-stopped
-// L1 ceilings on this 2-core VM came out 4 to 11% below the --fixed ones in
-// three of four runs; with 256 MiB they matched within 1%.
-const minSampleBytes = 256 << 20
+// A bandwidth sample lasts about baseSample, as a compute sample does:
+// whole passes over the working set where a pass is shorter, else one
+// chunk of the pass, the chunks taken in turn so that the working set is
+// still the whole of it (DRAM's 512 MiB pass takes 5 to 10 ms here). Over
+// longer samples the same kernels read lower at every level on the Zen 5
+// guest, one thread, medians of 60 ms of samples: L1 triad 568 GB/s with
+// 0.2 ms samples and 540 with 2 ms, L2 load 229 and 217, L3 (4 MiB)
+// triad-nt 115 and 108. The rate of the 90th-percentile sample does not
+// fall, so a longer sample is not slower work but one more likely to hold
+// an interruption (the guest's tick, an exit to the host, a neighbour on
+// the core), which the median of short samples leaves out, as it does for
+// the compute kernels.
+//
+// warmupTime is how long whole passes run before a size's samples: the
+// caches fill, the clock settles, and the passes timed give the rate the
+// sample's length is set from.
+const warmupTime = time.Millisecond
 
 // bandwidthJob measures one bandwidth kernel at the working-set sizes of a
 // sweep on one thread scope. It runs in this process: each size allocates
@@ -199,28 +211,45 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 			ops[w].a, ops[w].c = op.a[:n], op.c[:n]
 		}
 	}
-	bytes := float64(len(ops[0].b)) * j.kernel.BytesPerElement * float64(threads)
-	reps := max(1, int(minSampleBytes/bytes))
-	// An interrupt ends a sample between passes, so Ctrl-C is felt
-	// within one pass over the working set, not a sample of several.
+	// An interrupt ends a pass loop between passes, so Ctrl-C is felt
+	// within one pass over the working set.
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
+	passes := make([]int, threads)
+	warm := func(w int) {
+		start := time.Now()
+		for passes[w] = 0; passes[w] == 0 || time.Since(start) < warmupTime; passes[w]++ {
+			if stop.Load() {
+				return
+			}
+			j.kernel.Run(ops[w].a, ops[w].b, ops[w].c, 3)
+		}
+	}
+	d, err := pinnedSample(j.cpus, warm)
+	if err != nil {
+		return 0, roofline.Interval{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, roofline.Interval{}, err
+	}
+	plan := planSample(n, passes[0], d)
+	chunk := make([]int, threads) // each worker's next chunk
 	body := func(w int) {
 		op := ops[w]
-		for range reps {
+		if plan.chunks > 1 {
+			lo := chunk[w] * plan.elems
+			chunk[w] = (chunk[w] + 1) % plan.chunks
+			j.kernel.Run(slab(op.a, lo, plan.elems), op.b[lo:lo+plan.elems], slab(op.c, lo, plan.elems), 3)
+			return
+		}
+		for range plan.passes {
 			if stop.Load() {
 				return
 			}
 			j.kernel.Run(op.a, op.b, op.c, 3)
 		}
 	}
-	// A first pass loads the caches (and settles the clock).
-	if _, err := pinnedSample(j.cpus, body); err != nil {
-		return 0, roofline.Interval{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, roofline.Interval{}, err
-	}
+	bytes := float64(plan.elems*plan.passes*threads) * j.kernel.BytesPerElement
 	in, err := stats.Iterate(ctx, j.inner, j.best[ws], func() (float64, time.Duration, error) {
 		d, err := pinnedSample(j.cpus, body)
 		if err != nil {
@@ -229,7 +258,7 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 		if err := ctx.Err(); err != nil {
 			return 0, 0, err // a cut-short sample is no sample
 		}
-		return bytes * float64(reps) / d.Seconds() / 1e9, d, nil
+		return bytes / d.Seconds() / 1e9, d, nil
 	})
 	if err != nil {
 		return 0, roofline.Interval{}, err
@@ -242,6 +271,36 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 		j.best[ws] = in.Estimate.Value
 	}
 	return in.Estimate.Value, interval(in.Estimate), nil
+}
+
+// samplePlan is what one bandwidth sample runs on each thread: passes
+// whole passes of elems elements, or (chunks > 1) one of chunks equal
+// chunks of elems elements, in turn.
+type samplePlan struct {
+	elems, passes, chunks int
+}
+
+// planSample sizes a sample of n elements per thread to last about
+// baseSample, from warm-up passes of the whole working set that took d. A
+// pass longer than that is cut into chunks of whole loop blocks (the tail
+// short of a chunk is left out of the samples, under one chunk in every
+// chunks of the working set).
+func planSample(n, passes int, d time.Duration) samplePlan {
+	perPass := max(d/time.Duration(max(passes, 1)), 1)
+	chunks := int(perPass / baseSample)
+	block := kernels.AllocLen(1)
+	if chunks < 2 || n/chunks < block {
+		return samplePlan{elems: n, passes: max(1, int(math.Round(float64(baseSample)/float64(perPass)))), chunks: 1}
+	}
+	return samplePlan{elems: n / chunks &^ (block - 1), passes: 1, chunks: chunks}
+}
+
+// slab is x[lo:lo+n], or nil for the load kernel's missing operands.
+func slab(x []float64, lo, n int) []float64 {
+	if x == nil {
+		return nil
+	}
+	return x[lo : lo+n]
 }
 
 func fill(x []float64, v float64) []float64 {
@@ -261,17 +320,13 @@ func interval(e stats.Estimate) roofline.Interval {
 	return roofline.Interval{Lo: e.Min, Hi: e.Max}
 }
 
-// bandwidthBudget bounds one size's iteration loop. At DRAM sizes it holds
-// only two to four samples; raising it to hold eight left the DRAM
-// ceiling's mean difference from --fixed 200 where it was (+1.6% over four
-// paired rounds, BenchmarkDRAMEarlyVsFixed) and cut that part's speedup
-// from 47x to 21x, so it stays. bandwidthMinCount is the fewest samples
-// before a size may converge: samples last about a millisecond in the
-// caches, and eight of them could all fall into one episode of
-// interference; sixteen span more of it.
+// bandwidthBudget bounds one size's iteration loop: up to 250 samples of
+// about baseSample. bandwidthMinCount is the fewest samples before a size
+// may converge: sixteen of them could all fall into one episode of
+// interference (a few milliseconds); 48 span about 10 ms of it.
 const (
 	bandwidthBudget   = 50 * time.Millisecond
-	bandwidthMinCount = 16
+	bandwidthMinCount = 48
 )
 
 // sizeQuantum is what working-set sizes are multiples of: one loop block of
