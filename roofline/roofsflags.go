@@ -45,4 +45,8 @@ const (
 	// FlagNoisyPlateau: the points inside a level disagree by more than a
 	// quarter.
 	FlagNoisyPlateau = "noisy-plateau"
+	// FlagBandwidthMoved: a bandwidth roof measured again at the end of
+	// the run disagreed with its sweep's figure beyond both intervals; the
+	// roof is the higher.
+	FlagBandwidthMoved = "bandwidth-moved"
 )

@@ -337,6 +337,20 @@ const (
 	bandwidthMinCount = 48
 )
 
+// bandwidthRule is the stop rule of one size's evaluation: --quick halves
+// the budget and the fewest samples.
+func (o Options) bandwidthRule() stats.StopRule {
+	budget, minCount := bandwidthBudget, bandwidthMinCount
+	if o.Quick {
+		budget, minCount = budget/2, minCount/2
+	}
+	rule := o.innerRule(budget)
+	if o.Fixed == 0 {
+		rule.MinCount = minCount
+	}
+	return rule
+}
+
 // sizeQuantum is what working-set sizes are multiples of: one loop block of
 // the kernel with the most bytes per element on every thread, the same for
 // all kernels so that they share sizes.
@@ -358,21 +372,19 @@ type envelope struct {
 	results  []stats.Result
 	// placing is the time taken to allocate and first-touch the operands.
 	placing time.Duration
+	// ops are the operands, kept for the recheck.
+	ops []arrays
 }
 
 // sweepEnvelope measures every kernel at each size on cpus, the sizes
 // smallest first, all on one set of shared operands; a size's
 // evaluations stop below the best kernel there (stop condition 4).
-func sweepEnvelope(ctx context.Context, o Options, pool *operandPool, ks []kernels.Bandwidth, cpus []int, sizes []int64, minCount int, budget time.Duration) (envelope, error) {
+func sweepEnvelope(ctx context.Context, o Options, pool *operandPool, ks []kernels.Bandwidth, cpus []int, sizes []int64) (envelope, error) {
 	env := envelope{kernelAt: map[int64]string{}, resultAt: map[int64]stats.Result{}}
 	best := map[int64]float64{}
 	jobs := make([]*bandwidthJob, len(ks))
 	for i, k := range ks {
-		inner := o.innerRule(budget)
-		if o.Fixed == 0 {
-			inner.MinCount = minCount
-		}
-		jobs[i] = &bandwidthJob{kernel: k, cpus: cpus, inner: inner, best: best}
+		jobs[i] = &bandwidthJob{kernel: k, cpus: cpus, inner: o.bandwidthRule(), best: best}
 	}
 	if len(sizes) == 0 {
 		return env, nil
@@ -388,6 +400,7 @@ func sweepEnvelope(ctx context.Context, o Options, pool *operandPool, ks []kerne
 		return env, fmt.Errorf("sweep operands: %w", err)
 	}
 	env.placing = time.Since(placing)
+	env.ops = ops
 	at := func(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
 		var top float64
 		var topCI roofline.Interval
@@ -471,35 +484,36 @@ func measuredSizes(sizes []levelSize) string {
 // operations, AVX2 moved 40-42 GB/s of DRAM TRIAD against 28-36 for
 // AVX-512), and stop condition 4 ends a kernel's evaluation early where it
 // cannot beat the best so far.
-func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, pool *operandPool, ks []kernels.Bandwidth, cpus []int, caches machine.Caches) error {
+func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, pool *operandPool, ks []kernels.Bandwidth, cpus []int, caches machine.Caches) ([]sweptRoof, error) {
 	known := knownCaches{Levels: scopeCaches(caches.Instances, cpus), Source: caches.Source}
 	known.Complete = caches.Complete && len(known.Levels) > 0
 	lo, hi, err := sweepSpan(known, len(cpus))
 	if err != nil {
-		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
+		return nil, fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
-	// --quick halves the sweep's density and each size's budget.
-	perOctave, budget, minCount := 2, bandwidthBudget, bandwidthMinCount
+	// --quick halves the sweep's density (and, in bandwidthRule, each
+	// size's budget).
+	perOctave := 2
 	if o.Quick {
-		perOctave, budget, minCount = 1, bandwidthBudget/2, bandwidthMinCount/2
+		perOctave = 1
 	}
 	quantum := sizeQuantum(ks, len(cpus))
 	sizes, err := sweepSizes(lo, hi, perOctave, quantum)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sizes = withDRAMSizes(sizes, quantum)
 	start := time.Now()
-	env, err := sweepEnvelope(ctx, o, pool, ks, cpus, sizes, minCount, budget)
+	env, err := sweepEnvelope(ctx, o, pool, ks, cpus, sizes)
 	t.add(env.results...)
 	if err != nil {
-		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
+		return nil, fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
 	rep.step("bandwidth", fmt.Sprintf("%s placing %s", threadsWord(len(cpus)), unit.Bytes(sizes[len(sizes)-1])), env.placing)
 	rep.step("bandwidth", fmt.Sprintf("%s sweep", threadsWord(len(cpus))), time.Since(start)-env.placing)
 	plateaus, levels, flags, err := ceilings(env.points, known)
 	if err != nil {
-		return fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
+		return nil, fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
 	for _, f := range flags {
 		rep.flag(f.Code, fmt.Sprintf("%d-thread sweep: %s", len(cpus), f.Message))
@@ -507,6 +521,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, poo
 	if m := measuredSizes(levels); m != "" {
 		rep.flag(roofline.FlagCacheSource, fmt.Sprintf("%d-thread sweep: %s", len(cpus), m))
 	}
+	var swept []sweptRoof
 	for _, p := range plateaus {
 		k := env.kernelAt[p.WorkingSetBytes]
 		roof := roofline.BandwidthRoof{Level: p.Level, Kernel: k,
@@ -519,6 +534,8 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, poo
 		rep.Details = append(rep.Details, Detail{Kind: "bandwidth", Name: p.Level, Threads: len(cpus),
 			Config: fmt.Sprintf("%s at %s", k, unit.Bytes(p.WorkingSetBytes)), Invocations: r.Invocations,
 			Iterations: r.Iterations, Value: p.GBytesPerS, CI: p.CI, Reasons: r.InnerReasons})
+		swept = append(swept, sweptRoof{roof: len(rep.Roofs.Bandwidth) - 1, detail: len(rep.Details) - 1,
+			kernel: ks[slices.IndexFunc(ks, func(b kernels.Bandwidth) bool { return b.ISA+"-"+b.Name == k })], cpus: cpus, ops: env.ops, at: time.Now()})
 	}
-	return nil
+	return swept, nil
 }

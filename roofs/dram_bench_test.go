@@ -33,7 +33,7 @@ func BenchmarkDRAMEarlyVsFixed(b *testing.B) {
 	sizes := withDRAMSizes(nil, sizeQuantum(ks, len(cpus)))
 	ceiling := func(o Options) (float64, time.Duration) {
 		start := time.Now()
-		env, err := sweepEnvelope(context.Background(), o, newOperandPool(false, cpus), ks, cpus, sizes, bandwidthMinCount, bandwidthBudget)
+		env, err := sweepEnvelope(context.Background(), o, newOperandPool(false, cpus), ks, cpus, sizes)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func TestBandwidthEvaluateStopsAtAnInterrupt(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	j := &bandwidthJob{kernel: ks[0], cpus: []int{0}, inner: Options{}.innerRule(bandwidthBudget), best: map[int64]float64{}}
+	j := &bandwidthJob{kernel: ks[0], cpus: []int{0}, inner: Options{}.bandwidthRule(), best: map[int64]float64{}}
 	if _, _, err := j.evaluate(ctx, ws, ops); !errors.Is(err, context.Canceled) {
 		t.Fatalf("evaluate after an interrupt = %v, want context.Canceled", err)
 	}

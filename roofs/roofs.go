@@ -317,7 +317,7 @@ func partTimer(t *roofline.Tuning) func(name string) {
 	last := time.Now()
 	return func(name string) {
 		now := time.Now()
-		t.PartSeconds[name] = now.Sub(last).Seconds()
+		t.PartSeconds[name] += now.Sub(last).Seconds()
 		last = now
 	}
 }
