@@ -18,18 +18,20 @@ import (
 	"github.com/rprof/rprof/internal/unit"
 )
 
-// A bandwidth sample lasts about baseSample, as a compute sample does:
-// whole passes over the working set where a pass is shorter, else one
-// chunk of the pass, the chunks taken in turn so that the working set is
-// still the whole of it (DRAM's 512 MiB pass takes 5 to 10 ms here). Over
-// longer samples the same kernels read lower at every level on the Zen 5
-// guest, one thread, medians of 60 ms of samples: L1 triad 568 GB/s with
-// 0.2 ms samples and 540 with 2 ms, L2 load 229 and 217, L3 (4 MiB)
-// triad-nt 115 and 108. The rate of the 90th-percentile sample does not
-// fall, so a longer sample is not slower work but one more likely to hold
-// an interruption (the guest's tick, an exit to the host, a neighbour on
-// the core), which the median of short samples leaves out, as it does for
-// the compute kernels.
+// A bandwidth sample is whole passes over the working set, as many as
+// last about baseSample, as a compute sample does; a pass that takes
+// longer (from about 20 MiB up, DRAM's 512 MiB pass takes 5 to 10 ms) is
+// one sample. Over longer samples the same kernels read lower in the
+// caches on the Zen 5 guest, one thread, medians of 60 ms of samples: L1
+// triad 568 GB/s with 0.2 ms samples and 540 with 2 ms, L2 load 229 and
+// 217, L3 (4 MiB) triad-nt 115 and 108. The rate of the 90th-percentile
+// sample does not fall, so a longer sample is not slower work but one more
+// likely to hold an interruption (the guest's tick, an exit to the host, a
+// neighbour on the core), which the median of short samples leaves out, as
+// it does for the compute kernels. DRAM is the exception: samples of one
+// 0.2 ms chunk of the pass at a time read 5 to 50% lower than whole passes
+// in three interleaved runs (1 thread 42.9 to 50.9 GB/s against 45.5 to
+// 56.4; 2 threads 49.3 to 94.1 against 94.1 to 112.1).
 //
 // warmupTime is how long whole passes run before a size's samples: the
 // caches fill, the clock settles, and the passes timed give the rate the
@@ -240,24 +242,17 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 	if err := ctx.Err(); err != nil {
 		return 0, roofline.Interval{}, err
 	}
-	plan := planSample(n, passes[0], d)
-	chunk := make([]int, threads) // each worker's next chunk
+	reps := samplePasses(passes[0], d)
 	body := func(w int) {
 		op := ops[w]
-		if plan.chunks > 1 {
-			lo := chunk[w] * plan.elems
-			chunk[w] = (chunk[w] + 1) % plan.chunks
-			j.kernel.Run(slab(op.a, lo, plan.elems), op.b[lo:lo+plan.elems], slab(op.c, lo, plan.elems), 3)
-			return
-		}
-		for range plan.passes {
+		for range reps {
 			if stop.Load() {
 				return
 			}
 			j.kernel.Run(op.a, op.b, op.c, 3)
 		}
 	}
-	bytes := float64(plan.elems*plan.passes*threads) * j.kernel.BytesPerElement
+	bytes := float64(n*reps*threads) * j.kernel.BytesPerElement
 	in, err := stats.Iterate(ctx, j.inner, j.best[ws], func() (float64, time.Duration, error) {
 		d, err := pinnedSample(j.cpus, body)
 		if err != nil {
@@ -281,34 +276,11 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 	return in.Estimate.Value, interval(in.Estimate), nil
 }
 
-// samplePlan is what one bandwidth sample runs on each thread: passes
-// whole passes of elems elements, or (chunks > 1) one of chunks equal
-// chunks of elems elements, in turn.
-type samplePlan struct {
-	elems, passes, chunks int
-}
-
-// planSample sizes a sample of n elements per thread to last about
-// baseSample, from warm-up passes of the whole working set that took d. A
-// pass longer than that is cut into chunks of whole loop blocks (the tail
-// short of a chunk is left out of the samples, under one chunk in every
-// chunks of the working set).
-func planSample(n, passes int, d time.Duration) samplePlan {
+// samplePasses is how many whole passes make a sample of about baseSample
+// (at least one), from warm-up passes that took d.
+func samplePasses(passes int, d time.Duration) int {
 	perPass := max(d/time.Duration(max(passes, 1)), 1)
-	chunks := int(perPass / baseSample)
-	block := kernels.AllocLen(1)
-	if chunks < 2 || n/chunks < block {
-		return samplePlan{elems: n, passes: max(1, int(math.Round(float64(baseSample)/float64(perPass)))), chunks: 1}
-	}
-	return samplePlan{elems: n / chunks &^ (block - 1), passes: 1, chunks: chunks}
-}
-
-// slab is x[lo:lo+n], or nil for the load kernel's missing operands.
-func slab(x []float64, lo, n int) []float64 {
-	if x == nil {
-		return nil
-	}
-	return x[lo : lo+n]
+	return max(1, int(math.Round(float64(baseSample)/float64(perPass))))
 }
 
 func fill(x []float64, v float64) []float64 {
