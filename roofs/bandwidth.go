@@ -300,10 +300,14 @@ func interval(e stats.Estimate) roofline.Interval {
 	return roofline.Interval{Lo: e.Min, Hi: e.Max}
 }
 
-// bandwidthBudget bounds one size's iteration loop: up to 250 samples of
-// about baseSample. bandwidthMinCount is the fewest samples before a size
-// may converge: sixteen of them could all fall into one episode of
-// interference (a few milliseconds); 48 span about 10 ms of it.
+// bandwidthBudget bounds one size's iteration loop: in the caches it holds
+// the most samples (200) of about baseSample; at DRAM sizes only two to
+// four whole passes, and raising it to hold eight left the DRAM ceiling's
+// mean difference from --fixed 200 where it was (+1.6% over four paired
+// rounds, BenchmarkDRAMEarlyVsFixed) and cut that part's speedup from 47x
+// to 21x, so it stays. bandwidthMinCount is the fewest samples before a
+// size may converge: sixteen samples of 0.2 ms could all fall into one
+// episode of interference (a few milliseconds); 48 span about 10 ms.
 const (
 	bandwidthBudget   = 50 * time.Millisecond
 	bandwidthMinCount = 48
