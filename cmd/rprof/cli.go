@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
@@ -208,6 +210,36 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return usagef("%v", err)
 	}
 	return nil
+}
+
+// durationFlag is a time.Duration flag whose error says what is wrong:
+// the flag package's own says "parse error", even for "20" without a unit.
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil {
+		return "0s"
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if _, numErr := strconv.ParseFloat(s, 64); numErr == nil {
+			return fmt.Errorf("a duration needs a unit, e.g. %ss or %sms", s, s)
+		}
+		return errors.New("not a duration, e.g. 25s, 1m30s or 500ms")
+	}
+	*f.d = d
+	return nil
+}
+
+// durationVar defines a duration flag with durationFlag's errors. The flag
+// package names the argument of a Var flag from a `quoted` word in usage.
+func durationVar(fs *flag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
+	*p = value
+	fs.Var(durationFlag{p}, name, usage)
 }
 
 // printFlags lists the flags as 'rprof help' spells them: --name for

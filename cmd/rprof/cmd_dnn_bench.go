@@ -124,7 +124,8 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	cold := fset.Bool("cold", false, "evict the caches before each execution")
 	flushBytes := fset.Int64("flush", 256<<20, "bytes written to evict the caches")
 	ci := fset.Float64("ci", 0.02, "relative half-width to stop at")
-	maxTime := fset.Duration("max-time", 3*time.Second, "time budget per problem")
+	var maxTime time.Duration
+	durationVar(fset, &maxTime, "max-time", 3*time.Second, "time budget per problem, a `duration`")
 	maxRepeat := fset.Int("max-repeat", 200, "most samples per problem")
 	repeat := fset.Int("repeat", 0, "exact number of samples")
 	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level")
@@ -166,7 +167,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	}
 	defer lib.Close()
 
-	rule := stats.StopRule{MaxTime: *maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: *ci, MinCount: 5, Method: stats.DefaultMethod}
+	rule := stats.StopRule{MaxTime: maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: *ci, MinCount: 5, Method: stats.DefaultMethod}
 	if *repeat > 0 {
 		rule = stats.Fixed(*repeat, *confidence, stats.DefaultMethod)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/internal/lock"
@@ -34,7 +35,9 @@ of one socket, all cores), and DGEMM through the vendor BLAS on the widest
 scope. Parameters are autotuned, and every evaluation stops as soon as it
 may: at its time or count budget, once its 99% interval is within 1% of
 the estimate, or once the interval lies below the best configuration so
-far. Compute and DGEMM invocations run in fresh worker processes. With
+far. Compute and DGEMM invocations run in fresh worker processes. Each
+bandwidth roof is measured again at the end of the run and the higher
+figure kept; a disagreement over 10% is flagged (bandwidth-moved). With
 --dnn, oneDNN primitives' ceilings are measured too, as library roofs
 (docs/dnn.md). See docs/roofs.md.
 
@@ -100,7 +103,8 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	blas := fs.String("blas", "", "BLAS library path")
 	blasArch := fs.String("blas-arch", "", "OPENBLAS_CORETYPE / BLIS_ARCH_TYPE for the workers")
 	space := fs.String("dgemm-space", "", "quick, default or seed")
-	dgemmBudget := fs.Duration("dgemm-budget", -1, "DGEMM search time budget (0: none)")
+	var dgemmBudget time.Duration
+	durationVar(fs, &dgemmBudget, "dgemm-budget", -1, "DGEMM search time budget, a `duration` (0: none)")
 	noDGEMM := fs.Bool("no-dgemm", false, "skip DGEMM")
 	dnnList := fs.String("dnn", "", "oneDNN problems whose ceilings to measure, comma-separated")
 	inProcess := fs.Bool("in-process", false, "no worker processes")
@@ -112,12 +116,12 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	}
 	o := roofs.Options{Quick: *quick, Fixed: *fixed, Invocations: *invocations, BLAS: *blas, NoDGEMM: *noDGEMM, DGEMMSpace: *space}
 	switch {
-	case *dgemmBudget == 0:
+	case dgemmBudget == 0:
 		o.DGEMMBudget = -1 // no limit
-	case *dgemmBudget > 0:
-		o.DGEMMBudget = *dgemmBudget
-	case *dgemmBudget != -1:
-		return usagef("--dgemm-budget %v: want a duration of 0 or more", *dgemmBudget)
+	case dgemmBudget > 0:
+		o.DGEMMBudget = dgemmBudget
+	case dgemmBudget != -1:
+		return usagef("--dgemm-budget %v: want a duration of 0 or more", dgemmBudget)
 	}
 	var err error
 	if o.Threads, err = parseThreads(*threads); err != nil {

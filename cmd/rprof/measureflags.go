@@ -36,13 +36,13 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.Var(&m.regions, "region", "measure the function `SPEC` on its own (SYMBOL, LIB:SYMBOL, FILE:0xADDR; repeatable)")
 	fs.BoolVar(&m.likwid, "likwid-markers", false, "take regions from the target's LIKWID marker calls")
 	fs.StringVar(&m.overhead, "overhead", "", "overhead `command` to subtract")
-	fs.DurationVar(&m.idle, "idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
+	durationVar(fs, &m.idle, "idle-baseline", 0, "measure the idle DRAM rate for this `duration` first")
 	fs.Var(&m.work, "work", "analytic work of one run in `FLOPs`")
 	fs.Var(&m.traffic, "traffic", "analytic DRAM traffic of one run in `bytes`")
 	fs.StringVar(&m.roofs, "roofs", "", "roofs document `FILE` to place the point under")
 	fs.IntVar(&m.threads, "threads", 0, "thread scope of the roofs")
 	fs.IntVar(&m.maxRepeat, "max-repeat", measure.DefaultMaxRepeat, "at most this many runs when repeating adaptively")
-	fs.DurationVar(&m.maxTime, "max-time", measure.DefaultMaxTime, "at most this much run time when repeating adaptively")
+	durationVar(fs, &m.maxTime, "max-time", measure.DefaultMaxTime, "at most this `duration` of runs when repeating adaptively")
 	fs.StringVar(&m.cacheModel, "cache-model", "", "cache hierarchy of --count emulate: `SIZE/WAYS,...[,line=B]` from L1 down, or none")
 }
 
