@@ -22,9 +22,10 @@ import (
 // last about baseSample, as a compute sample does; a pass that takes
 // longer (from about 20 MiB up, DRAM's 512 MiB pass takes 5 to 10 ms) is
 // one sample. Over longer samples the same kernels read lower in the
-// caches on the Zen 5 guest, one thread, medians of 60 ms of samples: L1
-// triad 568 GB/s with 0.2 ms samples and 540 with 2 ms, L2 load 229 and
-// 217, L3 (4 MiB) triad-nt 115 and 108. The rate of the 90th-percentile
+// caches on the Zen 5 guest, one thread, written operands, medians of 60 ms
+// of samples in two rounds: L1 load 415 GB/s with 0.2 ms samples and 388
+// to 402 with 2 ms, L2 load 228 to 229 and 213 to 216, L3 (16 MiB) triad
+// 106 and 98. The rate of the 90th-percentile
 // sample does not fall, so a longer sample is not slower work but one more
 // likely to hold an interruption (the guest's tick, an exit to the host, a
 // neighbour on the core), which the median of short samples leaves out, as
