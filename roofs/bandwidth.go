@@ -25,11 +25,11 @@ import (
 // caches on the Zen 5 guest, one thread, written operands, medians of 60 ms
 // of samples in two rounds: L1 load 415 GB/s with 0.2 ms samples and 388
 // to 402 with 2 ms, L2 load 228 to 229 and 213 to 216, L3 (16 MiB) triad
-// 106 and 98. The rate of the 90th-percentile
-// sample does not fall, so a longer sample is not slower work but one more
-// likely to hold an interruption (the guest's tick, an exit to the host, a
-// neighbour on the core), which the median of short samples leaves out, as
-// it does for the compute kernels. DRAM is the exception: samples of one
+// 106 and 98. The fastest samples fall much less (the 90th percentile:
+// L1 416 to 403, L2 229 to 219): a longer sample is not slower work but
+// one more likely to hold an interruption (the guest's tick, an exit to
+// the host, a neighbour on the core), which the median of short samples
+// leaves out, as it does for the compute kernels. DRAM is the exception: samples of one
 // 0.2 ms chunk of the pass at a time read 5 to 50% lower than whole passes
 // in three interleaved runs (1 thread 42.9 to 50.9 GB/s against 45.5 to
 // 56.4; 2 threads 49.3 to 94.1 against 94.1 to 112.1).
