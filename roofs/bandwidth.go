@@ -222,7 +222,7 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 	// between batches only: at L1 a pass is about 60 ns, and a clock read
 	// or a shared counter's cache line per pass made it look three times
 	// longer.
-	passes := make([]int, threads)
+	var passes int // worker 0's: the sample's length is set from it
 	warm := func(w int) {
 		start, done := time.Now(), 0
 		for batch := 1; done == 0 || time.Since(start) < warmupTime; batch *= 2 {
@@ -234,7 +234,9 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 			}
 			done += batch
 		}
-		passes[w] = done
+		if w == 0 {
+			passes = done
+		}
 	}
 	d, err := pinnedSample(j.cpus, warm)
 	if err != nil {
@@ -243,7 +245,7 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 	if err := ctx.Err(); err != nil {
 		return 0, roofline.Interval{}, err
 	}
-	reps := samplePasses(passes[0], d)
+	reps := samplePasses(passes, d)
 	body := func(w int) {
 		op := ops[w]
 		for range reps {
@@ -344,7 +346,7 @@ func sizeQuantum(ks []kernels.Bandwidth, threads int) int64 {
 // evaluation for the tuning summary.
 type envelope struct {
 	points   []sweepPoint
-	kernelAt map[int64]string
+	kernelAt map[int64]kernels.Bandwidth
 	resultAt map[int64]stats.Result
 	results  []stats.Result
 	// placing is the time taken to allocate and first-touch the operands.
@@ -357,7 +359,7 @@ type envelope struct {
 // smallest first, all on one set of shared operands; a size's
 // evaluations stop below the best kernel there (stop condition 4).
 func sweepEnvelope(ctx context.Context, o Options, pool *operandPool, ks []kernels.Bandwidth, cpus []int, sizes []int64) (envelope, error) {
-	env := envelope{kernelAt: map[int64]string{}, resultAt: map[int64]stats.Result{}}
+	env := envelope{kernelAt: map[int64]kernels.Bandwidth{}, resultAt: map[int64]stats.Result{}}
 	best := map[int64]float64{}
 	jobs := make([]*bandwidthJob, len(ks))
 	for i, k := range ks {
@@ -391,7 +393,7 @@ func sweepEnvelope(ctx context.Context, o Options, pool *operandPool, ks []kerne
 			}
 			if gbps > top {
 				top, topCI = gbps, ci
-				env.kernelAt[ws] = j.kernel.ISA + "-" + j.kernel.Name
+				env.kernelAt[ws] = j.kernel
 				env.resultAt[ws] = j.results[len(j.results)-1]
 			}
 		}
@@ -500,7 +502,8 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, poo
 	}
 	var swept []sweptRoof
 	for _, p := range plateaus {
-		k := env.kernelAt[p.WorkingSetBytes]
+		kernel := env.kernelAt[p.WorkingSetBytes]
+		k := kernel.ISA + "-" + kernel.Name
 		roof := roofline.BandwidthRoof{Level: p.Level, Kernel: k,
 			Threads: len(cpus), GBytesPerS: p.GBytesPerS, CI: p.CI, WorkingSetBytes: p.WorkingSetBytes}
 		if i := slices.IndexFunc(levels, func(l levelSize) bool { return l.Name == p.Level }); i >= 0 {
@@ -512,7 +515,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, poo
 			Config: fmt.Sprintf("%s at %s", k, unit.Bytes(p.WorkingSetBytes)), Invocations: r.Invocations,
 			Iterations: r.Iterations, Value: p.GBytesPerS, CI: p.CI, Reasons: r.InnerReasons})
 		swept = append(swept, sweptRoof{roof: len(rep.Roofs.Bandwidth) - 1, detail: len(rep.Details) - 1,
-			kernel: ks[slices.IndexFunc(ks, func(b kernels.Bandwidth) bool { return b.ISA+"-"+b.Name == k })], cpus: cpus, ops: env.ops, at: time.Now()})
+			kernel: kernel, cpus: cpus, ops: env.ops, at: time.Now()})
 	}
 	return swept, nil
 }
