@@ -238,34 +238,35 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 			passes = done
 		}
 	}
-	d, err := pinnedSample(j.cpus, warm)
-	if err != nil {
-		return 0, roofline.Interval{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, roofline.Interval{}, err
-	}
-	reps := samplePasses(passes, d)
-	body := func(w int) {
-		op := ops[w]
-		for range reps {
-			if stop.Load() {
-				return
+	var in stats.Inner
+	var inErr error
+	err := affinity.RunGang(j.cpus, func(g *affinity.Gang) {
+		d := g.Run(warm)
+		if inErr = ctx.Err(); inErr != nil {
+			return
+		}
+		reps := samplePasses(passes, d)
+		body := func(w int) {
+			op := ops[w]
+			for range reps {
+				if stop.Load() {
+					return
+				}
+				j.kernel.Run(op.a, op.b, op.c, 3)
 			}
-			j.kernel.Run(op.a, op.b, op.c, 3)
 		}
-	}
-	bytes := float64(n*reps*threads) * j.kernel.BytesPerElement
-	in, err := stats.Iterate(ctx, j.inner, j.best[ws], func() (float64, time.Duration, error) {
-		d, err := pinnedSample(j.cpus, body)
-		if err != nil {
-			return 0, 0, err
-		}
-		if err := ctx.Err(); err != nil {
-			return 0, 0, err // a cut-short sample is no sample
-		}
-		return bytes / d.Seconds() / 1e9, d, nil
+		bytes := float64(n*reps*threads) * j.kernel.BytesPerElement
+		in, inErr = stats.Iterate(ctx, j.inner, j.best[ws], func() (float64, time.Duration, error) {
+			d := g.Run(body)
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err // a cut-short sample is no sample
+			}
+			return bytes / d.Seconds() / 1e9, d, nil
+		})
 	})
+	if err == nil {
+		err = inErr
+	}
 	if err != nil {
 		return 0, roofline.Interval{}, err
 	}

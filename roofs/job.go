@@ -180,33 +180,6 @@ func computeByName(name string) (kernels.Compute, error) {
 	return kernels.Compute{}, fmt.Errorf("no kernel %q", name)
 }
 
-// pinnedSample runs body once on every CPU, started together at a barrier,
-// and returns the wall time from the first start to the last end. Timing
-// inside the workers keeps goroutine start-up and pinning out of the
-// sample.
-func pinnedSample(cpus []int, body func(worker int)) (time.Duration, error) {
-	starts := make([]time.Time, len(cpus))
-	ends := make([]time.Time, len(cpus))
-	err := affinity.RunPinned(cpus, nil, func(w int) {
-		starts[w] = time.Now()
-		body(w)
-		ends[w] = time.Now()
-	})
-	if err != nil {
-		return 0, err
-	}
-	first, last := starts[0], ends[0]
-	for i := range cpus {
-		if starts[i].Before(first) {
-			first = starts[i]
-		}
-		if ends[i].After(last) {
-			last = ends[i]
-		}
-	}
-	return last.Sub(first), nil
-}
-
 func runCompute(ctx context.Context, job Job) (Reply, error) {
 	k, err := computeByName(job.Kernel)
 	if err != nil {
@@ -217,17 +190,18 @@ func runCompute(ctx context.Context, job Job) (Reply, error) {
 	}
 	work := float64(job.Iters) * k.FlopsPerIter * float64(len(job.CPUs))
 	body := func(int) { k.Run(job.Iters) }
-	// One untimed sample warms up the clock and the vector units.
-	if _, err := pinnedSample(job.CPUs, body); err != nil {
-		return Reply{}, err
-	}
-	in, err := stats.Iterate(ctx, job.Inner, job.Best, func() (float64, time.Duration, error) {
-		d, err := pinnedSample(job.CPUs, body)
-		if err != nil {
-			return 0, 0, err
-		}
-		return work / d.Seconds() / 1e9, d, nil
+	var in stats.Inner
+	var inErr error
+	err = affinity.RunGang(job.CPUs, func(g *affinity.Gang) {
+		g.Run(body) // one untimed sample warms up the clock and the vector units
+		in, inErr = stats.Iterate(ctx, job.Inner, job.Best, func() (float64, time.Duration, error) {
+			d := g.Run(body)
+			return work / d.Seconds() / 1e9, d, nil
+		})
 	})
+	if err == nil {
+		err = inErr
+	}
 	if err != nil {
 		return Reply{}, err
 	}

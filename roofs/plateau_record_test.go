@@ -123,14 +123,16 @@ func recordEvaluator(k kernels.Bandwidth, cpus []int) sweepEvaluator {
 			}
 		}
 		var xs []float64
-		for i := range 16 {
-			d, err := pinnedSample(cpus, body)
-			if err != nil {
-				return 0, roofline.Interval{}, err
+		err := affinity.RunGang(cpus, func(g *affinity.Gang) {
+			for i := range 16 {
+				d := g.Run(body)
+				if i > 0 { // the first pass warms caches and pages
+					xs = append(xs, bytes*float64(reps)/d.Seconds()/1e9)
+				}
 			}
-			if i > 0 { // the first pass warms caches and pages
-				xs = append(xs, bytes*float64(reps)/d.Seconds()/1e9)
-			}
+		})
+		if err != nil {
+			return 0, roofline.Interval{}, err
 		}
 		e := stats.MedianCI(xs, 0.95)
 		return e.Value, roofline.Interval{Lo: e.Lo, Hi: e.Hi}, ctx.Err()

@@ -131,3 +131,54 @@ func BenchmarkRunPinned(b *testing.B) {
 		RunPinned(cpus, nil, func(int) {})
 	}
 }
+
+func TestGangRunsEveryBodyOnItsCPUInEachRunAndReturnsWhenTheLeadDoes(t *testing.T) {
+	cpus, err := Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs = 50
+	counts := make([]int, len(cpus))
+	onCPU := make([]bool, len(cpus))
+	for w := range onCPU {
+		onCPU[w] = true
+	}
+	var spans []time.Duration
+	err = RunGang(cpus, func(g *Gang) {
+		for range runs {
+			spans = append(spans, g.Run(func(w int) {
+				counts[w]++
+				var set unix.CPUSet
+				unix.SchedGetaffinity(0, &set)
+				onCPU[w] = onCPU[w] && set.Count() == 1 && set.IsSet(cpus[w])
+				if w == len(cpus)-1 {
+					time.Sleep(time.Millisecond) // the run lasts as long as its slowest body
+				}
+			}))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w := range cpus {
+		if counts[w] != runs || !onCPU[w] {
+			t.Errorf("worker %d ran %d of %d bodies, always on cpu %d: %v", w, counts[w], runs, cpus[w], onCPU[w])
+		}
+	}
+	for i, d := range spans {
+		if d < time.Millisecond {
+			t.Errorf("run %d took %v, shorter than its slowest body (1ms)", i, d)
+		}
+	}
+}
+
+func TestGangCallsNoLeadWhenAPinFails(t *testing.T) {
+	cpus, err := Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	led := false
+	if err := RunGang(append([]int{cpus[0]}, 1<<20), func(*Gang) { led = true }); err == nil || led {
+		t.Errorf("err = %v, lead called = %v; want an error and no lead", err, led)
+	}
+}
