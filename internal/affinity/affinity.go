@@ -32,7 +32,7 @@ func Allowed() ([]int, error) { return allowed() }
 // memory there; setup may be nil), then, once all setups are done, all run
 // body(worker) together. If any worker cannot be pinned, no body runs and
 // the error says why. Each call pins afresh (about 0.1 ms): time the
-// section inside body.
+// section inside body, and take repeated samples on a Gang instead.
 func RunPinned(cpus []int, setup, body func(worker int)) error {
 	if err := distinct(cpus); err != nil {
 		return err
