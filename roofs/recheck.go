@@ -42,7 +42,11 @@ func recheckBandwidthRoofs(ctx context.Context, r *run) error {
 	var moved []string
 	for _, s := range swept {
 		roof, detail := &r.rep.Roofs.Bandwidth[s.roof], &r.rep.Details[s.detail]
-		j := &bandwidthJob{kernel: s.kernel, cpus: s.cpus, inner: r.o.bandwidthRule(), best: map[int64]float64{}}
+		rule := r.o.bandwidthRule()
+		if roof.Level == dramLevel {
+			rule = r.o.bandwidthRuleWithin(dramRecheckBudget)
+		}
+		j := &bandwidthJob{kernel: s.kernel, cpus: s.cpus, inner: rule, best: map[int64]float64{}}
 		r.o.progress("bandwidth, %s: rechecking %s", threadsWord(len(s.cpus)), roof.Level)
 		v, ci, err := j.evaluate(ctx, roof.WorkingSetBytes, s.ops)
 		r.tally.add(j.results...)
