@@ -64,7 +64,9 @@ func Bytes(n int64) string {
 		v /= 1024
 		u++
 	}
-	if v == math.Trunc(v) {
+	// From 100 up, three significant digits are whole units: 'g' would
+	// write 1020 as "1.02e+03".
+	if v == math.Trunc(v) || math.Abs(v) >= 100 {
 		return strconv.FormatFloat(v, 'f', 0, 64) + " " + units[u]
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64) + " " + units[u]

@@ -28,6 +28,8 @@ func TestFormatters(t *testing.T) {
 		{"Bytes exact", Bytes(48 << 10), "48 KiB"},
 		{"Bytes fraction", Bytes(3 << 19), "1.5 MiB"},
 		{"Bytes small", Bytes(512), "512 B"},
+		{"Bytes just under the next prefix", Bytes(1020<<20 + 1<<19), "1020 MiB"},
+		{"Bytes hundreds with a fraction", Bytes(181<<10 + 1<<9), "182 KiB"},
 		{"Percent one decimal", Percent(0.6213), "62.1%"},
 		{"RoundPercent", RoundPercent(0.974), "97%"},
 		{"Relative", Relative(0.0312), "3.12%"},
