@@ -7,12 +7,12 @@ import (
 
 // Gang is a set of workers, one pinned to each of its CPUs, that stay
 // pinned and busy from the first Run to the last. Between runs the workers
-// other than the lead spin instead of sleeping. Pinning afresh for every
-// sample (RunPinned), or letting the thread sleep or even pause for 50µs
-// between samples, slowed a one-thread triad with non-temporal stores at a
-// 2 MiB working set from a median 128 to 130 GB/s to 71 to 89 on a
-// Firecracker guest, and the plain triad and load kernels by 5 to 10%:
-// back-to-back samples keep the core streaming as a real program does.
+// other than the lead spin instead of sleeping. On a Firecracker guest, a
+// one-thread triad with non-temporal stores at a 2 MiB working set read a
+// median 128 to 132 GB/s with samples back to back on one pinned thread,
+// 83 to 89 when every sample pinned afresh (RunPinned), and 71 to 84 with
+// a 50µs spin between samples; a few microseconds between them cost
+// nothing. Back-to-back samples keep the core streaming as a program does.
 type Gang struct {
 	workers int
 	round   atomic.Uint64 // the lead adds one to start a run
