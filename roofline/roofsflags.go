@@ -49,4 +49,9 @@ const (
 	// the run disagreed with its sweep's figure beyond both intervals; the
 	// roof is the higher.
 	FlagBandwidthMoved = "bandwidth-moved"
+	// FlagComputeMoved: an FMA roof far below its scope's others, as a
+	// share of theoretical peak, measured again at the end of the run
+	// disagreed with its first figure beyond both intervals; the roof is
+	// the higher.
+	FlagComputeMoved = "compute-moved"
 )

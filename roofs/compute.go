@@ -36,7 +36,18 @@ func calibrate(k kernels.Compute, d time.Duration) int64 {
 	}
 }
 
-func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k kernels.Compute, cpus []int, units fmaPipes, ghz float64) error {
+// measuredCompute is a compute roof as its search left it, for the
+// recheck: its places in the report and the configuration it came from.
+type measuredCompute struct {
+	roof, detail int
+	kernel       string
+	cpus         []int
+	iters        int64
+	// at is when the search ended.
+	at time.Time
+}
+
+func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k kernels.Compute, cpus []int, units fmaPipes, ghz float64) (measuredCompute, error) {
 	base := calibrate(k, baseSample)
 	factors := iterFactors
 	if o.Quick {
@@ -55,7 +66,7 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("measure %s on %s: %w", k.Name, threadsWord(len(cpus)), err)
+		return measuredCompute{}, fmt.Errorf("measure %s on %s: %w", k.Name, threadsWord(len(cpus)), err)
 	}
 	best := tuned.Results[tuned.Best]
 	roof := roofline.ComputeRoof{
@@ -69,7 +80,8 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 	rep.Details = append(rep.Details, Detail{Kind: "compute", Name: k.Name, Threads: len(cpus),
 		Config: fmt.Sprintf("iters=%d", base*factors[tuned.Best]), Invocations: best.Invocations,
 		Iterations: best.Iterations, Value: roof.GFlops, CI: roof.CI, Reasons: t.add(tuned.Results...)})
-	return nil
+	return measuredCompute{roof: len(rep.Roofs.Compute) - 1, detail: len(rep.Details) - 1, kernel: k.Name, cpus: cpus,
+		iters: base * factors[tuned.Best], at: time.Now()}, nil
 }
 
 // noteInterval flags a roof whose interval is the sample range, because the

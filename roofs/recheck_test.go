@@ -2,12 +2,15 @@ package roofs
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs/kernels"
 )
 
 // The recheck measures each roof's point for real; the sweep's figures are
@@ -61,6 +64,111 @@ func TestRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
 			}
 			if r.swept != nil {
 				t.Error("the recheck kept the operands")
+			}
+		})
+	}
+}
+
+func TestFarLowComputePicksOnlyFMARoofsFarBelowTheirScopesShare(t *testing.T) {
+	// Shares of theoretical peak; 0 peak marks a mul+add roof (none).
+	type roof struct {
+		threads      int
+		gflops, peak float64
+	}
+	tests := []struct {
+		name  string
+		roofs []roof
+		want  []int // indexes of the roofs picked
+	}{
+		{"roofs that agree are left alone", []roof{{1, 100, 100}, {1, 50, 52}, {1, 97, 100}}, nil},
+		{"one far below the others is picked", []roof{{1, 100, 100}, {1, 36, 50}, {1, 200, 195}}, []int{1}},
+		{"just under the median share is not far", []roof{{1, 100, 100}, {1, 46, 50}, {1, 200, 195}}, nil},
+		{"a mul+add roof has no peak to judge by", []roof{{1, 100, 100}, {1, 10, 0}, {1, 200, 195}}, nil},
+		{"each scope is judged by its own roofs", []roof{{1, 100, 100}, {1, 98, 100}, {2, 140, 200}, {2, 72, 100}, {2, 50, 100}},
+			[]int{4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var roofs []roofline.ComputeRoof
+			var measured []measuredCompute
+			for i, r := range tt.roofs {
+				roofs = append(roofs, roofline.ComputeRoof{Threads: r.threads, GFlops: r.gflops, TheoreticalGFlops: r.peak})
+				measured = append(measured, measuredCompute{roof: i})
+			}
+			var got []int
+			for _, m := range farLowCompute(roofs, measured) {
+				got = append(got, m.roof)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("picked %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// The recheck runs the real kernel; the first figures are set far from
+// anything it can do, and far below the other roof's share of its peak.
+func TestComputeRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
+	ks, _ := kernels.ComputeKernels()
+	var k kernels.Compute
+	for _, c := range ks {
+		if c.FMA {
+			k = c
+		}
+	}
+	if k.Name == "" {
+		t.Skip("no FMA kernel on this CPU")
+	}
+	cpus, err := affinity.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		first     float64 // GFLOP/s
+		wantFirst bool    // the first figure stays the roof
+	}{
+		{"a figure held far down is replaced by the recheck", 0.001, false},
+		{"a figure far above the recheck stays the roof", 1e9, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := &Report{}
+			rep.Roofs.Tuning.StopReasons = map[string]int{}
+			ci := roofline.Interval{Lo: tt.first * 0.99, Hi: tt.first * 1.01}
+			rep.Roofs.Compute = []roofline.ComputeRoof{
+				{Name: k.Name, Threads: 1, GFlops: tt.first, CI: ci, TheoreticalGFlops: tt.first * 1e6},
+				{Name: "other", Threads: 1, GFlops: 1, TheoreticalGFlops: 1},
+				{Name: "another", Threads: 1, GFlops: 1, TheoreticalGFlops: 1},
+			}
+			rep.Details = []Detail{{Kind: "compute", Name: k.Name, Threads: 1, Invocations: 3, Iterations: 24, Value: tt.first, CI: ci,
+				Reasons: map[stats.StopReason]int{stats.StopConverged: 3}}}
+			r := &run{o: Options{Invoker: InProcess{}, Invocations: 1}, rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning},
+				computed: []measuredCompute{{kernel: k.Name, cpus: cpus[:1], iters: 1 << 14, at: time.Now()}}}
+			if err := recheckComputeRoofs(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			roof, d := rep.Roofs.Compute[0], rep.Details[0]
+			if kept := roof.GFlops == tt.first; kept != tt.wantFirst {
+				t.Errorf("roof %v GFLOP/s after a first %v: kept the first, %v; want %v", roof.GFlops, tt.first, kept, tt.wantFirst)
+			}
+			if roof.CI.Lo > roof.GFlops || roof.CI.Hi < roof.GFlops || d.Value != roof.GFlops || d.CI != roof.CI {
+				t.Errorf("roof %v %v, detail %v %v: the figure and its interval do not go together", roof.GFlops, roof.CI, d.Value, d.CI)
+			}
+			if d.Invocations != 4 || d.Iterations <= 24 {
+				t.Errorf("detail: %d invocations, %d iterations; want the recheck's added to the first's", d.Invocations, d.Iterations)
+			}
+			var moved []string
+			for _, f := range rep.Roofs.Flags {
+				if f.Code == roofline.FlagComputeMoved {
+					moved = append(moved, f.Message)
+				}
+			}
+			if len(moved) != 1 || !strings.Contains(moved[0], k.Name+" (1 thread)") {
+				t.Errorf("flags %q: want one %s naming %s (1 thread)", moved, roofline.FlagComputeMoved, k.Name)
+			}
+			if r.computed != nil {
+				t.Error("the recheck kept its list")
 			}
 		})
 	}
