@@ -47,21 +47,7 @@ func TestRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
 			if kept := roof.GBytesPerS == tt.sweep; kept != tt.wantSweep {
 				t.Errorf("roof %v GB/s after a sweep of %v: kept the sweep's %v, want %v", roof.GBytesPerS, tt.sweep, kept, tt.wantSweep)
 			}
-			if roof.CI.Lo > roof.GBytesPerS || roof.CI.Hi < roof.GBytesPerS || d.Value != roof.GBytesPerS || d.CI != roof.CI {
-				t.Errorf("roof %v %v, detail %v %v: the figure and its interval do not go together", roof.GBytesPerS, roof.CI, d.Value, d.CI)
-			}
-			if d.Invocations != 2 || d.Iterations <= 48 {
-				t.Errorf("detail: %d invocations, %d iterations; want the recheck's added to the sweep's", d.Invocations, d.Iterations)
-			}
-			var moved []string
-			for _, f := range rep.Roofs.Flags {
-				if f.Code == roofline.FlagBandwidthMoved {
-					moved = append(moved, f.Message)
-				}
-			}
-			if len(moved) != 1 || !strings.Contains(moved[0], "L1 (1 thread)") {
-				t.Errorf("flags %q: want one %s naming L1 (1 thread)", moved, roofline.FlagBandwidthMoved)
-			}
+			checkRechecked(t, roof.GBytesPerS, roof.CI, d, 2, 48, rep.Roofs.Flags, roofline.FlagBandwidthMoved, "L1 (1 thread)")
 			if r.swept != nil {
 				t.Error("the recheck kept the operands")
 			}
@@ -152,24 +138,33 @@ func TestComputeRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
 			if kept := roof.GFlops == tt.first; kept != tt.wantFirst {
 				t.Errorf("roof %v GFLOP/s after a first %v: kept the first, %v; want %v", roof.GFlops, tt.first, kept, tt.wantFirst)
 			}
-			if roof.CI.Lo > roof.GFlops || roof.CI.Hi < roof.GFlops || d.Value != roof.GFlops || d.CI != roof.CI {
-				t.Errorf("roof %v %v, detail %v %v: the figure and its interval do not go together", roof.GFlops, roof.CI, d.Value, d.CI)
-			}
-			if d.Invocations != 4 || d.Iterations <= 24 {
-				t.Errorf("detail: %d invocations, %d iterations; want the recheck's added to the first's", d.Invocations, d.Iterations)
-			}
-			var moved []string
-			for _, f := range rep.Roofs.Flags {
-				if f.Code == roofline.FlagComputeMoved {
-					moved = append(moved, f.Message)
-				}
-			}
-			if len(moved) != 1 || !strings.Contains(moved[0], k.Name+" (1 thread)") {
-				t.Errorf("flags %q: want one %s naming %s (1 thread)", moved, roofline.FlagComputeMoved, k.Name)
-			}
+			checkRechecked(t, roof.GFlops, roof.CI, d, 4, 24, rep.Roofs.Flags, roofline.FlagComputeMoved, k.Name+" (1 thread)")
 			if r.computed != nil {
 				t.Error("the recheck kept its list")
 			}
 		})
+	}
+}
+
+// checkRechecked checks what every recheck must leave: the roof's figure
+// with an interval around it, the same in its detail; the recheck's
+// invocation and iterations added to the first ones; and one flag of code
+// naming the roof.
+func checkRechecked(t *testing.T, value float64, ci roofline.Interval, d Detail, wantInvocations, firstIterations int, flags []roofline.Flag, code, name string) {
+	t.Helper()
+	if ci.Lo > value || ci.Hi < value || d.Value != value || d.CI != ci {
+		t.Errorf("roof %v %v, detail %v %v: the figure and its interval do not go together", value, ci, d.Value, d.CI)
+	}
+	if d.Invocations != wantInvocations || d.Iterations <= firstIterations {
+		t.Errorf("detail: %d invocations, %d iterations; want %d invocations and the recheck's iterations added to %d", d.Invocations, d.Iterations, wantInvocations, firstIterations)
+	}
+	var moved []string
+	for _, f := range flags {
+		if f.Code == code {
+			moved = append(moved, f.Message)
+		}
+	}
+	if len(moved) != 1 || !strings.Contains(moved[0], name) {
+		t.Errorf("flags %q: want one %s naming %s", moved, code, name)
 	}
 }
