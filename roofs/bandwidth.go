@@ -239,11 +239,10 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 		}
 	}
 	var in stats.Inner
-	var inErr error
-	err := affinity.RunGang(j.cpus, func(g *affinity.Gang) {
+	err := affinity.RunGang(j.cpus, func(g *affinity.Gang) error {
 		d := g.Run(warm)
-		if inErr = ctx.Err(); inErr != nil {
-			return
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		reps := samplePasses(passes, d)
 		body := func(w int) {
@@ -256,17 +255,16 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (fl
 			}
 		}
 		bytes := float64(n*reps*threads) * j.kernel.BytesPerElement
-		in, inErr = stats.Iterate(ctx, j.inner, j.best[ws], func() (float64, time.Duration, error) {
+		var err error
+		in, err = stats.Iterate(ctx, j.inner, j.best[ws], func() (float64, time.Duration, error) {
 			d := g.Run(body)
 			if err := ctx.Err(); err != nil {
 				return 0, 0, err // a cut-short sample is no sample
 			}
 			return bytes / d.Seconds() / 1e9, d, nil
 		})
+		return err
 	})
-	if err == nil {
-		err = inErr
-	}
 	if err != nil {
 		return 0, roofline.Interval{}, err
 	}

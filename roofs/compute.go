@@ -58,12 +58,7 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 	o.progress("compute %s, %s", k.Name, threadsWord(len(cpus)))
 	tuned, err := stats.Search(ctx, len(factors), o.Order.Or(stats.Forward), func(ctx context.Context, i int, best float64) (stats.Result, error) {
 		job := Job{Kind: "compute", CPUs: cpus, Kernel: k.Name, Iters: base * factors[i]}
-		return ev.Evaluate(ctx, best, func(ctx context.Context, inner stats.StopRule, best float64) (stats.Inner, error) {
-			job.Inner, job.Best = inner, best
-			r, err := o.Invoker.Invoke(ctx, job)
-			mhz[i] = r.MHz
-			return r.Inner, err
-		})
+		return ev.Evaluate(ctx, best, o.invocation(job, &mhz[i]))
 	})
 	if err != nil {
 		return measuredCompute{}, fmt.Errorf("measure %s on %s: %w", k.Name, threadsWord(len(cpus)), err)
@@ -82,6 +77,17 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 		Iterations: best.Iterations, Value: roof.GFlops, CI: roof.CI, Reasons: t.add(tuned.Results...)})
 	return measuredCompute{roof: len(rep.Roofs.Compute) - 1, detail: len(rep.Details) - 1, kernel: k.Name, cpus: cpus,
 		iters: base * factors[tuned.Best], at: time.Now()}, nil
+}
+
+// invocation is one invocation of a compute job through o's invoker, for
+// an Evaluator; mhz gets the clock the worker read.
+func (o Options) invocation(job Job, mhz *float64) func(context.Context, stats.StopRule, float64) (stats.Inner, error) {
+	return func(ctx context.Context, inner stats.StopRule, best float64) (stats.Inner, error) {
+		job.Inner, job.Best = inner, best
+		r, err := o.Invoker.Invoke(ctx, job)
+		*mhz = r.MHz
+		return r.Inner, err
+	}
 }
 
 // noteInterval flags a roof whose interval is the sample range, because the

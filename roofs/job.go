@@ -191,17 +191,15 @@ func runCompute(ctx context.Context, job Job) (Reply, error) {
 	work := float64(job.Iters) * k.FlopsPerIter * float64(len(job.CPUs))
 	body := func(int) { k.Run(job.Iters) }
 	var in stats.Inner
-	var inErr error
-	err = affinity.RunGang(job.CPUs, func(g *affinity.Gang) {
+	err = affinity.RunGang(job.CPUs, func(g *affinity.Gang) error {
 		g.Run(body) // one untimed sample warms up the clock and the vector units
-		in, inErr = stats.Iterate(ctx, job.Inner, job.Best, func() (float64, time.Duration, error) {
+		var err error
+		in, err = stats.Iterate(ctx, job.Inner, job.Best, func() (float64, time.Duration, error) {
 			d := g.Run(body)
 			return work / d.Seconds() / 1e9, d, nil
 		})
+		return err
 	})
-	if err == nil {
-		err = inErr
-	}
 	if err != nil {
 		return Reply{}, err
 	}

@@ -123,13 +123,14 @@ func recordEvaluator(k kernels.Bandwidth, cpus []int) sweepEvaluator {
 			}
 		}
 		var xs []float64
-		err := affinity.RunGang(cpus, func(g *affinity.Gang) {
+		err := affinity.RunGang(cpus, func(g *affinity.Gang) error {
 			for i := range 16 {
 				d := g.Run(body)
 				if i > 0 { // the first pass warms caches and pages
 					xs = append(xs, bytes*float64(reps)/d.Seconds()/1e9)
 				}
 			}
+			return nil
 		})
 		if err != nil {
 			return 0, roofline.Interval{}, err

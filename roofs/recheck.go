@@ -43,11 +43,11 @@ func recheckBandwidthRoofs(ctx context.Context, r *run) error {
 	var movedText []string
 	for _, s := range swept {
 		roof, detail := &r.rep.Roofs.Bandwidth[s.roof], &r.rep.Details[s.detail]
-		rule := r.o.bandwidthRule()
+		budget := bandwidthBudget
 		if roof.Level == dramLevel {
-			rule = r.o.bandwidthRuleWithin(dramRecheckBudget)
+			budget = dramRecheckBudget
 		}
-		j := &bandwidthJob{kernel: s.kernel, cpus: s.cpus, inner: rule, best: map[int64]float64{}}
+		j := &bandwidthJob{kernel: s.kernel, cpus: s.cpus, inner: r.o.bandwidthRuleWithin(budget), best: map[int64]float64{}}
 		r.o.progress("bandwidth, %s: rechecking %s", threadsWord(len(s.cpus)), roof.Level)
 		v, ci, err := j.evaluate(ctx, roof.WorkingSetBytes, s.ops)
 		r.tally.add(j.results...)
@@ -140,12 +140,9 @@ func recheckComputeRoofs(ctx context.Context, r *run) error {
 	for _, m := range low {
 		roof, detail := &r.rep.Roofs.Compute[m.roof], &r.rep.Details[m.detail]
 		r.o.progress("compute %s, %s: rechecking", m.kernel, threadsWord(len(m.cpus)))
+		var mhz float64 // the search's clock stays the roof's
 		job := Job{Kind: "compute", CPUs: m.cpus, Kernel: m.kernel, Iters: m.iters}
-		again, err := r.o.evaluator(computeBudget).Evaluate(ctx, 0, func(ctx context.Context, inner stats.StopRule, best float64) (stats.Inner, error) {
-			job.Inner, job.Best = inner, best
-			rep, err := r.o.Invoker.Invoke(ctx, job)
-			return rep.Inner, err
-		})
+		again, err := r.o.evaluator(computeBudget).Evaluate(ctx, 0, r.o.invocation(job, &mhz))
 		r.tally.add(again)
 		if err != nil {
 			return fmt.Errorf("compute recheck of %s on %s: %w", m.kernel, threadsWord(len(m.cpus)), err)

@@ -144,7 +144,7 @@ func TestGangRunsEveryBodyOnItsCPUInEachRunAndReturnsWhenTheLeadDoes(t *testing.
 		onCPU[w] = true
 	}
 	var spans []time.Duration
-	err = RunGang(cpus, func(g *Gang) {
+	err = RunGang(cpus, func(g *Gang) error {
 		for range runs {
 			spans = append(spans, g.Run(func(w int) {
 				counts[w]++
@@ -156,6 +156,7 @@ func TestGangRunsEveryBodyOnItsCPUInEachRunAndReturnsWhenTheLeadDoes(t *testing.
 				}
 			}))
 		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +179,7 @@ func TestGangCallsNoLeadWhenAPinFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	led := false
-	if err := RunGang(append([]int{cpus[0]}, 1<<20), func(*Gang) { led = true }); err == nil || led {
+	if err := RunGang(append([]int{cpus[0]}, 1<<20), func(*Gang) error { led = true; return nil }); err == nil || led {
 		t.Errorf("err = %v, lead called = %v; want an error and no lead", err, led)
 	}
 }

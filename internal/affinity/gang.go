@@ -24,18 +24,24 @@ type Gang struct {
 }
 
 // RunGang pins one worker per entry of cpus; worker 0, the lead, calls
-// lead(g) and the others run g's bodies until lead returns. If any worker
-// cannot be pinned, lead is not called and the error says why.
-func RunGang(cpus []int, lead func(g *Gang)) error {
+// lead(g) and the others run g's bodies until lead returns. It returns
+// lead's error; if any worker cannot be pinned, lead is not called and
+// the error says why.
+func RunGang(cpus []int, lead func(g *Gang) error) error {
 	g := &Gang{workers: len(cpus), starts: make([]time.Time, len(cpus)), ends: make([]time.Time, len(cpus))}
-	return RunPinned(cpus, nil, func(w int) {
+	var leadErr error
+	err := RunPinned(cpus, nil, func(w int) {
 		if w == 0 {
 			defer g.quit.Store(true)
-			lead(g)
+			leadErr = lead(g)
 			return
 		}
 		g.follow(w)
 	})
+	if err != nil {
+		return err
+	}
+	return leadErr
 }
 
 // Run runs body(worker) once on every worker, started together, and
