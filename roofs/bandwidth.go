@@ -88,17 +88,17 @@ func allocOperands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws i
 	return ops, nil
 }
 
-// operandLens is how many elements of b, and of a and c (0 when only the
-// load kernel runs), each of threads threads needs for working set ws,
+// operandLens is how many elements of b, and of a and c (0 when only
+// kernels over b alone run), each of threads threads needs for working set ws,
 // rounded up to whole loop blocks.
 func operandLens(ks []kernels.Bandwidth, threads int, ws int64) (nb, nac int, err error) {
 	for _, k := range ks {
-		n := int(float64(ws) / float64(threads) / k.BytesPerElement)
+		n := int(float64(ws) / float64(threads) / k.WorkingSetPerElement())
 		if n <= 0 {
 			return 0, 0, fmt.Errorf("%s: working set %d bytes is too small for %s", k.Name, ws, threadsWord(threads))
 		}
 		nb = max(nb, n)
-		if k.Name != "load" {
+		if k.Arrays > 1 {
 			nac = max(nac, n)
 		}
 	}
@@ -206,11 +206,11 @@ func (p *operandPool) place(ctx context.Context, nb, nac int) error {
 // allocOperands.
 func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (float64, roofline.Interval, error) {
 	threads := len(j.cpus)
-	n := int(float64(ws) / float64(threads) / j.kernel.BytesPerElement)
+	n := int(float64(ws) / float64(threads) / j.kernel.WorkingSetPerElement())
 	ops := make([]arrays, threads)
 	for w, op := range all {
 		ops[w].b = op.b[:n]
-		if j.kernel.Name != "load" {
+		if j.kernel.Arrays > 1 {
 			ops[w].a, ops[w].c = op.a[:n], op.c[:n]
 		}
 	}
@@ -347,12 +347,12 @@ func (o Options) bandwidthRuleWithin(budget time.Duration) stats.StopRule {
 }
 
 // sizeQuantum is what working-set sizes are multiples of: one loop block of
-// the kernel with the most bytes per element on every thread, the same for
-// all kernels so that they share sizes.
+// the kernel with the most arrays on every thread, the same for all
+// kernels so that they share sizes.
 func sizeQuantum(ks []kernels.Bandwidth, threads int) int64 {
 	var widest float64
 	for _, k := range ks {
-		widest = max(widest, k.BytesPerElement)
+		widest = max(widest, k.WorkingSetPerElement())
 	}
 	return int64(threads) * 64 * int64(widest)
 }

@@ -6,7 +6,10 @@
 #   - FMA peaks against likwid-bench peakflops_{avx512_fma,avx_fma,sse}
 #     (double and single precision) at each thread count;
 #   - L1, L2, L3 and DRAM bandwidth against the best of likwid-bench's
-#     stream_mem, stream and load kernels (avx512) at each level, at rprof's
+#     stream_mem, stream, load, update and daxpy kernels (avx512; the ones
+#     that were best somewhere on the Zen 5 guest among its 14 double-
+#     precision bandwidth kernels: update at L2, L3 and DRAM, daxpy at L1
+#     and DRAM) at each level, at rprof's
 #     own working set and at half the level's size (from rprof's document:
 #     level_bytes, whatever its source);
 #   - the DGEMM roof against the best cblas_dgemm rate of a plain C loop over
@@ -95,7 +98,7 @@ likwid_pass() {
 			[ "$level" = DRAM ] && sizes="$sizes 1000000kB"
 			best=0
 			for size in $sizes; do
-				for k in stream_mem_avx512 stream_avx512 load_avx512; do
+				for k in stream_mem_avx512 stream_avx512 load_avx512 update_avx512 daxpy_avx512; do
 					v=$(lb "$k" "$size" "$t" MByte/s)
 					[ -n "$v" ] && best=$(echo "if ($v > $best) $v else $best" | bc -l)
 				done

@@ -180,12 +180,10 @@ func validationChecks(backend string, model emulate.CacheModel) (checks []check,
 			perElem = 24 // non-temporal: no write-allocate
 		case "load":
 			perElem, flops = 8, 1
+		case "update":
+			perElem, flops = 16, 0 // read and written back, no write-allocate; a sign flip is no FLOP
 		}
-		arrays := 3
-		if k.Name == "load" {
-			arrays = 1
-		}
-		n := int64(math.Ceil(float64(4*llc)/float64(8*arrays)/64)) * 64
+		n := int64(math.Ceil(float64(4*llc)/k.WorkingSetPerElement()/64)) * 64
 		c := check{name: name, args: []string{"bandwidth", k.ISA, k.Name, strconv.FormatInt(n, 10), strconv.Itoa(passes)},
 			empty: []string{"bandwidth", k.ISA, k.Name, strconv.FormatInt(n, 10), "0"},
 			work:  flops * float64(n*passes), bytes: perElem * float64(n*passes)}
@@ -324,7 +322,7 @@ func kernelMain(args []string) int {
 		for _, k := range ks {
 			if k.ISA == args[3] && k.Name == args[4] {
 				var a, c []float64
-				if k.Name != "load" {
+				if k.Arrays > 1 {
 					a, c = kernels.Alloc(n), kernels.Alloc(n)
 				}
 				b := kernels.Alloc(n)

@@ -82,7 +82,7 @@ func BenchmarkBandwidth(b *testing.B) {
 		for _, sz := range sizes {
 			b.Run(fmt.Sprintf("%s-%s/%s", k.ISA, k.Name, sz.name), func(b *testing.B) {
 				pinned(b)
-				n := int(float64(sz.ws) / k.BytesPerElement)
+				n := int(float64(sz.ws) / k.WorkingSetPerElement())
 				x, y, z := Alloc(n), Alloc(n), Alloc(n)
 				fill(x, 0)
 				fill(y, 1)

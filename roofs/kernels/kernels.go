@@ -38,19 +38,25 @@ type Compute struct {
 type Bandwidth struct {
 	// Name is "triad" (a[i] = b[i] + s*c[i], regular stores), "triad-nt"
 	// (the same with non-temporal stores, which bypass the caches and avoid
-	// the write-allocate read) or "load" (a read-only sum of b, which shows
-	// the bandwidth of reads without write-allocate traffic).
+	// the write-allocate read), "load" (a read-only sum of b, which shows
+	// the bandwidth of reads without write-allocate traffic) or "update"
+	// (b[i] = -b[i] in place: each line read and written back, with no
+	// write-allocate read; s is unused).
 	Name string
 	ISA  string // "avx2", "avx512", or "go" where no assembly exists
+	// Arrays is 3 for kernels over a, b and c, 1 for those over b alone.
+	Arrays int
 	// BytesPerElement counts reads and writes per element as STREAM does:
 	// 24 for triad (two reads, one write; with write-allocate the cache
-	// hierarchy really moves 32), 8 for load. It is also the working set per
-	// element.
+	// hierarchy really moves 32), 8 for load, 16 for update.
 	BytesPerElement float64
 	// Run is safe for concurrent use on distinct arrays. Like
 	// Compute.Run, one call is not preemptible.
 	Run func(a, b, c []float64, s float64)
 }
+
+// WorkingSetPerElement is the bytes of the arrays Run touches per element.
+func (k Bandwidth) WorkingSetPerElement() float64 { return 8 * float64(k.Arrays) }
 
 // Skipped is a kernel that cannot run here, and why.
 type Skipped struct {
@@ -120,6 +126,12 @@ func triadGo(a, b, c []float64, s float64) {
 	}
 }
 
+func updateGo(b []float64) {
+	for i := range b {
+		b[i] = -b[i]
+	}
+}
+
 func loadGo(b []float64) float64 {
 	var sum float64
 	for _, v := range b {
@@ -138,9 +150,10 @@ func shortest(a, b, c []float64) int { return min(len(a), len(b), len(c)) }
 
 // goBandwidth are the portable kernels, for architectures without assembly.
 var goBandwidth = []Bandwidth{
-	{Name: "triad", ISA: "go", BytesPerElement: 24, Run: func(a, b, c []float64, s float64) {
+	{Name: "triad", ISA: "go", Arrays: 3, BytesPerElement: 24, Run: func(a, b, c []float64, s float64) {
 		n := shortest(a, b, c)
 		triadGo(a[:n], b[:n], c[:n], s)
 	}},
-	{Name: "load", ISA: "go", BytesPerElement: 8, Run: func(_, b, _ []float64, _ float64) { keep(loadGo(b)) }},
+	{Name: "load", ISA: "go", Arrays: 1, BytesPerElement: 8, Run: func(_, b, _ []float64, _ float64) { keep(loadGo(b)) }},
+	{Name: "update", ISA: "go", Arrays: 1, BytesPerElement: 16, Run: func(_, b, _ []float64, _ float64) { updateGo(b) }},
 }

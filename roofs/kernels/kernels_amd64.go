@@ -1,6 +1,10 @@
 package kernels
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // computeKernel is a generated compute kernel with what tests need to
 // recompute its result in Go.
@@ -16,9 +20,10 @@ type computeKernel struct {
 
 type bandwidthKernel struct {
 	Bandwidth
-	triad func(a, b, c *float64, n int64, s float64)
-	load  func(b *float64, n int64) float64
-	needs func() string
+	triad  func(a, b, c *float64, n int64, s float64)
+	load   func(b *float64, n int64) float64
+	update func(b *float64, n int64, mask float64)
+	needs  func() string
 }
 
 // The accumulators start at distinct values so no two chains are the same
@@ -107,6 +112,10 @@ func (k *bandwidthKernel) withRun() Bandwidth {
 		b.Run = func(_, b, _ []float64, _ float64) { k.sum(b) }
 		return b
 	}
+	if k.update != nil {
+		b.Run = func(_, b, _ []float64, _ float64) { k.runUpdate(b) }
+		return b
+	}
 	b.Run = k.runTriad
 	return b
 }
@@ -124,6 +133,18 @@ func (k *bandwidthKernel) runTriad(a, b, c []float64, s float64) {
 	}
 	end := head + mid
 	triadGo(a[end:n], b[end:n], c[end:n], s)
+}
+
+// runUpdate is runTriad for the update kernel: the assembly gets b's
+// aligned middle, Go the rest.
+func (k *bandwidthKernel) runUpdate(b []float64) {
+	head := alignHead(b, align)
+	mid := (len(b) - head) &^ (blockElems - 1)
+	updateGo(b[:head])
+	if mid > 0 {
+		k.update(&b[head], int64(mid), math.Copysign(0, -1))
+	}
+	updateGo(b[head+mid:])
 }
 
 func (k *bandwidthKernel) sum(b []float64) float64 {
