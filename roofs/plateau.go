@@ -182,8 +182,8 @@ func windowPlateaus(points []sweepPoint, levels []cacheLevel, withDRAM bool) ([]
 		best := slices.MaxFunc(in, func(a, b sweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) })
 		if worst := slices.MinFunc(in, func(a, b sweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) }); best.GBytesPerS > noisySpread*worst.GBytesPerS {
 			flags = append(flags, roofline.Flag{Code: roofline.FlagNoisyPlateau,
-				Message: fmt.Sprintf("%s: working sets %s range from %.3g to %.3g GB/s; the machine was busy or the level is not flat; the ceiling is the highest",
-					name, window, worst.GBytesPerS, best.GBytesPerS)})
+				Message: fmt.Sprintf("%s: working sets %s range from %s to %s GB/s; the machine was busy or the level is not flat; the ceiling is the highest",
+					name, window, unit.Value(worst.GBytesPerS), unit.Value(best.GBytesPerS))})
 		}
 		out = append(out, plateau{Level: name, GBytesPerS: best.GBytesPerS, CI: best.CI, WorkingSetBytes: best.WorkingSetBytes, Points: len(in)})
 		caps = append(caps, capa)
@@ -201,8 +201,8 @@ func windowPlateaus(points []sweepPoint, levels []cacheLevel, withDRAM bool) ([]
 func crossCheck(points []sweepPoint, a, b plateau, capa int64) []roofline.Flag {
 	if a.GBytesPerS < minStep*b.GBytesPerS {
 		return []roofline.Flag{{Code: roofline.FlagNoPlateau, Message: fmt.Sprintf(
-			"%s (%.3g GB/s) and %s (%.3g GB/s) differ by less than %.0f%%: the sweep shows no step where %s ends at %s; the VM or CPU may hide it",
-			a.Level, a.GBytesPerS, b.Level, b.GBytesPerS, (minStep-1)*100, a.Level, unit.Bytes(capa))}}
+			"%s (%s GB/s) and %s (%s GB/s) differ by less than %.0f%%: the sweep shows no step where %s ends at %s; the VM or CPU may hide it",
+			a.Level, unit.Value(a.GBytesPerS), b.Level, unit.Value(b.GBytesPerS), (minStep-1)*100, a.Level, unit.Bytes(capa))}}
 	}
 	mid := math.Sqrt(a.GBytesPerS * b.GBytesPerS)
 	for i, p := range points {
