@@ -178,6 +178,8 @@ func validationChecks(backend string, model emulate.CacheModel) (checks []check,
 		switch k.Name {
 		case "triad-nt":
 			perElem = 24 // non-temporal: no write-allocate
+		case "daxpy":
+			perElem = 24 // a read before it is written: no write-allocate
 		case "load":
 			perElem, flops = 8, 1
 		case "update":

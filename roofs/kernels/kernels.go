@@ -39,16 +39,19 @@ type Bandwidth struct {
 	// Name is "triad" (a[i] = b[i] + s*c[i], regular stores), "triad-nt"
 	// (the same with non-temporal stores, which bypass the caches and avoid
 	// the write-allocate read), "load" (a read-only sum of b, which shows
-	// the bandwidth of reads without write-allocate traffic) or "update"
-	// (b[i] = -b[i] in place: each line read and written back, with no
-	// write-allocate read; s is unused).
+	// the bandwidth of reads without write-allocate traffic), "daxpy"
+	// (a[i] = a[i] + s*c[i]: a read before it is written, so no
+	// write-allocate read; b is unused) or "update" (b[i] = -b[i] in place:
+	// each line read and written back, with no write-allocate read; s is
+	// unused).
 	Name string
 	ISA  string // "avx2", "avx512", or "go" where no assembly exists
-	// Arrays is 3 for kernels over a, b and c, 1 for those over b alone.
+	// Arrays is 3 for kernels over a, b and c, 2 for those over a and c,
+	// 1 for those over b alone.
 	Arrays int
 	// BytesPerElement counts reads and writes per element as STREAM does:
 	// 24 for triad (two reads, one write; with write-allocate the cache
-	// hierarchy really moves 32), 8 for load, 16 for update.
+	// hierarchy really moves 32), 24 for daxpy, 8 for load, 16 for update.
 	BytesPerElement float64
 	// Run is safe for concurrent use on distinct arrays. Like
 	// Compute.Run, one call is not preemptible.
@@ -153,6 +156,10 @@ var goBandwidth = []Bandwidth{
 	{Name: "triad", ISA: "go", Arrays: 3, BytesPerElement: 24, Run: func(a, b, c []float64, s float64) {
 		n := shortest(a, b, c)
 		triadGo(a[:n], b[:n], c[:n], s)
+	}},
+	{Name: "daxpy", ISA: "go", Arrays: 2, BytesPerElement: 24, Run: func(a, _, c []float64, s float64) {
+		n := min(len(a), len(c))
+		triadGo(a[:n], a[:n], c[:n], s)
 	}},
 	{Name: "load", ISA: "go", Arrays: 1, BytesPerElement: 8, Run: func(_, b, _ []float64, _ float64) { keep(loadGo(b)) }},
 	{Name: "update", ISA: "go", Arrays: 1, BytesPerElement: 16, Run: func(_, b, _ []float64, _ float64) { updateGo(b) }},

@@ -20,10 +20,12 @@ type computeKernel struct {
 
 type bandwidthKernel struct {
 	Bandwidth
-	triad  func(a, b, c *float64, n int64, s float64)
-	load   func(b *float64, n int64) float64
-	update func(b *float64, n int64, mask float64)
-	needs  func() string
+	triad func(a, b, c *float64, n int64, s float64)
+	// inPlace runs triad with b = a: a[i] = a[i] + s*c[i].
+	inPlace bool
+	load    func(b *float64, n int64) float64
+	update  func(b *float64, n int64, mask float64)
+	needs   func() string
 }
 
 // The accumulators start at distinct values so no two chains are the same
@@ -114,6 +116,10 @@ func (k *bandwidthKernel) withRun() Bandwidth {
 	}
 	if k.update != nil {
 		b.Run = func(_, b, _ []float64, _ float64) { k.runUpdate(b) }
+		return b
+	}
+	if k.inPlace {
+		b.Run = func(a, _, c []float64, s float64) { k.runTriad(a, a, c, s) }
 		return b
 	}
 	b.Run = k.runTriad

@@ -152,13 +152,13 @@ func TestDispatchSkipsWhatTheCPULacks(t *testing.T) {
 	}{
 		{"no AVX-512", true, true, false,
 			[]string{"scalar-fma-fp64", "scalar-muladd-fp64", "scalar-fma-fp32", "scalar-muladd-fp32", "sse-fma-fp64", "sse-muladd-fp64", "sse-fma-fp32", "sse-muladd-fp32", "avx2-fma-fp64", "avx2-muladd-fp64", "avx2-fma-fp32", "avx2-muladd-fp32"},
-			[]string{"avx2 triad", "avx2 triad-nt", "avx2 load", "avx2 update"}},
+			[]string{"avx2 triad", "avx2 triad-nt", "avx2 daxpy", "avx2 load", "avx2 update"}},
 		{"AVX without FMA", true, false, false,
 			[]string{"scalar-muladd-fp64", "scalar-muladd-fp32", "sse-muladd-fp64", "sse-muladd-fp32", "avx2-muladd-fp64", "avx2-muladd-fp32"},
 			[]string{"avx2 load", "avx2 update"}},
 		{"SSE2 only", false, false, false,
 			[]string{"scalar-muladd-fp64", "scalar-muladd-fp32", "sse-muladd-fp64", "sse-muladd-fp32"},
-			[]string{"go triad", "go load", "go update"}},
+			[]string{"go triad", "go daxpy", "go load", "go update"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
