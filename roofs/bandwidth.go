@@ -396,23 +396,32 @@ func sweepEnvelope(ctx context.Context, o Options, pool *operandPool, ks []kerne
 	}
 	env.placing = time.Since(placing)
 	env.ops = ops
+	// Each size starts with the kernel that was best at the size before,
+	// so that the others stop once they are clearly below it (the stop
+	// rule's condition 4, after bestMinCount samples) instead of running
+	// until they converge.
+	lead := 0
 	at := func(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
 		var top float64
 		var topCI roofline.Interval
-		for _, j := range jobs {
+		winner := lead
+		for i := range jobs {
 			if err := ctx.Err(); err != nil {
 				return 0, roofline.Interval{}, err
 			}
+			w := (lead + i) % len(jobs)
+			j := jobs[w]
 			gbps, ci, err := j.evaluate(ctx, ws, ops)
 			if err != nil {
 				return 0, roofline.Interval{}, fmt.Errorf("%s-%s: %w", j.kernel.ISA, j.kernel.Name, err)
 			}
 			if gbps > top {
-				top, topCI = gbps, ci
+				top, topCI, winner = gbps, ci, w
 				env.kernelAt[ws] = j.kernel
 				env.resultAt[ws] = j.results[len(j.results)-1]
 			}
 		}
+		lead = winner
 		return top, topCI, nil
 	}
 	env.points, err = sweep(ctx, sizes, at, func(done, total int) {
