@@ -26,9 +26,9 @@ Validate runs rprof's own kernels, whose work W and DRAM traffic Q are known
 exactly, under every counting backend available here (or the one --count
 names), and compares the counted W and Q with the analytic values: the FMA
 and mul+add chains of 'rprof roofs' at each ISA the backend can run (W), and
-the TRIAD, non-temporal TRIAD and load kernels over a working set four times
-the last-level cache (W and Q). It prints one row per kernel and backend
-with its verdict.
+the bandwidth kernels (TRIAD, non-temporal TRIAD, DAXPY, load, update) over
+a working set four times the last-level cache (W and Q). It prints one row
+per kernel and backend with its verdict.
 
 Tolerances: emulate, W exact and Q within 5%; pmu, W within 1% and Q within
 5% (there it is the hardware-truth check of the counters). Under emulate, W
