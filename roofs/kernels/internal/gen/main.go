@@ -72,8 +72,7 @@ func main() {
 		for _, nt := range []bool{false, true} {
 			table = append(table, triad(&s, &g, is, nt))
 		}
-		table = append(table, daxpy(is))
-		table = append(table, load(&s, &g, is), update(&s, &g, is))
+		table = append(table, daxpy(is), load(&s, &g, is), update(&s, &g, is))
 	}
 	fmt.Fprintf(&g, "var bandwidthTable = []bandwidthKernel{\n%s}\n", strings.Join(table, ""))
 	clock(&s, &g)
@@ -227,10 +226,7 @@ func triad(s, g *bytes.Buffer, is isa, nt bool) string {
 	fmt.Fprintf(s, "\tVZEROUPPER\n\tRET\n")
 	fmt.Fprintf(g, "//go:noescape\nfunc %s(a, b, c *float64, n int64, s float64)\n\n", fn)
 	name := map[bool]string{false: "triad", true: "triad-nt"}[nt]
-	need := "needFMA"
-	if is.reg == "Z" {
-		need = "needAVX512"
-	}
+	need := bandwidthNeed(is, "needFMA")
 	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: %q, ISA: %q, Arrays: 3, BytesPerElement: 24}, triad: %s, needs: %s},\n", name, is.name, fn, need)
 }
 
@@ -241,11 +237,17 @@ func triad(s, g *bytes.Buffer, is isa, nt bool) string {
 // three interleaved rounds: mean 53 to 56 GB/s against 49 to 54 for the
 // non-temporal triad and the update; likwid-bench's daxpy 52 to 55).
 func daxpy(is isa) string {
-	need := "needFMA"
-	if is.reg == "Z" {
-		need = "needAVX512"
-	}
+	need := bandwidthNeed(is, "needFMA")
 	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"daxpy\", ISA: %q, Arrays: 2, BytesPerElement: 24}, triad: triad%s, inPlace: true, needs: %s},\n", is.name, is.id, need)
+}
+
+// bandwidthNeed is the CPU requirement of a bandwidth kernel: narrow for
+// the 256-bit ones, AVX-512F for the 512-bit ones.
+func bandwidthNeed(is isa, narrow string) string {
+	if is.reg == "Z" {
+		return "needAVX512"
+	}
+	return narrow
 }
 
 // load emits a read-only sum of b over n elements into out (one register's
@@ -283,10 +285,7 @@ func load(s, g *bytes.Buffer, is isa) string {
 	lanes := vb / 8
 	fmt.Fprintf(g, "func sum%s(b *float64, n int64) float64 {\n\tvar out [%d]float64\n\t%s(b, n, &out[0])\n\treturn loadGo(out[:])\n}\n\n",
 		fn[len("load"):], lanes, fn)
-	need := "needAVX"
-	if is.reg == "Z" {
-		need = "needAVX512"
-	}
+	need := bandwidthNeed(is, "needAVX")
 	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"load\", ISA: %q, Arrays: 1, BytesPerElement: 8}, load: sum%s, needs: %s},\n", is.name, fn[len("load"):], need)
 }
 
@@ -322,10 +321,7 @@ func update(s, g *bytes.Buffer, is isa) string {
 	}
 	fmt.Fprintf(s, "\tADDQ $%d, DI\n\tDECQ CX\n\tJNZ loop\n\ndone:\n\tVZEROUPPER\n\tRET\n", bwRegs*vb)
 	fmt.Fprintf(g, "//go:noescape\nfunc %s(b *float64, n int64, mask float64)\n\n", fn)
-	need := "needAVX"
-	if is.reg == "Z" {
-		need = "needAVX512"
-	}
+	need := bandwidthNeed(is, "needAVX")
 	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"update\", ISA: %q, Arrays: 1, BytesPerElement: 16}, update: %s, needs: %s},\n", is.name, fn, need)
 }
 
