@@ -174,21 +174,10 @@ func validationChecks(backend string, model emulate.CacheModel) (checks []check,
 			skipped = append(skipped, kernels.Skipped{Name: name, Reason: "QEMU 7.2 does not emulate AVX-512"})
 			continue
 		}
-		perElem, flops := 32.0, 2.0 // triad: b and c read, a write-allocated and written back
-		switch k.Name {
-		case "triad-nt":
-			perElem = 24 // non-temporal: no write-allocate
-		case "daxpy":
-			perElem = 24 // a read before it is written: no write-allocate
-		case "load":
-			perElem, flops = 8, 1
-		case "update":
-			perElem, flops = 16, 0 // read and written back, no write-allocate; a sign flip is no FLOP
-		}
 		n := int64(math.Ceil(float64(4*llc)/k.WorkingSetPerElement()/64)) * 64
 		c := check{name: name, args: []string{"bandwidth", k.ISA, k.Name, strconv.FormatInt(n, 10), strconv.Itoa(passes)},
 			empty: []string{"bandwidth", k.ISA, k.Name, strconv.FormatInt(n, 10), "0"},
-			work:  flops * float64(n*passes), bytes: perElem * float64(n*passes)}
+			work:  k.FlopsPerElement * float64(n*passes), bytes: k.MovedPerElement * float64(n*passes)}
 		if k.Name == "load" {
 			c.work = -1 // the sum's final reduction adds a few FLOPs per pass
 		}

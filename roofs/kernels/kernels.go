@@ -53,6 +53,11 @@ type Bandwidth struct {
 	// 24 for triad (two reads, one write; with write-allocate the cache
 	// hierarchy really moves 32), 24 for daxpy, 8 for load, 16 for update.
 	BytesPerElement float64
+	// MovedPerElement is the bytes the memory hierarchy really moves per
+	// element: BytesPerElement, plus the write-allocate read of triad's
+	// regular stores (32). FlopsPerElement is the floating-point work per
+	// element (the update's sign flip is none).
+	MovedPerElement, FlopsPerElement float64
 	// Run is safe for concurrent use on distinct arrays. Like
 	// Compute.Run, one call is not preemptible.
 	Run func(a, b, c []float64, s float64)
@@ -153,14 +158,14 @@ func shortest(a, b, c []float64) int { return min(len(a), len(b), len(c)) }
 
 // goBandwidth are the portable kernels, for architectures without assembly.
 var goBandwidth = []Bandwidth{
-	{Name: "triad", ISA: "go", Arrays: 3, BytesPerElement: 24, Run: func(a, b, c []float64, s float64) {
+	{Name: "triad", ISA: "go", Arrays: 3, BytesPerElement: 24, MovedPerElement: 32, FlopsPerElement: 2, Run: func(a, b, c []float64, s float64) {
 		n := shortest(a, b, c)
 		triadGo(a[:n], b[:n], c[:n], s)
 	}},
-	{Name: "daxpy", ISA: "go", Arrays: 2, BytesPerElement: 24, Run: func(a, _, c []float64, s float64) {
+	{Name: "daxpy", ISA: "go", Arrays: 2, BytesPerElement: 24, MovedPerElement: 24, FlopsPerElement: 2, Run: func(a, _, c []float64, s float64) {
 		n := min(len(a), len(c))
 		triadGo(a[:n], a[:n], c[:n], s)
 	}},
-	{Name: "load", ISA: "go", Arrays: 1, BytesPerElement: 8, Run: func(_, b, _ []float64, _ float64) { keep(loadGo(b)) }},
-	{Name: "update", ISA: "go", Arrays: 1, BytesPerElement: 16, Run: func(_, b, _ []float64, _ float64) { updateGo(b) }},
+	{Name: "load", ISA: "go", Arrays: 1, BytesPerElement: 8, MovedPerElement: 8, FlopsPerElement: 1, Run: func(_, b, _ []float64, _ float64) { keep(loadGo(b)) }},
+	{Name: "update", ISA: "go", Arrays: 1, BytesPerElement: 16, MovedPerElement: 16, Run: func(_, b, _ []float64, _ float64) { updateGo(b) }},
 }

@@ -227,7 +227,8 @@ func triad(s, g *bytes.Buffer, is isa, nt bool) string {
 	fmt.Fprintf(g, "//go:noescape\nfunc %s(a, b, c *float64, n int64, s float64)\n\n", fn)
 	name := map[bool]string{false: "triad", true: "triad-nt"}[nt]
 	need := bandwidthNeed(is, "needFMA")
-	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: %q, ISA: %q, Arrays: 3, BytesPerElement: 24}, triad: %s, needs: %s},\n", name, is.name, fn, need)
+	moved := map[bool]int{false: 32, true: 24}[nt] // non-temporal: no write-allocate read
+	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: %q, ISA: %q, Arrays: 3, BytesPerElement: 24, MovedPerElement: %d, FlopsPerElement: 2}, triad: %s, needs: %s},\n", name, is.name, moved, fn, need)
 }
 
 // daxpy is the table entry of a[i] = a[i] + s*c[i]: the triad's assembly
@@ -238,7 +239,7 @@ func triad(s, g *bytes.Buffer, is isa, nt bool) string {
 // non-temporal triad and the update; likwid-bench's daxpy 52 to 55).
 func daxpy(is isa) string {
 	need := bandwidthNeed(is, "needFMA")
-	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"daxpy\", ISA: %q, Arrays: 2, BytesPerElement: 24}, triad: triad%s, inPlace: true, needs: %s},\n", is.name, is.id, need)
+	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"daxpy\", ISA: %q, Arrays: 2, BytesPerElement: 24, MovedPerElement: 24, FlopsPerElement: 2}, triad: triad%s, inPlace: true, needs: %s},\n", is.name, is.id, need)
 }
 
 // bandwidthNeed is the CPU requirement of a bandwidth kernel: narrow for
@@ -286,7 +287,7 @@ func load(s, g *bytes.Buffer, is isa) string {
 	fmt.Fprintf(g, "func sum%s(b *float64, n int64) float64 {\n\tvar out [%d]float64\n\t%s(b, n, &out[0])\n\treturn loadGo(out[:])\n}\n\n",
 		fn[len("load"):], lanes, fn)
 	need := bandwidthNeed(is, "needAVX")
-	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"load\", ISA: %q, Arrays: 1, BytesPerElement: 8}, load: sum%s, needs: %s},\n", is.name, fn[len("load"):], need)
+	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"load\", ISA: %q, Arrays: 1, BytesPerElement: 8, MovedPerElement: 8, FlopsPerElement: 1}, load: sum%s, needs: %s},\n", is.name, fn[len("load"):], need)
 }
 
 // update emits b[i] = -b[i] over n elements in place, flipping the sign bit
@@ -322,7 +323,7 @@ func update(s, g *bytes.Buffer, is isa) string {
 	fmt.Fprintf(s, "\tADDQ $%d, DI\n\tDECQ CX\n\tJNZ loop\n\ndone:\n\tVZEROUPPER\n\tRET\n", bwRegs*vb)
 	fmt.Fprintf(g, "//go:noescape\nfunc %s(b *float64, n int64, mask float64)\n\n", fn)
 	need := bandwidthNeed(is, "needAVX")
-	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"update\", ISA: %q, Arrays: 1, BytesPerElement: 16}, update: %s, needs: %s},\n", is.name, fn, need)
+	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"update\", ISA: %q, Arrays: 1, BytesPerElement: 16, MovedPerElement: 16}, update: %s, needs: %s},\n", is.name, fn, need)
 }
 
 // clockAdds is the number of dependent adds per iteration of the clock
