@@ -5,13 +5,15 @@
 # it, so drift of the machine between them is small), and prints:
 #   - FMA peaks against likwid-bench peakflops_{avx512_fma,avx_fma,sse}
 #     (double and single precision) at each thread count;
-#   - L1, L2, L3 and DRAM bandwidth against the best of likwid-bench's
-#     stream_mem, stream, load, update and daxpy kernels (avx512; the ones
-#     that were best somewhere on the Zen 5 guest among its 14 double-
-#     precision bandwidth kernels: update at L2, L3 and DRAM, daxpy at L1
-#     and DRAM) at each level, at rprof's
-#     own working set and at half the level's size (from rprof's document:
-#     level_bytes, whatever its source);
+#   - L1, L2, L3 and DRAM bandwidth against likwid-bench's best kernel of
+#     stream_mem, stream, load, update and daxpy (avx512; the ones that were
+#     best somewhere on the Zen 5 guest among its 14 double-precision
+#     bandwidth kernels: update at L2, L3 and DRAM, daxpy at L1 and DRAM),
+#     at rprof's own working set or at half the level's size (from rprof's
+#     document: level_bytes, whatever its source), or 1 GB in DRAM. A
+#     selection pass first runs them all against a --quick document; each
+#     pair then times only the one that read highest there, once, as the
+#     DGEMM loop's best shape is timed again;
 #   - the DGEMM roof against the best cblas_dgemm rate of a plain C loop over
 #     seed 000's 96 shapes, with the same library and thread count, and
 #     against that best shape timed again (the best of 96 noisy figures is
@@ -29,6 +31,9 @@
 #                     reads "-s 0.5" as 0 s and runs 10 iterations, and
 #                     "-s 500ms" hung)
 #   QUICK=0           skip timing rprof roofs --quick (default 1)
+#   SELECT=0          no selection pass: each likwid pass takes the best of
+#                     every bandwidth kernel at every size (default 1: a
+#                     selection pass first, then one run per roof and pass)
 #   DGEMM_LOOP=0      skip the C cblas_dgemm loop (default 1; about a minute)
 #   LIKWID=0          skip the likwid-bench passes: rprof's runs and the C
 #                     DGEMM loop only (no likwid needed)
@@ -80,10 +85,25 @@ lb() { # test size threads field
 
 compute_pairs="avx512-fma-fp64:peakflops_avx512_fma avx2-fma-fp64:peakflops_avx_fma sse-fma-fp64:peakflops_sse avx512-fma-fp32:peakflops_sp_avx512_fma avx2-fma-fp32:peakflops_sp_avx_fma sse-fma-fp32:peakflops_sp_sse"
 
+bw_kernels="stream_mem_avx512 stream_avx512 load_avx512 update_avx512 daxpy_avx512"
+
+# bw_sizes DOC T LEVEL: the working sets likwid-bench runs at for a
+# bandwidth roof, as "kind size" lines: rprof's working set (ws), half the
+# level's size (half; level_bytes, whatever its source) and, in DRAM, 1 GB.
+bw_sizes() {
+	jq -r --arg l "$3" --argjson t "$2" '.bandwidth[] | select(.level == $l and .threads == $t) |
+		"ws \(.working_set_bytes / 1024 | floor)kB", (if .level_bytes then "half \(.level_bytes / 2048 | floor)kB" else empty end)' "$1"
+	[ "$3" = DRAM ] && echo "1g 1000000kB"
+	return 0
+}
+
 # likwid_pass DOC OUT: every likwid figure rprof's document DOC has a roof
-# for, as "key value" lines: c:THREADS:KERNEL and b:THREADS:LEVEL.
+# for, as "key value" lines: c:THREADS:KERNEL and b:THREADS:LEVEL. A
+# bandwidth roof is one run of the kernel and size kind the selection pass
+# chose for it (selected.tsv), or, without one, the best of every kernel
+# at every size.
 likwid_pass() {
-	local doc=$tmp/$1.json out=$tmp/$2.tsv t pair rk lk l level sizes size best k v
+	local doc=$tmp/$1.json out=$tmp/$2.tsv t pair rk lk l level best kind size k v sel
 	: >"$out"
 	for t in $threads; do
 		for pair in $compute_pairs; do
@@ -92,20 +112,40 @@ likwid_pass() {
 			[ -n "$l" ] && echo "c:$t:$rk $l" >>"$out"
 		done
 		for level in $(jq -r --argjson t "$t" '.bandwidth[] | select(.threads == $t) | .level' "$doc"); do
-			# rprof's working set and half the level (in kB, likwid's unit).
-			sizes=$(jq -r --arg l "$level" --argjson t "$t" '.bandwidth[] | select(.level == $l and .threads == $t) |
-				[(.working_set_bytes / 1024 | floor), (if .level_bytes then (.level_bytes / 2048 | floor) else empty end)] | map("\(.)kB") | .[]' "$doc")
-			[ "$level" = DRAM ] && sizes="$sizes 1000000kB"
+			sel=$(awk -v key="b:$t:$level" '$1 == key {print $2, $3}' "$tmp/selected.tsv" 2>/dev/null || true)
 			best=0
-			for size in $sizes; do
-				for k in stream_mem_avx512 stream_avx512 load_avx512 update_avx512 daxpy_avx512; do
+			while read -r kind size; do
+				for k in $bw_kernels; do
+					[ -z "$sel" ] || [ "$sel" = "$k $kind" ] || continue
 					v=$(lb "$k" "$size" "$t" MByte/s)
 					[ -n "$v" ] && best=$(echo "if ($v > $best) $v else $best" | bc -l)
 				done
-			done
+			done < <(bw_sizes "$doc" "$t" "$level")
 			echo "b:$t:$level $best" >>"$out"
 		done
 	done
+}
+
+# select_pass DOC: runs every kernel at every size for each bandwidth roof
+# of DOC and keeps, in selected.tsv, the kernel and size kind that read
+# highest, with that figure: "key kernel kind value". The paired passes then
+# time only that one, as the C loop times its best DGEMM shape again: the
+# best of ten to fifteen noisy one-second runs is biased upward (one
+# thread's DRAM bandwidth moved by 8% within a minute on the Zen 5 guest).
+select_pass() {
+	local doc=$tmp/$1.json t level kind size k v
+	: >"$tmp/all.tsv"
+	for t in $threads; do
+		for level in $(jq -r --argjson t "$t" '.bandwidth[] | select(.threads == $t) | .level' "$doc"); do
+			while read -r kind size; do
+				for k in $bw_kernels; do
+					v=$(lb "$k" "$size" "$t" MByte/s)
+					[ -n "$v" ] && echo "b:$t:$level $k $kind $v" >>"$tmp/all.tsv"
+				done
+			done < <(bw_sizes "$doc" "$t" "$level")
+		done
+	done
+	sort -k1,1 -k4,4gr "$tmp/all.tsv" | awk '!seen[$1]++' >"$tmp/selected.tsv"
 }
 
 # rprof_figures DOC OUT: the same keys from an rprof document.
@@ -116,6 +156,17 @@ rprof_figures() {
 extra=("$@")
 : >"$tmp/times"
 pairs=()
+# The --quick run is timed, and its document is what the selection pass
+# runs likwid-bench's kernels against.
+if [ "${QUICK:-1}" != 0 ] || { [ "${SELECT:-1}" != 0 ] && [ "${LIKWID:-1}" != 0 ]; }; then
+	t0=$(now)
+	"$tmp/rprof" roofs --quick -o "$tmp/quick.json" "$@" 2>"$tmp/quick.txt"
+	t1=$(now)
+	[ "${QUICK:-1}" != 0 ] && echo "quick $(secs "$t0" "$t1") $(load)" >>"$tmp/times"
+fi
+if [ "${SELECT:-1}" != 0 ] && [ "${LIKWID:-1}" != 0 ]; then
+	select_pass quick
+fi
 for r in $(seq 1 "$rounds"); do
 	rprof_run "r${r}a"
 	if [ "${LIKWID:-1}" != 0 ]; then
@@ -197,18 +248,21 @@ EOF
 	read -r rn rm rk < <(jq -r '.dgemm | "\(.n) \(.m) \(.k)"' "$tmp/$last.json")
 	"$tmp/dgemm" "$rt" "$rn" "$rm" "$rk" >"$tmp/dgemm.out"
 fi
-if [ "${QUICK:-1}" != 0 ]; then
-	t0=$(now)
-	"$tmp/rprof" roofs --quick -o "$tmp/quick.json" "$@" 2>"$tmp/quick.txt"
-	t1=$(now)
-	echo "quick $(secs "$t0" "$t1") $(load)" >>"$tmp/times"
-fi
-
 echo
 echo "wall time (s; targets: default < 60, --quick < 15), with the load average after each run:"
 while read -r name s l1 l5 l15; do
 	printf '  %-6s %6s s   load %s %s %s\n' "$name" "$s" "$l1" "$l5" "$l15"
 done <"$tmp/times"
+
+if [ -s "$tmp/selected.tsv" ]; then
+	echo
+	echo "likwid-bench's selection pass (every kernel at every size, GB/s): the best, which the pairs time again, and the runner-up"
+	{
+		echo "threads level kernel size best runner-up"
+		sort -k1,1 -k4,4gr "$tmp/all.tsv" | awk '{n[$1]++} n[$1] == 1 {line[$1] = $0} n[$1] == 2 {second[$1] = $4}
+			END {for (k in line) {split(line[k], f, " "); split(k, kk, ":"); printf "%s %s %s %s %.2f %.2f\n", kk[2], kk[3], f[2], f[3], f[4], second[k]}}' | sort -k1,1n -k2,2
+	} | column -t
+fi
 
 echo
 echo "rprof / likwid-bench, each rprof run against the likwid pass next to it (want >= 1; compute >= 0.97, bandwidth >= 0.95 at least)"
@@ -237,9 +291,9 @@ for p in "${pairs[@]}"; do header="$header rprof$p likwid$p ratio$p"; done
 # and the median. One pair says little on a shared host whose neighbours
 # move a roof by 10 to 40% from one minute to the next.
 echo
-echo "per roof over the ${#pairs[@]} pairs (rprof / likwid-bench): pairs at or above 1, the lowest ratio and the median"
+echo "per roof over the ${#pairs[@]} pairs (rprof / likwid-bench): pairs at or above 1, the lowest ratio, the median and the highest"
 {
-	echo "kind threads roof pairs>=1 lowest median"
+	echo "kind threads roof pairs>=1 lowest median highest"
 	sort -u "$tmp"/p*.tsv | cut -d' ' -f1 | sort -u -t: -k1,1r -k2,2n -k3,3 | while read -r key; do
 		rs=()
 		for p in "${pairs[@]}"; do
@@ -255,7 +309,7 @@ echo "per roof over the ${#pairs[@]} pairs (rprof / likwid-bench): pairs at or a
 		printf '%s\n' "${rs[@]}" | sort -g | awk -v head="$kind $t $name" '
 			{ v[NR] = $1; if ($1 >= 1) up++ }
 			END { med = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			      printf "%s %d/%d %.3f %.3f\n", head, up, NR, v[1], med }'
+			      printf "%s %d/%d %.3f %.3f %.3f\n", head, up, NR, v[1], med, v[NR] }'
 	done
 } | column -t
 
