@@ -166,3 +166,33 @@ func TestInvocationCostPrediction(t *testing.T) {
 		t.Error("predicted from a shape with no invocations")
 	}
 }
+
+func TestClimbStartsFromTheLargestShapeTiedWithTheBest(t *testing.T) {
+	space := []Shape{{1000, 1000, 512}, {1000, 2000, 512}, {2000, 2000, 512}, {2000, 4000, 1024}}
+	// measured is a result over invocations whose range is [lo, hi].
+	measured := func(v, lo, hi float64) stats.Result {
+		return stats.Result{Invocations: 3, Estimate: stats.Estimate{Value: v, Lo: math.Inf(-1), Hi: math.Inf(1), Min: lo, Max: hi}}
+	}
+	tests := []struct {
+		name    string
+		results []stats.Result
+		best    int
+		want    int
+	}{
+		{"the best is the largest shape", []stats.Result{measured(80, 78, 82), measured(81, 79, 83), measured(82, 80, 84), measured(90, 88, 92)}, 3, 3},
+		{"a larger shape whose range overlaps the best's wins", []stats.Result{measured(89, 86, 90), measured(84, 80, 85), measured(87, 85, 88), measured(86, 84, 87)}, 0, 3},
+		{"the largest of the tied shapes wins, past one that is not tied", []stats.Result{measured(89, 86, 90), measured(84, 80, 85), measured(87, 85, 88), measured(80, 78, 82)}, 0, 2},
+		{"a shape clearly below the best is not tied", []stats.Result{measured(95, 93, 96), measured(84, 80, 85), measured(87, 85, 88), measured(86, 84, 87)}, 0, 0},
+		{"a shape left unmeasured by the budget is not tied", []stats.Result{measured(89, 86, 90), measured(88, 87, 89), {}, {}}, 0, 1},
+		{"a bounded interval is used where there is one", []stats.Result{
+			{Invocations: 9, Estimate: stats.Estimate{Value: 90, Lo: 89, Hi: 91, Min: 80, Max: 99}}, measured(84, 80, 85), measured(87, 85, 88),
+			{Invocations: 9, Estimate: stats.Estimate{Value: 87, Lo: 86, Hi: 88, Min: 80, Max: 95}}}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := climbStart(space, tt.results, tt.best); got != tt.want {
+				t.Errorf("climb starts from %v, want %v", space[got], space[tt.want])
+			}
+		})
+	}
+}

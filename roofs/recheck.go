@@ -92,8 +92,11 @@ const movedShare = 0.9
 // moved says whether two figures of one roof disagree enough to flag:
 // the lower under movedShare of the higher, and their intervals apart.
 func moved(a, b float64, aCI, bCI roofline.Interval) bool {
-	return math.Min(a, b) < movedShare*math.Max(a, b) && (aCI.Lo > bCI.Hi || aCI.Hi < bCI.Lo)
+	return math.Min(a, b) < movedShare*math.Max(a, b) && apart(aCI, bCI)
 }
+
+// apart says whether two intervals do not overlap.
+func apart(a, b roofline.Interval) bool { return a.Lo > b.Hi || a.Hi < b.Lo }
 
 // farLowShare is how far below its scope's median share of theoretical
 // peak an FMA roof must be to be measured again. On the Zen 5 guest the
