@@ -46,8 +46,9 @@ const (
 	// quarter.
 	FlagNoisyPlateau = "noisy-plateau"
 	// FlagBandwidthMoved: a bandwidth roof measured again at the end of
-	// the run disagreed with its sweep's figure beyond both intervals; the
-	// roof is the higher.
+	// the run (a one-thread roof on another core where there is one)
+	// disagreed with its sweep's figure beyond both intervals; the roof is
+	// the higher.
 	FlagBandwidthMoved = "bandwidth-moved"
 	// FlagComputeMoved: an FMA roof far below its scope's others, as a
 	// share of theoretical peak, measured again at the end of the run

@@ -60,6 +60,10 @@ type run struct {
 	rep    *Report
 	tally  *tally
 	scopes [][]int
+	// spare maps a one-thread scope's CPU to the core its bandwidth roofs
+	// are rechecked on (spareCores); a CPU without one is rechecked on
+	// itself.
+	spare  map[int]int
 	caches machine.Caches
 	// numaNodes counts the memory nodes (0 when the kernel shows none).
 	numaNodes int

@@ -3,6 +3,7 @@ package roofs
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -27,8 +28,9 @@ type hostShape struct {
 	l3      int64 // shared
 	// want
 	scopes  [][]int
-	sources string // roofs' cache_source for the widest scope
-	flag    string // a flag Measure's setup must raise ("" for none)
+	spare   map[int]int // the one-thread scope's CPU to its spare core
+	sources string      // roofs' cache_source for the widest scope
+	flag    string      // a flag Measure's setup must raise ("" for none)
 }
 
 func hostShapes(t *testing.T) []hostShape {
@@ -37,22 +39,22 @@ func hostShapes(t *testing.T) []hostShape {
 	return []hostShape{
 		{name: "no cache directories, no cpufreq (Zen 5 Firecracker guest)", tree: "vm-zen5-firecracker", cpuid: zen5,
 			allowed: []int{0, 1}, l1: 48 * kib, l2: 1 * mib, l3: 32 * mib,
-			scopes: [][]int{{0}, {0, 1}}, sources: "cpuid+measured", flag: roofline.FlagCacheSource},
+			scopes: [][]int{{0}, {0, 1}}, spare: map[int]int{0: 1}, sources: "cpuid+measured", flag: roofline.FlagCacheSource},
 		{name: "no cache directories and no CPUID", tree: "vm-zen5-firecracker", cpuid: noCPUID,
 			allowed: []int{0, 1}, l1: 48 * kib, l2: 1 * mib, l3: 32 * mib,
-			scopes: [][]int{{0}, {0, 1}}, sources: "measured", flag: roofline.FlagCacheSource},
+			scopes: [][]int{{0}, {0, 1}}, spare: map[int]int{0: 1}, sources: "measured", flag: roofline.FlagCacheSource},
 		{name: "full sysfs (Zen 4 server)", tree: "zen4", cpuid: noCPUID,
 			allowed: seq(0, 15), l1: 32 * kib, l2: 1 * mib, l3: 32 * mib,
-			scopes: [][]int{{0}, {0, 1, 2, 3}, {0, 1, 2, 3, 4, 5, 6, 7}}, sources: "sysfs"},
+			scopes: [][]int{{0}, {0, 1, 2, 3}, {0, 1, 2, 3, 4, 5, 6, 7}}, spare: map[int]int{0: 1}, sources: "sysfs"},
 		{name: "cpuset smaller than the online CPUs, without CPU 0", tree: "zen4", cpuid: noCPUID,
 			allowed: []int{5, 6}, l1: 32 * kib, l2: 1 * mib, l3: 32 * mib,
-			scopes: [][]int{{5}, {5, 6}}, sources: "sysfs"},
+			scopes: [][]int{{5}, {5, 6}}, spare: map[int]int{5: 6}, sources: "sysfs"},
 		{name: "hybrid CPU (Alder Lake)", tree: "alderlake", cpuid: noCPUID,
 			allowed: seq(0, 23), l1: 48 * kib, l2: 1280 * kib, l3: 30 * mib,
-			scopes: [][]int{{0}, {0, 2, 4, 6, 8, 10, 12, 14, 16, 17, 18, 19, 20, 21, 22, 23}}, sources: "sysfs", flag: roofline.FlagHybridScope},
+			scopes: [][]int{{0}, {0, 2, 4, 6, 8, 10, 12, 14, 16, 17, 18, 19, 20, 21, 22, 23}}, spare: map[int]int{0: 2}, sources: "sysfs", flag: roofline.FlagHybridScope},
 		{name: "partial sysfs: no topology", sysfs: partial, cpuid: zen5,
 			allowed: []int{0, 1}, l1: 48 * kib, l2: 1 * mib, l3: 32 * mib,
-			scopes: [][]int{{0}, {0, 1}}, sources: "cpuid+measured", flag: roofline.FlagTopologySource},
+			scopes: [][]int{{0}, {0, 1}}, spare: map[int]int{0: 1}, sources: "cpuid+measured", flag: roofline.FlagTopologySource},
 	}
 }
 
@@ -95,6 +97,9 @@ func TestRoofsSetUpOnEveryHostShape(t *testing.T) {
 						t.Errorf("scope %v pins to CPU %d outside the allowed %v", s, c, h.allowed)
 					}
 				}
+			}
+			if spare := spareCores(topo, allowedCores(topo, h.allowed), got); !maps.Equal(spare, h.spare) {
+				t.Errorf("spare cores %v, want %v", spare, h.spare)
 			}
 			flagHybrid(rep, topo, got)
 			caches := machine.ReadCaches(topo, h.cpuid)

@@ -2,6 +2,7 @@ package roofs
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +19,11 @@ import (
 func TestRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
 	ks := bandwidthKernelsOrSkip(t)
 	const ws = 32 << 10
-	ops, err := allocOperands(context.Background(), ks, []int{0}, ws)
+	allowed, err := affinity.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := allocOperands(context.Background(), ks, allowed[:1], ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,20 +31,31 @@ func TestRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
 		name      string
 		sweep     float64 // GB/s
 		wantSweep bool    // the sweep's figure stays the roof
+		spare     bool    // the scope's CPU has a spare core
 	}{
-		{"a sweep held far down is replaced by the recheck", 0.001, false},
-		{"a sweep far above the recheck stays the roof", 1e9, true},
+		{"a sweep held far down is replaced by the recheck", 0.001, false, false},
+		{"a sweep far above the recheck stays the roof", 1e9, true, false},
+		{"a one-thread roof is rechecked on its spare core", 0.001, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			var spare map[int]int
+			if tt.spare {
+				if len(allowed) < 2 {
+					t.Skipf("one allowed CPU (%v): no spare core", allowed)
+				}
+				spare = map[int]int{allowed[0]: allowed[1]}
+			}
+			var progress []string
 			rep := &Report{}
 			rep.Roofs.Tuning.StopReasons = map[string]int{}
 			ci := roofline.Interval{Lo: tt.sweep * 0.99, Hi: tt.sweep * 1.01}
 			rep.Roofs.Bandwidth = []roofline.BandwidthRoof{{Level: "L1", Threads: 1, GBytesPerS: tt.sweep, CI: ci, WorkingSetBytes: ws}}
 			rep.Details = []Detail{{Kind: "bandwidth", Name: "L1", Threads: 1, Invocations: 1, Iterations: 48, Value: tt.sweep, CI: ci,
 				Reasons: map[stats.StopReason]int{stats.StopConverged: 1}}}
-			r := &run{rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning},
-				swept: []sweptRoof{{kernel: ks[0], cpus: []int{0}, ops: ops, at: time.Now()}}}
+			o := Options{Progress: func(step string) { progress = append(progress, step) }}
+			r := &run{o: o, rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning}, spare: spare,
+				swept: []sweptRoof{{kernel: ks[0], cpus: allowed[:1], ops: ops, at: time.Now()}}}
 			if err := recheckBandwidthRoofs(context.Background(), r); err != nil {
 				t.Fatal(err)
 			}
@@ -48,6 +64,14 @@ func TestRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
 				t.Errorf("roof %v GB/s after a sweep of %v: kept the sweep's %v, want %v", roof.GBytesPerS, tt.sweep, kept, tt.wantSweep)
 			}
 			checkRechecked(t, roof.GBytesPerS, roof.CI, d, 2, 48, rep.Roofs.Flags, roofline.FlagBandwidthMoved, "L1 (1 thread)")
+			onSpare := fmt.Sprintf("on CPU %d", allowed[min(1, len(allowed)-1)])
+			said := strings.Join(progress, "\n")
+			if got := strings.Contains(said, onSpare); got != tt.spare {
+				t.Errorf("progress %q: says %q %v, want %v", said, onSpare, got, tt.spare)
+			}
+			if tt.spare && !strings.Contains(rep.Roofs.Flags[0].Message, fmt.Sprintf("in the sweep on CPU %d", allowed[0])) {
+				t.Errorf("flag %q: want it to name the sweep's CPU %d and the recheck's", rep.Roofs.Flags[0].Message, allowed[0])
+			}
 			if r.swept != nil {
 				t.Error("the recheck kept the operands")
 			}

@@ -214,7 +214,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		}
 		topo = flatTopology(allowed)
 	}
-	scopes, err := threadScopes(topo, o.Threads)
+	scopes, spare, err := threadScopes(topo, o.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	rep.step("setup", "machine and clock", time.Since(start))
-	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, caches: caches, numaNodes: len(topo.NUMANodes), units: units, ghz: freq.GHz}); err != nil {
+	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, spare: spare, caches: caches, numaNodes: len(topo.NUMANodes), units: units, ghz: freq.GHz}); err != nil {
 		return nil, err
 	}
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
@@ -394,27 +394,20 @@ func (t *tally) add(rs ...stats.Result) map[stats.StopReason]int {
 // core (SMT siblings add no FMA pipes and share the core's caches), taken
 // in order from the CPUs this process may use. Without threads the scopes
 // are one core, the cores of one socket and all cores, without duplicates.
-func threadScopes(topo machine.Topology, threads []int) ([][]int, error) {
+// spare maps each one-thread scope's CPU to its spare core (spareCores).
+func threadScopes(topo machine.Topology, threads []int) (s [][]int, spare map[int]int, err error) {
 	allowed, err := affinity.Allowed()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return scopes(topo, allowed, threads)
+	if s, err = scopes(topo, allowed, threads); err != nil {
+		return nil, nil, err
+	}
+	return s, spareCores(topo, allowedCores(topo, allowed), s), nil
 }
 
 func scopes(topo machine.Topology, allowed, threads []int) ([][]int, error) {
-	var cores []int
-	for _, sib := range topo.SMTSiblings {
-		for _, c := range sib {
-			if slices.Contains(allowed, c) {
-				cores = append(cores, c)
-				break
-			}
-		}
-	}
-	if len(cores) == 0 {
-		cores = allowed
-	}
+	cores := allowedCores(topo, allowed)
 	if threads == nil {
 		perSocket := len(cores)
 		if topo.Sockets > 1 {
@@ -438,6 +431,64 @@ func scopes(topo machine.Topology, allowed, threads []int) ([][]int, error) {
 		out = append(out, cores[:n])
 	}
 	return out, nil
+}
+
+// allowedCores is one allowed CPU of each core, the first of its SMT
+// siblings, or allowed itself when the topology has no siblings.
+func allowedCores(topo machine.Topology, allowed []int) []int {
+	var cores []int
+	for _, sib := range topo.SMTSiblings {
+		for _, c := range sib {
+			if slices.Contains(allowed, c) {
+				cores = append(cores, c)
+				break
+			}
+		}
+	}
+	if len(cores) == 0 {
+		return allowed
+	}
+	return cores
+}
+
+// spareCores maps the CPU of each one-thread scope to the core its
+// bandwidth roofs are measured again on: the first other of cores on the
+// same memory node and of the same core type, or none. On a shared host
+// one core can be slowed for seconds while another is not: on the Zen 5
+// guest an L1 triad alternating between its two vCPUs every half second
+// read 343 to 448 GB/s on CPU 1 for nine seconds while CPU 0 read 530 to
+// 546; fifteen seconds later CPU 0 read 377 for half a second while CPU 1
+// read 572. A one-thread roof is what one thread can reach, on either core.
+func spareCores(topo machine.Topology, cores []int, scopes [][]int) map[int]int {
+	node := func(cpu int) int {
+		for _, n := range topo.NUMANodes {
+			if slices.Contains(n.CPUs, cpu) {
+				return n.ID
+			}
+		}
+		return -1
+	}
+	coreType := func(cpu int) string {
+		for name, cpus := range topo.CoreTypes {
+			if slices.Contains(cpus, cpu) {
+				return name
+			}
+		}
+		return ""
+	}
+	spare := map[int]int{}
+	for _, s := range scopes {
+		if len(s) != 1 {
+			continue
+		}
+		for _, c := range cores {
+			if c != s[0] && node(c) == node(s[0]) && coreType(c) == coreType(s[0]) {
+				spare[s[0]] = c
+				break
+			}
+		}
+	}
+	return spare
 }
 
 // widestFMA keeps the FMA kernels of the widest ISA, one per precision.

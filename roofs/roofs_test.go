@@ -3,6 +3,7 @@ package roofs
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -365,5 +366,32 @@ func TestDGEMMInterruptedReturnsTheErrorWithoutARoof(t *testing.T) {
 		&tally{tuning: &roofline.Tuning{StopReasons: map[string]int{}}}, []int{0})
 	if !errors.Is(err, context.Canceled) || rep.Roofs.DGEMM != nil {
 		t.Errorf("err = %v, DGEMM roof %+v; want context.Canceled and no roof", err, rep.Roofs.DGEMM)
+	}
+}
+
+func TestSpareCoreSharesTheMemoryNodeAndCoreType(t *testing.T) {
+	twoNodes := machine.Topology{NUMANodes: []machine.NUMANode{{ID: 0, CPUs: []int{0, 1}}, {ID: 1, CPUs: []int{2, 3}}}}
+	loneNode := machine.Topology{NUMANodes: []machine.NUMANode{{ID: 0, CPUs: []int{0}}, {ID: 1, CPUs: []int{1, 2, 3}}}}
+	hybrid := machine.Topology{CoreTypes: map[string][]int{"cpu_core": {0, 2}, "cpu_atom": {1, 3}}}
+	tests := []struct {
+		name   string
+		topo   machine.Topology
+		cores  []int
+		scopes [][]int
+		want   map[int]int
+	}{
+		{"the next core of a flat machine", machine.Topology{}, []int{0, 1, 2, 3}, [][]int{{0}, {0, 1, 2, 3}}, map[int]int{0: 1}},
+		{"a core on the same memory node", twoNodes, []int{0, 1, 2, 3}, [][]int{{2}}, map[int]int{2: 3}},
+		{"none where the node has no other core", loneNode, []int{0, 1, 2, 3}, [][]int{{0}}, map[int]int{}},
+		{"a core of the same type on a hybrid CPU", hybrid, []int{0, 1, 2, 3}, [][]int{{0}}, map[int]int{0: 2}},
+		{"none with one core", machine.Topology{}, []int{5}, [][]int{{5}}, map[int]int{}},
+		{"none for a wider scope", machine.Topology{}, []int{0, 1}, [][]int{{0, 1}}, map[int]int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := spareCores(tt.topo, tt.cores, tt.scopes); !maps.Equal(got, tt.want) {
+				t.Errorf("spare cores %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -37,7 +37,8 @@ may: at its time or count budget, once its 99% interval is within 1% of
 the estimate, or once the interval lies below the best configuration so
 far. Compute and DGEMM invocations run in fresh worker processes. Each
 bandwidth roof, and each FMA roof far below its scope's others as a share
-of theoretical peak, is measured again at the end of the run and the
+of theoretical peak, is measured again at the end of the run (a
+one-thread bandwidth roof on another core where there is one) and the
 higher figure kept; a disagreement over 10% is flagged (bandwidth-moved,
 compute-moved). With
 --dnn, oneDNN primitives' ceilings are measured too, as library roofs
