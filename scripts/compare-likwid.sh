@@ -40,6 +40,8 @@
 #   FIXED=N           also run --threads 1 with --fixed N --invocations
 #                     FIXED_INV (default 3) against early stopping (default 0: off)
 #   DRAM_ROUNDS=N     paired DRAM early-vs-fixed rounds (default 0: off)
+#   KEEP=DIR          keep every run's document, stderr and likwid figures
+#                     in DIR (default: removed at exit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +51,11 @@ for tool in $tools; do
 	command -v "$tool" >/dev/null || { echo "compare-likwid: $tool not found (apt-get install likwid jq)" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+keep() {
+	[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" && cp "$tmp"/*.json "$tmp"/*.txt "$tmp"/*.tsv "$tmp"/times "$KEEP"/ 2>/dev/null; }
+	rm -rf "$tmp"
+}
+trap keep EXIT
 go build -o "$tmp/rprof" ./cmd/rprof
 
 ncpu=$(nproc)
