@@ -239,7 +239,7 @@ func searchDGEMM(ctx context.Context, o Options, rep *Report, name string, space
 	if start := climbStart(space, tuned.Results, tuned.Best); start != tuned.Best {
 		f.shape, f.result = space[start], tuned.Results[start]
 	}
-	climbStart := now()
+	climbBegan := now()
 	afford := func(inc stats.Result, incumbent, challenger Shape) bool {
 		if budget.left() == math.MaxInt64 {
 			return true
@@ -260,7 +260,7 @@ func searchDGEMM(ctx context.Context, o Options, rep *Report, name string, space
 		return f, err
 	}
 	f.results, f.shape, f.result = append(f.results, more...), s, r
-	rep.step("dgemm", fmt.Sprintf("climb of %d duel(s)", len(more)/2), now().Sub(climbStart))
+	rep.step("dgemm", fmt.Sprintf("climb of %d duel(s)", len(more)/2), now().Sub(climbBegan))
 	return f, nil
 }
 

@@ -50,7 +50,7 @@ func recheckBandwidthRoofs(ctx context.Context, r *run) error {
 			budget = dramRecheckBudget
 		}
 		cpus, sweptOn, where := s.cpus, "", ""
-		if c, ok := r.spare[s.cpus[0]]; ok && len(s.cpus) == 1 {
+		if c, ok := r.spare[s.cpus[0]]; len(s.cpus) == 1 && ok {
 			cpus, sweptOn, where = []int{c}, fmt.Sprintf(" on CPU %d", s.cpus[0]), fmt.Sprintf(" on CPU %d", c)
 		}
 		j := &bandwidthJob{kernel: s.kernel, cpus: cpus, inner: r.o.bandwidthRuleWithin(budget), best: map[int64]float64{}}
