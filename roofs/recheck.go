@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,17 +105,21 @@ func moved(a, b float64, aCI, bCI roofline.Interval) bool {
 // apart says whether two intervals do not overlap.
 func apart(a, b roofline.Interval) bool { return a.Lo > b.Hi || a.Hi < b.Lo }
 
-// farLowShare is how far below its scope's median share of theoretical
+// farLowShare is how far below its scope's highest share of theoretical
 // peak an FMA roof must be to be measured again. On the Zen 5 guest the
 // FMA roofs of a scope read within a few percent of each other's share;
 // once, one-thread avx2-fma-fp64 read 40.6 GFLOP/s while the same run's
 // avx512-fma-fp64 read 118.2 (twice what avx2 should reach), the other
 // runs of that hour 58.2 to 59.4, and likwid-bench beside it 56.2: a
-// host's neighbour on the core for a few tenths of a second.
+// host's neighbour on the core for a few tenths of a second. The highest
+// share, not the median, because a neighbour can stay for seconds: in
+// another run six of the eight 2-thread FMA roofs, measured one after the
+// other, read 0.48 to 0.52 of their peaks (one thread's worth) and the
+// last two 0.95 and 1.03, so the median share was itself held down.
 const farLowShare = 0.9
 
 // farLowCompute returns the FMA roofs (those with a theoretical peak)
-// whose share of their peak is under farLowShare of the median share of
+// whose share of their peak is under farLowShare of the highest share of
 // their scope's FMA roofs.
 func farLowCompute(roofs []roofline.ComputeRoof, measured []measuredCompute) []measuredCompute {
 	shares := map[int][]float64{} // by thread count
@@ -127,7 +132,7 @@ func farLowCompute(roofs []roofline.ComputeRoof, measured []measuredCompute) []m
 	var low []measuredCompute
 	for _, m := range measured {
 		c := roofs[m.roof]
-		if c.TheoreticalGFlops > 0 && share(c) < farLowShare*stats.Median(shares[c.Threads]) {
+		if c.TheoreticalGFlops > 0 && share(c) < farLowShare*slices.Max(shares[c.Threads]) {
 			low = append(low, m)
 		}
 	}

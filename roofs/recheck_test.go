@@ -92,7 +92,9 @@ func TestFarLowComputePicksOnlyFMARoofsFarBelowTheirScopesShare(t *testing.T) {
 	}{
 		{"roofs that agree are left alone", []roof{{1, 100, 100}, {1, 50, 52}, {1, 97, 100}}, nil},
 		{"one far below the others is picked", []roof{{1, 100, 100}, {1, 36, 50}, {1, 200, 195}}, []int{1}},
-		{"just under the median share is not far", []roof{{1, 100, 100}, {1, 46, 50}, {1, 200, 195}}, nil},
+		{"just under the highest share is not far", []roof{{1, 100, 100}, {1, 47, 50}, {1, 200, 195}}, nil},
+		{"most of a scope held down: the held-down ones are picked, not judged by their own median",
+			[]roof{{2, 27, 27}, {2, 13, 27}, {2, 26, 54}, {2, 53, 108}, {2, 113, 216}, {2, 223, 216}, {2, 411, 432}}, []int{1, 2, 3, 4}},
 		{"a mul+add roof has no peak to judge by", []roof{{1, 100, 100}, {1, 10, 0}, {1, 200, 195}}, nil},
 		{"each scope is judged by its own roofs", []roof{{1, 100, 100}, {1, 98, 100}, {2, 140, 200}, {2, 72, 100}, {2, 50, 100}},
 			[]int{4}},
