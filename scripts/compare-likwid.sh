@@ -168,7 +168,9 @@ if [ "${QUICK:-1}" != 0 ] || { [ "${SELECT:-1}" != 0 ] && [ "${LIKWID:-1}" != 0 
 	t0=$(now)
 	"$tmp/rprof" roofs --quick -o "$tmp/quick.json" "$@" 2>"$tmp/quick.txt"
 	t1=$(now)
-	[ "${QUICK:-1}" != 0 ] && echo "quick $(secs "$t0" "$t1") $(load)" >>"$tmp/times"
+	if [ "${QUICK:-1}" != 0 ]; then
+		echo "quick $(secs "$t0" "$t1") $(load)" >>"$tmp/times"
+	fi
 fi
 if [ "${SELECT:-1}" != 0 ] && [ "${LIKWID:-1}" != 0 ]; then
 	select_pass quick
