@@ -272,3 +272,25 @@ func (t Topology) CacheSize(level int) int64 {
 	}
 	return 0
 }
+
+// Node is the ID of the memory node cpu belongs to, or -1 when the kernel
+// shows no node holding it.
+func (t Topology) Node(cpu int) int {
+	for _, n := range t.NUMANodes {
+		if slices.Contains(n.CPUs, cpu) {
+			return n.ID
+		}
+	}
+	return -1
+}
+
+// CoreType is the hybrid core PMU cpu belongs to ("cpu_core", "cpu_atom"),
+// or "" on a machine that is not hybrid.
+func (t Topology) CoreType(cpu int) string {
+	for name, cpus := range t.CoreTypes {
+		if slices.Contains(cpus, cpu) {
+			return name
+		}
+	}
+	return ""
+}

@@ -198,3 +198,27 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeAndCoreTypeOfACPU(t *testing.T) {
+	topo := Topology{
+		NUMANodes: []NUMANode{{ID: 0, CPUs: []int{0, 1}}, {ID: 3, CPUs: []int{2, 3}}},
+		CoreTypes: map[string][]int{"cpu_core": {0, 2}, "cpu_atom": {1, 3}},
+	}
+	tests := []struct {
+		cpu      int
+		node     int
+		coreType string
+	}{
+		{0, 0, "cpu_core"},
+		{3, 3, "cpu_atom"},
+		{7, -1, ""}, // a CPU the topology does not list
+	}
+	for _, tt := range tests {
+		if n, k := topo.Node(tt.cpu), topo.CoreType(tt.cpu); n != tt.node || k != tt.coreType {
+			t.Errorf("CPU %d: node %d, core type %q; want %d, %q", tt.cpu, n, k, tt.node, tt.coreType)
+		}
+	}
+	if n, k := (Topology{}).Node(0), (Topology{}).CoreType(0); n != -1 || k != "" {
+		t.Errorf("a machine without nodes or core types: node %d, core type %q; want -1, \"\"", n, k)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -275,11 +274,12 @@ func flatTopology(cpus []int) machine.Topology {
 func flagHybrid(rep *Report, topo machine.Topology, scopes [][]int) {
 	for _, cpus := range scopes {
 		var kinds []string
-		for _, name := range slices.Sorted(maps.Keys(topo.CoreTypes)) {
-			if slices.ContainsFunc(cpus, func(c int) bool { return slices.Contains(topo.CoreTypes[name], c) }) {
-				kinds = append(kinds, name)
+		for _, c := range cpus {
+			if k := topo.CoreType(c); k != "" && !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
 			}
 		}
+		slices.Sort(kinds)
 		if len(kinds) > 1 {
 			rep.flag(roofline.FlagHybridScope, fmt.Sprintf("the %s scope mixes %s cores of a hybrid CPU: its roofs are the mix's (--threads to choose)", threadsWord(len(cpus)), strings.Join(kinds, " and ")))
 		}
@@ -460,29 +460,13 @@ func allowedCores(topo machine.Topology, allowed []int) []int {
 // 546; fifteen seconds later CPU 0 read 377 for half a second while CPU 1
 // read 572. A one-thread roof is what one thread can reach, on either core.
 func spareCores(topo machine.Topology, cores []int, scopes [][]int) map[int]int {
-	node := func(cpu int) int {
-		for _, n := range topo.NUMANodes {
-			if slices.Contains(n.CPUs, cpu) {
-				return n.ID
-			}
-		}
-		return -1
-	}
-	coreType := func(cpu int) string {
-		for name, cpus := range topo.CoreTypes {
-			if slices.Contains(cpus, cpu) {
-				return name
-			}
-		}
-		return ""
-	}
 	spare := map[int]int{}
 	for _, s := range scopes {
 		if len(s) != 1 {
 			continue
 		}
 		for _, c := range cores {
-			if c != s[0] && node(c) == node(s[0]) && coreType(c) == coreType(s[0]) {
+			if c != s[0] && topo.Node(c) == topo.Node(s[0]) && topo.CoreType(c) == topo.CoreType(s[0]) {
 				spare[s[0]] = c
 				break
 			}
