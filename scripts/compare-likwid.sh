@@ -103,13 +103,27 @@ bw_sizes() {
 	return 0
 }
 
+# bw_runs DOC T LEVEL [KERNEL KIND]: runs likwid-bench for the bandwidth
+# roof of DOC at level LEVEL on T threads, every kernel at every size, or
+# only KERNEL at size kind KIND, as "kernel kind value" lines (GB/s).
+bw_runs() {
+	local kind size k v
+	while read -r kind size; do
+		for k in $bw_kernels; do
+			[ -z "${4:-}" ] || [ "$4 $5" = "$k $kind" ] || continue
+			v=$(lb "$k" "$size" "$2" MByte/s)
+			[ -z "$v" ] || echo "$k $kind $v"
+		done
+	done < <(bw_sizes "$1" "$2" "$3")
+}
+
 # likwid_pass DOC OUT: every likwid figure rprof's document DOC has a roof
 # for, as "key value" lines: c:THREADS:KERNEL and b:THREADS:LEVEL. A
 # bandwidth roof is one run of the kernel and size kind the selection pass
 # chose for it (selected.tsv), or, without one, the best of every kernel
 # at every size.
 likwid_pass() {
-	local doc=$tmp/$1.json out=$tmp/$2.tsv t pair rk lk l level best kind size k v sel
+	local doc=$tmp/$1.json out=$tmp/$2.tsv t pair rk lk l level best sel
 	: >"$out"
 	for t in $threads; do
 		for pair in $compute_pairs; do
@@ -119,14 +133,8 @@ likwid_pass() {
 		done
 		for level in $(jq -r --argjson t "$t" '.bandwidth[] | select(.threads == $t) | .level' "$doc"); do
 			sel=$(awk -v key="b:$t:$level" '$1 == key {print $2, $3}' "$tmp/selected.tsv" 2>/dev/null || true)
-			best=0
-			while read -r kind size; do
-				for k in $bw_kernels; do
-					[ -z "$sel" ] || [ "$sel" = "$k $kind" ] || continue
-					v=$(lb "$k" "$size" "$t" MByte/s)
-					[ -n "$v" ] && best=$(echo "if ($v > $best) $v else $best" | bc -l)
-				done
-			done < <(bw_sizes "$doc" "$t" "$level")
+			# shellcheck disable=SC2086 # sel is a kernel and a kind, or nothing
+			best=$(bw_runs "$doc" "$t" "$level" $sel | awk '$3 > b {b = $3} END {print b + 0}')
 			echo "b:$t:$level $best" >>"$out"
 		done
 	done
@@ -139,16 +147,11 @@ likwid_pass() {
 # best of ten to fifteen noisy one-second runs is biased upward (one
 # thread's DRAM bandwidth moved by 8% within a minute on the Zen 5 guest).
 select_pass() {
-	local doc=$tmp/$1.json t level kind size k v
+	local doc=$tmp/$1.json t level
 	: >"$tmp/all.tsv"
 	for t in $threads; do
 		for level in $(jq -r --argjson t "$t" '.bandwidth[] | select(.threads == $t) | .level' "$doc"); do
-			while read -r kind size; do
-				for k in $bw_kernels; do
-					v=$(lb "$k" "$size" "$t" MByte/s)
-					[ -n "$v" ] && echo "b:$t:$level $k $kind $v" >>"$tmp/all.tsv"
-				done
-			done < <(bw_sizes "$doc" "$t" "$level")
+			bw_runs "$doc" "$t" "$level" | sed "s/^/b:$t:$level /" >>"$tmp/all.tsv"
 		done
 	done
 	sort -k1,1 -k4,4gr "$tmp/all.tsv" | awk '!seen[$1]++' >"$tmp/selected.tsv"
