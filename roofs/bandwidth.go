@@ -54,63 +54,57 @@ type bandwidthJob struct {
 	results []stats.Result
 }
 
-// arrays are one thread's operands.
+// arrays are one kernel's operands on one thread, carved from the
+// thread's buffer (kernels.Bandwidth.Carve).
 type arrays struct{ a, b, c []float64 }
 
-// allocOperands allocates every thread's operands for one working-set size,
-// large enough for each kernel (a kernel with fewer bytes per element runs
-// over more elements of b), and first-touches them on the pinned threads,
-// so that the pages are placed near the CPU that uses them. The kernels of
-// a size share them: first-touching a gigabyte costs more than measuring
-// it; so much that, on a loaded 2-vCPU guest, first-touching a 512 MiB
-// size took 13 s: an interrupt stops it between chunks.
-func allocOperands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws int64) ([]arrays, error) {
-	nb, nac, err := operandLens(ks, len(cpus), ws)
+// allocOperands allocates every thread's operand buffer for working sets
+// up to ws and first-touches it on the pinned threads, so that the pages
+// are placed near the CPU that uses them. Every kernel and size takes its
+// arrays from it: first-touching a gigabyte costs more than measuring it;
+// so much that, on a loaded 2-vCPU guest, first-touching a 512 MiB size
+// took 13 s: an interrupt stops it between chunks.
+func allocOperands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws int64) ([][]float64, error) {
+	n, err := operandLen(ks, len(cpus), ws)
 	if err != nil {
 		return nil, err
 	}
-	ops := make([]arrays, len(cpus))
+	bufs := make([][]float64, len(cpus))
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
-	setup := func(w int) {
-		op := arrays{b: firstTouch(kernels.Alloc(nb), 1, &stop)}
-		if nac > 0 {
-			op.a, op.c = firstTouch(kernels.Alloc(nac), 0, &stop), firstTouch(kernels.Alloc(nac), 2, &stop)
-		}
-		ops[w] = op
-	}
+	setup := func(w int) { bufs[w] = firstTouch(kernels.Alloc(n), &stop) }
 	if err := affinity.RunPinned(cpus, setup, func(int) {}); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return ops, nil
+	return bufs, nil
 }
 
-// operandLens is how many elements of b, and of a and c (0 when only
-// kernels over b alone run), each of threads threads needs for working set ws,
-// rounded up to whole loop blocks.
-func operandLens(ks []kernels.Bandwidth, threads int, ws int64) (nb, nac int, err error) {
+// operandLen is the length of each of threads threads' operand buffers
+// for working sets up to ws: one buffer serves every kernel, whatever
+// arrays it runs over (kernels.SharedLen). Three separate arrays, b for
+// the kernels over b alone and a and c of half its length for daxpy, made
+// a 1 GiB sweep place 2 GiB; on the Firecracker guest, whose host takes
+// back the memory a guest frees, placing 1 GiB on two vCPUs took 1.4 to
+// 1.5 s after 6 s idle (3 fresh processes), so half the pages is about
+// that much less of --quick.
+func operandLen(ks []kernels.Bandwidth, threads int, ws int64) (int, error) {
 	for _, k := range ks {
-		n := int(float64(ws) / float64(threads) / k.WorkingSetPerElement())
-		if n <= 0 {
-			return 0, 0, fmt.Errorf("%s: working set %d bytes is too small for %s", k.Name, ws, threadsWord(threads))
-		}
-		nb = max(nb, n)
-		if k.Arrays > 1 {
-			nac = max(nac, n)
+		if int(float64(ws)/float64(threads)/k.WorkingSetPerElement()) <= 0 {
+			return 0, fmt.Errorf("%s: working set %d bytes is too small for %s", k.Name, ws, threadsWord(threads))
 		}
 	}
-	return kernels.AllocLen(nb), kernels.AllocLen(nac), nil
+	return kernels.SharedLen(int(ws / int64(8*threads))), nil
 }
 
-// firstTouch writes v over x in chunks of 512 KiB, stopping between
+// firstTouch writes ones over x in chunks of 512 KiB, stopping between
 // chunks once stop is set, and returns x.
-func firstTouch(x []float64, v float64, stop *atomic.Bool) []float64 {
+func firstTouch(x []float64, stop *atomic.Bool) []float64 {
 	const chunk = 1 << 16
 	for i := 0; i < len(x) && !stop.Load(); i += chunk {
-		fill(x[i:min(i+chunk, len(x))], v)
+		fill(x[i:min(i+chunk, len(x))], 1)
 	}
 	return x
 }
@@ -132,7 +126,7 @@ type operandPool struct {
 	// processes each, interleaved, load 8.3 to 8.8; single runs 0.34 to
 	// 6.6 s: the host's own faults vary that much).
 	placers []int
-	a, b, c []float64
+	buf     []float64
 }
 
 func newOperandPool(shared bool, placers []int) *operandPool {
@@ -140,61 +134,50 @@ func newOperandPool(shared bool, placers []int) *operandPool {
 }
 
 // withSlack is n elements and room for what the other scopes' rounding
-// adds: per-thread lengths rounded up to whole blocks, and working sets
-// rounded up to a quantum that grows with the threads.
+// adds: per-thread buffers rounded up to whole huge pages with room for
+// the arrays' alignment (kernels.SharedLen), and working sets rounded up
+// to a quantum that grows with the threads.
 func (p *operandPool) withSlack(n int) int {
-	if n == 0 {
-		return 0
-	}
-	return n + n/256 + 2*kernels.AllocLen(1)*len(p.placers)
+	return n + n/256 + kernels.SharedLen(1)*len(p.placers)
 }
 
-// operands returns every thread's operands for working sets up to ws on
-// cpus: fresh ones unless shared, else parts of the pool's buffers,
-// which grow (placed anew, split among the threads) when too small.
-func (p *operandPool) operands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws int64) ([]arrays, error) {
+// operands returns every thread's operand buffer for working sets up to
+// ws on cpus: fresh ones unless shared, else parts of the pool's buffer,
+// which grows (placed anew, split among the placers) when too small.
+func (p *operandPool) operands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws int64) ([][]float64, error) {
 	if !p.shared {
 		return allocOperands(ctx, ks, cpus, ws)
 	}
-	nb, nac, err := operandLens(ks, len(cpus), ws)
+	n, err := operandLen(ks, len(cpus), ws)
 	if err != nil {
 		return nil, err
 	}
 	threads := len(cpus)
-	if len(p.b) < threads*nb || len(p.a) < threads*nac {
-		p.a, p.b, p.c = nil, nil, nil // the old buffers go before the new ones come
-		if err := p.place(ctx, p.withSlack(threads*nb), p.withSlack(threads*nac)); err != nil {
-			p.a, p.b, p.c = nil, nil, nil
+	if len(p.buf) < threads*n {
+		p.buf = nil // the old buffer goes before the new one comes
+		if err := p.place(ctx, p.withSlack(threads*n)); err != nil {
+			p.buf = nil
 			return nil, err
 		}
 	}
-	ops := make([]arrays, threads)
-	for w := range ops {
-		ops[w].b = p.b[w*nb : (w+1)*nb : (w+1)*nb]
-		if nac > 0 {
-			ops[w].a, ops[w].c = p.a[w*nac:(w+1)*nac:(w+1)*nac], p.c[w*nac:(w+1)*nac:(w+1)*nac]
-		}
+	bufs := make([][]float64, threads)
+	for w := range bufs {
+		// n is a whole number of huge pages, so each thread's part starts
+		// on a boundary, as a buffer of its own would.
+		bufs[w] = p.buf[w*n : (w+1)*n : (w+1)*n]
 	}
-	return ops, nil
+	return bufs, nil
 }
 
-// place allocates the pool's buffers, nb elements of b and nac of a and
-// c, and first-touches them on the placers, each its share.
-func (p *operandPool) place(ctx context.Context, nb, nac int) error {
+// place allocates the pool's buffer of n elements and first-touches it on
+// the placers, each its share.
+func (p *operandPool) place(ctx context.Context, n int) error {
 	cpus := p.placers
-	p.b = kernels.Alloc(nb)
-	if nac > 0 {
-		p.a, p.c = kernels.Alloc(nac), kernels.Alloc(nac)
-	}
+	p.buf = kernels.Alloc(n)
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
-	part := func(x []float64, w int) []float64 {
-		return x[len(x)*w/len(cpus) : len(x)*(w+1)/len(cpus)]
-	}
 	err := affinity.RunPinned(cpus, func(w int) {
-		firstTouch(part(p.b, w), 1, &stop)
-		firstTouch(part(p.a, w), 0, &stop)
-		firstTouch(part(p.c, w), 2, &stop)
+		firstTouch(p.buf[len(p.buf)*w/len(cpus):len(p.buf)*(w+1)/len(cpus)], &stop)
 	}, func(int) {})
 	if err != nil {
 		return err
@@ -202,17 +185,14 @@ func (p *operandPool) place(ctx context.Context, nb, nac int) error {
 	return ctx.Err()
 }
 
-// evaluate measures the job's kernel at working set ws on operands from
-// allocOperands.
-func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, all []arrays) (float64, roofline.Interval, error) {
+// evaluate measures the job's kernel at working set ws on each thread's
+// operand buffer from allocOperands or an operandPool.
+func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, bufs [][]float64) (float64, roofline.Interval, error) {
 	threads := len(j.cpus)
 	n := int(float64(ws) / float64(threads) / j.kernel.WorkingSetPerElement())
 	ops := make([]arrays, threads)
-	for w, op := range all {
-		ops[w].b = op.b[:n]
-		if j.kernel.Arrays > 1 {
-			ops[w].a, ops[w].c = op.a[:n], op.c[:n]
-		}
+	for w, buf := range bufs {
+		ops[w].a, ops[w].b, ops[w].c = j.kernel.Carve(buf, n)
 	}
 	// An interrupt ends a pass loop between passes, so Ctrl-C is felt
 	// within one pass over the working set.
@@ -367,8 +347,8 @@ type envelope struct {
 	results  []stats.Result
 	// placing is the time taken to allocate and first-touch the operands.
 	placing time.Duration
-	// ops are the operands, kept for the recheck.
-	ops []arrays
+	// ops are the threads' operand buffers, kept for the recheck.
+	ops [][]float64
 }
 
 // sweepEnvelope measures every kernel at each size on cpus, the sizes

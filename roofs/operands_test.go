@@ -17,20 +17,24 @@ func TestOperandPool(t *testing.T) {
 	one, two := allowed[:1], allowed[:2]
 	const ws = 8 << 20
 	start := func(x []float64) uintptr { return uintptr(unsafe.Pointer(&x[0])) }
-	// check says whether ops hold every thread's operands for ws, as
-	// first-touched (b = 1, a = 0, c = 2), in disjoint slices.
-	check := func(t *testing.T, ops []arrays, threads int) {
+	// check says whether bufs hold every thread's operands for ws, as
+	// first-touched (ones), in disjoint buffers that start on huge-page
+	// boundaries as buffers of their own would.
+	check := func(t *testing.T, bufs [][]float64, threads int) {
 		t.Helper()
-		nb, nac, _ := operandLens(ks, threads, ws)
-		for w, op := range ops {
-			if len(op.b) < nb || len(op.a) < nac || len(op.c) < nac {
-				t.Fatalf("thread %d: %d, %d, %d elements, want %d of b and %d of a and c", w, len(op.b), len(op.a), len(op.c), nb, nac)
+		n, _ := operandLen(ks, threads, ws)
+		for w, buf := range bufs {
+			if len(buf) < n {
+				t.Fatalf("thread %d: %d elements, want %d", w, len(buf), n)
 			}
-			if op.b[len(op.b)-1] != 1 || op.a[0] != 0 || op.c[len(op.c)-1] != 2 {
+			if buf[0] != 1 || buf[len(buf)-1] != 1 {
 				t.Errorf("thread %d: operands not as placed", w)
 			}
-			if w > 0 && start(op.b) < start(ops[w-1].b)+uintptr(8*len(ops[w-1].b)) && start(op.b) >= start(ops[w-1].b) {
-				t.Errorf("threads %d and %d share elements of b", w-1, w)
+			if start(buf)%(2<<20) != 0 {
+				t.Errorf("thread %d: buffer not on a huge-page boundary", w)
+			}
+			if w > 0 && start(buf) < start(bufs[w-1])+uintptr(8*len(bufs[w-1])) && start(buf) >= start(bufs[w-1]) {
+				t.Errorf("threads %d and %d share elements", w-1, w)
 			}
 		}
 	}
@@ -61,7 +65,7 @@ func TestOperandPool(t *testing.T) {
 				t.Fatal(err)
 			}
 			check(t, b, len(second))
-			if same := start(a[0].b) == start(b[0].b); same != tt.same {
+			if same := start(a[0]) == start(b[0]); same != tt.same {
 				t.Errorf("second scope on the first's buffers: %v, want %v", same, tt.same)
 			}
 		})
@@ -74,7 +78,7 @@ func TestOperandPool(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(t, b[:1], 1)
-		if start(a[0].b) == start(b[0].b) && cap(b[0].b) <= cap(a[0].b) {
+		if start(a[0]) == start(b[0]) && cap(b[0]) <= cap(a[0]) {
 			t.Error("the pool kept buffers too small for the larger working set")
 		}
 	})

@@ -20,7 +20,7 @@ type sweptRoof struct {
 	roof, detail int
 	kernel       kernels.Bandwidth
 	cpus         []int
-	ops          []arrays
+	ops          [][]float64
 	// at is when the sweep ended.
 	at time.Time
 }

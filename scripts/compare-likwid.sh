@@ -298,31 +298,48 @@ for p in "${pairs[@]}"; do header="$header rprof$p likwid$p ratio$p"; done
 	done
 } | column -t
 
-# The ratios of one roof over all pairs: how many at or above 1, the lowest
-# and the median. One pair says little on a shared host whose neighbours
-# move a roof by 10 to 40% from one minute to the next.
+# spread NUM:DEN...: per roof, the ratios of figure file NUM to DEN over
+# the pairs given: how many at or above 1, the lowest, the median and the
+# highest.
+spread() {
+	{
+		echo "kind threads roof >=1 lowest median highest"
+		sort -u "$tmp"/p*.tsv | cut -d' ' -f1 | sort -u -t: -k1,1r -k2,2n -k3,3 | while read -r key; do
+			rs=()
+			for pair in "$@"; do
+				r=$(awk -v k="$key" '$1 == k {print $2}' "$tmp/${pair%%:*}.tsv")
+				l=$(awk -v k="$key" '$1 == k {print $2}' "$tmp/${pair##*:}.tsv")
+				if [ -n "$r" ] && [ -n "$l" ] && [ "$(echo "$l > 0" | bc -l)" = 1 ]; then
+					rs+=("$(ratio "$r" "$l")")
+				fi
+			done
+			[ "${#rs[@]}" -gt 0 ] || continue
+			IFS=: read -r kind t name <<<"$key"
+			[ "$kind" = c ] && kind=compute || kind=bandwidth
+			printf '%s\n' "${rs[@]}" | sort -g | awk -v head="$kind $t $name" '
+				{ v[NR] = $1; if ($1 >= 1) up++ }
+				END { med = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+				      printf "%s %d/%d %.3f %.3f %.3f\n", head, up, NR, v[1], med, v[NR] }'
+		done
+	} | column -t
+}
+
+# The ratios of one roof over all pairs. One pair says little on a shared
+# host whose neighbours move a roof by 10 to 40% from one minute to the
+# next: likwid-bench's two passes of a round, run back to back, are that
+# host's noise floor, measured in the same run. A pair below 1 by less
+# than likwid-bench differs from itself says nothing of either tool.
+against=() selves=()
+for p in "${pairs[@]}"; do against+=("p$p:l$p"); done
+for r in $(seq 1 "$rounds"); do selves+=("l${r}a:l${r}b"); done
 echo
 echo "per roof over the ${#pairs[@]} pairs (rprof / likwid-bench): pairs at or above 1, the lowest ratio, the median and the highest"
-{
-	echo "kind threads roof pairs>=1 lowest median highest"
-	sort -u "$tmp"/p*.tsv | cut -d' ' -f1 | sort -u -t: -k1,1r -k2,2n -k3,3 | while read -r key; do
-		rs=()
-		for p in "${pairs[@]}"; do
-			r=$(awk -v k="$key" '$1 == k {print $2}' "$tmp/p$p.tsv")
-			l=$(awk -v k="$key" '$1 == k {print $2}' "$tmp/l$p.tsv")
-			if [ -n "$r" ] && [ -n "$l" ] && [ "$(echo "$l > 0" | bc -l)" = 1 ]; then
-				rs+=("$(ratio "$r" "$l")")
-			fi
-		done
-		[ "${#rs[@]}" -gt 0 ] || continue
-		IFS=: read -r kind t name <<<"$key"
-		[ "$kind" = c ] && kind=compute || kind=bandwidth
-		printf '%s\n' "${rs[@]}" | sort -g | awk -v head="$kind $t $name" '
-			{ v[NR] = $1; if ($1 >= 1) up++ }
-			END { med = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			      printf "%s %d/%d %.3f %.3f %.3f\n", head, up, NR, v[1], med, v[NR] }'
-	done
-} | column -t
+spread "${against[@]}"
+if [ "${LIKWID:-1}" != 0 ]; then
+	echo
+	echo "likwid-bench against itself over the $rounds round(s) (its first pass / its second, run back to back): the host's noise floor"
+	spread "${selves[@]}"
+fi
 
 echo
 echo "dgemm (GFLOP/s): rprof roof / best cblas_dgemm of a C loop over seed 000's 96 shapes, want >= 1"

@@ -113,6 +113,41 @@ func AllocLen(n int) int { return max(0, (n+blockElems-1)&^(blockElems-1)) }
 // hugeBytes is the size of an x86-64 (and arm64 4K-granule) huge page.
 const hugeBytes = 2 << 20
 
+// maxArrays is the most arrays a bandwidth kernel runs over (a, b and c).
+const maxArrays = 3
+
+// SharedLen is the length of a buffer from which Carve can take the
+// arrays of every kernel for a working set of n elements in all (n
+// elements of b for a kernel over b alone, n/2 each of a and c, n/3 each
+// of a, b and c): n rounded up to whole huge pages, and a huge page more
+// for each array after the first. It is a multiple of a huge page, so
+// that buffers laid end to end each start on a boundary.
+func SharedLen(n int) int {
+	const page = hugeBytes / 8
+	return (n+page-1)/page*page + (maxArrays-1)*page
+}
+
+// Carve returns k's arrays of n elements each from buf, a buffer of
+// SharedLen elements or more from Alloc: the first at buf's start, each
+// next one on the first huge-page boundary after the one before. The
+// arrays then sit at the same offsets within their pages as arrays from
+// separate calls to Alloc, so one buffer serves every kernel of a sweep,
+// and a sweep first-touches the working set once instead of b's and a's
+// and c's. Arrays k does not run over are nil.
+func (k Bandwidth) Carve(buf []float64, n int) (a, b, c []float64) {
+	const page = hugeBytes / 8
+	stride := (n + page - 1) / page * page
+	at := func(i int) []float64 { return buf[i*stride : i*stride+n : i*stride+n] }
+	switch k.Arrays {
+	case 1:
+		return nil, at(0), nil
+	case 2:
+		return at(0), nil, at(1)
+	default:
+		return at(0), at(1), at(2)
+	}
+}
+
 // alignHead is the number of leading elements of x before the first one
 // aligned to to bytes.
 func alignHead(x []float64, to uintptr) int {

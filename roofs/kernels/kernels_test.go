@@ -28,6 +28,42 @@ func TestAllocIsAlignedAndWhole(t *testing.T) {
 	}
 }
 
+func TestCarvedArraysAreDisjointAndAlignedAsSeparateAllocs(t *testing.T) {
+	const page = hugeBytes / 8
+	addr := func(x []float64) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(x))) }
+	for _, total := range []int{3, 64, 1000, page - 1, page, 3*page + 7, 10 * page} {
+		buf := Alloc(SharedLen(total))
+		if len(buf)%page != 0 {
+			t.Errorf("SharedLen(%d) = %d, want whole huge pages", total, len(buf))
+		}
+		for arrays := 1; arrays <= maxArrays; arrays++ {
+			k := Bandwidth{Name: "k", Arrays: arrays}
+			n := total / arrays
+			a, b, c := k.Carve(buf, n)
+			var got [][]float64
+			for _, x := range [][]float64{a, b, c} {
+				if x != nil {
+					got = append(got, x)
+				}
+			}
+			if len(got) != arrays {
+				t.Fatalf("%d elements, %d arrays: carved %d arrays", total, arrays, len(got))
+			}
+			for i, x := range got {
+				if len(x) != n || cap(x) != n {
+					t.Errorf("%d elements, %d arrays: array %d has len %d cap %d, want %d", total, arrays, i, len(x), cap(x), n)
+				}
+				if n > 0 && addr(x)%hugeBytes != 0 {
+					t.Errorf("%d elements, %d arrays: array %d is not on a huge-page boundary", total, arrays, i)
+				}
+				if i > 0 && n > 0 && addr(x) < addr(got[i-1])+uintptr(8*n) {
+					t.Errorf("%d elements, %d arrays: arrays %d and %d overlap", total, arrays, i-1, i)
+				}
+			}
+		}
+	}
+}
+
 // fill gives each element a distinct value so a skipped or repeated
 // element shows.
 func fill(x []float64, seed float64) {
