@@ -55,4 +55,9 @@ const (
 	// disagreed with its first figure beyond both intervals; the roof is
 	// the higher.
 	FlagComputeMoved = "compute-moved"
+	// FlagUnevenThreads: in a multi-thread cache roof's samples one
+	// thread took far longer over its equal share than another: a core
+	// ran slow, and the roof, as fast as its slowest thread, may read
+	// higher at another moment.
+	FlagUnevenThreads = "uneven-threads"
 )

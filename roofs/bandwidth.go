@@ -52,6 +52,17 @@ type bandwidthJob struct {
 	best map[int64]float64
 	// results keeps each size's evaluation for the tuning summary.
 	results []stats.Result
+	// uneven is, at each size, how much longer the slowest thread took
+	// over its share of the samples than the fastest.
+	uneven map[int64]unevenness
+}
+
+// unevenness is how much longer the slowest of a gang's threads took over
+// its equal share of the samples than the fastest (ratio 1: alike), and
+// on which CPUs they ran.
+type unevenness struct {
+	ratio      float64
+	slow, fast int
 }
 
 // arrays are one kernel's operands on one thread, carved from the
@@ -235,6 +246,7 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, bufs [][]float64)
 			}
 		}
 		bytes := float64(n*reps*threads) * j.kernel.BytesPerElement
+		before := g.Busy()
 		var err error
 		in, err = stats.Iterate(ctx, j.inner, j.best[ws], func() (float64, time.Duration, error) {
 			d := g.Run(body)
@@ -243,6 +255,10 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, bufs [][]float64)
 			}
 			return bytes / d.Seconds() / 1e9, d, nil
 		})
+		if j.uneven == nil {
+			j.uneven = map[int64]unevenness{}
+		}
+		j.uneven[ws] = uneven(j.cpus, before, g.Busy())
 		return err
 	})
 	if err != nil {
@@ -256,6 +272,26 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, bufs [][]float64)
 		j.best[ws] = in.Estimate.Value
 	}
 	return in.Estimate.Value, interval(in.Estimate), nil
+}
+
+// uneven compares the workers of a gang on cpus between two readings of
+// Gang.Busy: the slowest one's time over the fastest's.
+func uneven(cpus []int, before, after []time.Duration) unevenness {
+	u := unevenness{ratio: 1, slow: cpus[0], fast: cpus[0]}
+	var lo, hi time.Duration
+	for w := range after {
+		d := after[w] - before[w]
+		if w == 0 || d < lo {
+			lo, u.fast = d, cpus[w]
+		}
+		if w == 0 || d > hi {
+			hi, u.slow = d, cpus[w]
+		}
+	}
+	if lo > 0 {
+		u.ratio = float64(hi) / float64(lo)
+	}
+	return u
 }
 
 // samplePasses is how many whole passes make a sample of about baseSample
@@ -344,6 +380,7 @@ type envelope struct {
 	points   []sweepPoint
 	kernelAt map[int64]kernels.Bandwidth
 	resultAt map[int64]stats.Result
+	unevenAt map[int64]unevenness
 	results  []stats.Result
 	// placing is the time taken to allocate and first-touch the operands.
 	placing time.Duration
@@ -355,7 +392,7 @@ type envelope struct {
 // smallest first, all on one set of shared operands; a size's
 // evaluations stop below the best kernel there (stop condition 4).
 func sweepEnvelope(ctx context.Context, o Options, pool *operandPool, ks []kernels.Bandwidth, cpus []int, sizes []int64) (envelope, error) {
-	env := envelope{kernelAt: map[int64]kernels.Bandwidth{}, resultAt: map[int64]stats.Result{}}
+	env := envelope{kernelAt: map[int64]kernels.Bandwidth{}, resultAt: map[int64]stats.Result{}, unevenAt: map[int64]unevenness{}}
 	best := map[int64]float64{}
 	jobs := make([]*bandwidthJob, len(ks))
 	for i, k := range ks {
@@ -399,6 +436,7 @@ func sweepEnvelope(ctx context.Context, o Options, pool *operandPool, ks []kerne
 				top, topCI, winner = gbps, ci, w
 				env.kernelAt[ws] = j.kernel
 				env.resultAt[ws] = j.results[len(j.results)-1]
+				env.unevenAt[ws] = j.uneven[ws]
 			}
 		}
 		lead = winner
@@ -520,7 +558,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, poo
 			Config: fmt.Sprintf("%s at %s", k, unit.Bytes(p.WorkingSetBytes)), Invocations: r.Invocations,
 			Iterations: r.Iterations, Value: p.GBytesPerS, CI: p.CI, Reasons: r.InnerReasons})
 		swept = append(swept, sweptRoof{roof: len(rep.Roofs.Bandwidth) - 1, detail: len(rep.Details) - 1,
-			kernel: kernel, cpus: cpus, ops: env.ops, at: time.Now()})
+			kernel: kernel, cpus: cpus, ops: env.ops, uneven: env.unevenAt[p.WorkingSetBytes], at: time.Now()})
 	}
 	return swept, nil
 }

@@ -63,7 +63,9 @@ type run struct {
 	// spare maps a one-thread scope's CPU to the core its bandwidth roofs
 	// are rechecked on (spareCores); a CPU without one is rechecked on
 	// itself.
-	spare  map[int]int
+	spare map[int]int
+	// topo says which core type each CPU is, for the flags.
+	topo   machine.Topology
 	caches machine.Caches
 	// numaNodes counts the memory nodes (0 when the kernel shows none).
 	numaNodes int

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
 )
@@ -193,4 +194,91 @@ func checkRechecked(t *testing.T, value float64, ci roofline.Interval, d Detail,
 	if len(moved) != 1 || !strings.Contains(moved[0], name) {
 		t.Errorf("flags %q: want one %s naming %s", moved, code, name)
 	}
+}
+
+func TestUnevenThreadsAreFlaggedOnlyInMultiThreadCacheRoofsOfOneCoreType(t *testing.T) {
+	hybrid := machine.Topology{CoreTypes: map[string][]int{"cpu_core": {0, 1}, "cpu_atom": {2, 3}}}
+	tests := []struct {
+		name  string
+		level string
+		cpus  []int
+		u     unevenness
+		topo  machine.Topology
+		want  string
+	}{
+		{"a slow core in an L1 roof", "L1", []int{0, 1}, unevenness{1.62, 0, 1}, machine.Topology{}, "L1 (2 threads): CPU 0 took 1.62× as long as CPU 1"},
+		{"threads within the noise", "L2", []int{0, 1}, unevenness{1.15, 1, 0}, machine.Topology{}, ""},
+		{"DRAM, which threads share unevenly anyway", dramLevel, []int{0, 1}, unevenness{1.8, 0, 1}, machine.Topology{}, ""},
+		{"one thread has nothing to compare", "L1", []int{0}, unevenness{1, 0, 0}, machine.Topology{}, ""},
+		{"a P-core and an E-core differ by design", "L1", []int{1, 2}, unevenness{1.9, 2, 1}, hybrid, ""},
+		{"two P-cores of a hybrid CPU", "L3", []int{0, 1}, unevenness{1.5, 1, 0}, hybrid, "L3 (2 threads): CPU 1 took 1.50× as long as CPU 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := unevenRoof(tt.level, tt.cpus, tt.u, tt.topo); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUnevenComparesEachWorkersTimeBetweenReadings(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var d []time.Duration
+		for _, x := range v {
+			d = append(d, time.Duration(x)*time.Millisecond)
+		}
+		return d
+	}
+	tests := []struct {
+		name          string
+		cpus          []int
+		before, after []time.Duration
+		want          unevenness
+	}{
+		{"alike", []int{4, 5}, ms(10, 10), ms(30, 30), unevenness{1, 4, 4}},
+		{"the second CPU slow", []int{4, 5}, ms(10, 10), ms(30, 50), unevenness{2, 5, 4}},
+		{"only the time between readings counts", []int{0, 1, 2}, ms(100, 0, 0), ms(120, 30, 20), unevenness{1.5, 1, 0}},
+		{"no time passed", []int{0, 1}, ms(5, 5), ms(5, 5), unevenness{1, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := uneven(tt.cpus, tt.before, tt.after); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A two-thread roof the sweep measured far above anything the kernel can
+// do stays the roof, with the unevenness of its own evaluation.
+func TestRecheckFlagsAKeptRoofWhoseThreadsRanUnevenly(t *testing.T) {
+	ks := bandwidthKernelsOrSkip(t)
+	allowed, err := affinity.Allowed()
+	if err != nil || len(allowed) < 2 {
+		t.Skipf("want 2 CPUs, have %v (%v)", allowed, err)
+	}
+	const ws = 64 << 10
+	cpus := allowed[:2]
+	ops, err := allocOperands(context.Background(), ks, cpus, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &Report{}
+	rep.Roofs.Tuning.StopReasons = map[string]int{}
+	ci := roofline.Interval{Lo: 1e9, Hi: 1e9}
+	rep.Roofs.Bandwidth = []roofline.BandwidthRoof{{Level: "L1", Threads: 2, GBytesPerS: 1e9, CI: ci, WorkingSetBytes: ws}}
+	rep.Details = []Detail{{Kind: "bandwidth", Name: "L1", Threads: 2, Value: 1e9, CI: ci, Reasons: map[stats.StopReason]int{}}}
+	r := &run{rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning},
+		swept: []sweptRoof{{kernel: ks[0], cpus: cpus, ops: ops, uneven: unevenness{2, cpus[1], cpus[0]}, at: time.Now()}}}
+	if err := recheckBandwidthRoofs(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("L1 (2 threads): CPU %d took 2.00× as long as CPU %d", cpus[1], cpus[0])
+	for _, f := range rep.Roofs.Flags {
+		if f.Code == roofline.FlagUnevenThreads && strings.Contains(f.Message, want) {
+			return
+		}
+	}
+	t.Errorf("flags %+v: want %s saying %q", rep.Roofs.Flags, roofline.FlagUnevenThreads, want)
 }

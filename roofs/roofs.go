@@ -252,7 +252,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	rep.step("setup", "machine and clock", time.Since(start))
-	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, spare: spare, caches: caches, numaNodes: len(topo.NUMANodes), units: units, ghz: freq.GHz}); err != nil {
+	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, spare: spare, topo: topo, caches: caches, numaNodes: len(topo.NUMANodes), units: units, ghz: freq.GHz}); err != nil {
 		return nil, err
 	}
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()

@@ -40,7 +40,9 @@ bandwidth roof, and each FMA roof far below its scope's others as a share
 of theoretical peak, is measured again at the end of the run (a
 one-thread bandwidth roof on another core where there is one) and the
 higher figure kept; a disagreement over 10% is flagged (bandwidth-moved,
-compute-moved). With
+compute-moved), and so is a multi-thread cache roof one of whose threads
+took 1.3 times as long over its share as another (uneven-threads: a core
+ran slow). With
 --dnn, oneDNN primitives' ceilings are measured too, as library roofs
 (docs/dnn.md). See docs/roofs.md.
 

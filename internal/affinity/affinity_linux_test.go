@@ -133,6 +133,8 @@ func BenchmarkRunPinned(b *testing.B) {
 }
 
 func TestGangRunsEveryBodyOnItsCPUInEachRunAndReturnsWhenTheLeadDoes(t *testing.T) {
+	// The last worker sleeps in each body, so its busy time is the
+	// longest: Busy tells the threads apart.
 	cpus, err := Allowed()
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +145,7 @@ func TestGangRunsEveryBodyOnItsCPUInEachRunAndReturnsWhenTheLeadDoes(t *testing.
 	for w := range onCPU {
 		onCPU[w] = true
 	}
-	var spans []time.Duration
+	var spans, busy []time.Duration
 	err = RunGang(cpus, func(g *Gang) error {
 		for range runs {
 			spans = append(spans, g.Run(func(w int) {
@@ -156,6 +158,7 @@ func TestGangRunsEveryBodyOnItsCPUInEachRunAndReturnsWhenTheLeadDoes(t *testing.
 				}
 			}))
 		}
+		busy = g.Busy()
 		return nil
 	})
 	if err != nil {
@@ -170,6 +173,10 @@ func TestGangRunsEveryBodyOnItsCPUInEachRunAndReturnsWhenTheLeadDoes(t *testing.
 		if d < time.Millisecond {
 			t.Errorf("run %d took %v, shorter than its slowest body (1ms)", i, d)
 		}
+	}
+	last := len(cpus) - 1
+	if busy[last] < runs*time.Millisecond || (last > 0 && busy[0] >= busy[last]) {
+		t.Errorf("busy %v: want the last worker's at least %v and the longest", busy, runs*time.Millisecond)
 	}
 }
 

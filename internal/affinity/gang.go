@@ -1,6 +1,7 @@
 package affinity
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -21,6 +22,7 @@ type Gang struct {
 	body    func(worker int)
 	starts  []time.Time
 	ends    []time.Time
+	busy    []time.Duration
 }
 
 // RunGang pins one worker per entry of cpus; worker 0, the lead, calls
@@ -28,7 +30,7 @@ type Gang struct {
 // lead's error; if any worker cannot be pinned, lead is not called and
 // the error says why.
 func RunGang(cpus []int, lead func(g *Gang) error) error {
-	g := &Gang{workers: len(cpus), starts: make([]time.Time, len(cpus)), ends: make([]time.Time, len(cpus))}
+	g := &Gang{workers: len(cpus), starts: make([]time.Time, len(cpus)), ends: make([]time.Time, len(cpus)), busy: make([]time.Duration, len(cpus))}
 	var leadErr error
 	err := RunPinned(cpus, nil, func(w int) {
 		if w == 0 {
@@ -57,6 +59,9 @@ func (g *Gang) Run(body func(worker int)) time.Duration {
 	for int(g.done.Load()) < g.workers-1 {
 	}
 	first, last := g.starts[0], g.ends[0]
+	for w := range g.workers {
+		g.busy[w] += g.ends[w].Sub(g.starts[w])
+	}
 	for w := 1; w < g.workers; w++ {
 		if g.starts[w].Before(first) {
 			first = g.starts[w]
@@ -67,6 +72,10 @@ func (g *Gang) Run(body func(worker int)) time.Duration {
 	}
 	return last.Sub(first)
 }
+
+// Busy is each worker's time in its bodies, summed over every run so
+// far. Call it from the lead only.
+func (g *Gang) Busy() []time.Duration { return slices.Clone(g.busy) }
 
 // follow is a worker other than the lead: it spins until the next run or
 // the lead's return.
