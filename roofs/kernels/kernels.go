@@ -99,7 +99,7 @@ func Alloc(n int) []float64 {
 		off := alignHead(buf, align)
 		return buf[off : off+n : off+n]
 	}
-	buf := make([]float64, n+hugeBytes/8)
+	buf := make([]float64, n+hugeElems)
 	off := alignHead(buf, hugeBytes)
 	x := buf[off : off+n : off+n]
 	adviseHugePages(x)
@@ -110,8 +110,15 @@ func Alloc(n int) []float64 {
 // blocks.
 func AllocLen(n int) int { return max(0, (n+blockElems-1)&^(blockElems-1)) }
 
-// hugeBytes is the size of an x86-64 (and arm64 4K-granule) huge page.
-const hugeBytes = 2 << 20
+// hugeBytes is the size of an x86-64 (and arm64 4K-granule) huge page,
+// and hugeElems the float64s it holds.
+const (
+	hugeBytes = 2 << 20
+	hugeElems = hugeBytes / 8
+)
+
+// wholeHugePages is n elements rounded up to whole huge pages.
+func wholeHugePages(n int) int { return (n + hugeElems - 1) / hugeElems * hugeElems }
 
 // maxArrays is the most arrays a bandwidth kernel runs over (a, b and c).
 const maxArrays = 3
@@ -122,10 +129,7 @@ const maxArrays = 3
 // of a, b and c): n rounded up to whole huge pages, and a huge page more
 // for each array after the first. It is a multiple of a huge page, so
 // that buffers laid end to end each start on a boundary.
-func SharedLen(n int) int {
-	const page = hugeBytes / 8
-	return (n+page-1)/page*page + (maxArrays-1)*page
-}
+func SharedLen(n int) int { return wholeHugePages(n) + (maxArrays-1)*hugeElems }
 
 // Carve returns k's arrays of n elements each from buf, a buffer of
 // SharedLen elements or more from Alloc: the first at buf's start, each
@@ -135,8 +139,7 @@ func SharedLen(n int) int {
 // and a sweep first-touches the working set once instead of b's and a's
 // and c's. Arrays k does not run over are nil.
 func (k Bandwidth) Carve(buf []float64, n int) (a, b, c []float64) {
-	const page = hugeBytes / 8
-	stride := (n + page - 1) / page * page
+	stride := wholeHugePages(n)
 	at := func(i int) []float64 { return buf[i*stride : i*stride+n : i*stride+n] }
 	switch k.Arrays {
 	case 1:

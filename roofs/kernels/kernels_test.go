@@ -29,7 +29,7 @@ func TestAllocIsAlignedAndWhole(t *testing.T) {
 }
 
 func TestCarvedArraysAreDisjointAndAlignedAsSeparateAllocs(t *testing.T) {
-	const page = hugeBytes / 8
+	const page = hugeElems
 	addr := func(x []float64) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(x))) }
 	for _, total := range []int{3, 64, 1000, page - 1, page, 3*page + 7, 10 * page} {
 		buf := Alloc(SharedLen(total))
