@@ -18,7 +18,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/rprof/rprof/roofline"
 
@@ -31,6 +30,7 @@ const (
 	defaultWidth  = 9 * vg.Inch
 	defaultHeight = 6 * vg.Inch
 	pngDPI        = 120
+	chartMargin   = 2 * vg.Millimeter
 )
 
 var (
@@ -88,15 +88,19 @@ func (s *scene) render(w io.Writer, format string, opts Options) error {
 	case "png":
 		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(pngDPI))}
 	case "svg":
-		// Embedded, so that a viewer without Liberation Serif lays the
-		// labels out with the metrics they were placed by.
-		c = vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
+		// The font is embedded, so that a viewer without Liberation Serif
+		// draws the labels in the font they were placed by.
+		c = newSVGCanvas(width, height)
 	case "pdf":
 		c = pdfCanvas{vgpdf.New(width, height)}
 	default:
 		return fmt.Errorf("%w %q", ErrFormat, format)
 	}
-	p.Draw(draw.New(c))
+	// gonum sets the title and the y label flush with the image's edges by
+	// Liberation Serif's ascent; a fallback font with a taller one (DejaVu
+	// Serif, in a browser showing the SVG inline) would be clipped there.
+	m := chartMargin
+	p.Draw(draw.Crop(draw.New(c), m, -m, m, -m))
 	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("write %s chart: %w", format, err)
 	}

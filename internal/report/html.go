@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/rprof/rprof/internal/chart"
@@ -45,8 +46,9 @@ func HTML(w io.Writer, in Input) (notes []string, err error) {
 // inlineSVG drops the XML declaration and generator comment gonum writes
 // before <svg>, which have no place inside HTML, and the embedded font
 // (about 520 KB of base64 per report): the page's style sheet names
-// Liberation Serif and its metric-compatible stand-ins (Times New Roman),
-// so labels keep the widths they were placed by.
+// Liberation Serif and its metric-compatible stand-ins, and where none is
+// installed (stock Debian has only DejaVu) every label still keeps the
+// width it was placed by, as the chart gives each its textLength.
 func inlineSVG(b []byte) []byte {
 	if i := bytes.Index(b, []byte("<svg")); i >= 0 {
 		b = b[i:]
@@ -58,17 +60,49 @@ func inlineSVG(b []byte) []byte {
 	return append(b[:start:start], b[end+len("</defs>"):]...)
 }
 
+// words writes s so that a table cell breaks it only between words, and
+// never inside a bracketed part ("[3.61, 3.65]", "(avx512-fma-fp64)"):
+// a narrow column then grows a line rather than splitting "counters" or
+// a roof's name.
+func words(s string) template.HTML {
+	var b strings.Builder
+	depth, start := 0, 0
+	flush := func(end int) {
+		if end > start {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(`<span class="w">` + template.HTMLEscapeString(s[start:end]) + `</span>`)
+		}
+		start = end + 1
+	}
+	for i, r := range s {
+		switch r {
+		case '[', '(':
+			depth++
+		case ']', ')':
+			depth = max(0, depth-1)
+		case ' ':
+			if depth == 0 {
+				flush(i)
+			}
+		}
+	}
+	flush(len(s))
+	return template.HTML(b.String())
+}
+
 // htmlTemplate is parsed on first use rather than at init, which every
 // command, `rprof run` included, would pay for.
 var htmlTemplate = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("report").Parse(`<!DOCTYPE html>
+	return template.Must(template.New("report").Funcs(template.FuncMap{"words": words}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 80em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
 h3 { font-size: 1.05em; }
@@ -77,12 +111,12 @@ th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertic
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th { background: #f4f4f4; }
 .wide { overflow-x: auto; }
-td.label { min-width: 12em; }
+table.points { font-size: 0.85em; }
+table.points td.n { white-space: normal; }
+.w { white-space: nowrap; }
 figure { margin: 0; }
 figure svg { max-width: 100%; height: auto; }
-figure svg text { font-family: "Liberation Serif", "Times New Roman", Tinos, Times, serif !important; }
-table { max-width: 100%; }
-td { overflow-wrap: anywhere; }
+figure svg text { font-family: "Liberation Serif", "Times New Roman", Tinos, Times, serif !important; font-size-adjust: 0.45; }
 figcaption, .meta, .note { color: #555; font-size: 0.9em; }
 .flag { color: #c00; }
 code { font-size: 0.9em; }
@@ -133,9 +167,9 @@ code { font-size: 0.9em; }
 
 <section id="points">
 <h2>Points</h2>
-{{if .Points}}<div class="wide"><table>
+{{if .Points}}<div class="wide"><table class="points">
 <tr><th>point</th><th>source</th><th>threads</th><th>W (GFLOP)</th><th>Q (GB)</th><th>T (s) [CI]</th><th>intensity (FLOP/B)</th><th>GFLOP/s [CI]</th><th>bound</th><th>attainable (GFLOP/s)</th><th>of attainable</th><th>flags</th></tr>{{range .Points}}
-<tr><td class="label">{{.Label}}</td><td>{{.Source}}</td><td class="n">{{.Threads}}</td><td class="n">{{.Work}}</td><td class="n">{{.Traffic}}</td><td class="n">{{.Seconds}}</td><td class="n">{{.Intensity}}</td><td class="n">{{.GFlops}}</td><td>{{.Bound}}</td><td class="n">{{.Attainable}}</td><td class="n">{{.Fraction}}</td><td>{{range $i, $f := .Flags}}{{if $i}}, {{end}}<span class="flag">{{$f.Code}}</span><sup><a href="#fn{{$f.N}}">{{$f.N}}</a></sup>{{end}}</td></tr>{{end}}
+<tr><td>{{words .Label}}</td><td>{{.Source}}</td><td class="n">{{words .Threads}}</td><td class="n">{{.Work}}</td><td class="n">{{.Traffic}}</td><td class="n">{{words .Seconds}}</td><td class="n">{{.Intensity}}</td><td class="n">{{words .GFlops}}</td><td>{{words .Bound}}</td><td class="n">{{.Attainable}}</td><td class="n">{{.Fraction}}</td><td>{{range $i, $f := .Flags}}{{if $i}}, {{end}}<span class="flag">{{$f.Code}}</span><sup><a href="#fn{{$f.N}}">{{$f.N}}</a></sup>{{end}}</td></tr>{{end}}
 </table></div>
 {{with .Footnotes}}<ol class="note">{{range .}}
 <li id="fn{{.N}}">{{.Point}}: <span class="flag">{{.Code}}</span>: {{.Message}}</li>{{end}}

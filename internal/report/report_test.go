@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	stdhtml "html"
 	"image"
 	"image/png"
 	"os"
@@ -147,9 +149,15 @@ func TestLabelsAreEscaped(t *testing.T) {
 	}
 }
 
-// TestHTMLRendersInChromium opens the report in headless Chromium: the page
-// must load without console messages, the DOM must hold the chart and the
-// tables, and the screenshot must show the roofs drawn.
+// TestHTMLRendersInChromium opens the report in headless Chromium at
+// 1400 px, as a reader on a machine with only the DejaVu fonts would: the
+// page must load without console messages, the DOM must hold the chart
+// and the tables, the screenshot must show the roofs drawn, and a script
+// run in the page (added to a copy; the report itself has none) measures
+// the layout: every chart label inside its chart at the width it was laid
+// out with, the points table without a sideways scroll bar, and no word
+// of a table broken across lines. With -update the screenshot is copied
+// to docs/report.png.
 func TestHTMLRendersInChromium(t *testing.T) {
 	bin := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -164,10 +172,11 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	var b bytes.Buffer
-	if _, err := HTML(&b, input(t, "roofs_zen5_vm.json", chart.Options{}, allPoints...)); err != nil {
+	if _, err := HTML(&b, input(t, "roofs_zen5_vm.json", chart.Options{Theoretical: true}, allPoints...)); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+	html := strings.Replace(b.String(), "</body>", "<script>"+layoutCheck+"</script>\n</body>", 1)
+	if err := os.WriteFile(page, []byte(html), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	shot := filepath.Join(dir, "shot.png")
@@ -177,7 +186,8 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0",
-		"--window-size=1200,900", "--screenshot="+shot, "--dump-dom", "file://"+page)
+		"--hide-scrollbars", "--force-device-scale-factor=1",
+		"--window-size=1400,3200", "--screenshot="+shot, "--dump-dom", "file://"+page)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -190,11 +200,12 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		}
 	}
 	dom := stdout.String()
-	for _, want := range []string{"<svg", "Roofline report", "fixture: stream triad", "memory (DRAM)", "avx512-fma-fp64"} {
+	for _, want := range []string{"<svg", "Roofline report", "fixture: stream triad", "(DRAM)", "avx512-fma-fp64"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("rendered DOM lacks %q", want)
 		}
 	}
+	checkLayout(t, dom)
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v\n%s", err, stderr.String())
@@ -210,6 +221,71 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	t.Logf("screenshot: %d pixels of the DRAM roof's colour", n)
 	if n < 50 {
 		t.Errorf("screenshot has %d pixels of the DRAM roof's colour, want the chart drawn", n)
+	}
+	if testutil.Updating() && !t.Failed() {
+		png, err := os.ReadFile(shot)
+		if err == nil {
+			err = os.WriteFile("../../docs/report.png", png, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// layoutCheck runs in the rendered page and writes what it found wrong as
+// a JSON list of strings into <pre id="layout">, which --dump-dom returns.
+const layoutCheck = `(function () {
+  var bad = [], texts = 0;
+  document.querySelectorAll("figure svg").forEach(function (svg, i) {
+    var box = svg.getBoundingClientRect();
+    svg.querySelectorAll("text").forEach(function (t) {
+      var s = t.textContent.trim();
+      if (!s) return;
+      texts++;
+      var r = t.getBoundingClientRect();
+      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
+        bad.push("chart " + i + ": label clipped: " + s + ": [" + [r.left, r.top, r.right, r.bottom].map(Math.round) + "] outside [" + [box.left, box.top, box.right, box.bottom].map(Math.round) + "]");
+      var want = t.textLength.baseVal.value, got = t.getBBox().width;
+      if (!(want > 0) || Math.abs(got - want) > 0.02 * want + 1)
+        bad.push("chart " + i + ": label " + got.toFixed(1) + " wide, laid out " + want.toFixed(1) + ": " + s);
+    });
+  });
+  if (texts < 20) bad.push("only " + texts + " chart labels");
+  document.querySelectorAll(".wide").forEach(function (d) {
+    if (d.scrollWidth > d.clientWidth + 1) bad.push("table scrolls sideways: " + d.scrollWidth + " px in " + d.clientWidth);
+  });
+  document.querySelectorAll("td, th").forEach(function (c) {
+    var w = document.createTreeWalker(c, NodeFilter.SHOW_TEXT), n;
+    while ((n = w.nextNode())) {
+      var re = /\S+/g, m;
+      while ((m = re.exec(n.data))) {
+        var rg = document.createRange();
+        rg.setStart(n, m.index);
+        rg.setEnd(n, m.index + m[0].length);
+        if (rg.getClientRects().length > 1) bad.push("word broken across lines: " + m[0]);
+      }
+    }
+  });
+  var pre = document.createElement("pre");
+  pre.id = "layout";
+  pre.textContent = JSON.stringify(bad);
+  document.body.appendChild(pre);
+})();`
+
+// checkLayout fails the test with each problem layoutCheck found in dom.
+func checkLayout(t *testing.T, dom string) {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<pre id="layout">(.*?)</pre>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatal("the layout check did not run: no <pre id=\"layout\"> in the rendered DOM")
+	}
+	var bad []string
+	if err := json.Unmarshal([]byte(stdhtml.UnescapeString(m[1])), &bad); err != nil {
+		t.Fatalf("layout check result %q: %v", m[1], err)
+	}
+	for _, b := range bad {
+		t.Error(b)
 	}
 }
 

@@ -22,6 +22,10 @@ import (
 // `go test ./pkg -update`).
 var update = flag.Bool("update", false, "rewrite golden files under testdata with the output of this run")
 
+// Updating says whether -update was given, for tests that refresh
+// artefacts other than goldens (a screenshot in docs/).
+func Updating() bool { return *update }
+
 // Golden compares got with the golden file at path (relative to the test's
 // package directory), or rewrites the file when -update is set. A mismatch
 // fails with a unified diff when diff(1) is available.
