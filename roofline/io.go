@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rprof/rprof/internal/output"
@@ -33,11 +34,28 @@ func (e *SchemaError) Error() string {
 
 func (e *SchemaError) Is(target error) bool { return target == ErrSchema }
 
-// ReadRoofs reads a roofs document.
+// ReadRoofs reads a roofs document, of the current version or an older
+// one it upgrades (upgradeRoofsV1).
 func ReadRoofs(path string) (*Roofs, error) {
-	var r Roofs
-	if err := readDoc(path, &r, RoofsSchema); err != nil {
+	data, err := readCapped(path)
+	if err != nil {
 		return nil, err
+	}
+	schema, err := peekSchema(path, data)
+	if err != nil {
+		return nil, err
+	}
+	var r Roofs
+	switch schema {
+	case RoofsSchema, RoofsSchemaV1:
+		if err := decode(path, data, &r); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, &SchemaError{Path: path, Got: schema, Want: []string{RoofsSchema, RoofsSchemaV1}}
+	}
+	if schema == RoofsSchemaV1 {
+		upgradeRoofsV1(&r)
 	}
 	if err := ValidateRoofs(path, &r); err != nil {
 		return nil, err
@@ -149,6 +167,26 @@ func (p pointV1) upgrade() Point {
 	return out
 }
 
+// upgradeRoofsV1 turns a version 1 roofs document into the current
+// version. Version 1 kept each cache level's size on its bandwidth roofs
+// only, with no edge and no declared size beside a measured one: those
+// sizes become the effective ones, a declared source's size is its own
+// declared size, and a measured one has no declaration. Version 1 did not
+// say when an interval was unknown: a roof's CI stands as written.
+func upgradeRoofsV1(r *Roofs) {
+	r.Schema = RoofsSchema
+	for _, b := range r.Bandwidth {
+		if b.LevelBytes <= 0 || slices.ContainsFunc(r.Caches, func(c CacheLevel) bool { return c.Level == b.Level && c.Threads == b.Threads }) {
+			continue
+		}
+		c := CacheLevel{Level: b.Level, Threads: b.Threads, Bytes: b.LevelBytes, Source: b.LevelSource}
+		if b.LevelSource != CacheSourceMeasured {
+			c.DeclaredBytes, c.DeclaredSource = b.LevelBytes, b.LevelSource
+		}
+		r.Caches = append(r.Caches, c)
+	}
+}
+
 // readCapped reads a document of at most MaxDocBytes.
 func readCapped(path string) ([]byte, error) {
 	f, err := os.Open(path)
@@ -164,21 +202,6 @@ func readCapped(path string) ([]byte, error) {
 		return nil, &InvalidError{Path: path, Msg: fmt.Sprintf("larger than the %d MiB a document may hold: not a document rprof wrote (split a point set into several files)", MaxDocBytes>>20)}
 	}
 	return data, nil
-}
-
-func readDoc(path string, v any, want string) error {
-	data, err := readCapped(path)
-	if err != nil {
-		return err
-	}
-	schema, err := peekSchema(path, data)
-	if err != nil {
-		return err
-	}
-	if schema != want {
-		return &SchemaError{Path: path, Got: schema, Want: []string{want}}
-	}
-	return decode(path, data, v)
 }
 
 func peekSchema(path string, data []byte) (string, error) {

@@ -1,6 +1,8 @@
 package roofline
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -11,7 +13,7 @@ import (
 const (
 	PointSchema    = "rprof.point/v2"
 	PointSetSchema = "rprof.points/v2"
-	RoofsSchema    = "rprof.roofs/v1"
+	RoofsSchema    = "rprof.roofs/v2"
 )
 
 // Older schema versions still read. Version 1 points had the binding roof
@@ -20,6 +22,9 @@ const (
 const (
 	PointSchemaV1    = "rprof.point/v1"
 	PointSetSchemaV1 = "rprof.points/v1"
+	// RoofsSchemaV1 had no effective cache sizes (Roofs.Caches) and no
+	// IntervalUnknown; see docs/schema-roofs.md.
+	RoofsSchemaV1 = "rprof.roofs/v1"
 )
 
 // Sources of a point's W and Q (Point.Source).
@@ -407,18 +412,67 @@ type Roofs struct {
 	// combination such as "cpuid+measured" (each bandwidth roof says its
 	// own).
 	CacheSource string `json:"cache_source,omitempty"`
+	// Caches are the effective size of each cache level for each thread
+	// scope measured: what the sweep's edges showed, or the declared size
+	// where the sweep confirmed it or showed no edge. Everything that
+	// needs level sizes reads these (CacheLevels), not the host's
+	// declaration.
+	Caches []CacheLevel `json:"caches,omitempty"`
+}
+
+// CacheLevel is the effective size of one cache level as one thread
+// scope's threads see it together (per-core levels summed over the
+// scope's cores).
+type CacheLevel struct {
+	Level   string `json:"level"` // L1, L2, L3
+	Threads int    `json:"threads"`
+	Bytes   int64  `json:"bytes"`
+	// Source is CacheSourceMeasured when the sweep's edge gave Bytes
+	// (the declared size disagreed, or there was none), else the
+	// declared size's source (sysfs, cpuid).
+	Source string `json:"source"`
+	// Edge brackets where the sweep's bandwidth fell past the level: the
+	// largest working set still at the level's rate and the next one;
+	// nil when the sweep showed no edge.
+	Edge *ByteRange `json:"edge,omitempty"`
+	// DeclaredBytes and DeclaredSource are what the host declared for
+	// the level (sysfs, CPUID); absent when it declared nothing.
+	DeclaredBytes  int64  `json:"declared_bytes,omitempty"`
+	DeclaredSource string `json:"declared_source,omitempty"`
+}
+
+// ByteRange is a range of sizes in bytes, [Lo, Hi].
+type ByteRange struct {
+	Lo int64 `json:"lo"`
+	Hi int64 `json:"hi"`
+}
+
+// CacheLevels returns the effective cache levels of the scope of threads
+// threads, smallest first; nil when the document has none for it.
+func (r *Roofs) CacheLevels(threads int) []CacheLevel {
+	var out []CacheLevel
+	for _, c := range r.Caches {
+		if c.Threads == threads {
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b CacheLevel) int { return cmp.Compare(a.Bytes, b.Bytes) })
+	return out
 }
 
 // ComputeRoof is a measured floating-point ceiling.
 type ComputeRoof struct {
-	Name              string   `json:"name"`      // e.g. "avx512-fma-fp64"
-	ISA               string   `json:"isa"`       // scalar, sse, avx2, avx512
-	Precision         string   `json:"precision"` // fp64, fp32
-	Threads           int      `json:"threads"`
-	GFlops            float64  `json:"gflops"`
-	CI                Interval `json:"ci"`
-	TheoreticalGFlops float64  `json:"theoretical_gflops,omitempty"`
-	FrequencyGHz      float64  `json:"frequency_ghz,omitempty"`
+	Name      string   `json:"name"`      // e.g. "avx512-fma-fp64"
+	ISA       string   `json:"isa"`       // scalar, sse, avx2, avx512
+	Precision string   `json:"precision"` // fp64, fp32
+	Threads   int      `json:"threads"`
+	GFlops    float64  `json:"gflops"`
+	CI        Interval `json:"ci"`
+	// IntervalUnknown: too few samples for an interval at the confidence
+	// asked; CI is the samples' range and the uncertainty is unknown.
+	IntervalUnknown   bool    `json:"interval_unknown,omitempty"`
+	TheoreticalGFlops float64 `json:"theoretical_gflops,omitempty"`
+	FrequencyGHz      float64 `json:"frequency_ghz,omitempty"`
 	// Kind is "" for rprof's own kernels and ComputeKindLibrary for a
 	// library routine's ceiling, whose Library says what ran.
 	Kind    string       `json:"kind,omitempty"`
@@ -454,15 +508,17 @@ type LibraryCall struct {
 
 // BandwidthRoof is a measured memory-level ceiling.
 type BandwidthRoof struct {
-	Level           string   `json:"level"`  // L1, L2, L3, DRAM
-	Kernel          string   `json:"kernel"` // triad, triad-nt, load
-	Threads         int      `json:"threads"`
-	GBytesPerS      float64  `json:"gbytes_per_s"`
-	CI              Interval `json:"ci"`
-	WorkingSetBytes int64    `json:"working_set_bytes"`
-	// LevelBytes is the cache level's capacity for the roof's threads
-	// together, and LevelSource where it came from (CacheSource*); both
-	// absent for DRAM.
+	Level      string   `json:"level"`  // L1, L2, L3, DRAM
+	Kernel     string   `json:"kernel"` // triad, triad-nt, load
+	Threads    int      `json:"threads"`
+	GBytesPerS float64  `json:"gbytes_per_s"`
+	CI         Interval `json:"ci"`
+	// IntervalUnknown: as ComputeRoof's.
+	IntervalUnknown bool  `json:"interval_unknown,omitempty"`
+	WorkingSetBytes int64 `json:"working_set_bytes"`
+	// LevelBytes is the cache level's effective capacity for the roof's
+	// threads together, and LevelSource where it came from
+	// (CacheSource*), as in Roofs.Caches; both absent for DRAM.
 	LevelBytes  int64  `json:"level_bytes,omitempty"`
 	LevelSource string `json:"level_source,omitempty"`
 }
@@ -486,7 +542,9 @@ type DGEMM struct {
 	Threads  int      `json:"threads"`
 	GFlops   float64  `json:"gflops"`
 	CI       Interval `json:"ci"`
-	Flags    []Flag   `json:"flags,omitempty"`
+	// IntervalUnknown: as ComputeRoof's.
+	IntervalUnknown bool   `json:"interval_unknown,omitempty"`
+	Flags           []Flag `json:"flags,omitempty"`
 }
 
 // Step is how long one step of a part of a roofs run took: Part is a key

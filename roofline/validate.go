@@ -118,6 +118,17 @@ func ValidateRoofs(path string, r *Roofs) error {
 			return err
 		}
 	}
+	for i, c := range r.Caches {
+		f := fmt.Sprintf("caches[%d] (%s, %d threads)", i, c.Level, c.Threads)
+		switch {
+		case c.Bytes <= 0:
+			return &InvalidError{Path: path, Field: f + ".bytes", Msg: fmt.Sprintf("%d is not a size", c.Bytes)}
+		case c.DeclaredBytes < 0:
+			return &InvalidError{Path: path, Field: f + ".declared_bytes", Msg: fmt.Sprintf("%d is not a size", c.DeclaredBytes)}
+		case c.Edge != nil && (c.Edge.Lo <= 0 || c.Edge.Hi < c.Edge.Lo):
+			return &InvalidError{Path: path, Field: f + ".edge", Msg: fmt.Sprintf("[%d, %d] is not a range of sizes", c.Edge.Lo, c.Edge.Hi)}
+		}
+	}
 	return nil
 }
 

@@ -22,6 +22,8 @@ func TestReadersRefuseInvalidDocumentsInOneLine(t *testing.T) {
 		{"truncated", `{"schema": "rprof.point/v2", "seconds": 1`, false, "not JSON"},
 		{"point in a set", `{"schema": "rprof.points/v2", "points": [{"schema": "rprof.point/v2", "label": "a", "seconds": 1}, {"schema": "rprof.point/v2", "label": "b", "seconds": -1}]}`, false, `point 1 ("b"): seconds -1 is negative`},
 		{"negative roof", `{"schema": "rprof.roofs/v1", "compute": [{"name": "fma", "threads": 1, "gflops": -3}]}`, true, "compute[0] (fma, 1 threads).gflops -3 is negative"},
+		{"cache edge backwards", `{"schema": "rprof.roofs/v1", "caches": [{"level": "L3", "threads": 1, "bytes": 100, "source": "measured", "edge": {"lo": 90, "hi": 80}}]}`, true, "caches[0] (L3, 1 threads).edge [90, 80] is not a range"},
+		{"cache of no size", `{"schema": "rprof.roofs/v1", "caches": [{"level": "L1", "threads": 1, "bytes": 0, "source": "sysfs"}]}`, true, "caches[0] (L1, 1 threads).bytes 0 is not a size"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

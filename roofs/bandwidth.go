@@ -543,12 +543,14 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, poo
 	if m := measuredSizes(levels); m != "" {
 		rep.flag(roofline.FlagCacheSource, fmt.Sprintf("%d-thread sweep: %s", len(cpus), m))
 	}
+	rep.Roofs.Caches = append(rep.Roofs.Caches, effectiveCaches(levels, len(cpus))...)
 	var swept []sweptRoof
 	for _, p := range plateaus {
 		kernel := env.kernelAt[p.WorkingSetBytes]
 		k := kernel.ISA + "-" + kernel.Name
 		roof := roofline.BandwidthRoof{Level: p.Level, Kernel: k,
-			Threads: len(cpus), GBytesPerS: p.GBytesPerS, CI: p.CI, WorkingSetBytes: p.WorkingSetBytes}
+			Threads: len(cpus), GBytesPerS: p.GBytesPerS, CI: p.CI, WorkingSetBytes: p.WorkingSetBytes,
+			IntervalUnknown: !env.resultAt[p.WorkingSetBytes].Estimate.Bounded()}
 		if i := slices.IndexFunc(levels, func(l levelSize) bool { return l.Name == p.Level }); i >= 0 {
 			roof.LevelBytes, roof.LevelSource = levels[i].Bytes, levels[i].Source
 		}

@@ -66,7 +66,7 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 	best := tuned.Results[tuned.Best]
 	roof := roofline.ComputeRoof{
 		Name: k.Name, ISA: k.ISA, Precision: k.Precision, Threads: len(cpus),
-		GFlops: best.Estimate.Value, CI: interval(best.Estimate),
+		GFlops: best.Estimate.Value, CI: interval(best.Estimate), IntervalUnknown: !best.Estimate.Bounded(),
 		TheoreticalGFlops: TheoreticalGFlops(units, ghz, len(cpus), k.ISA, k.Precision, k.FMA),
 		FrequencyGHz:      mhz[tuned.Best] / 1000,
 	}

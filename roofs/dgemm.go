@@ -166,7 +166,7 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 	}
 	s, r := found.shape, found.result
 	d := &roofline.DGEMM{Library: used.Library, Version: used.Version, CoreName: used.CoreName,
-		N: s.N, M: s.M, K: s.K, Threads: len(cpus), GFlops: r.Estimate.Value, CI: interval(r.Estimate)}
+		N: s.N, M: s.M, K: s.K, Threads: len(cpus), GFlops: r.Estimate.Value, CI: interval(r.Estimate), IntervalUnknown: !r.Estimate.Bounded()}
 	if len(found.cut) > 0 {
 		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagDGEMMBudget, Message: fmt.Sprintf(
 			"the search's %s budget (--dgemm-budget), not the stop rules, ended it: %s. The roof is the best shape measured, with its own evaluation's interval and stop reasons",

@@ -71,7 +71,7 @@ func measureDNNRoofs(ctx context.Context, r *run) error {
 				Name:      dnnRoofName(pr.name, call.Implementation),
 				ISA:       implementationISA(call.Implementation),
 				Precision: roofline.Single, Threads: len(cpus),
-				GFlops: res.Estimate.Value, CI: interval(res.Estimate)}
+				GFlops: res.Estimate.Value, CI: interval(res.Estimate), IntervalUnknown: !res.Estimate.Bounded()}
 			r.rep.Roofs.Compute = append(r.rep.Roofs.Compute, roof)
 			noteInterval(r.rep, roof.Name, len(cpus), res.Estimate)
 			r.rep.Details = append(r.rep.Details, Detail{Kind: "library", Name: roof.Name, Threads: len(cpus), Config: pr.p.Descriptor,

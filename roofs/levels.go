@@ -139,7 +139,7 @@ func measuredPlateaus(points []sweepPoint, known []cacheLevel, source string) ([
 	if len(known) > 0 {
 		out, flags = windowPlateaus(points, known, false)
 		for _, l := range known {
-			sizes = append(sizes, levelSize{Name: l.Name, Bytes: l.Bytes, Source: source})
+			sizes = append(sizes, declaredSize(l, source))
 		}
 		floor := known[len(known)-1].Bytes * insideFactor
 		i, _ := slices.BinarySearchFunc(points, floor, func(p sweepPoint, ws int64) int {
@@ -195,10 +195,29 @@ type levelSize struct {
 	// Source is roofline.CacheSourceSysfs, CacheSourceCPUID or
 	// CacheSourceMeasured.
 	Source string
-	// EdgeLo and EdgeHi, for a measured level, are the working sets between
-	// which bandwidth fell to the next level; Bytes is their geometric
-	// mean.
+	// EdgeLo and EdgeHi are the working sets between which bandwidth fell
+	// to the next level (0 when the sweep showed no edge); a measured
+	// level's Bytes is their geometric mean.
 	EdgeLo, EdgeHi int64
+	// DeclaredBytes and DeclaredSource are the host's own size for the
+	// level (sysfs, CPUID), 0 and "" when it declared none.
+	DeclaredBytes  int64
+	DeclaredSource string
+}
+
+// effectiveCaches are a scope's level sizes as the roofs document records
+// them.
+func effectiveCaches(sizes []levelSize, threads int) []roofline.CacheLevel {
+	var out []roofline.CacheLevel
+	for _, l := range sizes {
+		c := roofline.CacheLevel{Level: l.Name, Threads: threads, Bytes: l.Bytes, Source: l.Source,
+			DeclaredBytes: l.DeclaredBytes, DeclaredSource: l.DeclaredSource}
+		if l.EdgeLo > 0 {
+			c.Edge = &roofline.ByteRange{Lo: l.EdgeLo, Hi: l.EdgeHi}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // knownCaches are the cache levels a sweep's threads see, with the source
@@ -221,7 +240,7 @@ func ceilings(points []sweepPoint, known knownCaches) ([]plateau, []levelSize, [
 		out, flags, err := knownPlateaus(points, known.Levels)
 		var sizes []levelSize
 		for _, l := range known.Levels {
-			sizes = append(sizes, levelSize{Name: l.Name, Bytes: l.Bytes, Source: known.Source})
+			sizes = append(sizes, declaredSize(l, known.Source))
 		}
 		return out, sizes, flags, err
 	}
@@ -260,6 +279,11 @@ func insidePoints(pts []sweepPoint, afterEdge, dram bool) []sweepPoint {
 		return pts
 	}
 	return kept
+}
+
+// declaredSize is a level's size as the host declared it, from source.
+func declaredSize(l cacheLevel, source string) levelSize {
+	return levelSize{Name: l.Name, Bytes: l.Bytes, Source: source, DeclaredBytes: l.Bytes, DeclaredSource: source}
 }
 
 func lastName(known []cacheLevel) string {

@@ -64,7 +64,7 @@ func recheckBandwidthRoofs(ctx context.Context, r *run) error {
 		if err != nil {
 			return fmt.Errorf("bandwidth recheck of %s on %s: %w", roof.Level, threadsWord(len(s.cpus)), err)
 		}
-		sweep, sweepCI := addRecheck(&roof.GBytesPerS, &roof.CI, detail, j.results[0])
+		sweep, sweepCI := addRecheck(&roof.GBytesPerS, &roof.CI, &roof.IntervalUnknown, detail, j.results[0])
 		if v > sweep {
 			s.uneven = j.uneven[roof.WorkingSetBytes]
 		}
@@ -109,9 +109,9 @@ func unevenRoof(level string, cpus []int, u unevenness, topo machine.Topology) s
 const unevenShare = 1.3
 
 // addRecheck adds a recheck's evaluation to a roof's detail and makes the
-// roof (value and ci) the higher of the two estimates; it returns the
-// first figure and its interval.
-func addRecheck(value *float64, ci *roofline.Interval, d *Detail, again stats.Result) (float64, roofline.Interval) {
+// roof (value, ci and whether the interval is unknown) the higher of the
+// two estimates; it returns the first figure and its interval.
+func addRecheck(value *float64, ci *roofline.Interval, unknown *bool, d *Detail, again stats.Result) (float64, roofline.Interval) {
 	d.Invocations += again.Invocations
 	d.Iterations += again.Iterations
 	for reason, n := range again.InnerReasons {
@@ -119,7 +119,7 @@ func addRecheck(value *float64, ci *roofline.Interval, d *Detail, again stats.Re
 	}
 	first, firstCI := *value, *ci
 	if again.Estimate.Value > first {
-		*value, *ci = again.Estimate.Value, interval(again.Estimate)
+		*value, *ci, *unknown = again.Estimate.Value, interval(again.Estimate), !again.Estimate.Bounded()
 		d.Value, d.CI = *value, *ci
 	}
 	return first, firstCI
@@ -195,7 +195,7 @@ func recheckComputeRoofs(ctx context.Context, r *run) error {
 			return fmt.Errorf("compute recheck of %s on %s: %w", m.kernel, threadsWord(len(m.cpus)), err)
 		}
 		v, ci := again.Estimate.Value, interval(again.Estimate)
-		first, firstCI := addRecheck(&roof.GFlops, &roof.CI, detail, again)
+		first, firstCI := addRecheck(&roof.GFlops, &roof.CI, &roof.IntervalUnknown, detail, again)
 		if moved(v, first, ci, firstCI) {
 			movedText = append(movedText, fmt.Sprintf("%s (%s) %s GFLOP/s (%s of its theoretical peak), %s %s later",
 				m.kernel, threadsWord(len(m.cpus)), rateText(first, firstCI), unit.RoundPercent(first/roof.TheoreticalGFlops),
