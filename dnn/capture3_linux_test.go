@@ -22,7 +22,7 @@ func TestAllKinds3CaptureParsesAndMatchesTheFixture(t *testing.T) {
 	if err != nil {
 		t.Fatalf("allkinds3: %v", err)
 	}
-	tr := &Trace{}
+	tr := &Trace{KeepRecords: true}
 	for line := range strings.SplitSeq(string(out), "\n") {
 		tr.Add(line)
 	}

@@ -22,7 +22,8 @@ type Group struct {
 	// nil when no counts were joined (see Join).
 	Counts []CallCount
 	// Execs holds each execution's index among the trace's executions
-	// (parallel to Millis), the index Join pairs calls by.
+	// (parallel to Millis), the index Join pairs calls by; nil unless the
+	// trace was Ordered.
 	Execs []int
 	Model Analytic
 	// Match is the counted group of another run of the same problem
@@ -79,33 +80,48 @@ func groupKey(r *Record) string {
 
 // GroupExecs groups the executions among records (creations are left out),
 // sorted by total time, longest first; ties keep trace order.
-func GroupExecs(records []Record) []*Group { return GroupCounted(records, nil) }
-
-// GroupCounted is GroupExecs with each execution's counted call, as Join
-// returns them (parallel to the exec records; nil for none).
-func GroupCounted(records []Record, counts []CallCount) []*Group {
-	byKey := map[string]*Group{}
-	var groups []*Group
-	k := 0 // the exec's index among the execs
+func GroupExecs(records []Record) []*Group {
+	var gr grouper
 	for i := range records {
-		r := &records[i]
-		if !r.Exec() {
-			continue
+		if records[i].Exec() {
+			gr.add(&records[i], true)
 		}
-		key := groupKey(r)
-		g := byKey[key]
-		if g == nil {
-			g = NewGroup(r, nil)
-			byKey[key] = g
-			groups = append(groups, g)
-		}
-		g.Millis = append(g.Millis, r.Millis)
-		g.Execs = append(g.Execs, k)
-		if k < len(counts) {
-			g.Counts = append(g.Counts, counts[k])
-		}
-		k++
 	}
+	return gr.sorted()
+}
+
+// grouper groups executions as they arrive: each group keeps its
+// executions' times and indices, not their records.
+type grouper struct {
+	byKey  map[string]*Group
+	groups []*Group // in order of first execution
+	execs  int
+}
+
+// add adds an execution to its group, with its index when ordered.
+func (gr *grouper) add(r *Record, ordered bool) {
+	key := groupKey(r)
+	g := gr.byKey[key]
+	if g == nil {
+		if gr.byKey == nil {
+			gr.byKey = map[string]*Group{}
+		}
+		// The record's strings share its line: the group keeps copies.
+		g = NewGroup(detach(r), nil)
+		gr.byKey[key] = g
+		gr.groups = append(gr.groups, g)
+	}
+	g.Millis = append(g.Millis, r.Millis)
+	if ordered {
+		g.Execs = append(g.Execs, gr.execs)
+	}
+	gr.execs++
+}
+
+// sorted is the groups sorted by total time, longest first; ties keep
+// the order of first execution.
+func (gr *grouper) sorted() []*Group {
+	groups := slices.Clone(gr.groups)
 	slices.SortStableFunc(groups, func(a, b *Group) int {
 		ta, tb := a.TotalMillis(), b.TotalMillis()
 		switch {
@@ -117,4 +133,21 @@ func GroupCounted(records []Record, counts []CallCount) []*Group {
 		return 0
 	})
 	return groups
+}
+
+// detach is a copy of r whose strings do not share the line it was parsed
+// from.
+func detach(r *Record) *Record {
+	c := *r
+	for _, s := range []*string{&c.Syntax, &c.Operation, &c.Engine, &c.Kind, &c.Implementation, &c.PropKind, &c.Attributes, &c.Auxiliary, &c.Problem, &c.Version} {
+		*s = strings.Clone(*s)
+	}
+	c.Tensors = slices.Clone(c.Tensors)
+	for i := range c.Tensors {
+		t := &c.Tensors[i]
+		for _, s := range []*string{&t.Arg, &t.DataType, &t.Properties, &t.FormatKind, &t.Tag, &t.Strides, &t.Extra} {
+			*s = strings.Clone(*s)
+		}
+	}
+	return &c
 }

@@ -1,6 +1,7 @@
 package dnn
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -54,23 +55,29 @@ func (e *CallMismatchError) Error() string {
 	return fmt.Sprintf("dnn: %d counted calls for %d executions in the verbose trace: counts not attributed", e.Calls, e.Execs)
 }
 
-// Join pairs the k-th execution among records with the k-th counted call:
-// oneDNN prints an execution's verbose line before its execute call
-// returns, so a backend that records calls in the order they return sees
-// them in trace order. It returns the counts of the executions, in trace
-// order (parallel to the exec records). Errors: *CallMismatchError when
-// the numbers differ.
-func Join(records []Record, calls []CallCount) ([]CallCount, error) {
-	execs := 0
-	for i := range records {
-		if records[i].Exec() {
-			execs++
+// Join pairs the trace's k-th execution with the k-th counted call and
+// gives each group its executions' counts (Group.Counts): oneDNN prints an
+// execution's verbose line before its execute call returns, so a backend
+// that records calls in the order they return sees them in trace order.
+// The trace must be Ordered. Errors: *CallMismatchError when the numbers
+// differ; no group is given counts then.
+func (t *Trace) Join(calls []CallCount) error {
+	if !t.Ordered {
+		return errors.New("dnn: join of a trace that kept no execution order (Trace.Ordered)")
+	}
+	if t.execs != len(calls) {
+		for _, g := range t.groups {
+			g.Counts = nil
+		}
+		return &CallMismatchError{Execs: t.execs, Calls: len(calls)}
+	}
+	for _, g := range t.groups {
+		g.Counts = make([]CallCount, len(g.Execs))
+		for i, k := range g.Execs {
+			g.Counts[i] = calls[k]
 		}
 	}
-	if execs != len(calls) {
-		return nil, &CallMismatchError{Execs: execs, Calls: len(calls)}
-	}
-	return calls, nil
+	return nil
 }
 
 // Counted summarises the counted calls of a group: medians per call over

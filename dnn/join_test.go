@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,25 +22,18 @@ onednn_verbose,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::
 onednn_verbose,exec,cpu,eltwise,jit:avx2,forward_inference,data_f32::blocked:aBcd8b:f0 diff_undef::undef::f0,,alg:eltwise_gelu_erf alpha:0 beta:0,1x3x8x8,0.5
 `
 
-func joinRecords(t *testing.T) []Record {
-	t.Helper()
-	var recs []Record
-	for _, l := range strings.Split(strings.TrimSpace(joinTrace), "\n") {
-		r, ok, err := ParseLine(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok {
-			recs = append(recs, r)
-		}
+// traceOf is the trace of lines.
+func traceOf(lines ...string) *Trace {
+	tr := &Trace{Ordered: true}
+	for _, l := range lines {
+		tr.Add(l)
 	}
-	return recs
+	return tr
 }
 
 func fp32(w float64) map[string]float64 { return map[string]float64{roofline.Single: w} }
 
 func TestJoinAttributesTheKthCallToTheKthExecution(t *testing.T) {
-	recs := joinRecords(t)
 	q := func(v float64) *float64 { return &v }
 	for _, tc := range []struct {
 		name  string
@@ -94,18 +88,19 @@ func TestJoinAttributesTheKthCallToTheKthExecution(t *testing.T) {
 		mismatch: true,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			counts, err := Join(recs, tc.calls)
+			tr := traceOf(strings.Split(strings.TrimSpace(joinTrace), "\n")...)
+			err := tr.Join(tc.calls)
 			var me *CallMismatchError
 			if tc.mismatch {
-				if !errors.As(err, &me) || me.Execs != 4 || me.Calls != len(tc.calls) || counts != nil {
-					t.Fatalf("Join: %v, %v; want a CallMismatchError of 4 executions", counts, err)
+				if !errors.As(err, &me) || me.Execs != 4 || me.Calls != len(tc.calls) || slices.ContainsFunc(tr.Groups(), func(g *Group) bool { return g.Counts != nil }) {
+					t.Fatalf("Join: %v; want a CallMismatchError of 4 executions and no group counted", err)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, g := range GroupCounted(recs, counts) {
+			for _, g := range tr.Groups() {
 				got, ok := g.Counted()
 				if !ok {
 					t.Fatalf("%s: no counts", g.Kind)
@@ -131,8 +126,8 @@ func show(c Counted) string {
 }
 
 func TestCountFlagsMarkLargeGapsOnly(t *testing.T) {
-	recs := joinRecords(t)
-	conv, gelu := Model(&recs[1]), Model(&recs[2]) // recs[0] is the creation
+	lines := strings.Split(joinTrace, "\n") // lines[1] is the creation
+	conv, gelu := Model(mustParse(t, lines[2])), Model(mustParse(t, lines[3]))
 	q := func(v float64) *float64 { return &v }
 	for _, tc := range []struct {
 		name  string

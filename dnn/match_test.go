@@ -19,13 +19,12 @@ var smallCalls = []CallCount{
 }
 
 func TestCountedGroupsMatchTheTimedOnesByProblem(t *testing.T) {
-	native := GroupExecs(readTrace(t, "testdata/count-2.6.3-small/native.txt").Records)
-	emuRecs := readTrace(t, "testdata/count-2.6.3-small/emulated.txt").Records
-	counts, err := Join(emuRecs, smallCalls)
-	if err != nil {
+	native := readTrace(t, "testdata/count-2.6.3-small/native.txt").Groups()
+	emulated := readTrace(t, "testdata/count-2.6.3-small/emulated.txt")
+	if err := emulated.Join(smallCalls); err != nil {
 		t.Fatal(err)
 	}
-	MatchCounted(native, GroupCounted(emuRecs, counts))
+	MatchCounted(native, emulated.Groups())
 	points := Points(native, PointOptions{Confidence: 0.95, CountSource: roofline.SourceEmulated})
 	for _, tc := range []struct {
 		label string // prefix
@@ -78,19 +77,15 @@ func TestMatchCountedNeverGuesses(t *testing.T) {
 		return "onednn_verbose,exec,cpu,eltwise," + impl + ",forward_inference,data_f32::blocked:" + tag + ":f0 diff_undef::undef::f0,,alg:eltwise_gelu_erf alpha:0 beta:0," + problem + ",1"
 	}
 	group := func(lines ...string) []*Group {
-		var recs []Record
-		for _, l := range lines {
-			recs = append(recs, *mustParse(t, l))
-		}
+		tr := traceOf(lines...)
 		var calls []CallCount
 		for range lines {
 			calls = append(calls, CallCount{WorkByPrecision: map[string]float64{"fp32": 1000}, TrafficBytes: ptr(10)})
 		}
-		counts, err := Join(recs, calls)
-		if err != nil {
+		if err := tr.Join(calls); err != nil {
 			t.Fatal(err)
 		}
-		return GroupCounted(recs, counts)
+		return tr.Groups()
 	}
 	for _, tc := range []struct {
 		name           string

@@ -13,13 +13,26 @@ import (
 // arrive and unchanged (partial lines and binary data included); only a
 // line that starts with a verbose marker is held back whole and handed to
 // Line, without its newline. A line's first bytes are held only while they
-// could still be the start of a marker.
+// could still be the start of a marker. A verbose line longer than
+// MaxLine is not held whole: Long gets its first MaxLine bytes and its
+// length instead (dropped when Long is nil).
 type Splitter struct {
 	Out  io.Writer
 	Line func(line string)
+	Long func(head string, size int)
 
 	buf  []byte
+	size int // of the verbose line in buf, bytes beyond MaxLine included
 	mode int // atStart, program or verbose
+}
+
+// MaxLine bounds the verbose line a Splitter holds. oneDNN's lines are a
+// few hundred bytes, a few KB with long post-op chains.
+const MaxLine = 64 << 10
+
+// Splitter is a Splitter that gives t the verbose lines.
+func (t *Trace) Splitter(out io.Writer) *Splitter {
+	return &Splitter{Out: out, Line: t.Add, Long: t.addLong}
 }
 
 const (
@@ -45,12 +58,12 @@ func (s *Splitter) Write(p []byte) (int, error) {
 		case verbose:
 			i := bytes.IndexByte(p, '\n')
 			if i < 0 {
-				s.buf = append(s.buf, p...)
+				s.hold(p)
 				return n, nil
 			}
-			s.buf = append(s.buf, p[:i]...)
-			s.Line(string(s.buf))
-			s.buf, s.mode, p = s.buf[:0], atStart, p[i+1:]
+			s.hold(p[:i])
+			s.line()
+			s.mode, p = atStart, p[i+1:]
 		default:
 			c := p[0]
 			p = p[1:]
@@ -66,7 +79,7 @@ func (s *Splitter) Write(p []byte) (int, error) {
 			full, prefix := markerMatch(s.buf)
 			switch {
 			case full:
-				s.mode = verbose
+				s.mode, s.size = verbose, len(s.buf)
 			case !prefix:
 				err := s.out(s.buf)
 				s.buf, s.mode = s.buf[:0], program
@@ -87,10 +100,29 @@ func (s *Splitter) Close() error {
 		return nil
 	}
 	if s.mode == verbose {
-		s.Line(string(s.buf))
+		s.line()
 		return nil
 	}
 	return s.out(s.buf)
+}
+
+// hold adds p to the verbose line, keeping at most MaxLine bytes of it.
+func (s *Splitter) hold(p []byte) {
+	s.size += len(p)
+	if room := MaxLine - len(s.buf); room > 0 {
+		s.buf = append(s.buf, p[:min(room, len(p))]...)
+	}
+}
+
+// line hands on the verbose line held, whole or cut, and empties buf.
+func (s *Splitter) line() {
+	switch {
+	case s.size <= MaxLine:
+		s.Line(string(s.buf))
+	case s.Long != nil:
+		s.Long(string(s.buf), s.size)
+	}
+	s.buf, s.size = s.buf[:0], 0
 }
 
 func (s *Splitter) out(p []byte) error {
@@ -111,13 +143,12 @@ func markerMatch(b []byte) (full, prefix bool) {
 	return false, prefix
 }
 
-// Capture copies r to out through a Splitter and returns the trace of the
-// verbose lines. It reads until EOF; an error writing to out stops the
-// passing through, not the reading, so the program is never blocked on a
-// full pipe.
-func Capture(r io.Reader, out io.Writer) (*Trace, error) {
-	tr := &Trace{}
-	s := &Splitter{Out: out, Line: tr.Add}
+// Capture copies r to out through a Splitter that gives t the verbose
+// lines. It reads until EOF; an error writing to out stops the passing
+// through, not the reading, so the program is never blocked on a full
+// pipe.
+func (t *Trace) Capture(r io.Reader, out io.Writer) error {
+	s := t.Splitter(out)
 	br := bufio.NewReaderSize(r, 64<<10)
 	buf := make([]byte, 64<<10)
 	var outErr error
@@ -133,13 +164,13 @@ func Capture(r io.Reader, out io.Writer) (*Trace, error) {
 			break
 		}
 		if err != nil {
-			return tr, err
+			return err
 		}
 	}
 	if err := s.Close(); err != nil && outErr == nil {
 		outErr = err
 	}
-	return tr, outErr
+	return outErr
 }
 
 // Why says why a run printed no primitive executions, from what its trace
@@ -148,9 +179,9 @@ func (t *Trace) Why() string {
 	switch {
 	case t.Verbose == 0:
 		return "the program printed no oneDNN verbose lines: it did not load oneDNN (libdnnl), did not create a primitive, or turned verbose output off (ONEDNN_VERBOSE=0 or dnnl_set_verbose(0)); a oneDNN older than 1.0 prints mkldnn_verbose lines, which rprof does not read"
-	case t.Info.Version != "" && len(t.Records) == 0 && t.Skipped == 0:
+	case t.Info.Version != "" && t.Primitives == 0 && t.Skipped == 0:
 		return "oneDNN " + t.Info.Version + " printed its header but no primitive executions: the program executed no primitive"
-	case t.Skipped > 0 && len(t.Records) == 0:
+	case t.Skipped > 0 && t.Primitives == 0:
 		return "no verbose line parsed: the library's format is one rprof does not read (first: " + strings.TrimSpace(t.Examples[0]) + ")"
 	}
 	return ""

@@ -3,8 +3,11 @@ package dnn
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -43,7 +46,7 @@ func TestSplitterPassesTheProgramsBytesThroughUnchanged(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 50; trial++ {
 		var out bytes.Buffer
-		tr := &Trace{}
+		tr := &Trace{KeepRecords: true}
 		s := &Splitter{Out: &out, Line: tr.Add}
 		for rest := stream; len(rest) > 0; {
 			n := min(len(rest), 1+rng.IntN(40))
@@ -94,12 +97,13 @@ func TestSplitterEdgeCases(t *testing.T) {
 func TestCaptureKeepsReadingWhenOutputFails(t *testing.T) {
 	stream := "hello\nonednn_verbose,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::blocked:abcd:f0,,,2x2,0.5\nworld\n"
 	boom := errors.New("boom")
-	tr, err := Capture(iotest.OneByteReader(strings.NewReader(stream)), failingWriter{boom})
+	tr := &Trace{}
+	err := tr.Capture(iotest.OneByteReader(strings.NewReader(stream)), failingWriter{boom})
 	if !errors.Is(err, boom) {
 		t.Errorf("error %v, want the writer's", err)
 	}
-	if len(tr.Records) != 1 {
-		t.Errorf("records %d, want 1: the trace is read to the end", len(tr.Records))
+	if tr.Execs() != 1 {
+		t.Errorf("executions %d, want 1: the trace is read to the end", tr.Execs())
 	}
 }
 
@@ -121,5 +125,65 @@ func TestWhySaysWhyATraceIsEmpty(t *testing.T) {
 	foreign.Add("onednn_verbose,exec,cpu,reorder,jit:uni")
 	if !strings.Contains(foreign.Why(), "does not read") {
 		t.Errorf("unparsable: %q", foreign.Why())
+	}
+}
+
+// A verbose line of any length is held to MaxLine bytes and quoted cut to
+// a few hundred: a program that prints a gigabyte on one line costs no
+// gigabyte.
+func TestSplitterHoldsAnOverlongVerboseLineToMaxLine(t *testing.T) {
+	const size = 4 * MaxLine
+	tr := &Trace{}
+	var out bytes.Buffer
+	s := tr.Splitter(&out)
+	s.Write([]byte("before\nonednn_verbose,exec,cpu,"))
+	chunk := bytes.Repeat([]byte("x"), 1000)
+	written := len("onednn_verbose,exec,cpu,")
+	for written < size {
+		s.Write(chunk)
+		written += len(chunk)
+	}
+	s.Write([]byte("\nafter\n"))
+	s.Close()
+	if out.String() != "before\nafter\n" {
+		t.Errorf("passed through %q", out.String())
+	}
+	if cap(s.buf) > 2*MaxLine {
+		t.Errorf("held %d bytes, want at most about MaxLine (%d)", cap(s.buf), MaxLine)
+	}
+	if tr.Verbose != 1 || tr.Skipped != 1 || len(tr.Examples) != 1 {
+		t.Fatalf("verbose %d skipped %d examples %d, want the line counted as skipped", tr.Verbose, tr.Skipped, len(tr.Examples))
+	}
+	ex := tr.Examples[0]
+	if len(ex) > 2*exampleBytes || !strings.HasPrefix(ex, "onednn_verbose,exec,cpu,xxx") || !strings.Contains(ex, fmt.Sprintf("(%d bytes in all)", written)) {
+		t.Errorf("example %q (%d bytes): want the line's start, cut, and its length", ex[:min(len(ex), 400)], len(ex))
+	}
+	if why := tr.Why(); len(why) > 1000 {
+		t.Errorf("Why quotes %d bytes", len(why))
+	}
+}
+
+func TestTraceKeepsGroupsNotRecords(t *testing.T) {
+	kept := readTrace(t, "testdata/capture-3.7.2-allkinds.txt")
+	text, err := os.ReadFile("testdata/capture-3.7.2-allkinds.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trace{}
+	tr.Capture(bytes.NewReader(text), io.Discard)
+	if tr.Records != nil {
+		t.Errorf("kept %d records without KeepRecords", len(tr.Records))
+	}
+	if err := tr.Join(nil); err == nil {
+		t.Error("joined calls to a trace that kept no execution order")
+	}
+	want, got := GroupExecs(kept.Records), tr.Groups()
+	if len(got) != len(want) || len(got) == 0 || tr.Execs() != kept.Execs() {
+		t.Fatalf("%d groups of %d executions, want %d of %d", len(got), tr.Execs(), len(want), kept.Execs())
+	}
+	for i := range got {
+		if got[i].Label() != want[i].Label() || !slices.Equal(got[i].Millis, want[i].Millis) || got[i].Execs != nil {
+			t.Errorf("group %d: %s %v, want %s %v", i, got[i].Label(), got[i].Millis, want[i].Label(), want[i].Millis)
+		}
 	}
 }

@@ -298,16 +298,33 @@ type Info struct {
 	ISA     string `json:"isa,omitempty"`
 }
 
-// Trace accumulates the verbose lines of a run.
+// Trace accumulates the verbose lines of a run. Executions are grouped as
+// they arrive, so that a long run's trace holds its groups and each
+// execution's time and index, not its line (a record keeps its whole line
+// alive: about 2 KB).
 type Trace struct {
-	Info    Info
-	Records []Record
-	// Verbose counts every verbose line, Skipped the primitive lines that
-	// did not parse; Examples keeps the first few of those.
-	Verbose  int
-	Skipped  int
-	Examples []string
+	Info Info
+	// Records holds every primitive record, creations included, when
+	// KeepRecords is set; a run's trace leaves it unset.
+	KeepRecords bool
+	Records     []Record
+	// Ordered keeps each execution's index in its group (Group.Execs),
+	// which Join needs: 8 bytes more per execution.
+	Ordered bool
+	// Verbose counts every verbose line, Primitives the primitive records
+	// among them, Skipped the primitive lines that did not parse;
+	// Examples keeps the first few of those, cut to exampleBytes.
+	Verbose    int
+	Primitives int
+	Skipped    int
+	Examples   []string
+
+	grouper
 }
+
+// exampleBytes is how much of a line that did not parse is kept to quote:
+// enough to recognise it, bounded whatever the line's length.
+const exampleBytes = 240
 
 // Add reads one line (without its newline); lines that are not verbose are
 // ignored.
@@ -318,19 +335,53 @@ func (t *Trace) Add(line string) {
 	t.Verbose++
 	rec, ok, err := ParseLine(line)
 	if err != nil {
-		t.Skipped++
-		if len(t.Examples) < 3 {
-			t.Examples = append(t.Examples, line)
-		}
+		t.skip(line, len(line))
 		return
 	}
 	if ok {
 		rec.Version = t.Info.Version
-		t.Records = append(t.Records, rec)
+		t.Primitives++
+		if rec.Exec() {
+			t.add(&rec, t.Ordered)
+		}
+		if t.KeepRecords {
+			t.Records = append(t.Records, rec)
+		}
 		return
 	}
 	t.addInfo(line)
 }
+
+// addLong counts a verbose line longer than a Splitter holds, of which
+// head is the start, as skipped.
+func (t *Trace) addLong(head string, size int) {
+	t.Verbose++
+	t.skip(head, size)
+}
+
+// skip counts a primitive line that did not parse, keeping the start of
+// the first few; size is the whole line's length.
+func (t *Trace) skip(line string, size int) {
+	t.Skipped++
+	if len(t.Examples) < 3 {
+		t.Examples = append(t.Examples, cut(line, size))
+	}
+}
+
+// cut is line, or its first exampleBytes and how long the whole was.
+func cut(line string, size int) string {
+	if size <= exampleBytes {
+		return line
+	}
+	return strings.ToValidUTF8(line[:min(len(line), exampleBytes)], "") + fmt.Sprintf("... (%d bytes in all)", size)
+}
+
+// Groups are the trace's executions grouped (see GroupExecs), sorted by
+// total time, longest first; ties keep trace order.
+func (t *Trace) Groups() []*Group { return t.sorted() }
+
+// Execs is the number of executions in the trace.
+func (t *Trace) Execs() int { return t.execs }
 
 func (t *Trace) addInfo(line string) {
 	_, after, ok := strings.Cut(line, ",info,")

@@ -50,7 +50,7 @@ func readTrace(t *testing.T, path string) *Trace {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr := &Trace{}
+	tr := &Trace{KeepRecords: true, Ordered: true}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -168,7 +168,7 @@ func TestMalformedLinesAreSkippedAndCounted(t *testing.T) {
 		"not verbose at all",
 		"onednn_verbose,info,oneDNN v2.6.3 (commit N/A)",
 	}
-	tr := &Trace{}
+	tr := &Trace{KeepRecords: true}
 	for _, l := range lines {
 		tr.Add(l)
 	}

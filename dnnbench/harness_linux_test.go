@@ -97,7 +97,7 @@ func runHarness(t *testing.T, cmd *exec.Cmd) ([]childResult, *dnn.Trace) {
 			results = append(results, r)
 		}
 	}
-	tr := &dnn.Trace{}
+	tr := &dnn.Trace{KeepRecords: true}
 	for line := range strings.SplitSeq(stdout.String(), "\n") {
 		tr.Add(line)
 	}

@@ -214,7 +214,7 @@ func runDNNTrace(ctx context.Context, e *env, o dnnOptions, roofs roofsDoc) (dnn
 	if r.trace, r.code, err = runVerbose(ctx, e, o.command); err != nil {
 		return r, err
 	}
-	r.groups = dnn.GroupExecs(r.trace.Records)
+	r.groups = r.trace.Groups()
 	if r.emulated != nil && ctx.Err() == nil {
 		err = r.emulated.run(ctx, e, o.command)
 	}
@@ -264,12 +264,14 @@ func (r dnnRun) points(o dnnOptions, roofs roofsDoc, here roofline.Machine) []ro
 // command's exit status. An interrupt is passed on to the command, whose
 // end is waited for.
 func runVerbose(ctx context.Context, e *env, command []string) (*dnn.Trace, int, error) {
-	return runVerboseTo(ctx, command, e.stdin, e.stdout, e.stderr)
+	tr := &dnn.Trace{}
+	code, err := runVerboseTo(ctx, tr, command, e.stdin, e.stdout, e.stderr)
+	return tr, code, err
 }
 
-// runVerboseTo is runVerbose with the command's stdin, stdout (less the
-// trace) and stderr.
-func runVerboseTo(ctx context.Context, command []string, stdin io.Reader, stdout, stderr io.Writer) (*dnn.Trace, int, error) {
+// runVerboseTo is runVerbose into tr, with the command's stdin, stdout
+// (less the trace) and stderr.
+func runVerboseTo(ctx context.Context, tr *dnn.Trace, command []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = verboseEnv(os.Environ())
 	cmd.Stdin, cmd.Stderr = stdin, stderr
@@ -278,7 +280,7 @@ func runVerboseTo(ctx context.Context, command []string, stdin io.Reader, stdout
 	cmd.WaitDelay = 2 * time.Second
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, 0, &exitError{code: exitInternal, err: err}
+		return 0, &exitError{code: exitInternal, err: err}
 	}
 	cmd.Stdout = pw
 	if err := cmd.Start(); err != nil {
@@ -286,22 +288,15 @@ func runVerboseTo(ctx context.Context, command []string, stdin io.Reader, stdout
 		pw.Close()
 		switch {
 		case errors.Is(err, exec.ErrNotFound), errors.Is(err, os.ErrNotExist):
-			return nil, 0, &exitError{code: exitNotFound, err: err}
+			return 0, &exitError{code: exitNotFound, err: err}
 		case errors.Is(err, os.ErrPermission):
-			return nil, 0, &exitError{code: exitNoExec, err: err}
+			return 0, &exitError{code: exitNoExec, err: err}
 		}
-		return nil, 0, &exitError{code: exitInternal, err: err}
+		return 0, &exitError{code: exitInternal, err: err}
 	}
 	pw.Close()
-	type captured struct {
-		tr  *dnn.Trace
-		err error
-	}
-	done := make(chan captured, 1)
-	go func() {
-		tr, err := dnn.Capture(pr, stdout)
-		done <- captured{tr, err}
-	}()
+	done := make(chan error, 1)
+	go func() { done <- tr.Capture(pr, stdout) }()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var werr error
@@ -320,20 +315,20 @@ func runVerboseTo(ctx context.Context, command []string, stdin io.Reader, stdout
 		// A child of the command may hold the pipe open: stop reading.
 		time.AfterFunc(time.Second, func() { pr.Close() })
 	}
-	c := <-done
+	cerr := <-done
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) {
-		return nil, 0, &exitError{code: exitInternal, err: werr}
+		return 0, &exitError{code: exitInternal, err: werr}
 	}
 	code := cmd.ProcessState.ExitCode()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		code = 128 + int(ws.Signal())
 	}
 	pr.Close()
-	if c.err != nil && ctx.Err() == nil {
-		fmt.Fprintf(stderr, "rprof dnn: passing the program's stdout on: %v\n", c.err)
+	if cerr != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "rprof dnn: passing the program's stdout on: %v\n", cerr)
 	}
-	return c.tr, code, nil
+	return code, nil
 }
 
 // verboseEnv turns oneDNN's verbose trace on, keeping a level the user set

@@ -79,6 +79,8 @@ func testTarget(args []string) int {
 	case "kill":
 		unix.Kill(os.Getpid(), unix.SIGKILL)
 		time.Sleep(time.Minute)
+	case "flood", "longline":
+		return verboseFlood(args[0], arg)
 	case "cat":
 		if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
 			return 98

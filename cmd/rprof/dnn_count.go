@@ -46,8 +46,8 @@ type probedDNN struct {
 // library's dnnl_primitive_execute, reading the per-CPU counters of the pmu
 // backend's catalogue (FP work) and events at every call.
 func runDNNProbed(ctx context.Context, e *env, command, events []string, library string, roofs roofsDoc, threads int) (*probedDNN, error) {
-	pd := &probedDNN{trace: &dnn.Trace{}}
-	split := &dnn.Splitter{Out: e.stdout, Line: pd.trace.Add}
+	pd := &probedDNN{trace: &dnn.Trace{Ordered: true}}
+	split := pd.trace.Splitter(e.stdout)
 	cfg := measure.Config{
 		Command: command, Env: verboseEnv(os.Environ()), Stdin: e.stdin, Stdout: split, Stderr: e.stderr,
 		Count: measure.DefaultBackend, Events: events, Regions: []string{library + ":" + dnnlExecute}, Repeat: 1,
@@ -65,7 +65,7 @@ func runDNNProbed(ctx context.Context, e *env, command, events []string, library
 	}
 	pd.whole = p
 	if pd.groups == nil {
-		pd.groups = dnn.GroupExecs(pd.trace.Records)
+		pd.groups = pd.trace.Groups()
 		return pd, nil
 	}
 	pd.regions = make([]*roofline.Region, len(pd.groups))
@@ -86,12 +86,11 @@ func (pd *probedDNN) split(calls []regions.Call) []measure.CallGroup {
 	for i, c := range calls {
 		counts[i] = dnn.CallCount{Thread: int(c.TID), Seconds: &calls[i].Seconds}
 	}
-	joined, err := dnn.Join(pd.trace.Records, counts)
-	if err != nil {
+	if err := pd.trace.Join(counts); err != nil {
 		pd.mismatch = err
 		return nil
 	}
-	pd.groups = dnn.GroupCounted(pd.trace.Records, joined)
+	pd.groups = pd.trace.Groups()
 	out := make([]measure.CallGroup, len(pd.groups))
 	for i, g := range pd.groups {
 		out[i] = measure.CallGroup{Name: strconv.Itoa(i), Region: 0}

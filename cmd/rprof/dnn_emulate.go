@@ -98,7 +98,8 @@ func (em *emulatedDNN) run(ctx context.Context, e *env, command []string) error 
 	}
 	var stderr bytes.Buffer
 	start := time.Now()
-	tr, code, err := runVerboseTo(ctx, argv, nil, io.Discard, &stderr)
+	tr := &dnn.Trace{Ordered: true}
+	code, err := runVerboseTo(ctx, tr, argv, nil, io.Discard, &stderr)
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
@@ -130,7 +131,7 @@ func (em *emulatedDNN) join(res emulate.Result) {
 		em.mismatch = fmt.Sprintf("%d processes of the emulated run called %s: their calls have no order between them", res.CallImages, dnnlExecute)
 	}
 	if em.mismatch != "" {
-		em.groups = dnn.GroupExecs(em.trace.Records)
+		em.groups = em.trace.Groups()
 		return
 	}
 	calls := make([]dnn.CallCount, len(res.Calls))
@@ -144,12 +145,12 @@ func (em *emulatedDNN) join(res emulate.Result) {
 		q := float64(c.DRAM.Total())
 		calls[i] = dnn.CallCount{Thread: c.Thread, WorkByPrecision: work, TrafficBytes: &q, Overlapped: c.Overlapped}
 	}
-	counts, err := dnn.Join(em.trace.Records, calls)
+	err := em.trace.Join(calls)
 	var me *dnn.CallMismatchError
 	if errors.As(err, &me) {
 		em.mismatch = fmt.Sprintf("%d counted calls for %d executions in the emulated run's trace", me.Calls, me.Execs)
 	}
-	em.groups = dnn.GroupCounted(em.trace.Records, counts)
+	em.groups = em.trace.Groups()
 }
 
 // apply matches the timed groups with the counted ones and sets the point

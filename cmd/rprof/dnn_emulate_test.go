@@ -23,7 +23,7 @@ func traceOf(t *testing.T, path string) *dnn.Trace {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr := &dnn.Trace{}
+	tr := &dnn.Trace{Ordered: true}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		tr.Add(sc.Text())
@@ -45,8 +45,6 @@ func smallCalls() []emulate.Call {
 // the same with a call missing, calls of two processes, and a run that
 // never loaded the library.
 func TestDNNCountEmulateTablesGolden(t *testing.T) {
-	native := traceOf(t, "../../dnn/testdata/count-2.6.3-small/native.txt")
-	emulated := traceOf(t, "../../dnn/testdata/count-2.6.3-small/emulated.txt")
 	roofs, err := roofline.ReadRoofs(roofsFixture)
 	if err != nil {
 		t.Fatal(err)
@@ -63,12 +61,14 @@ func TestDNNCountEmulateTablesGolden(t *testing.T) {
 		{"library-not-loaded", emulate.Result{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			native := traceOf(t, "../../dnn/testdata/count-2.6.3-small/native.txt")
+			emulated := traceOf(t, "../../dnn/testdata/count-2.6.3-small/emulated.txt")
 			em := &emulatedDNN{trace: emulated, probe: regions.Probe{Path: "/usr/lib/x86_64-linux-gnu/libdnnl.so.2.6"},
 				emulation: roofline.Emulation{Emulator: "qemu-x86_64 7.2.22", PluginAPI: 1, ISA: measure.EmulatedISA,
 					CacheModel: model.String(), CacheModelSource: "cpuid", Seconds: 3.7},
 				notes: measure.EmulationNotes(wide, model)}
 			em.join(tt.res)
-			r := dnnRun{trace: native, groups: dnn.GroupExecs(native.Records), emulated: em}
+			r := dnnRun{trace: native, groups: native.Groups(), emulated: em}
 			o := dnnOptions{command: []string{"./allkinds", "small"}, confidence: 0.95}
 			points := r.points(o, roofsDoc{roofs: roofs, path: "roofs.json"}, roofs.Machine)
 			var b bytes.Buffer
