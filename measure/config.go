@@ -30,6 +30,12 @@ type Config struct {
 	// CacheModel is the hierarchy the "emulate" backend simulates (nil: the
 	// default model); a model without levels counts W only.
 	CacheModel *emulate.CacheModel
+	// EmulateCPU is the QEMU CPU model the "emulate" backend presents to
+	// the target ("" or "host": the host's identity, emulate.HostCPU).
+	EmulateCPU string
+	// QEMU is the emulator of the "emulate" backend ("": emulate.FindQEMU
+	// looks for it).
+	QEMU string
 
 	// Count names the counting backend (see Register): "" or "pmu" counts
 	// with the PMU's counters.

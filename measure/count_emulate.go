@@ -44,7 +44,7 @@ func (e *EmulationKilledError) Error() string {
 // run natively, and that native run gives T. The counts of the emulated
 // run are the same for every repetition: they are deterministic.
 type emulateBackend struct {
-	find          func(context.Context) (emulate.QEMU, error)
+	find          func(ctx context.Context, path string) (emulate.QEMU, error)
 	run           func(context.Context, launch.Spec) (launch.Result, error)
 	diagnose      func() (pmu.Diagnosis, error)
 	hostModel     func() emulate.CacheModel
@@ -52,6 +52,7 @@ type emulateBackend struct {
 
 	qemu     emulate.QEMU
 	model    emulate.CacheModel
+	cpu      emulate.CPU
 	counters []Counter
 	levels   []string // the traffic levels of counters, in order
 	// done holds each command's emulated counts, by argv.
@@ -70,7 +71,7 @@ type emulatedCounts struct {
 }
 
 func newEmulateBackend() Backend {
-	return &emulateBackend{find: emulate.FindQEMU, run: launch.Run, diagnose: pmu.DiagnoseLive,
+	return &emulateBackend{find: emulate.FindQEMUAt, run: launch.Run, diagnose: pmu.DiagnoseLive,
 		hostModel: emulate.HostCacheModel,
 		sysfs:     os.DirFS("/sys"), procfs: os.DirFS("/proc"), done: map[string]*emulatedCounts{}}
 }
@@ -89,7 +90,7 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	case len(cfg.Events) > 0:
 		return Counting{}, invalidf("-e events are counted by --count pmu; --count emulate counts W and Q only")
 	}
-	q, err := b.find(ctx)
+	q, err := b.find(ctx, cfg.QEMU)
 	if err != nil {
 		return Counting{}, err
 	}
@@ -98,6 +99,9 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 		return Counting{}, err
 	}
 	b.qemu = q
+	if b.cpu, err = b.emulatedCPU(ctx, cfg.EmulateCPU, d.CPU); err != nil {
+		return Counting{}, err
+	}
 	if cfg.CacheModel != nil {
 		b.model = *cfg.CacheModel
 	} else {
@@ -107,7 +111,14 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	if d.VM {
 		c.Notes = append(c.Notes, vmNote)
 	}
-	c.Notes = append(c.Notes, EmulationNotes(d.CPU, b.model)...)
+	notes := EmulationNotes(d.CPU, b.model)
+	if b.cpu.Source == "flag" {
+		// The host's identity was not presented: say what was instead.
+		notes = slices.DeleteFunc(notes, func(f roofline.Flag) bool { return f.Code == roofline.FlagEmulatedISA })
+		notes = append(notes, roofline.Flag{Code: roofline.FlagEmulatedISA, Subject: roofline.SubjectWork,
+			Message: fmt.Sprintf("the target ran on QEMU's %s model (--emulate-cpu), not as this CPU: libraries that choose their code by CPU model may have counted another path than the native runs took", b.cpu.Option)})
+	}
+	c.Notes = append(c.Notes, notes...)
 	for _, prec := range emulate.Precisions {
 		c.Counters = append(c.Counters, Counter{Name: "emulated " + prec + " FLOPs", PMU: BackendEmulate,
 			Kind: KindWork, Weight: 1, Precision: prec, Exact: true})
@@ -127,6 +138,23 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	}
 	b.counters = c.Counters
 	return c, nil
+}
+
+// emulatedCPU is the processor QEMU presents: the host's identity, or
+// the QEMU model named (--emulate-cpu), which must be one this QEMU knows.
+func (b *emulateBackend) emulatedCPU(ctx context.Context, name string, host machine.CPUInfo) (emulate.CPU, error) {
+	if name == "" || name == "host" {
+		return emulate.HostCPU(host), nil
+	}
+	help, err := b.qemu.CPUHelp(ctx)
+	if err != nil {
+		return emulate.CPU{}, err
+	}
+	cpu, err := emulate.NamedCPU(name, help)
+	if err != nil {
+		return emulate.CPU{}, invalidf("--emulate-cpu: %v", err)
+	}
+	return cpu, nil
 }
 
 // Count runs target natively for its time, then, the first time it sees
@@ -180,6 +208,7 @@ func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path s
 		return nil, err
 	}
 	defer s.Close()
+	s.CPU = b.cpu
 	argv, err := s.Argv(path, target.Argv)
 	if err != nil {
 		return nil, err
@@ -231,6 +260,7 @@ func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path s
 		Emulator:         fmt.Sprintf("%s %s", emulate.QEMUBinary, b.qemu.Version),
 		PluginAPI:        b.qemu.PluginAPI,
 		ISA:              EmulatedISA,
+		CPU:              EmulatedCPU(b.cpu),
 		CacheModel:       res.Model.String(),
 		CacheModelSource: res.Model.Source,
 		WorkByWidth:      map[string]float64{},
@@ -269,14 +299,21 @@ func functionTable(r emulate.Result) []roofline.FunctionCount {
 	return out
 }
 
+// EmulatedCPU is the point's record of the processor QEMU presented.
+func EmulatedCPU(c emulate.CPU) *roofline.EmulatedCPU {
+	return &roofline.EmulatedCPU{QEMUOption: c.Option, Source: c.Source, Vendor: c.Vendor,
+		Family: c.Family, Model: c.Model, Stepping: c.Stepping, Brand: c.Brand,
+		Off: c.Off, NotEmulated: c.NotEmulated}
+}
+
 // EmulationNotes are the flags of every count made under emulation with
 // model m on this CPU, known before the run: a narrower ISA than the
 // CPU's (emulated-isa), a modelled Q (modelled-traffic).
 func EmulationNotes(cpu machine.CPUInfo, m emulate.CacheModel) []roofline.Flag {
 	var notes []roofline.Flag
-	if cpu.HasFlag("avx512f") {
+	if missing := emulate.HostCPU(cpu).NotEmulatedSummary(); missing != "" {
 		notes = append(notes, roofline.Flag{Code: roofline.FlagEmulatedISA, Subject: roofline.SubjectWork,
-			Message: "W and Q were counted under QEMU, which emulates x86-64 up to AVX2 and FMA; this CPU has AVX-512, so the native runs that give T may take wider code paths than the counted one"})
+			Message: fmt.Sprintf("W and Q were counted under QEMU, which emulates x86-64 up to AVX2 and FMA: the target saw this CPU's identity without %s (no QEMU release emulates them), so the native runs that give T may take wider code paths than the counted one", missing)})
 	}
 	if m.Enabled() {
 		notes = append(notes, roofline.Flag{Code: roofline.FlagModelled, Subject: roofline.SubjectTraffic,

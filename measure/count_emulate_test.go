@@ -25,6 +25,7 @@ import (
 // says the run used that many thread slots (the recorded run used one).
 type fakeEmulation struct {
 	native, emulated int
+	cpuOption        string // the -cpu option of the emulated run
 	nativeSignal     string
 	emulatedSignal   string
 	vcpus            int
@@ -32,11 +33,11 @@ type fakeEmulation struct {
 
 func (f *fakeEmulation) backend(cpuFlags ...string) *emulateBackend {
 	b := newEmulateBackend().(*emulateBackend)
-	b.find = func(context.Context) (emulate.QEMU, error) {
+	b.find = func(context.Context, string) (emulate.QEMU, error) {
 		return emulate.Identify("/usr/bin/qemu-x86_64", "qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)\n")
 	}
 	b.diagnose = func() (pmu.Diagnosis, error) {
-		return pmu.Diagnosis{CPU: machine.CPUInfo{Vendor: "AuthenticAMD", Flags: cpuFlags}}, nil
+		return pmu.Diagnosis{CPU: machine.CPUInfo{Vendor: "AuthenticAMD", Family: 26, Model: 2, ModelName: "AMD EPYC", Flags: cpuFlags}}, nil
 	}
 	b.hostModel = emulate.DefaultCacheModel
 	b.run = func(ctx context.Context, s launch.Spec) (launch.Result, error) {
@@ -52,7 +53,10 @@ func (f *fakeEmulation) backend(cpuFlags ...string) *emulateBackend {
 			return launch.Result{Wall: 100 * time.Millisecond, Signal: f.nativeSignal}, nil
 		}
 		f.emulated++
-		if s.Argv[5] != "/opt/k" {
+		if i := slices.Index(s.Argv, "-cpu"); i > 0 {
+			f.cpuOption = s.Argv[i+1]
+		}
+		if i := slices.Index(s.Argv, "-0"); i < 0 || s.Argv[i+2] != "/opt/k" {
 			return launch.Result{}, errors.New("emulated run not given the native run's path")
 		}
 		var out string
@@ -98,6 +102,36 @@ func TestEmulatedPointTakesWAndQFromOneEmulatedRunAndTFromNativeRuns(t *testing.
 	checkEmulatedFlags(t, p)
 	if p.Emulation == nil || p.Emulation.CacheModel != "32K/8,1M/16,line=64" || p.Emulation.WorkByWidth["scalar"] != 400000 || len(p.Functions) == 0 {
 		t.Errorf("emulation %+v functions %+v", p.Emulation, p.Functions)
+	}
+	if c := p.Emulation.CPU; c == nil || c.QEMUOption != f.cpuOption || c.Vendor != "AuthenticAMD" || c.Family != 26 || !slices.Equal(c.NotEmulated, []string{"avx512f"}) {
+		t.Errorf("emulation.cpu %+v, QEMU ran with -cpu %q; want the host's identity, recorded as run, without avx512f", c, f.cpuOption)
+	}
+}
+
+func TestAnEmulatedCPUNamedByTheUserReplacesTheHostsIdentity(t *testing.T) {
+	f := &fakeEmulation{}
+	b := f.backend("avx2", "avx512f")
+	b.find = func(context.Context, string) (emulate.QEMU, error) {
+		script := filepath.Join(t.TempDir(), "qemu-x86_64")
+		help := "#!/bin/sh\necho 'x86 Haswell  Intel Core Processor (Haswell)'; echo 'x86 max  all'\n"
+		if err := os.WriteFile(script, []byte(help), 0o755); err != nil {
+			return emulate.QEMU{}, err
+		}
+		return emulate.Identify(script, "qemu-x86_64 version 7.2.22\n")
+	}
+	cfg := emulatedConfig(1)
+	cfg.EmulateCPU = "Haswell"
+	p, err := run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isa := slices.IndexFunc(p.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagEmulatedISA })
+	if f.cpuOption != "Haswell" || p.Emulation.CPU.Source != "flag" || isa < 0 || !strings.Contains(p.Flags[isa].Message, "Haswell") {
+		t.Errorf("-cpu %q, emulation.cpu %+v, flags %+v; want Haswell, from the flag, and flagged", f.cpuOption, p.Emulation.CPU, p.Flags)
+	}
+	cfg.EmulateCPU = "Zen9"
+	if _, err := run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "Haswell, max") {
+		t.Errorf("--emulate-cpu Zen9: %v, want a usage error listing Haswell, max", err)
 	}
 }
 

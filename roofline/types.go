@@ -314,6 +314,9 @@ type Emulation struct {
 	PluginAPI int    `json:"plugin_api"`
 	// ISA is the instruction set the emulator offered the target.
 	ISA string `json:"isa"`
+	// CPU is the processor the emulator presented (nil in points of rprof
+	// before it was recorded: QEMU's default model).
+	CPU *EmulatedCPU `json:"cpu,omitempty"`
 	// CacheModel is the simulated hierarchy in --cache-model syntax, and
 	// CacheModelSource where its sizes came from.
 	CacheModel       string `json:"cache_model"`
@@ -395,6 +398,26 @@ type Exit struct {
 type PointSet struct {
 	Schema string  `json:"schema"`
 	Points []Point `json:"points"`
+}
+
+// EmulatedCPU is the processor an emulated run presented to the target:
+// what runtime dispatch (OpenBLAS, BLIS, oneDNN) chose its code by.
+type EmulatedCPU struct {
+	// QEMUOption is QEMU's -cpu value; Source is "host" (this machine's
+	// identity on QEMU's max feature set) or "flag" (--emulate-cpu).
+	QEMUOption string `json:"qemu_option"`
+	Source     string `json:"source"`
+	// Vendor, Family, Model, Stepping and Brand are the identity presented
+	// (absent for a named QEMU model, which has its own).
+	Vendor   string `json:"vendor,omitempty"`
+	Family   int    `json:"family,omitempty"`
+	Model    int    `json:"model,omitempty"`
+	Stepping int    `json:"stepping,omitempty"`
+	Brand    string `json:"brand,omitempty"`
+	// Off are QEMU features turned off because the host lacks them;
+	// NotEmulated the host's vector features no QEMU emulates (AVX-512).
+	Off         []string `json:"off,omitempty"`
+	NotEmulated []string `json:"not_emulated,omitempty"`
 }
 
 // Roofs is the document written by `rprof roofs`.

@@ -22,6 +22,7 @@ func advice(err error) string {
 // fixFor is the one-line remedy for pmu's typed errors, "" for others.
 func fixFor(err error) string {
 	var perm *pmu.PermissionError
+	var uq *emulate.UnsupportedQEMUError
 	switch {
 	case errors.As(err, &perm) && perm.SystemWide:
 		return "memory-controller events are system-wide and need CAP_PERFMON: " + fixSystemWide
@@ -32,7 +33,9 @@ func fixFor(err error) string {
 	case errors.Is(err, pmu.ErrNoPMU):
 		return "this machine exposes no hardware PMU (a VM without a virtual PMU?); 'rprof doctor' says what would enable one"
 	case errors.Is(err, emulate.ErrNoQEMU):
-		return "install the qemu-user package (apt-get install qemu-user)"
+		return "install the qemu-user package (apt-get install qemu-user), or name the binary with --qemu PATH or " + emulate.QEMUEnv
+	case errors.As(err, &uq):
+		return qemuFix(uq)
 	case errors.Is(err, measure.ErrIllegalInstruction):
 		return "build the target for x86-64-v3 or lower (gcc -march=x86-64-v3), or count with --count pmu on a machine with a PMU"
 	case errors.Is(err, pmu.ErrUnsupportedCPU):
@@ -41,6 +44,19 @@ func fixFor(err error) string {
 		return "this kernel or machine lacks the event; 'rprof doctor' says what is missing and why"
 	}
 	return ""
+}
+
+// qemuFix says which QEMU to install when the one found cannot load
+// rprof's plugin.
+func qemuFix(e *emulate.UnsupportedQEMUError) string {
+	const dynamic = "install a dynamically linked qemu-user built with plugins (Debian 12 or Ubuntu 24.04: apt-get install qemu-user; Debian 13 ships only a static one) and name it with --qemu PATH or " + emulate.QEMUEnv
+	switch e.Reason {
+	case emulate.QEMUStatic, emulate.QEMUNoPlugins:
+		return dynamic
+	case emulate.QEMUNoBuild:
+		return "this rprof has no plugin build for that QEMU's plugin API; install a qemu-user of a supported version (Debian 12's 7.2, Ubuntu 24.04's 8.2) and name it with --qemu PATH or " + emulate.QEMUEnv
+	}
+	return "install qemu-user of a version rprof supports (" + emulate.Supported() + ") and name it with --qemu PATH or " + emulate.QEMUEnv + " if it is not first in PATH"
 }
 
 // The remedies for refused counting, one wording for the doctor, events and

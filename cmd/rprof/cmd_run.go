@@ -56,7 +56,15 @@ Flags:
                      QEMU (2x to 50x slower than native)
   --cache-model M    the caches --count emulate simulates, from L1 down:
                      SIZE/WAYS,...[,line=BYTES] (e.g. 48K/12,1M/16,32M/16),
-                     or none (W only); default: this machine's
+                     or none (W only); default: the roofs document's
+                     measured level sizes, else this machine's
+  --emulate-cpu M    the CPU QEMU presents under --count emulate: host
+                     (the default: this CPU's vendor, family, model and
+                     brand with every feature QEMU emulates, so libraries
+                     pick their nearest native path) or a QEMU model
+                     (qemu-x86_64 -cpu help)
+  --qemu PATH        the qemu-x86_64 of --count emulate (default:
+                     $RPROF_QEMU, else qemu-x86_64 in PATH)
   -e EVENT           also count EVENT (perf syntax: page-faults,
                      cpu/event=0x3,umask=0x8f/, rNNNN); repeatable, or
                      several separated by commas

@@ -141,7 +141,10 @@ func TestRunCountEmulateBadInputIsOneLine(t *testing.T) {
 	}{
 		{"AVX-512 target", "", []string{target, "avx512"}, exitInternal, "x86-64-v3"},
 		{"qemu-user missing", empty, []string{target, "fma", "1", "0"}, exitInternal, "install the qemu-user package"},
-		{"unsupported QEMU", newer, []string{target, "fma", "1", "0"}, exitInternal, "rprof supports QEMU 7.2 (plugin API 1)"},
+		{"unsupported QEMU", newer, []string{target, "fma", "1", "0"}, exitInternal, "rprof supports QEMU 6.0 to 8.x (plugin API 1)"},
+		{"QEMU named by --qemu", "", []string{"--qemu", filepath.Join(newer, emulate.QEMUBinary), target, "fma", "1", "0"}, exitInternal, "is QEMU 9.2.0"},
+		{"unknown --emulate-cpu", "", []string{"--emulate-cpu", "Zen9", target, "fma", "1", "0"}, exitUsage, "Haswell"},
+		{"--emulate-cpu without emulate", "", []string{"--count", "pmu", "--emulate-cpu", "Haswell", target}, exitUsage, "--emulate-cpu"},
 		{"bad cache model", "", []string{"--cache-model", "32M", target}, exitUsage, "SIZE/WAYS"},
 		{"cache model without emulate", "", []string{"--count", "pmu", "--cache-model", "32M/16", target}, exitUsage, "--cache-model"},
 		{"emulate with analytic work", "", []string{"--work", "1", target}, exitUsage, "--work"},

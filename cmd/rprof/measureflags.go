@@ -28,6 +28,8 @@ type measureFlags struct {
 	maxRepeat     int
 	maxTime       time.Duration
 	cacheModel    string
+	emulateCPU    string
+	qemu          string
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
@@ -44,6 +46,8 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.maxRepeat, "max-repeat", measure.DefaultMaxRepeat, "at most this many runs when repeating adaptively")
 	durationVar(fs, &m.maxTime, "max-time", measure.DefaultMaxTime, "at most this `duration` of runs when repeating adaptively")
 	fs.StringVar(&m.cacheModel, "cache-model", "", "cache hierarchy of --count emulate: `SIZE/WAYS,...[,line=B]` from L1 down, or none")
+	fs.StringVar(&m.emulateCPU, "emulate-cpu", "host", "CPU `MODEL` QEMU presents under --count emulate: host (this CPU's identity) or a QEMU model (qemu-x86_64 -cpu help)")
+	fs.StringVar(&m.qemu, "qemu", "", "qemu-x86_64 binary `PATH` of --count emulate (default: $"+emulate.QEMUEnv+", else qemu-x86_64 in PATH)")
 }
 
 // apply fills cfg's measurement fields from the parsed flags of fs. The
@@ -55,10 +59,13 @@ func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
 	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["cache-model"] {
-		if m.count != measure.BackendEmulate {
-			return usagef("--cache-model is the model of --count emulate")
+	for _, f := range []string{"cache-model", "emulate-cpu", "qemu"} {
+		if set[f] && m.count != measure.BackendEmulate {
+			return usagef("--%s is an option of --count emulate", f)
 		}
+	}
+	cfg.EmulateCPU, cfg.QEMU = m.emulateCPU, m.qemu
+	if set["cache-model"] {
 		cm, err := emulate.ParseCacheModel(m.cacheModel)
 		if err != nil {
 			return usagef("--cache-model: %v", err)

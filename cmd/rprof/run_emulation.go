@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/roofline"
 
 	"github.com/rprof/rprof/internal/unit"
@@ -33,6 +34,15 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 	}
 	fmt.Fprintf(w, "\n  counted by %s (plugin API %d), %s; %s, %s; emulated run %.2f s\n",
 		em.Emulator, em.PluginAPI, em.ISA, plural(em.Images, "process image"), plural(em.Threads, "thread"), em.Seconds)
+	if c := em.CPU; c != nil && c.Vendor != "" {
+		fmt.Fprintf(w, "  the target saw %s family %d model %d (%s) with QEMU's features", c.Vendor, c.Family, c.Model, c.Brand)
+		if len(c.NotEmulated) > 0 {
+			fmt.Fprintf(w, ", without %s", emulate.CPU{NotEmulated: c.NotEmulated}.NotEmulatedSummary())
+		}
+		fmt.Fprintln(w)
+	} else if c != nil {
+		fmt.Fprintf(w, "  the target saw QEMU's %s CPU model\n", c.QEMUOption)
+	}
 	writeInterleavedAdvice(w, "  ", p.Flags)
 	var widths []string
 	for _, k := range []string{"scalar", "128", "256", "x87"} {

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rprof/rprof/machine"
 )
 
 // needQEMU returns the supported qemu-x86_64, or skips with the reason.
@@ -491,5 +493,82 @@ func TestAScriptTargetIsCountedThroughItsInterpreter(t *testing.T) {
 	r := emulate(t, q, CacheModel{Line: 64}, nil, script)
 	if got, want := r.Work["fp64"], uint64(2*1000*8); got != want || r.Images < 2 {
 		t.Errorf("a script exec'ing 2 threads x 1000 ymm FMAs: %d fp64 FLOPs in %d images, want %d in 2 or more", got, r.Images, want)
+	}
+}
+
+func TestTheTargetAndItsExecsSeeTheHostsIdentity(t *testing.T) {
+	q := needQEMU(t)
+	host, err := machine.ReadCPU(os.DirFS("/proc"))
+	if err != nil || host.Arm || host.Family == 0 {
+		t.Skipf("needs an x86 host with a readable /proc/cpuinfo: %v", err)
+	}
+	prog := compile(t, "cpuid.c")
+	native, err := exec.Command(prog).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := HostCPU(host)
+	want := fmt.Sprintf("%s %d %d %d avx2=%d avx512f=0\n", host.Vendor, host.Family, host.Model, host.Stepping, b2i(host.HasFlag("avx2")))
+	for _, argv := range [][]string{{prog}, {prog, "exec"}} {
+		s, err := NewSession(q, CacheModel{Line: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.CPU = cpu
+		full, err := s.Argv(prog, argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := exec.Command(full[0], full[1:]...).Output()
+		s.Close()
+		if err != nil {
+			t.Fatalf("%v: %v", full, err)
+		}
+		if string(got) != want {
+			t.Errorf("%v under -cpu %s printed %q, want %q (natively %q)", argv, cpu.Option, got, want, native)
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestAStaticQEMUIsRefusedWithItsReason(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found")
+	}
+	src := filepath.Join(t.TempDir(), "q.c")
+	bin := filepath.Join(t.TempDir(), "qemu-x86_64")
+	if err := os.WriteFile(src, []byte("int main(void){return 0;}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-static", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Skipf("no static C library to build a static executable: %v\n%s", err, out)
+	}
+	_, err := FindQEMUAt(context.Background(), bin)
+	var ue *UnsupportedQEMUError
+	if !errors.As(err, &ue) || ue.Reason != QEMUStatic {
+		t.Errorf("a static binary: %v, want reason %q", err, QEMUStatic)
+	}
+}
+
+func TestAQEMUWithoutPluginsIsRefusedWithItsReason(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "qemu-x86_64")
+	script := "#!/bin/sh\ncase $1 in --version) echo 'qemu-x86_64 version 8.2.2';; *) echo '-cpu model  select CPU';; esac\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := FindQEMUAt(context.Background(), bin)
+	var ue *UnsupportedQEMUError
+	if !errors.As(err, &ue) || ue.Reason != QEMUNoPlugins || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a QEMU whose -h lists no -plugin: %v, want one line of reason %q", err, QEMUNoPlugins)
+	}
+	t.Setenv(QEMUEnv, bin)
+	if _, err := FindQEMU(context.Background()); !errors.As(err, &ue) || ue.Path != bin {
+		t.Errorf("$%s=%s: %v, want that binary checked", QEMUEnv, bin, err)
 	}
 }

@@ -6,28 +6,32 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rprof/rprof/machine"
 )
 
-func TestIdentifyAcceptsOnlySupportedQEMU(t *testing.T) {
+func TestIdentifyAcceptsEveryVersionOfAPluginAPIRprofHasABuildFor(t *testing.T) {
 	for _, tt := range []struct {
 		text    string
 		version string // "" when refused
+		reason  string
 	}{
-		{"qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)\nCopyright...", "7.2.22"},
-		{"qemu-x86_64 version 7.2.0\n", "7.2.0"},
-		{"qemu-x86_64 version 8.2.2 (Debian 1:8.2.2+ds-0ubuntu1)\n", ""},
-		{"qemu-x86_64 version 9.2.0\n", ""},
-		{"garbage", ""},
+		{"qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)\nCopyright...", "7.2.22", ""},
+		{"qemu-x86_64 version 6.0.0\n", "6.0.0", ""},
+		{"qemu-x86_64 version 8.2.2 (Debian 1:8.2.2+ds-0ubuntu1)\n", "8.2.2", ""},
+		{"qemu-x86_64 version 5.2.0\n", "", QEMUTooOld},
+		{"qemu-x86_64 version 9.2.0\n", "", QEMUNoBuild},
+		{"qemu-x86_64 version 10.0.2 (Debian 1:10.0.2+ds-2)\n", "", QEMUNoBuild},
+		{"garbage", "", QEMUUnknownVersion},
 	} {
 		q, err := Identify("/usr/bin/qemu-x86_64", tt.text)
 		if tt.version == "" {
 			var ue *UnsupportedQEMUError
-			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "rprof supports QEMU 7.2 (plugin API 1)") || strings.Contains(err.Error(), "\n") {
-				t.Errorf("%q: err %v, want one line naming what is supported", tt.text, err)
+			if !errors.As(err, &ue) || ue.Reason != tt.reason || !strings.Contains(err.Error(), "rprof supports QEMU 6.0 to 8.x (plugin API 1)") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%q: err %v, want one line of reason %q naming what is supported", tt.text, err, tt.reason)
 			}
 			continue
 		}
@@ -193,5 +197,45 @@ func TestImageThreadsIsTheMostSlotsOfOneImage(t *testing.T) {
 		if r.Images != len(tc.vcpus) || r.Threads != tc.threads || r.ImageThreads != tc.imageThreads {
 			t.Errorf("%s: %d images, %d threads, %d in one image; want %d, %d, %d", tc.name, r.Images, r.Threads, r.ImageThreads, len(tc.vcpus), tc.threads, tc.imageThreads)
 		}
+	}
+}
+
+func TestHostCPUPresentsTheHostsIdentityWithOnlyTheFeaturesItHas(t *testing.T) {
+	haswellUp := strings.Fields("fpu sse sse2 pni ssse3 sse4_1 sse4_2 popcnt avx avx2 fma f16c bmi1 bmi2 movbe aes pclmulqdq sha_ni adx abm")
+	for _, tt := range []struct {
+		name        string
+		cpu         machine.CPUInfo
+		option      string
+		notEmulated []string
+	}{
+		{"Intel AVX-512 guest, a comma in its brand",
+			machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 143, Stepping: 8, ModelName: "Intel(R) Xeon(R) Platinum 8488C, 2 sockets",
+				Flags: append(slices.Clone(haswellUp), "avx512f", "avx512bw", "amx_tile")},
+			"max,vendor=GenuineIntel,family=6,model=143,stepping=8,sse4a=off,model-id=Intel(R) Xeon(R) Platinum 8488C 2 sockets",
+			[]string{"avx512f", "avx512bw", "amx_tile"}},
+		{"Zen 5 guest", machine.CPUInfo{Vendor: "AuthenticAMD", Family: 26, Model: 2, Stepping: 1, ModelName: "AMD EPYC",
+			Flags: append(slices.Clone(haswellUp), "sse4a", "avx512f")},
+			"max,vendor=AuthenticAMD,family=26,model=2,stepping=1,model-id=AMD EPYC", []string{"avx512f"}},
+		{"a host without AVX2 or FMA", machine.CPUInfo{Vendor: "GenuineIntel", Family: 6, Model: 45, Stepping: 7, ModelName: "Intel Xeon E5-2670",
+			Flags: strings.Fields("sse sse2 pni ssse3 sse4_1 sse4_2 popcnt avx aes pclmulqdq")},
+			"max,vendor=GenuineIntel,family=6,model=45,stepping=7,avx2=off,fma=off,f16c=off,bmi1=off,bmi2=off,movbe=off,sha-ni=off,adx=off,abm=off,sse4a=off,model-id=Intel Xeon E5-2670", nil},
+		{"arm64", machine.CPUInfo{Arm: true, Vendor: "ARM"}, "max", nil},
+	} {
+		c := HostCPU(tt.cpu)
+		if c.Option != tt.option || !slices.Equal(c.NotEmulated, tt.notEmulated) {
+			t.Errorf("%s: -cpu %s, not emulated %v; want %s, %v", tt.name, c.Option, c.NotEmulated, tt.option, tt.notEmulated)
+		}
+	}
+}
+
+func TestNamedCPUMustBeOneTheQEMUKnows(t *testing.T) {
+	help := "Available CPUs:\nx86 Haswell               (alias configured by machine type)\nx86 Haswell-v1            Intel Core Processor (Haswell)\nx86 max                   Enables all features supported by the accelerator in the current host\n\nRecognized CPUID flags:\n  avx avx2\n"
+	if c, err := NamedCPU("Haswell", help); err != nil || c.Option != "Haswell" || c.Source != "flag" {
+		t.Errorf("Haswell: %+v, %v", c, err)
+	}
+	_, err := NamedCPU("Zen9", help)
+	var ue *UnknownCPUError
+	if !errors.As(err, &ue) || !slices.Equal(ue.Known, []string{"Haswell", "Haswell-v1", "max"}) || !strings.Contains(err.Error(), "Haswell, Haswell-v1, max") {
+		t.Errorf("Zen9: %v, want an error listing Haswell, Haswell-v1, max", err)
 	}
 }

@@ -15,9 +15,11 @@ import (
 type Session struct {
 	QEMU  QEMU
 	Model CacheModel
-	dir   string
-	lib   string
-	out   string
+	// CPU is the processor QEMU presents (zero: QEMU's default model).
+	CPU CPU
+	dir string
+	lib string
+	out string
 	// disas asks the plugin to list every translated instruction with
 	// QEMU's disassembly (tests cross-check the decoder with it).
 	disas bool
@@ -75,6 +77,11 @@ func (s *Session) Argv(path string, argv []string) ([]string, error) {
 		"qemu=" + s.QEMU.Path,
 		"self=" + s.lib,
 	}
+	if s.CPU.Option != "" {
+		// Followed execs run with the same -cpu; QEMU's option syntax
+		// escapes a comma by doubling it.
+		args = append(args, "cpu="+strings.ReplaceAll(s.CPU.Option, ",", ",,"))
+	}
 	if s.disas {
 		args = append(args, "disas=1")
 	}
@@ -85,6 +92,9 @@ func (s *Session) Argv(path string, argv []string) ([]string, error) {
 		args = append(args, "call="+c.path, fmt.Sprintf("call_at=%x", c.at), fmt.Sprintf("call_size=%d", c.size))
 	}
 	out := []string{s.QEMU.Path, "-plugin", s.lib + "," + strings.Join(args, ",")}
+	if s.CPU.Option != "" {
+		out = append(out, "-cpu", s.CPU.Option)
+	}
 	if interp := interpreter(path); interp != nil {
 		out = append(out, "-0", interp[0], interp[0])
 		out = append(out, interp[1:]...)

@@ -10,6 +10,9 @@
  *   cache=SIZE:WAYS[:SIZE:WAYS...]  the levels from L1 down; none: no
  *                  model (FLOPs only)
  *   qemu=PATH      this qemu binary, to follow execve (optional)
+ *   cpu=OPTION     the -cpu option of this run, given again to followed
+ *                  execs (its commas doubled, as QEMU's option syntax
+ *                  escapes them; optional)
  *   self=PATH      this plugin's file, to follow execve (optional)
  *   gen=N          the generation of a followed exec (internal)
  *   disas=1        also list every translated FP instruction with QEMU's
@@ -105,7 +108,7 @@ struct call {
 
 static struct {
 	char *out;
-	char *qemu, *self, *args;
+	char *qemu, *self, *args, *cpu;
 	int gen;
 	int disas;
 	uint32_t line;
@@ -811,10 +814,25 @@ static void follow_exec(const char *path, char **argv, char **envp)
 	pending_exec_file = write_output(path);
 	if (!g.qemu || !g.self || !followable(path, interp, sizeof(interp), iarg, sizeof(iarg)))
 		return; /* the image runs uncounted; rprof sees no next generation */
-	snprintf(plug, sizeof(plug), "%s,%s,gen=%d", g.self, g.args, g.gen + 1);
+	int used = snprintf(plug, sizeof(plug), "%s,%s,gen=%d%s", g.self, g.args, g.gen + 1,
+	                    g.cpu ? ",cpu=" : "");
+	if (used < 0 || (size_t)used >= sizeof(plug))
+		return;
+	for (const char *c = g.cpu; c && *c; c++) {
+		if ((size_t)used + 3 > sizeof(plug))
+			return;
+		plug[used++] = *c;
+		if (*c == ',')
+			plug[used++] = ',';
+	}
+	plug[used] = 0;
 	nargv[k++] = g.qemu;
 	nargv[k++] = "-plugin";
 	nargv[k++] = plug;
+	if (g.cpu) {
+		nargv[k++] = "-cpu";
+		nargv[k++] = g.cpu;
+	}
 	nargv[k++] = "-0";
 	if (interp[0]) {
 		nargv[k++] = interp;
@@ -970,6 +988,10 @@ RP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 			g.qemu = v;
 		else if (strncmp(a, "self=", 5) == 0)
 			g.self = v;
+		else if (strncmp(a, "cpu=", 4) == 0) {
+			g.cpu = v;
+			keep = 0; /* follow_exec adds it, escaped again */
+		}
 		else if (strncmp(a, "gen=", 4) == 0) {
 			g.gen = atoi(v);
 			keep = 0;
