@@ -125,7 +125,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	if len(r.groups) == 0 {
 		return noExecutions(e, r.trace, r.code)
 	}
-	points := r.points(o, roofs, hereMachine())
+	points := r.points(o, roofs, r.machine())
 	writeDNNTable(e.stderr, o.command, r.trace, r.groups, points, o.top)
 	if r.probed != nil {
 		writeDNNProbed(e.stderr, r.probed, points, o.top)
@@ -236,6 +236,15 @@ func noExecutions(e *env, tr *dnn.Trace, code int) error {
 
 // points makes the groups' points, measured on here, with the counting's
 // figures and flags.
+// machine is the machine the points were measured on: the probed run's,
+// as measured, else this one.
+func (r dnnRun) machine() roofline.Machine {
+	if r.probed != nil && r.probed.whole.Machine.CPU.Vendor != "" {
+		return r.probed.whole.Machine
+	}
+	return hereMachine()
+}
+
 func (r dnnRun) points(o dnnOptions, roofs roofsDoc, here roofline.Machine) []roofline.Point {
 	opts := dnn.PointOptions{
 		Command: o.command, Created: time.Now().UTC(), Confidence: o.confidence,

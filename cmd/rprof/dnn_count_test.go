@@ -61,7 +61,9 @@ func (f *recordedProbe) measure(t *testing.T) func(context.Context, measure.Conf
 				calls = append(calls, *c)
 			}
 		}
-		p := &roofline.Point{Source: roofline.SourceEvents, Seconds: 0.25, Flags: []roofline.Flag{
+		// The machine the point was measured on is recorded too, so that
+		// the foreign-roofs footnote does not name the live host's CPU.
+		p := &roofline.Point{Source: roofline.SourceEvents, Seconds: 0.25, Machine: recordedHost, Flags: []roofline.Flag{
 			{Code: roofline.FlagMissingCounter, Message: "work and traffic were not measured: only the time and the regions were measured"},
 			{Code: roofline.FlagNoRegionTraffic, Subject: roofline.SubjectRegions, Message: "regions: DRAM traffic is not attributed to regions"},
 		}}
@@ -91,6 +93,10 @@ func (f *recordedProbe) measure(t *testing.T) func(context.Context, measure.Conf
 		return p, nil
 	}
 }
+
+// recordedHost is the machine of the recorded points: not the roofs
+// fixture's, so that their footnote says the roofs are foreign.
+var recordedHost = roofline.Machine{CPU: roofline.CPU{Vendor: "AuthenticAMD", Family: 26, Model: 2, ModelName: "AMD EPYC (recorded host)"}, Cores: 2, Threads: 2}
 
 // after returns the probed call of an execution: oneDNN's own time plus
 // extra seconds.

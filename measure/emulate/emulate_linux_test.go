@@ -226,7 +226,7 @@ func objectFlops(r Result, part string) uint64 {
 	return n
 }
 
-func TestOpenBLASDGEMMIsNearTheFormulaAndDeterministic(t *testing.T) {
+func TestOpenBLASDGEMMIsTwoNCubedPlusABoundedSquareTermAndDeterministic(t *testing.T) {
 	q := needQEMU(t)
 	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/cblas.h"); err != nil {
 		if _, err := os.Stat("/usr/include/cblas.h"); err != nil {
@@ -235,21 +235,21 @@ func TestOpenBLASDGEMMIsNearTheFormulaAndDeterministic(t *testing.T) {
 	}
 	prog := compile(t, "dgemm.c", "-lopenblas")
 	const n = 256
-	// OpenBLAS 0.3.21's Haswell kernel executes more than 2n^3 + n^2 FLOPs
-	// at n = 256, and a different number with 1 and 2 threads (its
-	// partitioning changes the instruction stream: 2n^3 + 3.34n^2 and
-	// 2n^3 + 2.875n^2; every counted instruction is an FMA, vmulpd or
-	// vaddpd, as QEMU's disassembler agrees). The count must be
-	// deterministic for each, and near 2n^3 + n^2.
-	want := float64(2*n*n*n + n*n)
+	// C = A B does 2n^3 FLOPs; OpenBLAS adds a term in n^2 whose factor
+	// depends on the kernel it picks for the CPU QEMU offers and on the
+	// threads' partitioning (0.3.21: Haswell kernel 3.34n^2 on one thread,
+	// 2.875n^2 on two; Opteron kernel 4n^2 + 2, scaling by alpha per
+	// k-panel). The structure holds for every kernel: 2n^3 plus at most
+	// 8n^2, the same count run to run.
+	cube, square := float64(2*n*n*n), float64(n*n)
 	for _, threads := range []string{"1", "2"} {
 		var counts []uint64
 		for run := 0; run < 2; run++ {
 			r := emulate(t, q, CacheModel{Line: 64}, []string{"OPENBLAS_NUM_THREADS=" + threads}, prog, fmt.Sprint(n))
 			counts = append(counts, objectFlops(r, "openblas"))
 		}
-		if got := float64(counts[0]); got < want || got > want*1.005 {
-			t.Errorf("%s threads: DGEMM n=%d counted %d FLOPs in OpenBLAS, want 2n^3+n^2 = %.0f within 0.5%%", threads, n, counts[0], want)
+		if extra := float64(counts[0]) - cube; extra < 0 || extra > 8*square {
+			t.Errorf("%s threads: DGEMM n=%d counted %d FLOPs in OpenBLAS = 2n^3 %+.3fn^2, want 2n^3 plus 0 to 8n^2", threads, n, counts[0], extra/square)
 		}
 		if counts[1] != counts[0] {
 			t.Errorf("%s threads: two runs counted %d and %d: emulated W must be deterministic", threads, counts[0], counts[1])
