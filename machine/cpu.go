@@ -205,8 +205,13 @@ var armParts = map[int]string{
 
 // Microarch names the microarchitecture as perf's pmu-events directory
 // does ("skylakex", "amdzen4", "neoverse-n2-v2", ...), or "" when rprof
-// does not know the CPU. The checks follow perf's mapfile.csv rows in order.
-func Microarch(c CPUInfo) string {
+// does not know the CPU: Identify's, from the model or, where the features
+// contradict it, from the features.
+func Microarch(c CPUInfo) string { return Identify(c).Microarch }
+
+// modelMicroarch is the microarchitecture the vendor, family and model
+// name. The checks follow perf's mapfile.csv rows in order.
+func modelMicroarch(c CPUInfo) string {
 	if c.Arm {
 		if c.Implementer == 0x41 {
 			return armParts[c.Part]

@@ -37,6 +37,9 @@ func TestReadCPUIdentifiesEveryMachine(t *testing.T) {
 		// The dev VM's CPUID claims an EPYC 9004 (see its README).
 		{"vm-zen5", "AuthenticAMD-25-11-1", "amdzen4", true, "avx512f"},
 		{"vm-zen5-firecracker", "AuthenticAMD-26-2-1", "amdzen5", true, "avx512f"},
+		// Model 0xA7 (Rocket Lake) with AMX: taken for what its features
+		// prove (TestIdentify).
+		{"vm-intel-amx", "GenuineIntel-6-A7-0", "sapphirerapids", true, "amx_tile"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.machine, func(t *testing.T) {

@@ -12,9 +12,10 @@ import (
 // identity, topology, kernel release, host name and whether a hypervisor
 // was detected (the same test the diagnosis uses).
 func Describe(cpu CPUInfo, topo Topology, sysfs, procfs fs.FS) roofline.Machine {
+	id := Identify(cpu)
 	m := roofline.Machine{
 		CPU: roofline.CPU{Vendor: cpu.Vendor, Family: cpu.Family, Model: cpu.Model, Stepping: cpu.Stepping,
-			ModelName: cpu.ModelName, Microarch: Microarch(cpu)},
+			ModelName: cpu.ModelName, Microarch: id.Microarch, MicroarchSource: id.Source, MicroarchNote: id.Note},
 		VM:      cpu.Hypervisor() || Hypervisor(sysfs) != "",
 		Sockets: topo.Sockets, Cores: topo.Cores, Threads: topo.Threads,
 	}

@@ -33,6 +33,9 @@ func TestReadTopologyCountsEveryMachine(t *testing.T) {
 		{"vm-zen5", 1, 2, 2, 2, 1, 32 * K, 1 * M, 32 * M, nil, []int{0}, seq(0, 1)},
 		// No cpuN/cache directories: sysfs knows no cache size.
 		{"vm-zen5-firecracker", 1, 2, 2, 2, 1, 0, 0, 0, nil, []int{0}, seq(0, 1)},
+		// The Intel guest's sysfs declares an L3 of 480 MiB (the sweep
+		// measures 96 to 192 MiB).
+		{"vm-intel-amx", 1, 2, 2, 2, 1, 48 * K, 2 * M, 480 * M, nil, []int{0}, seq(0, 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.machine, func(t *testing.T) {

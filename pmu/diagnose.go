@@ -17,9 +17,8 @@ import (
 // settings that decide it, each problem with its fix. It is plain data; the
 // CLI renders it.
 type Diagnosis struct {
-	CPU       machine.CPUInfo
-	Microarch string
-	Topology  machine.Topology
+	CPU      machine.CPUInfo
+	Topology machine.Topology
 	// PMUs are the names of every PMU in sysfs, sorted.
 	PMUs []string
 	// HardwarePMU is true when a hardware core PMU is exposed.
@@ -111,7 +110,6 @@ func diagnose(sysfs, procfs fs.FS, pmus PMUs, probe *prober) (Diagnosis, error) 
 		return Diagnosis{}, err
 	}
 	d := Diagnosis{Live: live, NMIWatchdog: m.nmiWatchdog, CPU: m.cpu, Topology: m.topo, Hypervisor: m.hypervisor}
-	d.Microarch = machine.Microarch(d.CPU)
 	for name := range m.pmus {
 		d.PMUs = append(d.PMUs, name)
 	}
@@ -212,7 +210,7 @@ func (d *Diagnosis) trafficCheck(probe *prober) Check {
 		switch {
 		case !d.HardwarePMU:
 			c.Err = fmt.Errorf("count DRAM traffic: %w", ErrNoPMU)
-		case d.Microarch == "" || !slices.Contains(Microarchs(), d.Microarch):
+		case d.Plan.Identity.Microarch == "" || !slices.Contains(Microarchs(), d.Plan.Identity.Microarch):
 			c.Err = fmt.Errorf("count DRAM traffic: %w", ErrUnsupportedCPU)
 		default:
 			c.Err = fmt.Errorf("count DRAM traffic: no memory-controller PMU: %w", ErrNotSupported)

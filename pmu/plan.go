@@ -20,8 +20,10 @@ import (
 // opening its events touches the kernel.
 type Plan struct {
 	CPU machine.CPUInfo
-	// Microarch is perf's name for the microarchitecture ("" if unknown).
-	Microarch string
+	// Identity is the microarchitecture whose catalogue entry the plan
+	// follows (perf's name, "" if unknown) and its source: the model, or
+	// the features where they contradict it.
+	Identity machine.Identity
 	// Work are per-process core events. W = sum of count * FlopsPerCount.
 	Work []WorkEvent
 	// Traffic are system-wide memory-controller events, one per box, with
@@ -235,14 +237,14 @@ func (p *Plan) addWatchdog() {
 // encode what the catalogue says; otherwise the catalogue's raw terms are
 // encoded with the PMU's format files, and the difference is reported.
 func newPlan(cpu machine.CPUInfo, pmus PMUs, topo machine.Topology, nmiWatchdog int, hypervisor string) Plan {
-	p := Plan{CPU: cpu, Microarch: machine.Microarch(cpu)}
+	p := Plan{CPU: cpu, Identity: machine.Identify(cpu)}
 	hardware := pmus.HasHardware()
 	if !hardware {
 		p.Problems = append(p.Problems, noPMUProblem(cpu, pmus, hypervisor))
 	}
-	spec, ok := catalogue(p.Microarch)
+	spec, ok := catalogue(p.Identity.Microarch)
 	if !ok {
-		p.Problems = append(p.Problems, unsupportedProblem(cpu, p.Microarch))
+		p.Problems = append(p.Problems, unsupportedProblem(cpu, p.Identity.Microarch))
 		return p
 	}
 	for _, pr := range spec.NoWork {
@@ -549,7 +551,7 @@ func (p Plan) Err() error {
 		}
 	}
 	if !p.WorkUsable() {
-		return fmt.Errorf("count FP work on %s: %w", p.Microarch, ErrNotSupported)
+		return fmt.Errorf("count FP work on %s: %w", p.Identity.Microarch, ErrNotSupported)
 	}
 	return nil
 }

@@ -99,8 +99,8 @@ func TestPlanEncodingsMatchPerf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Microarch != tt.microarch {
-				t.Errorf("microarch %q, want %q", p.Microarch, tt.microarch)
+			if p.Identity.Microarch != tt.microarch {
+				t.Errorf("microarch %q, want %q", p.Identity.Microarch, tt.microarch)
 			}
 			var work []enc
 			for _, w := range p.Work {
@@ -367,7 +367,7 @@ func TestEveryCatalogueEntryEncodes(t *testing.T) {
 					t.Errorf("%s: source %q, flops %g, precision %q", w.Name, w.Source, w.Flops, w.Precision)
 				}
 			}
-			p := Plan{Microarch: a.Microarch}
+			p := Plan{Identity: machine.Identity{Microarch: a.Microarch}}
 			p.addWork(a, pmus)
 			p.addTraffic(a, pmus, true)
 			if len(p.Work) != len(work) {

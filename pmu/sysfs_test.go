@@ -37,7 +37,8 @@ func TestDiscoverPMUsGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "cpu %s %q microarch %q hypervisor %v\n", cpu.PerfKey(), cpu.ModelName, machine.Microarch(cpu), cpu.Hypervisor())
+			id := machine.Identify(cpu)
+			fmt.Fprintf(&b, "cpu %s %q microarch %q from %s hypervisor %v\n", cpu.PerfKey(), cpu.ModelName, id.Microarch, id.Source, cpu.Hypervisor())
 			fmt.Fprintf(&b, "topology sockets %d cores %d threads %d numa %v core types %v\n",
 				topo.Sockets, topo.Cores, topo.Threads, topo.NUMANodes, topo.CoreTypes)
 			for _, c := range topo.Caches {

@@ -101,6 +101,13 @@ type CPU struct {
 	Stepping  int    `json:"stepping"`
 	ModelName string `json:"model_name,omitempty"`
 	Microarch string `json:"microarch"`
+	// MicroarchSource says what named Microarch: "model" (family and
+	// model) or "features" (the feature flags, where the model is unknown
+	// or contradicted by them: a lower bound, "Sapphire Rapids or
+	// later"), with MicroarchNote saying why. Empty in documents of rprof
+	// before it was recorded, and when Microarch is unknown.
+	MicroarchSource string `json:"microarch_source,omitempty"`
+	MicroarchNote   string `json:"microarch_note,omitempty"`
 }
 
 // Flag is a validity warning carried with a figure and shown as a footnote.

@@ -38,6 +38,7 @@ var fpUnits = map[string]fmaPipes{
 	"icelakex":       {FMAUnits: 2, Bits: 512, Source: "Intel optimization reference manual (UNVERIFIED)"},
 	"sapphirerapids": {FMAUnits: 2, Bits: 512, Source: "Intel optimization reference manual (UNVERIFIED)"},
 	"emeraldrapids":  {FMAUnits: 2, Bits: 512, Source: "Intel optimization reference manual (UNVERIFIED)"},
+	"graniterapids":  {FMAUnits: 2, Bits: 512, Source: "Intel optimization reference manual (UNVERIFIED)"},
 }
 
 // isaBits is the register width of each kernel ISA.

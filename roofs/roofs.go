@@ -236,27 +236,38 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		rep.flag(roofline.FlagVM, "measured in a virtual machine: other guests share the host")
 	}
 
-	units, known := fpUnits[machine.Microarch(cpu)]
-	freq, ferr := nominalFrequency(o.Sysfs, o.Procfs, clockMHz)
-	switch {
-	case !known:
-		rep.flag(roofline.FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", machine.Microarch(cpu), cpu.ModelName))
-	case ferr != nil:
-		rep.flag(roofline.FlagFrequency, "no clock frequency: theoretical peaks left out: "+ferr.Error())
-		units = fmaPipes{}
-	default:
-		rep.flag(roofline.FlagFrequency, fmt.Sprintf("theoretical peaks use %.3g GHz from %s and %d FMA pipes of %d bits per core (%s)", freq.GHz, freq.Source, units.FMAUnits, units.Bits, units.Source))
-		if !units.Verified {
-			rep.flag(roofline.FlagUnverifiedPeak, "the FMA pipe figures for "+machine.Microarch(cpu)+" are UNVERIFIED")
-		}
-	}
-
+	units, freq := peakFigures(rep, cpu, o.Sysfs, o.Procfs, clockMHz)
 	rep.step("setup", "machine and clock", time.Since(start))
 	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, spare: spare, topo: topo, caches: caches, numaNodes: len(topo.NUMANodes), units: units, ghz: freq.GHz}); err != nil {
 		return nil, err
 	}
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// peakFigures returns the FMA pipes of cpu's microarchitecture and the
+// clock the theoretical peaks use, and flags what they rest on: no pipes
+// (zero) when either is unknown, which leaves the peaks out.
+func peakFigures(rep *Report, cpu machine.CPUInfo, sysfs, procfs fs.FS, clockMHz func() float64) (fmaPipes, peakClock) {
+	id := machine.Identify(cpu)
+	units, known := fpUnits[id.Microarch]
+	freq, ferr := nominalFrequency(sysfs, procfs, clockMHz)
+	switch {
+	case !known:
+		rep.flag(roofline.FlagUnverifiedPeak, fmt.Sprintf("no FMA pipe figures for %q (%s): theoretical peaks left out", id.Microarch, cpu.ModelName))
+		return fmaPipes{}, freq
+	case ferr != nil:
+		rep.flag(roofline.FlagFrequency, "no clock frequency: theoretical peaks left out: "+ferr.Error())
+		return fmaPipes{}, freq
+	}
+	rep.flag(roofline.FlagFrequency, fmt.Sprintf("theoretical peaks use %.3g GHz from %s and %d FMA pipes of %d bits per core (%s)", freq.GHz, freq.Source, units.FMAUnits, units.Bits, units.Source))
+	if !units.Verified {
+		rep.flag(roofline.FlagUnverifiedPeak, "the FMA pipe figures for "+id.Microarch+" are UNVERIFIED")
+	}
+	if id.Inferred() {
+		rep.flag(roofline.FlagUnverifiedPeak, fmt.Sprintf("the theoretical peaks use the FMA pipes of %s, inferred from the CPU's features: %s", id.Microarch, id.Note))
+	}
+	return units, freq
 }
 
 // flatTopology is a machine of one socket whose every CPU is a core, for

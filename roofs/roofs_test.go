@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
@@ -81,6 +82,60 @@ func TestEveryPeakTableEntryNamesItsSource(t *testing.T) {
 		if u.Source == "" || (!u.Verified && !strings.Contains(u.Source, "UNVERIFIED")) {
 			t.Errorf("%s: source %q must be given, and marked UNVERIFIED unless verified", arch, u.Source)
 		}
+	}
+}
+
+// TestPeakFiguresOfEachIdentity checks the pipes and flags the
+// theoretical peaks rest on, from the fake trees (no cpufreq: the clock is
+// the measured one, 3.7 GHz here).
+func TestPeakFiguresOfEachIdentity(t *testing.T) {
+	tests := []struct {
+		tree string
+		// want
+		pipes      fmaPipes
+		peak       float64 // 1-thread AVX-512 fp64 FMA, GFLOP/s
+		unverified []string
+	}{
+		// The guest: model 0xA7 (Rocket Lake) with AMX. It ran 1
+		// thread of AVX-512 fp64 FMA at 120.4 GFLOP/s, 2 x 512-bit pipes
+		// at 3.76 GHz.
+		{tree: "vm-intel-amx", pipes: fpUnits["sapphirerapids"], peak: 3.7 * 8 * 2 * 2,
+			unverified: []string{"UNVERIFIED", "inferred from the CPU's features", "rocketlake"}},
+		{tree: "sapphirerapids", pipes: fpUnits["sapphirerapids"], peak: 3.7 * 8 * 2 * 2, unverified: []string{"UNVERIFIED"}},
+		{tree: "vm-zen5-firecracker", pipes: fpUnits["amdzen5"], peak: 3.7 * 8 * 2 * 2},
+		{tree: "zen4", pipes: fpUnits["amdzen4"], peak: 3.7 * 4 * 2 * 2, unverified: []string{"UNVERIFIED"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tree, func(t *testing.T) {
+			sysfs, procfs := testutil.MachineFS(t, tt.tree)
+			cpu, err := machine.ReadCPU(procfs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := &Report{}
+			pipes, clock := peakFigures(rep, cpu, sysfs, procfs, func() float64 { return 3700 })
+			if pipes != tt.pipes {
+				t.Errorf("pipes %+v, want %+v", pipes, tt.pipes)
+			}
+			if got := TheoreticalGFlops(pipes, clock.GHz, 1, "avx512", "fp64", true); math.Abs(got-tt.peak) > 1e-9 {
+				t.Errorf("peak %g GFLOP/s, want %g", got, tt.peak)
+			}
+			var unverified []string
+			for _, f := range rep.Roofs.Flags {
+				if f.Code == roofline.FlagUnverifiedPeak {
+					unverified = append(unverified, f.Message)
+				}
+			}
+			all := strings.Join(unverified, "\n")
+			for _, w := range tt.unverified {
+				if !strings.Contains(all, w) {
+					t.Errorf("unverified-peak flags %q lack %q", unverified, w)
+				}
+			}
+			if tt.unverified == nil && unverified != nil {
+				t.Errorf("unverified-peak flags %q on measured pipes", unverified)
+			}
+		})
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rprof/rprof/internal/kfs"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
 )
 
@@ -130,7 +131,10 @@ type cpuJSON struct {
 	Stepping  int    `json:"stepping"`
 	ModelName string `json:"model_name,omitempty"`
 	Microarch string `json:"microarch"`
-	PerfKey   string `json:"perf_key"`
+	// MicroarchSource is "model" or "features" (machine.Identity).
+	MicroarchSource string `json:"microarch_source,omitempty"`
+	MicroarchNote   string `json:"microarch_note,omitempty"`
+	PerfKey         string `json:"perf_key"`
 }
 
 type workJSON struct {
@@ -180,7 +184,8 @@ func hexOmit(v uint64) string {
 func cpuDoc(p pmu.Plan) cpuJSON {
 	return cpuJSON{
 		Vendor: p.CPU.Vendor, Family: p.CPU.Family, Model: p.CPU.Model, Stepping: p.CPU.Stepping,
-		ModelName: p.CPU.ModelName, Microarch: p.Microarch, PerfKey: p.CPU.PerfKey(),
+		ModelName: p.CPU.ModelName, Microarch: p.Identity.Microarch, MicroarchSource: p.Identity.Source,
+		MicroarchNote: p.Identity.Note, PerfKey: p.CPU.PerfKey(),
 	}
 }
 
@@ -301,11 +306,13 @@ func cpuLine(p pmu.Plan) string {
 	if c.ModelName != "" {
 		id += " (" + c.ModelName + ")"
 	}
-	ma := p.Microarch
-	if ma == "" {
-		ma = "unknown"
+	switch p.Identity.Source {
+	case "":
+		return id + ", microarchitecture unknown"
+	case machine.IdentityFeatures:
+		return id + ", microarchitecture " + p.Identity.Microarch + " (from its features: " + p.Identity.Note + ")"
 	}
-	return id + ", microarchitecture " + ma
+	return id + ", microarchitecture " + p.Identity.Microarch + " (from its model)"
 }
 
 // markUnverified flags an event whose entry the sources do not confirm.

@@ -14,7 +14,7 @@ import (
 // fakeMachines are the captured and constructed trees of the pmu package.
 var fakeMachines = []string{
 	"skylake-sp", "icelake-sp", "sapphirerapids", "graniterapids-oldkernel", "graniterapids-newkernel",
-	"alderlake", "zen3", "zen4", "zen5", "neoverse-v2", "vm-zen5", "vm-zen5-firecracker",
+	"alderlake", "zen3", "zen4", "zen5", "neoverse-v2", "vm-zen5", "vm-zen5-firecracker", "vm-intel-amx",
 }
 
 func machineArgs(machine string) []string {

@@ -112,7 +112,7 @@ func CheckNoNewFDs(t testing.TB, before map[string]string) {
 // (captured with scripts/capture-sysfs.sh; see each README).
 var Machines = []string{
 	"skylake-sp", "icelake-sp", "sapphirerapids", "graniterapids-oldkernel", "graniterapids-newkernel",
-	"alderlake", "zen3", "zen4", "zen5", "neoverse-v2", "vm-zen5", "vm-zen5-firecracker",
+	"alderlake", "zen3", "zen4", "zen5", "neoverse-v2", "vm-zen5", "vm-zen5-firecracker", "vm-intel-amx",
 }
 
 // MachineDir is the directory of the fake machine tree name.
