@@ -82,6 +82,39 @@ else
 	echo "warning: no oneDNN 3.x test tree ($why); the 3.x tests will skip" >&2
 fi
 
+# ptxas and cuobjdump for the test that compiles rprof's PTX kernels for
+# sm_80 and sm_90 and reads back their SASS (gpu/ptx): Debian 12's
+# non-free nvidia-cuda-toolkit 11.8 has both. Only that one package (84 MB)
+# is downloaded, by apt from a bookworm non-free source added for it (apt
+# checks it against the signed index), and the tools (with nvdisasm, which
+# cuobjdump -sass runs from beside it) are unpacked into a cache, not
+# installed: the toolkit's dependencies (nvidia-cuda-dev and more,
+# gigabytes) are not needed by them, which link only libc. A failed
+# download is not a failed run: the test skips with the reason.
+cuda_dir=${RPROF_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rprof-test}/cuda-11.8
+fetch_cuda_tools() {
+	local dir=$cuda_dir src=/etc/apt/sources.list.d/rprof-nonfree.sources
+	[ -e "$dir/root/.complete" ] && return 0
+	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || { echo "not root, or no apt-get"; return 1; }
+	if ! apt-cache show nvidia-cuda-toolkit >/dev/null 2>&1; then
+		[ -e "$src" ] || printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$src"
+		apt-get update -qq -o DPkg::Lock::Timeout=300 >/dev/null 2>&1 || { echo "apt-get update failed"; return 1; }
+	fi
+	mkdir -p "$dir/debs" && rm -rf "$dir/root.new" && mkdir -p "$dir/root.new" || return 1
+	(cd "$dir/debs" && ls nvidia-cuda-toolkit_11.8*.deb >/dev/null 2>&1 ||
+		apt-get download -qq -o APT::Sandbox::User=root 'nvidia-cuda-toolkit=11.8*' >/dev/null 2>&1) ||
+		{ echo "cannot download nvidia-cuda-toolkit 11.8 (bookworm non-free)"; return 1; }
+	dpkg-deb --fsys-tarfile "$dir"/debs/nvidia-cuda-toolkit_11.8*.deb | tar -x -C "$dir/root.new" ./usr/bin/ptxas ./usr/bin/cuobjdump ./usr/bin/nvdisasm ||
+		{ echo "cannot unpack ptxas, cuobjdump and nvdisasm"; return 1; }
+	touch "$dir/root.new/.complete"
+	rm -rf "$dir/root" && mv "$dir/root.new" "$dir/root"
+}
+if why=$(fetch_cuda_tools); then
+	export RPROF_CUDA_TOOLS=$cuda_dir/root/usr/bin
+else
+	echo "warning: no ptxas and cuobjdump ($why); the SASS test of the PTX kernels will skip" >&2
+fi
+
 go test -count=1 "$@" ./...
 
 # The document readers and what draws documents, fuzzed briefly, without

@@ -203,3 +203,35 @@ func FuzzDrawing(f *testing.F, rooflineDir string, draw func(roofs *roofline.Roo
 		draw(roofs, points)
 	})
 }
+
+// CheckGenerated reruns a package's generator (`go run ./GEN -dir TMP`,
+// from the test's package directory) and fails for each of files that
+// differs from the committed one, so an edit to one without the other
+// fails. pkg is the package's path for the message.
+func CheckGenerated(t *testing.T, gen, pkg string, files ...string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the generator")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("unmet requirement: go tool not in PATH: %v", err)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command(goTool, "run", gen, "-dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("run generator: %v\n%s", err, out)
+	}
+	for _, name := range files {
+		want, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from the generator's output: run go generate %s", name, pkg)
+		}
+	}
+}
