@@ -23,6 +23,9 @@ const (
 	FlagMissingRank = "missing-rank"
 	// FlagTrafficOwner: a node has no traffic owner, or several.
 	FlagTrafficOwner = "traffic-owner"
+	// FlagRankTraffic: every rank modelled its own Q (--count emulate),
+	// and the job's Q is their sum; no owner was elected.
+	FlagRankTraffic = "traffic-per-rank"
 	// FlagUnequalRoofs: the nodes' roofs differ.
 	FlagUnequalRoofs = "unequal-roofs"
 	// FlagJobRoofs: a job's roofs are a node's roofs times the nodes.
@@ -186,7 +189,11 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 	j := &Job{ID: job, Launcher: first.Rank.Launcher, Ranks: size, Missing: missing, Version: version, SlowestRank: -1}
 	nodeRanks := groupNodes(j, ranks)
 	flags = append(flags, sumWork(&jp, ranks)...)
-	flags = append(flags, sumTraffic(&jp, j.Nodes, ranks)...)
+	if perRankTraffic(ranks) {
+		flags = append(flags, sumRankTraffic(&jp, ranks))
+	} else {
+		flags = append(flags, sumTraffic(&jp, j.Nodes, ranks)...)
+	}
 	spanTime(&jp, j, ranks)
 	jp.Seconds = j.End.Sub(j.Start).Seconds()
 	jp.CI = Uncertainty{Confidence: first.CI.Confidence, Method: "none", N: 1, Seconds: Interval{Lo: jp.Seconds, Hi: jp.Seconds}}
@@ -285,7 +292,32 @@ func groupNodes(j *Job, ranks []Point) [][]Point {
 			}
 		}
 	}
+	if perRankTraffic(ranks) {
+		for i := range j.Nodes {
+			q := sumOverRanks(nodeRanks[i], func(p Point) *float64 { return p.TrafficBytes })
+			j.Nodes[i].TrafficBytes = q
+		}
+	}
 	return nodeRanks
+}
+
+// perRankTraffic reports whether every rank's Q is its own: counted under
+// emulation, where each rank's modelled caches see only its accesses, so
+// the job's Q is the sum over ranks and there is no owner to elect.
+func perRankTraffic(ranks []Point) bool {
+	return !slices.ContainsFunc(ranks, func(p Point) bool { return p.Source != SourceEmulated })
+}
+
+// sumRankTraffic sets jp's Q (and its read and write parts) to the sum of
+// the ranks' own, unknown if any rank's is, and says so.
+func sumRankTraffic(jp *Point, ranks []Point) Flag {
+	jp.TrafficBytes = sumOverRanks(ranks, func(p Point) *float64 { return p.TrafficBytes })
+	jp.ReadBytes = sumOverRanks(ranks, func(p Point) *float64 { return p.ReadBytes })
+	jp.WriteBytes = sumOverRanks(ranks, func(p Point) *float64 { return p.WriteBytes })
+	if jp.TrafficBytes == nil {
+		return newFlag(FlagRankTraffic, SubjectTraffic, "each rank modelled its own Q under emulation, and at least one rank's is unknown, so the job's Q is unknown")
+	}
+	return newFlag(FlagRankTraffic, SubjectTraffic, "Q is the sum of the %d ranks' own modelled Q (each rank counted under emulation with its own modelled caches; no traffic owner is elected): caches the ranks share on a real node are not modelled", len(ranks))
 }
 
 // sumWork sets jp's W, summed over ranks; a rank without W makes the
@@ -423,10 +455,13 @@ func nodePoint(jp Point, n JobNode, ranks []Point, roofs *Roofs) Point {
 	if wKnown {
 		p.WorkFlops = &w
 	}
-	if len(n.Owners) == 1 {
+	switch {
+	case perRankTraffic(ranks):
+		p.Flags = append(p.Flags, sumRankTraffic(&p, ranks))
+	case len(n.Owners) == 1:
 		o := pointOf(ranks, n.Owners[0])
 		p.TrafficBytes, p.ReadBytes, p.WriteBytes = o.TrafficBytes, o.ReadBytes, o.WriteBytes
-	} else {
+	default:
 		p.Flags = append(p.Flags, Flag{Code: FlagTrafficOwner, Subject: SubjectTraffic, Message: fmt.Sprintf("node %s has %d traffic owners among the ranks present: its Q is unknown", n.Node, len(n.Owners))})
 	}
 	p.Job = &Job{ID: jp.Job.ID, Launcher: jp.Job.Launcher, Ranks: len(ranks), Nodes: []JobNode{n},

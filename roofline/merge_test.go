@@ -131,6 +131,34 @@ func TestMergeTwoOwnersOnANodeMakeQUnknown(t *testing.T) {
 	}
 }
 
+func TestMergeSumsEmulatedRanksOwnTrafficWithoutAnOwner(t *testing.T) {
+	var pts []Point
+	for r, node := range []string{"a", "a", "b", "b"} {
+		p := rankPoint("j", r, 4, node, 1e9, false, 0, 0, 1)
+		p.Source, p.Flags = SourceEmulated, nil
+		q, rd, wr := float64(r+1)*1e8, float64(r+1)*6e7, float64(r+1)*4e7
+		p.TrafficBytes, p.ReadBytes, p.WriteBytes = &q, &rd, &wr
+		pts = append(pts, p)
+	}
+	ms, err := Merge(pts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ms[0].Point
+	if p.TrafficBytes == nil || !near(*p.TrafficBytes, 10e8) || !near(*p.ReadBytes, 6e8) || !near(*p.WriteBytes, 4e8) || p.Intensity == nil {
+		t.Errorf("job Q %v (read %v, write %v): want the ranks' sum 1e9 (6e8, 4e8) and an intensity", p.TrafficBytes, p.ReadBytes, p.WriteBytes)
+	}
+	if hasFlag(p, FlagTrafficOwner) || !hasFlag(p, FlagRankTraffic) {
+		t.Errorf("flags %+v: want %s and no %s", p.Flags, FlagRankTraffic, FlagTrafficOwner)
+	}
+	for i, want := range []float64{3e8, 7e8} {
+		n := ms[0].Nodes[i]
+		if n.TrafficBytes == nil || !near(*n.TrafficBytes, want) || p.Job.Nodes[i].TrafficBytes == nil || !near(*p.Job.Nodes[i].TrafficBytes, want) || hasFlag(n, FlagTrafficOwner) {
+			t.Errorf("node %d: Q %v, job node %+v, flags %+v; want its ranks' sum %g", i, n.TrafficBytes, p.Job.Nodes[i], n.Flags, want)
+		}
+	}
+}
+
 func TestMergeRefusesMixedVersions(t *testing.T) {
 	pts := twoNodes()
 	pts[2].Rank.Version = "v2"

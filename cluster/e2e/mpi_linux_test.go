@@ -134,3 +134,48 @@ func TestOverlappingJobsFlagSharedTraffic(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenMPIFourEmulatedRanksMergeWithTheirQSummed(t *testing.T) {
+	need(t, "mpirun.openmpi", "go", "qemu-x86_64", "gcc")
+	tmp := t.TempDir()
+	bin := buildRprof(t)
+	src, prog := filepath.Join(tmp, "triad.c"), filepath.Join(tmp, "triad")
+	// 3 arrays of 20,000 doubles, 2 passes: far inside any modelled cache.
+	triad := "#include <stdlib.h>\nint main(void){int n=20000;double*a=calloc(n,8),*b=calloc(n,8),*c=calloc(n,8);" +
+		"for(int p=0;p<2;p++)for(int i=0;i<n;i++)a[i]=b[i]+1.5*c[i];return a[7]!=0;}\n"
+	if err := os.WriteFile(src, []byte(triad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, time.Minute, nil, "gcc", "-O1", "-o", prog, src)
+	pts := filepath.Join(tmp, "points")
+	os.Mkdir(pts, 0o755)
+	out := run(t, 5*time.Minute, ompiRoot, "mpirun.openmpi", "--oversubscribe", "-np", "4",
+		bin, "run", "--count", "emulate", "--json", pts+"/", "--", prog)
+	if strings.Count(out, "(this rank's own)") != 4 {
+		t.Errorf("want each of 4 ranks to report its own modelled Q:\n%s", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(pts, "*.json"))
+	var sum float64
+	for _, f := range files {
+		ps, err := roofline.ReadPoints(f)
+		if err != nil || ps[0].TrafficBytes == nil {
+			t.Fatalf("%s: %v, %+v", f, err, ps)
+		}
+		sum += *ps[0].TrafficBytes
+	}
+	job := filepath.Join(tmp, "job.json")
+	msg := run(t, time.Minute, nil, append([]string{bin, "merge", "--json", job}, files...)...)
+	ps, err := roofline.ReadPoints(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ps[0]
+	if len(files) != 4 || p.Job.Ranks != 4 || p.WorkFlops == nil || *p.WorkFlops != 4*2*2*20000 ||
+		p.TrafficBytes == nil || *p.TrafficBytes != sum || sum == 0 {
+		t.Errorf("%d rank files; job %+v: W %v, Q %v; want 4 ranks, W 4 x 80,000, Q the ranks' sum %g", len(files), p.Job, p.WorkFlops, p.TrafficBytes, sum)
+	}
+	if !slices.ContainsFunc(p.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagRankTraffic }) ||
+		slices.ContainsFunc(p.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagTrafficOwner }) {
+		t.Errorf("flags %+v: want %s and no %s\n%s", p.Flags, roofline.FlagRankTraffic, roofline.FlagTrafficOwner, msg)
+	}
+}

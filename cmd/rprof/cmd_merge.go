@@ -26,7 +26,9 @@ job's point:
 
   W  the ranks' work summed (and per precision);
   Q  the DRAM traffic of the nodes' traffic owners summed: one process per
-     node counted the node's memory controllers for all its ranks;
+     node counted the node's memory controllers for all its ranks; for
+     ranks counted with --count emulate, each rank's own modelled Q
+     summed (flagged traffic-per-rank; no owners);
   T  wall time from the first rank's start to the last rank's end (the
      slowest rank's own time is reported too).
 
@@ -170,11 +172,12 @@ func writeJobSummary(w io.Writer, m roofline.Merged) {
 	fmt.Fprintf(w, "; slowest rank %d: %.6f s\n", j.SlowestRank, j.SlowestSeconds)
 	for _, n := range j.Nodes {
 		owner := "no traffic owner"
-		switch len(n.Owners) {
-		case 1:
+		switch {
+		case m.Point.Source == roofline.SourceEmulated:
+			owner = fmt.Sprintf("ranks' modelled Q summed: %s B", orUnknown(n.TrafficBytes, unit.Count))
+		case len(n.Owners) == 1:
 			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], orUnknown(n.TrafficBytes, unit.Count))
-		case 0:
-		default:
+		case len(n.Owners) > 1:
 			owner = fmt.Sprintf("%d traffic owners", len(n.Owners))
 		}
 		fmt.Fprintf(w, "   node %-20s ranks %-12s %s\n", n.Node, joinInts(n.Ranks), owner)

@@ -177,7 +177,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	scope := scopeText(cfg.Threads)
 
 	var node rankNode
-	if isRank {
+	switch {
+	case isRank && cfg.Count == measure.BackendEmulate:
+		// Each rank models its own Q: nothing to elect.
+		node = &bystander{}
+		cfg.Node = node
+	case isRank:
 		if node, err = joinNode(e.stderr, *lockDir, id); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}

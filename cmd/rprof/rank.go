@@ -130,7 +130,10 @@ func describeRank(p *roofline.Point, id cluster.Identity, n rankNode) {
 func writeRankSummary(w io.Writer, p *roofline.Point) {
 	r := p.Rank
 	q := "DRAM traffic counted by this node's owner"
-	if r.TrafficOwner {
+	switch {
+	case p.Source == roofline.SourceEmulated:
+		q = fmt.Sprintf("modelled DRAM traffic %s B (this rank's own)", orUnknown(p.TrafficBytes, unit.Count))
+	case r.TrafficOwner:
 		q = fmt.Sprintf("node DRAM traffic %s B (traffic owner, for the node's %d local ranks)", orUnknown(p.TrafficBytes, unit.Count), r.LocalSize)
 	}
 	flags := ""
