@@ -16,6 +16,9 @@ type PointOptions struct {
 	Command    []string
 	Created    time.Time
 	Confidence float64
+	// Method summarises a group's times into its time and interval, the
+	// one statistic of every figure of its point (default: the mean).
+	Method stats.Method
 	// Roofs, when not nil, places each point under the roofs of Threads
 	// (0: the largest measured scope not above CPUs).
 	Roofs     *roofline.Roofs
@@ -60,7 +63,7 @@ func (g *Group) Label() string {
 }
 
 // Points turns groups into labelled points: time from the verbose trace
-// (the mean of the calls, with its interval), W and Q analytic. Labels that
+// (o.Method's summary of the calls, with its interval), W and Q analytic. Labels that
 // two groups share get a "#2" suffix so that every point can be paired.
 func Points(groups []*Group, o PointOptions) []roofline.Point {
 	seen := map[string]int{}
@@ -85,7 +88,11 @@ func (g *Group) point(o PointOptions) roofline.Point {
 	for i, ms := range g.Millis {
 		secs[i] = ms / 1e3
 	}
-	est := stats.MethodMean.Estimate(secs, o.Confidence)
+	method := o.Method
+	if method == "" {
+		method = stats.MethodMean
+	}
+	est := method.Estimate(secs, o.Confidence)
 	ci := roofline.Interval{Lo: est.Value, Hi: est.Value}
 	if est.Bounded() {
 		ci = roofline.Interval{Lo: math.Max(est.Lo, 0), Hi: est.Hi}
@@ -98,7 +105,7 @@ func (g *Group) point(o PointOptions) roofline.Point {
 		Source:  roofline.SourceAnalytic,
 		Seconds: est.Value,
 		CI: roofline.Uncertainty{
-			Confidence: o.Confidence, Method: "student-t", N: len(secs), Seconds: ci,
+			Confidence: o.Confidence, Method: method.IntervalName(len(secs)), N: len(secs), Seconds: ci,
 		},
 		Samples: roofline.Samples{Seconds: secs},
 		Machine: o.Machine,
@@ -179,5 +186,35 @@ func place(p *roofline.Point, o PointOptions) {
 	if why := roofline.ForeignRoofs(o.Roofs.Machine, p.Machine); why != "" {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
 	}
-	o.Roofs.PlaceAt(p, roofline.ThreadScope(o.Roofs.ThreadScopes(), o.Threads, 0, o.CPUs))
+	scope := roofline.ThreadScope(o.Roofs.ThreadScopes(), o.Threads, 0, o.CPUs)
+	o.Roofs.PlaceAt(p, scope)
+	if p.WorkFlops != nil && *p.WorkFlops == 0 {
+		placeTraffic(p, o.Roofs, scope)
+	}
 }
+
+// placeTraffic places a point without work (a reorder: its intensity is 0,
+// so it has no place on the roofline's log axes) under the DRAM roof
+// alone: the fraction reached is its GB/s over the roof's, and it is
+// above the roof when its GB/s interval is above the roof's.
+func placeTraffic(p *roofline.Point, roofs *roofline.Roofs, threads int) {
+	mem, ok := roofs.BandwidthAt(dramLevel, threads)
+	if p.GBytesPerS == nil || !ok || !(mem.GBytesPerS > 0) {
+		return
+	}
+	f := *p.GBytesPerS / mem.GBytesPerS
+	p.Bound = &roofline.Bound{Kind: roofline.BoundMemory, Roof: mem.Level, GBytesPerS: mem.GBytesPerS}
+	p.FractionOfAttainable = &f
+	lo := *p.GBytesPerS
+	if ci := p.CI.Seconds; ci.Hi > 0 {
+		lo = *p.TrafficBytes / ci.Hi / 1e9
+	}
+	if lo > max(mem.CI.Hi, mem.GBytesPerS) {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagAboveRoof, Subject: roofline.SubjectPlacement, Message: fmt.Sprintf(
+			"the point is %.0f%% above its roof (%s, %.4g GB/s), beyond both confidence intervals: a measurement error (miscounted traffic, or roofs of another machine or thread count), not a result",
+			(f-1)*100, mem.Level, mem.GBytesPerS)})
+	}
+}
+
+// dramLevel is the memory level that compulsory traffic comes from.
+const dramLevel = "DRAM"

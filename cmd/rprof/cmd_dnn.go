@@ -39,7 +39,9 @@ stderr gives the calls, the mean time per call with its interval (oneDNN's
 own wall time of each call), the analytic work W and compulsory traffic Q of
 one call (W from the problem descriptor, an FMA counted as two; Q every
 tensor read or written once, at its data type, with blocked layouts'
-padding), GFLOP/s, the binding roof and the fraction of it reached. Groups
+padding), GFLOP/s, GB/s, the binding roof and the fraction of it reached
+(a primitive without work, such as a reorder, under the DRAM roof by its
+GB/s). Groups
 are sorted by total time. Formulas with estimated constants (GELU,
 normalisations, softmax), padded layouts and kinds without a formula (time
 only) are flagged in numbered footnotes; docs/dnn.md has the formulas.
@@ -420,7 +422,7 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 		return b.String()
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "#\tcalls\ttotal ms\tms/call\t±\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\t% roof\tbound\t\t primitive")
+	fmt.Fprintln(tw, "#\tcalls\ttotal ms\tms/call\t±\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\tGB/s\t% roof\tbound\t\t primitive")
 	shown := shownRows(len(points), top)
 	for i, p := range points[:shown] {
 		g := groups[i]
@@ -433,10 +435,10 @@ func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.G
 			frac = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable)
 			bound = p.Bound.String()
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", i+1, g.Calls(),
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", i+1, g.Calls(),
 			unit.Value(g.TotalMillis()), unit.Value(p.Seconds*1e3), pm,
 			orUnknown(p.WorkFlops, unit.Count), orUnknown(p.TrafficBytes, unit.Count),
-			orUnknownDash(p.Intensity), orUnknownDash(p.GFlops), frac, bound, mark(p.Flags), p.Label)
+			orUnknownDash(p.Intensity), orUnknownDash(p.GFlops), orUnknownDash(p.GBytesPerS), frac, bound, mark(p.Flags), p.Label)
 	}
 	tw.Flush()
 	if shown < len(points) {

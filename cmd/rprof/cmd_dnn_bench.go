@@ -25,6 +25,8 @@ import (
 
 const dnnBenchUsage = `usage: rprof dnn bench [flags] EXPERIMENT|PROBLEM...
 
+With no EXPERIMENT or PROBLEM, bench lists the experiments.
+
 Bench runs oneDNN primitives itself, through the library's C API (oneDNN
 2.x or 3.x, told by dnnl_version(); other versions are refused), and
 places each on the roofline: the time of one execution (median of the
@@ -137,7 +139,8 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fset.NArg() == 0 {
-		return usagef("bench: name an experiment or give a problem descriptor; experiments:\n%s", experimentList())
+		fmt.Fprintf(e.stdout, "rprof dnn bench EXPERIMENT|PROBLEM...: the experiments ('all' runs every one; 'rprof dnn bench -h' for problems and flags):\n%s", experimentList())
+		return nil
 	}
 	switch {
 	case *threads < 0 || *repeat < 0 || *maxRepeat < 1:
@@ -167,9 +170,9 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	}
 	defer lib.Close()
 
-	rule := stats.StopRule{MaxTime: maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: *ci, MinCount: 5, Method: stats.DefaultMethod}
+	rule := stats.StopRule{MaxTime: maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: *ci, MinCount: 5, Method: benchMethod}
 	if *repeat > 0 {
-		rule = stats.Fixed(*repeat, *confidence, stats.DefaultMethod)
+		rule = stats.Fixed(*repeat, *confidence, benchMethod)
 	}
 	opts := dnnbench.Options{Threads: *threads, Cold: *cold, FlushBytes: *flushBytes, WarmUp: 3, Rule: rule, NoExec: *noExec}
 	results, err := runBenchProblems(ctx, e, lib, problems, opts)
@@ -290,6 +293,10 @@ func experimentList() string {
 	return b.String()
 }
 
+// benchMethod summarises bench's samples: the stopping rule's interval and
+// every figure of a row.
+const benchMethod = stats.DefaultMethod
+
 // benchPoints makes each result a labelled point through dnn's groups, so
 // that a replayed shape and a traced one carry the same label.
 func benchPoints(results []dnnbench.Result, roofs *roofline.Roofs, roofsFile string, confidence float64) []roofline.Point {
@@ -303,7 +310,7 @@ func benchPoints(results []dnnbench.Result, roofs *roofline.Roofs, roofsFile str
 		groups = append(groups, dnn.NewGroup(&r.Record, ms))
 	}
 	pts := dnn.Points(groups, dnn.PointOptions{
-		Command: []string{"rprof", "dnn", "bench"}, Created: time.Now().UTC(), Confidence: confidence,
+		Command: []string{"rprof", "dnn", "bench"}, Created: time.Now().UTC(), Confidence: confidence, Method: benchMethod,
 		Roofs: roofs, RoofsFile: roofsFile, CPUs: results[0].Threads, Machine: hereMachine(),
 	})
 	for i := range pts {
@@ -326,28 +333,28 @@ func writeBenchTable(w io.Writer, v dnnbench.Version, bind ompBinding, results [
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ms\t±\tn\tbest ms\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\t% fp32 peak\tbest\t% roof\tbound\t implementation  problem")
+	// Every figure of a row but "best" is the point's: one statistic.
 	for i, r := range results {
 		p := points[i]
-		est := r.Seconds.Estimate
 		pm := ""
-		if est.Bounded() && est.Value > 0 {
-			pm = fmt.Sprintf("%.1f%%", 100*est.HalfWidth()/est.Value)
+		if ci := p.CI.Seconds; ci.Hi > ci.Lo {
+			pm, _ = unit.HalfWidthPercent(p.Seconds, ci.Lo, ci.Hi)
 		}
+		minSecs := r.Seconds.Estimate.Min
 		gf, peak, best, frac, bound := "-", "", "", "", ""
-		if r.Model.WorkFlops != nil && est.Value > 0 {
-			g := *r.Model.WorkFlops / est.Value / 1e9
-			gf = unit.Value(g)
+		if p.GFlops != nil {
+			gf = unit.Value(*p.GFlops)
 			if roofs != nil {
 				if c, ok := roofs.PeakCompute(p.Threads, roofline.Single); ok && c.GFlops > 0 {
-					peak = fmt.Sprintf("%.1f", 100*g/c.GFlops)
-					best = fmt.Sprintf("%.1f", 100**r.Model.WorkFlops/est.Min/1e9/c.GFlops)
+					peak = fmt.Sprintf("%.1f", 100**p.GFlops/c.GFlops)
+					best = fmt.Sprintf("%.1f", 100**p.WorkFlops/minSecs/1e9/c.GFlops)
 				}
 			}
 		}
 		if p.FractionOfAttainable != nil {
 			frac, bound = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable), p.Bound.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s  %s\n", unit.Value(est.Value*1e3), pm, est.N, unit.Value(est.Min*1e3),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s  %s\n", unit.Value(p.Seconds*1e3), pm, p.CI.N, unit.Value(minSecs*1e3),
 			orUnknown(r.Model.WorkFlops, unit.Count), orUnknown(r.Model.TrafficBytes, unit.Count), orUnknownDash(p.Intensity),
 			gf, peak, best, frac, bound, r.Implementation, r.Problem)
 	}

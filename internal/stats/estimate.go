@@ -69,6 +69,18 @@ func unbounded(v float64, n int) Estimate {
 	return Estimate{Value: v, Lo: math.Inf(-1), Hi: math.Inf(1), N: n}
 }
 
+// IntervalName names the interval Estimate gives for n observations, as a
+// point records it.
+func (m Method) IntervalName(n int) string {
+	switch m {
+	case MethodMedian:
+		return "order-statistic"
+	case MethodBootstrap:
+		return "bootstrap"
+	}
+	return CIMethod(n)
+}
+
 // Estimate estimates the centre of xs with method m at the given two-sided
 // confidence (e.g. 0.99).
 func (m Method) Estimate(xs []float64, confidence float64) Estimate {
