@@ -77,12 +77,13 @@ func (pr *probedRun) close() {
 	}
 }
 
-// regionInvalid marks a resolution failure (unknown symbol, stripped file,
-// library not found) as bad input, keeping its type for errors.As.
+// regionInvalid marks a resolution failure (unknown symbol or version,
+// inlined function, stripped file, library not found) as bad input, keeping its type for errors.As.
 func regionInvalid(err error) error {
 	var se *regions.SymbolError
 	var le *regions.LibraryError
-	if errors.As(err, &se) || errors.As(err, &le) || errors.Is(err, regions.ErrStripped) || errors.Is(err, regions.ErrBadSpec) {
+	var ie *regions.InlinedError
+	if errors.As(err, &se) || errors.As(err, &le) || errors.As(err, &ie) || errors.Is(err, regions.ErrStripped) || errors.Is(err, regions.ErrBadSpec) {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return err
@@ -94,7 +95,10 @@ func nameProbe(r *roofline.Region, plan *regionPlan, i, nfun int, name string) {
 	if i < nfun {
 		p := plan.probes[i]
 		r.ProbeFirst = string(regions.KindOf(p.First))
-		r.Probe = p.Path + ":" + p.Name
+		r.Probe = p.Path + ":" + p.Spec.Symbol
+		if p.Version != "" {
+			r.Probe += "@" + p.Version
+		}
 		if p.Spec.Symbol == "" {
 			r.Probe = fmt.Sprintf("%s:%#x", p.Path, p.Spec.Addr)
 		}
@@ -210,7 +214,7 @@ func regionFlags(st regions.Stats, counted bool) []roofline.Flag {
 	var fl []roofline.Flag
 	if st.Calls == 0 && st.NeverLeft == 0 {
 		fl = append(fl, roofline.Flag{Code: roofline.FlagNoCalls,
-			Message: "never called (a library the target did not load, or code it did not reach)"})
+			Message: "never called (a library the target did not load, code it did not reach, or a symbol version it does not bind to)"})
 	}
 	if st.NeverLeft > 0 {
 		fl = append(fl, roofline.Flag{Code: roofline.FlagNeverLeft,

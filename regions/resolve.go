@@ -42,20 +42,31 @@ type Probe struct {
 	// it), and Size its symbol's size in bytes (0 for an address spec or
 	// a symbol without one).
 	Addr, Size uint64
+	// Version is the version of the symbol probed, "" when unversioned:
+	// the default one (exp@@GLIBC_2.29) unless the spec named another.
+	Version string
 	// First holds the function's first bytes: the first instruction
 	// decides what a probe costs (see Calibrate).
 	First []byte
 }
 
 // SymbolError is a symbol not found in a file; Near lists the closest
-// function names in it, best first.
+// function names in it, best first. With Version set, the symbol is there
+// but not in that version, and Versions lists those it has, as readelf
+// spells them (exp@GLIBC_2.2.5, exp@@GLIBC_2.29 the default).
 type SymbolError struct {
-	Symbol string
-	File   string
-	Near   []string
+	Symbol   string
+	Version  string
+	File     string
+	Near     []string
+	Versions []string
 }
 
 func (e *SymbolError) Error() string {
+	if e.Version != "" {
+		return fmt.Sprintf("region %s@%s: %s has no version %s in %s (present: %s; @@ marks the default, which %s alone names)",
+			e.Symbol, e.Version, e.Symbol, e.Version, e.File, strings.Join(e.Versions, ", "), e.Symbol)
+	}
 	msg := fmt.Sprintf("region %s: no function %q in %s", e.Symbol, e.Symbol, e.File)
 	if len(e.Near) > 0 {
 		msg += " (near: " + strings.Join(e.Near, ", ") + ")"
@@ -178,11 +189,14 @@ func (r Resolver) resolve(s Spec) (Probe, error) {
 	if s.Symbol == "" {
 		p.Name = s.String()
 	} else {
-		sym, err := r.symbol(f, real, s.Symbol)
+		sym, version, err := r.symbol(f, real, s)
 		if err != nil {
 			return Probe{}, err
 		}
-		addr, p.Size = sym.Value, sym.Size
+		addr, p.Size, p.Version = sym.Value, sym.Size, version
+		if s.Version != "" {
+			p.Name = s.Symbol + "@" + s.Version
+		}
 	}
 	p.Addr = addr
 	off, ok := fileOffset(f, addr)
@@ -209,41 +223,121 @@ func readAt(path string, b []byte, off int64) (int, error) {
 	return n, err
 }
 
+// definition is one function a name stands for in a file: its symbol,
+// its version ("" when unversioned) and whether that version is the
+// default one (@@), which the dynamic loader binds new links to.
+type definition struct {
+	sym       elf.Symbol
+	version   string
+	isDefault bool
+}
+
+func (d definition) String() string {
+	switch {
+	case d.version == "":
+		return d.sym.Name
+	case d.isDefault:
+		return d.sym.Name + "@@" + d.version
+	}
+	return d.sym.Name + "@" + d.version
+}
+
+// definitions reads a symbol table's functions. A static symbol table
+// spells versions in the name (exp@GLIBC_2.2.5, exp@@GLIBC_2.29); the
+// dynamic one records them beside it.
+func definitions(table []elf.Symbol, dynamic bool) []definition {
+	var out []definition
+	for _, s := range table {
+		if !isFunction(s) {
+			continue
+		}
+		d := definition{sym: s}
+		switch {
+		case dynamic && s.HasVersion:
+			d.version, d.isDefault = s.Version, !s.VersionIndex.IsHidden()
+		case !dynamic:
+			if base, v, ok := strings.Cut(s.Name, "@"); ok {
+				d.sym.Name = base
+				d.version, d.isDefault = strings.CutPrefix(v, "@")
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// pick chooses among the definitions of one name as the loader does: the
+// version asked for, else the default version, else an unversioned one,
+// else (only compat versions left) the first.
+func pick(defs []definition, version string) (definition, bool) {
+	if version != "" {
+		i := slices.IndexFunc(defs, func(d definition) bool { return d.version == version })
+		if i < 0 {
+			return definition{}, false
+		}
+		return defs[i], true
+	}
+	if i := slices.IndexFunc(defs, func(d definition) bool { return d.isDefault && d.version != "" }); i >= 0 {
+		return defs[i], true
+	}
+	if i := slices.IndexFunc(defs, func(d definition) bool { return d.version == "" }); i >= 0 {
+		return defs[i], true
+	}
+	return defs[0], true
+}
+
 // symbol finds a defined function in the file's symbol table, its
-// exported symbols, or its separate debug file.
-func (r Resolver) symbol(f *elf.File, path, name string) (elf.Symbol, error) {
-	var all []string
-	tables := [][]elf.Symbol{}
+// exported symbols, or its separate debug file, and returns it with the
+// version it was picked by ("" for an unversioned symbol).
+func (r Resolver) symbol(f *elf.File, path string, spec Spec) (elf.Symbol, string, error) {
+	name := spec.Symbol
 	syms, symErr := f.Symbols()
-	tables = append(tables, syms)
+	defs := definitions(syms, false)
 	dyn, _ := f.DynamicSymbols()
-	tables = append(tables, dyn)
+	defs = append(defs, definitions(dyn, true)...)
+	dbg := f
 	if symErr != nil {
-		if dbg := r.debugFile(f, path); dbg != nil {
-			ds, _ := dbg.Symbols()
-			tables = append(tables, ds)
+		if d := r.debugFile(f, path); d != nil {
+			ds, _ := d.Symbols()
+			defs = append(defs, definitions(ds, false)...)
 			symErr = nil
-			dbg.Close()
+			defer d.Close()
+			dbg = d
 		}
 	}
-	for _, t := range tables {
-		for _, s := range t {
-			if !isFunction(s) {
-				continue
-			}
-			if s.Name == name {
-				if elf.ST_TYPE(s.Info) == elf.STT_GNU_IFUNC {
-					return elf.Symbol{}, fmt.Errorf("region %s: %s is an indirect function (IFUNC) in %s, resolved at load time; name the implementation it selects", name, name, path)
-				}
-				return s, nil
-			}
-			all = append(all, s.Name)
+	var all []string
+	var named []definition
+	for _, d := range defs {
+		if d.sym.Name != name {
+			all = append(all, d.sym.Name)
+			continue
 		}
+		// A symbol versioned in both tables is one definition.
+		if !slices.ContainsFunc(named, func(n definition) bool { return n.sym.Value == d.sym.Value && n.version == d.version }) {
+			named = append(named, d)
+		}
+	}
+	if len(named) > 0 {
+		d, ok := pick(named, spec.Version)
+		if !ok {
+			present := make([]string, len(named))
+			for i, n := range named {
+				present[i] = n.String()
+			}
+			return elf.Symbol{}, "", &SymbolError{Symbol: name, Version: spec.Version, File: path, Versions: present}
+		}
+		if elf.ST_TYPE(d.sym.Info) == elf.STT_GNU_IFUNC {
+			return elf.Symbol{}, "", fmt.Errorf("region %s: %s is an indirect function (IFUNC) in %s, resolved at load time; name the implementation it selects", name, name, path)
+		}
+		return d.sym, d.version, nil
+	}
+	if sites := inlinedSites(dbg, name); len(sites) > 0 {
+		return elf.Symbol{}, "", &InlinedError{Symbol: name, File: path, Sites: sites}
 	}
 	if symErr != nil {
-		return elf.Symbol{}, &StrippedError{Symbol: name, File: path}
+		return elf.Symbol{}, "", &StrippedError{Symbol: name, File: path}
 	}
-	return elf.Symbol{}, &SymbolError{Symbol: name, File: path, Near: nearest(name, all, 3)}
+	return elf.Symbol{}, "", &SymbolError{Symbol: name, File: path, Near: nearest(name, all, 3)}
 }
 
 func isFunction(s elf.Symbol) bool {

@@ -120,3 +120,62 @@ func TestResolveFindsLibrariesBySonameAndRefusesUnknownOnes(t *testing.T) {
 		t.Errorf("libc.so.6:getpid through ld.so.cache: %+v, %v", p, err)
 	}
 }
+
+// A versioned symbol binds as the loader binds it: the default version
+// (vf@@VER_2) unless the spec names another, from the static symbol table
+// and, stripped, from the dynamic one alone. A version the file lacks is
+// refused with the versions it has.
+func TestResolveBindsTheDefaultVersionUnlessOneIsNamed(t *testing.T) {
+	requireTools(t, "gcc", "strip")
+	lib := compile(t, "libversioned.so", "versioned.c", "-shared", "-fPIC", "-Wl,--version-script=testdata/versioned.map")
+	stripped := filepath.Join(filepath.Dir(lib), "libversioned-stripped.so")
+	run(t, "strip", "-o", stripped, lib)
+	for _, file := range []string{lib, stripped} {
+		v1, v2 := resolveOne(t, lib, lib+":vf_1"), resolveOne(t, lib, lib+":vf_2")
+		for _, c := range []struct {
+			spec       string
+			addr       uint64
+			name, vers string
+		}{
+			{file + ":vf", v2.Addr, "vf", "VER_2"},
+			{file + ":vf@VER_1", v1.Addr, "vf@VER_1", "VER_1"},
+			{file + ":vf@@VER_2", v2.Addr, "vf@VER_2", "VER_2"},
+		} {
+			p := resolveOne(t, lib, c.spec)
+			if p.Addr != c.addr || p.Name != c.name || p.Version != c.vers {
+				t.Errorf("%s: %s version %q at %#x; want %s version %q at %#x", c.spec, p.Name, p.Version, p.Addr, c.name, c.vers, c.addr)
+			}
+		}
+		spec, _ := ParseSpec(file + ":vf@VER_9")
+		_, err := Resolver{Target: lib}.Resolve([]Spec{spec})
+		var se *SymbolError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), "present: vf@@VER_2, vf@VER_1") && !strings.Contains(err.Error(), "present: vf@VER_1, vf@@VER_2") {
+			t.Errorf("%s: err = %v, want a *SymbolError naming vf@VER_1 and vf@@VER_2", spec, err)
+		}
+	}
+}
+
+// A static function the compiler inlined everywhere has no entry to probe:
+// the error says so and names its call sites from the debug information.
+func TestResolveNamesAnInlinedFunctionsCallSites(t *testing.T) {
+	requireTools(t, "gcc")
+	target := compile(t, "inlined", "inlined.c", "-O2")
+	_, err := Resolver{Target: target}.Resolve([]Spec{{Symbol: "kernel"}})
+	var ie *InlinedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("err = %v, want *InlinedError", err)
+	}
+	callers := map[string]bool{}
+	for _, s := range ie.Sites {
+		callers[s.Caller] = true
+		if filepath.Base(s.File) != "inlined.c" || s.Line == 0 || s.Addr == 0 {
+			t.Errorf("site %+v: want inlined.c, a line and an address", s)
+		}
+	}
+	if !callers["main"] || !callers["twice"] {
+		t.Errorf("sites %+v: want calls in main and in twice", ie.Sites)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "kernel is inlined") || !strings.Contains(msg, "inlined.c:") {
+		t.Errorf("message %q", msg)
+	}
+}

@@ -15,6 +15,8 @@ func TestParseSpecReadsTheThreeForms(t *testing.T) {
 		{"libopenblas.so.0:cblas_dgemm", Spec{File: "libopenblas.so.0", Symbol: "cblas_dgemm"}},
 		{"/usr/lib/x86_64-linux-gnu/libm.so.6:sin", Spec{File: "/usr/lib/x86_64-linux-gnu/libm.so.6", Symbol: "sin"}},
 		{"./a.out:0x401136", Spec{File: "./a.out", Addr: 0x401136}},
+		{"libm.so.6:exp@GLIBC_2.2.5", Spec{File: "libm.so.6", Symbol: "exp", Version: "GLIBC_2.2.5"}},
+		{"vf@VER_2", Spec{Symbol: "vf", Version: "VER_2"}},
 	} {
 		got, err := ParseSpec(c.in)
 		if err != nil || got != c.want {
@@ -27,10 +29,19 @@ func TestParseSpecReadsTheThreeForms(t *testing.T) {
 }
 
 func TestParseSpecRefusesBadSyntax(t *testing.T) {
-	for _, in := range []string{"", ":f", "lib.so:", "a.out:0xZZ", "a.out:0x0", "two words"} {
+	for _, in := range []string{"", ":f", "lib.so:", "a.out:0xZZ", "a.out:0x0", "two words", "0x401136", "lib.so:exp@", "lib.so:@V1", "exp@@"} {
 		if _, err := ParseSpec(in); !errors.Is(err, ErrBadSpec) {
 			t.Errorf("ParseSpec(%q) = %v, want ErrBadSpec", in, err)
 		}
+	}
+}
+
+// exp@@GLIBC_2.29 names the default version as readelf prints it; it is
+// the same spec as exp@GLIBC_2.29.
+func TestParseSpecReadsTheDefaultVersionMark(t *testing.T) {
+	got, err := ParseSpec("libm.so.6:exp@@GLIBC_2.29")
+	if want := (Spec{File: "libm.so.6", Symbol: "exp", Version: "GLIBC_2.29"}); err != nil || got != want {
+		t.Errorf("got %+v, %v; want %+v", got, err, want)
 	}
 }
 

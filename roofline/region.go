@@ -6,7 +6,8 @@ package roofline
 type Region struct {
 	// Name is the symbol, the FILE:0xADDR spec, or the LIKWID tag.
 	Name string `json:"name"`
-	// Probe says where the region was probed: "FILE:SYMBOL",
+	// Probe says where the region was probed: "FILE:SYMBOL" (with
+	// "@VERSION" for a versioned symbol, e.g. libm's exp@GLIBC_2.29),
 	// "FILE:0xADDR" or "likwid:TAG", FILE the resolved path.
 	Probe string `json:"probe"`
 	// Calls counts completed calls (entered and returned).

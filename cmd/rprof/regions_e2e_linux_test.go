@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -10,13 +8,14 @@ import (
 
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/regions"
-	"github.com/rprof/rprof/roofline"
 )
 
-// TestRunRegionsEndToEnd measures a function of a compiled C target with
-// rprof run --region, and refuses bad regions before running anything.
-// No descriptor of the probes may stay open afterwards.
-func TestRunRegionsEndToEnd(t *testing.T) {
+// probeTarget compiles regions/testdata/SRC with gcc -O1 and the flags
+// for a probed run, skipping where regions cannot be probed; it returns
+// the executable and the path for the run's JSON, in a directory that
+// also holds this run's machine lock.
+func probeTarget(t *testing.T, src string, flags ...string) (target, js string) {
+	t.Helper()
 	if err := regions.Supported(); err != nil {
 		t.Skipf("regions cannot be probed here: %v", err)
 	}
@@ -24,12 +23,20 @@ func TestRunRegionsEndToEnd(t *testing.T) {
 		t.Skip("gcc not found")
 	}
 	dir := t.TempDir()
-	target := filepath.Join(dir, "target")
-	if out, err := exec.Command("gcc", "-O1", "-pthread", "-o", target, "../../regions/testdata/target.c", "-ldl").CombinedOutput(); err != nil {
+	target = filepath.Join(dir, strings.TrimSuffix(src, ".c"))
+	args := append([]string{"-O1", "-o", target, filepath.Join("../../regions/testdata", src)}, flags...)
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	t.Setenv("XDG_RUNTIME_DIR", dir) // the machine lock of this run only
-	js := filepath.Join(dir, "p.json")
+	return target, filepath.Join(dir, "p.json")
+}
+
+// TestRunRegionsEndToEnd measures a function of a compiled C target with
+// rprof run --region, and refuses bad regions before running anything.
+// No descriptor of the probes may stay open afterwards.
+func TestRunRegionsEndToEnd(t *testing.T) {
+	target, js := probeTarget(t, "target.c", "-pthread", "-ldl")
 	before := testutil.OpenFDs(t)
 	code, _, stderr := rprofCLI(t, "run", "--region", "spin_us", "--region", "outer", "-e", "page-faults", "--json", js, "--", target, "spin", "3", "2000")
 	if code != exitOK {
@@ -39,14 +46,7 @@ func TestRunRegionsEndToEnd(t *testing.T) {
 	if !strings.Contains(stderr, " Regions (") || !strings.Contains(stderr, "spin_us") {
 		t.Errorf("no regions table:\n%s", stderr)
 	}
-	b, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p roofline.Point
-	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := readRunPoint(t, js)
 	if len(p.Regions) != 2 || p.Regions[0].Name != "spin_us" || p.Regions[0].Calls != 3 || p.Regions[1].Calls != 0 {
 		t.Fatalf("regions %+v", p.Regions)
 	}
@@ -71,4 +71,20 @@ func TestRunRegionsEndToEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// --region libm.so.6:exp probes the exp the program calls: the default
+// version (exp@@GLIBC_2.29 on x86-64 glibc), not the compat one listed
+// first in libm's dynamic symbols, which no new program calls.
+func TestRunRegionCountsALibrarysDefaultVersion(t *testing.T) {
+	target, js := probeTarget(t, "expcalls.c", "-lm")
+	code, _, stderr := rprofCLI(t, "run", "--region", "libm.so.6:exp", "-e", "page-faults", "--json", js, "--", target, "1000")
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	p := readRunPoint(t, js)
+	if len(p.Regions) != 1 || p.Regions[0].Calls != 1000 {
+		t.Fatalf("regions %+v, want exp called 1000 times\n%s", p.Regions, stderr)
+	}
+	t.Logf("probed %s", p.Regions[0].Probe)
 }
