@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rprof/rprof/internal/kfs"
+	"github.com/rprof/rprof/internal/rundir"
 )
 
 // poll is how often waits look again: the waits are for other processes'
@@ -26,9 +29,10 @@ const DefaultPatience = time.Minute
 // Its locks are held through open files, so they die with the process:
 // an owner killed with SIGKILL frees the election for the next run.
 type Session struct {
-	id  Identity
-	dir string // the job's directory
-	log string // the node's owners log
+	id   Identity
+	root *rundir.Dir // the lock directory, which holds the node's owners log
+	dir  *rundir.Dir // the job's directory in it
+	log  string      // the owners log's name
 	// Patience bounds the owner's wait for local ranks that never
 	// registered (DefaultPatience when 0).
 	Patience time.Duration
@@ -42,31 +46,37 @@ type Session struct {
 	start, end     time.Time
 }
 
-// Join registers this rank in dir, a node-local directory (created if
-// missing), and takes the shared lock that says its program is about to
-// run. A directory that cannot be used is a *LockDirError: the caller can
-// still count W and T, and nobody on the node counts Q.
+// Join registers this rank in dir, a node-local directory private to this
+// user (created, mode 0700, if missing; its parent must exist), and takes
+// the shared lock that says its program is about to run. A directory that
+// cannot be used, or is not private (rundir.UnsafeError), is a
+// *LockDirError: the caller can still count W and T, and nobody on the node
+// counts Q.
 func Join(dir string, id Identity) (*Session, error) {
-	s := &Session{id: id, dir: filepath.Join(dir, jobDirName(id)), log: filepath.Join(dir, ownersLogName(id.Node))}
+	s := &Session{id: id, log: ownersLogName(id.Node)}
 	fail := func(err error) (*Session, error) {
 		s.Close()
 		return nil, &LockDirError{Dir: dir, Err: err}
 	}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	var err error
+	if s.root, err = rundir.Open(dir); err != nil {
 		return fail(err)
 	}
-	reg, err := os.OpenFile(filepath.Join(s.dir, "rank-"+strconv.Itoa(id.Rank)), os.O_CREATE|os.O_WRONLY, 0o600)
+	if s.dir, err = s.root.Sub(jobDirName(id)); err != nil {
+		return fail(err)
+	}
+	reg, err := s.dir.OpenFile("rank-"+strconv.Itoa(id.Rank), os.O_CREATE|os.O_WRONLY)
 	if err != nil {
 		return fail(err)
 	}
 	reg.Close()
-	if s.active, err = os.OpenFile(filepath.Join(s.dir, activeFile), os.O_CREATE|os.O_RDWR, 0o600); err != nil {
+	if s.active, err = s.dir.OpenFile(activeFile, os.O_CREATE|os.O_RDWR); err != nil {
 		return fail(err)
 	}
 	if err := unix.Flock(int(s.active.Fd()), unix.LOCK_SH); err != nil {
 		return fail(fmt.Errorf("lock %s: %w", activeFile, err))
 	}
-	if s.uncore, err = os.OpenFile(filepath.Join(s.dir, uncoreFile), os.O_CREATE|os.O_RDWR, 0o600); err != nil {
+	if s.uncore, err = s.dir.OpenFile(uncoreFile, os.O_CREATE|os.O_RDWR); err != nil {
 		return fail(err)
 	}
 	if s.self, err = selfProc(); err != nil {
@@ -106,7 +116,7 @@ func (s *Session) becomeOwner() error {
 		return fmt.Errorf("stat %s: %w", uncoreFile, err)
 	}
 	s.uncoreIno = st.Ino
-	f, err := os.OpenFile(s.log, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	f, err := s.root.OpenFile(s.log, os.O_CREATE|os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		return fmt.Errorf("owners log: %w", err)
 	}
@@ -130,7 +140,7 @@ func (s *Session) becomeOwner() error {
 // ownerReady reports whether the owner's counters run: .ready names a
 // live process.
 func (s *Session) ownerReady() bool {
-	b, err := os.ReadFile(filepath.Join(s.dir, readyFile))
+	b, err := s.dir.ReadFile(readyFile)
 	if err != nil {
 		return false
 	}
@@ -145,11 +155,19 @@ func (s *Session) Started() error {
 	if !s.owner {
 		return nil
 	}
-	tmp := filepath.Join(s.dir, readyFile+".tmp")
-	if err := os.WriteFile(tmp, []byte(logEntry{Start: true, Job: s.id.Job, Proc: s.self}.String()), 0o600); err != nil {
+	tmp := readyFile + ".tmp"
+	f, err := s.dir.Create(tmp)
+	if err != nil {
 		return fmt.Errorf("mark the counters ready: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(s.dir, readyFile)); err != nil {
+	_, err = io.WriteString(f, logEntry{Start: true, Job: s.id.Job, Proc: s.self}.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.dir.Rename(tmp, readyFile)
+	}
+	if err != nil {
 		return fmt.Errorf("mark the counters ready: %w", err)
 	}
 	return nil
@@ -212,8 +230,14 @@ func sleep(ctx context.Context) error {
 
 // registered counts the ranks that joined.
 func (s *Session) registered() int {
-	names, _ := filepath.Glob(filepath.Join(s.dir, "rank-*"))
-	return len(names)
+	names, _ := s.dir.Names()
+	n := 0
+	for _, name := range names {
+		if strings.HasPrefix(name, "rank-") {
+			n++
+		}
+	}
+	return n
 }
 
 // Owner reports whether this process counts the node's traffic.
@@ -233,12 +257,11 @@ func (s *Session) Shared() []string {
 		return nil
 	}
 	out := append([]string(nil), s.shared...)
-	if b, err := os.ReadFile(s.log); err == nil && int64(len(b)) >= s.logOffset {
+	if b, err := s.root.ReadFile(s.log); err == nil && int64(len(b)) >= s.logOffset {
 		out = append(out, ownersDuring(parseLog(string(b[s.logOffset:])), s.id.Job)...)
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(filepath.Join(s.dir, uncoreFile), &st); err != nil || st.Ino != s.uncoreIno {
-		out = append(out, fmt.Sprintf("the lock file %s was removed or replaced during the run: another rank of this job may have counted this node's memory controllers too", filepath.Join(s.dir, uncoreFile)))
+	if ino, err := s.dir.Ino(uncoreFile); err != nil || ino != s.uncoreIno {
+		out = append(out, fmt.Sprintf("the lock file %s was removed or replaced during the run: another rank of this job may have counted this node's memory controllers too", filepath.Join(s.dir.Path(), uncoreFile)))
 	}
 	return out
 }
@@ -247,15 +270,20 @@ func (s *Session) Shared() []string {
 // being done, removes the job's directory.
 func (s *Session) Close() error {
 	if s.owner {
-		if f, err := os.OpenFile(s.log, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+		if f, err := s.root.OpenFile(s.log, os.O_WRONLY|os.O_APPEND); err == nil {
 			io.WriteString(f, logEntry{Job: s.id.Job, Proc: s.self}.String())
 			f.Close()
 		}
-		os.RemoveAll(s.dir)
+		s.root.RemoveSub(jobDirName(s.id))
 	}
 	for _, f := range []*os.File{s.active, s.uncore} {
 		if f != nil {
 			f.Close()
+		}
+	}
+	for _, d := range []*rundir.Dir{s.dir, s.root} {
+		if d != nil {
+			d.Close()
 		}
 	}
 	return nil
@@ -278,23 +306,11 @@ func alive(p proc) bool {
 // StartTicks is a process's start time in clock ticks since boot, field
 // 22 of /proc/PID/stat.
 func StartTicks(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may hold spaces and parentheses: count
-	// fields after its closing parenthesis.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
+	st, err := kfs.ReadProcStat(procFS, pid)
+	return st.StartTicks, err
 }
+
+var procFS = os.DirFS("/proc")
 
 // HydraProxy finds the MPICH hydra proxy among this process's ancestors
 // (the nearest hydra_pmi_proxy, else the parent) and returns its pid and
@@ -319,14 +335,6 @@ func HydraProxy() (int, uint64, error) {
 }
 
 func parentOf(pid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
-		return 0, fmt.Errorf("/proc/%d/stat: too short", pid)
-	}
-	return strconv.Atoi(f[1])
+	st, err := kfs.ReadProcStat(procFS, pid)
+	return st.PPID, err
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rprof/rprof/internal/rundir"
 )
 
 // A subprocess of this test binary with rankEnv set plays one rank: it
@@ -129,8 +131,12 @@ func runJob(t *testing.T, dir, job string, runs []time.Duration) []rankResult {
 	return res
 }
 
+// lockDir is a lock directory rprof creates, private as it must be (a
+// t.TempDir is mode 0755 under the usual umask).
+func lockDir(t *testing.T) string { return filepath.Join(t.TempDir(), "locks") }
+
 func TestElectionHasOneOwnerWhoseWindowCoversEveryRank(t *testing.T) {
-	dir := t.TempDir()
+	dir := lockDir(t)
 	runs := []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 10 * time.Millisecond, 200 * time.Millisecond, 100 * time.Millisecond, 20 * time.Millisecond}
 	res := runJob(t, dir, "job1", runs)
 	owners := 0
@@ -161,7 +167,7 @@ func TestElectionHasOneOwnerWhoseWindowCoversEveryRank(t *testing.T) {
 }
 
 func TestElectionKilledOwnerFreesTheLock(t *testing.T) {
-	dir := t.TempDir()
+	dir := lockDir(t)
 	// Local size 2 keeps the first owner waiting for a second rank, so
 	// it is killed while it owns.
 	cmd, sc := startRank(t, dir, "job2", "node0", 0, 2, time.Hour)
@@ -186,9 +192,9 @@ func TestElectionKilledOwnerFreesTheLock(t *testing.T) {
 }
 
 func TestElectionDetectsAnotherJobsOwner(t *testing.T) {
-	dir := t.TempDir()
+	dir := lockDir(t)
 	// Job A's owner runs until job B, run inside A's window, is done.
-	release := filepath.Join(dir, "release")
+	release := filepath.Join(t.TempDir(), "release")
 	cmdA, scA := startRank(t, dir, "jobA", "node0", 0, 1, "until:"+release)
 	if !scA.Scan() || scA.Text() != "elected true" {
 		t.Fatalf("job A: %q", scA.Text())
@@ -211,7 +217,7 @@ func TestElectionDetectsAnotherJobsOwner(t *testing.T) {
 }
 
 func TestElectionDetectsAReplacedLockFile(t *testing.T) {
-	dir := t.TempDir()
+	dir := lockDir(t)
 	id := Identity{Job: "job4", Node: "node0", LocalSize: 1}
 	s, err := Join(dir, id)
 	if err != nil {
@@ -230,6 +236,72 @@ func TestElectionDetectsAReplacedLockFile(t *testing.T) {
 	}
 	if len(s.Shared()) == 0 {
 		t.Error("a replaced lock file went unnoticed")
+	}
+}
+
+func TestJoinRefusesALockDirectoryThatIsNotPrivate(t *testing.T) {
+	id := Identity{Job: "j", Node: "n", LocalSize: 1}
+	tests := []struct {
+		name   string
+		plant  func(t *testing.T, dir string) // dir is the lock directory
+		reason rundir.Reason
+	}{
+		{"a lock directory others can write", func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			os.Chmod(dir, 0o1777)
+		}, rundir.Mode},
+		{"a lock directory that is a link", func(t *testing.T, dir string) {
+			os.Symlink(t.TempDir(), dir)
+		}, rundir.Symlink},
+		{"a job directory that is a link", func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			os.Symlink(t.TempDir(), filepath.Join(dir, jobDirName(id)))
+		}, rundir.Symlink},
+		{"a job directory others can write", func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			os.Mkdir(filepath.Join(dir, jobDirName(id)), 0o700)
+			os.Chmod(filepath.Join(dir, jobDirName(id)), 0o777)
+		}, rundir.Mode},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := lockDir(t)
+			tt.plant(t, dir)
+			s, err := Join(dir, id)
+			var lde *LockDirError
+			var ue *rundir.UnsafeError
+			if !errors.As(err, &lde) || !errors.As(err, &ue) || ue.Reason != tt.reason {
+				if s != nil {
+					s.Close()
+				}
+				t.Fatalf("Join = %v, want a *LockDirError for reason %d", err, tt.reason)
+			}
+		})
+	}
+}
+
+func TestElectionWritesNothingThroughAPlantedLink(t *testing.T) {
+	dir := lockDir(t)
+	id := Identity{Job: "job5", Node: "node0", LocalSize: 1}
+	s, err := Join(dir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Links planted where the owner writes: its owners log and the
+	// ready file's temporary.
+	victims := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victims, []byte("keep"), 0o600)
+	os.Symlink(victims, filepath.Join(dir, jobDirName(id), readyFile+".tmp"))
+	os.Symlink(victims, filepath.Join(dir, ownersLogName(id.Node)))
+	owner, err := s.Elect(context.Background())
+	var ue *rundir.UnsafeError
+	if !errors.As(err, &ue) || ue.Reason != rundir.Symlink {
+		t.Errorf("Elect with a linked owners log = %v, %v; want it refused", owner, err)
+	}
+	s.Started()
+	if b, _ := os.ReadFile(victims); string(b) != "keep" {
+		t.Errorf("the link's target was written: %q", b)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
@@ -23,7 +24,12 @@ func advice(err error) string {
 func fixFor(err error) string {
 	var perm *pmu.PermissionError
 	var uq *emulate.UnsupportedQEMUError
+	var lockWait *lock.TimeoutError
 	switch {
+	case errors.As(err, &lockWait) && lockWait.Timeout == 0:
+		return "wait for it to finish, or give --lock-timeout a duration to wait"
+	case errors.As(err, &lockWait):
+		return "wait for it to finish, or give --lock-timeout a longer duration"
 	case errors.As(err, &perm) && perm.SystemWide:
 		return "memory-controller events are system-wide and need CAP_PERFMON: " + fixSystemWide
 	case errors.As(err, &perm):

@@ -39,7 +39,7 @@ var exitCodes = []struct {
 	{exitFailure, "a check failed (`gate`: regression; `doctor`: counting unusable)"},
 	{exitUsage, "bad command line or input document (unknown flag, missing baseline, a document of another schema); nothing was measured"},
 	{exitUndecided, "`gate`: could not decide (too few repetitions, the target failed, the machine differs without roofs to compare)"},
-	{exitInternal, "rprof could not do its work: measuring (no counters, a failing overhead command, a roofs benchmark), reading roofs or writing outputs failed"},
+	{exitInternal, "rprof could not do its work: measuring (no counters, a failing overhead command, a roofs benchmark, another measurement still holding the machine after `--lock-timeout`), reading roofs or writing outputs failed"},
 	{exitNoExec, "`run`, `gate`: the target is not executable"},
 	{exitNotFound, "`run`, `gate`: the target was not found"},
 	{exitInterrupted, "interrupted (Ctrl-C or SIGTERM); no document was written"},

@@ -88,6 +88,8 @@ Flags:
                    e.g. page-faults; repeatable)
   --library FILE   with --count, the file holding dnnl_primitive_execute
                    (default libdnnl.so, found as the loader would)
+  --lock-timeout D with --count pmu, wait at most D for another rprof
+                   measurement to finish (default 5m; 0 does not wait)
 
 Exit status: CMD's own (128+N when signal N killed it); 2 bad command line;
 125 no oneDNN execution to report or an output could not be written; 126
@@ -154,6 +156,7 @@ type dnnOptions struct {
 	confidence                  float64
 	events                      eventList
 	command                     []string
+	lockTimeout                 time.Duration
 }
 
 func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
@@ -167,6 +170,7 @@ func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
 	fset.StringVar(&o.count, "count", "", "counted W beside the analytic one (`MODE`)")
 	fset.Var(&o.events, "e", "with --count pmu, count `EVENT` per call too (perf syntax; repeatable)")
 	fset.StringVar(&o.library, "library", "libdnnl.so", "with --count, the `FILE` holding dnnl_primitive_execute")
+	lockTimeoutVar(fset, &o.lockTimeout)
 	if err := parseFlags(fset, args); err != nil {
 		return o, err
 	}
@@ -203,7 +207,7 @@ func runDNNTrace(ctx context.Context, e *env, o dnnOptions, roofs roofsDoc) (dnn
 	var err error
 	switch o.count {
 	case "pmu":
-		if r.probed, err = runDNNProbed(ctx, e, o.command, o.events, o.library, roofs, o.threads); err != nil {
+		if r.probed, err = runDNNProbed(ctx, e, o.command, o.events, o.library, roofs, o.threads, o.lockTimeout); err != nil {
 			return r, err
 		}
 		r.trace, r.code, r.groups = r.probed.trace, r.probed.whole.Exit.Code, r.probed.groups

@@ -87,6 +87,8 @@ annotations on stdout when GITHUB_ACTIONS=true.
   -e EVENT                 count EVENT too, as 'rprof run -e'
   --overhead 'CMD'         subtract an overhead command, as 'rprof run'
   --idle-baseline DURATION subtract idle DRAM traffic, as 'rprof run'
+  --lock-timeout DURATION  wait at most this long for another measurement,
+                           as 'rprof run' (default 5m; 0 does not wait)
   --json FILE              also write the new point
   --markdown FILE          write a Markdown summary
   --junit FILE             write JUnit XML
@@ -188,7 +190,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	if err := mf.apply(&cfg, fset); err != nil {
 		return false, err
 	}
-	release, err := holdMachine(ctx, e, "gate", lock.Shared)
+	release, err := holdMachine(ctx, e, "gate", lock.Shared, mf.lockTimeout)
 	if err != nil {
 		return false, err
 	}

@@ -52,9 +52,11 @@ written to -o, by default where 'rprof run' looks for it. Its directory
 must exist (only the default cache directory is created).
 
 Measurements at once spoil each other's figures: roofs waits for any
-'rprof run' or other roofs to finish, and they wait for it, saying so (a
-lock on rprof-measure.lock in $XDG_RUNTIME_DIR, else the temporary
-directory). Ctrl-C stops every part within a second.
+'rprof run' or other roofs of the same user to finish, and they wait for
+it, saying whom they wait for, up to --lock-timeout (a lock in the user's
+private runtime directory: $XDG_RUNTIME_DIR/rprof, /run/rprof for root,
+else rprof-UID in the temporary directory). Ctrl-C stops every part
+within a second.
 
 Under srun or mpirun (srun -N 4 --ntasks-per-node=1 rprof roofs -o DIR/),
 local rank 0 of each node measures it and writes DIR/roofs-NODE.json;
@@ -69,6 +71,8 @@ Flags:
   --fixed N          no early stopping: N iterations per invocation for
                      every configuration (the fixed-sample baseline)
   --method M         median (default), mean or bootstrap
+  --lock-timeout D   wait at most D for other measurements to finish
+                     (default 5m; 0 does not wait), then exit 125
   --order O          search order, forward or reverse (default: compute
                      forward, DGEMM shapes largest first)
   --invocations N    outer-loop invocations per configuration (default 3,
@@ -104,6 +108,8 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	quick := fs.Bool("quick", false, "fast reduced roof set")
 	fixed := fs.Int("fixed", 0, "fixed iterations per invocation, no early stopping")
 	method := fs.String("method", string(stats.DefaultMethod), "median, mean or bootstrap")
+	lockTimeout := new(time.Duration)
+	lockTimeoutVar(fs, lockTimeout)
 	order := fs.String("order", "", "forward or reverse (default: compute forward, DGEMM reverse)")
 	invocations := fs.Int("invocations", 0, "invocations per configuration")
 	blas := fs.String("blas", "", "BLAS library path")
@@ -172,7 +178,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	if o.Invoker, err = roofsInvoker(*inProcess, *blasArch); err != nil {
 		return err
 	}
-	release, err := holdMachine(ctx, e, "roofs", lock.Exclusive)
+	release, err := holdMachine(ctx, e, "roofs", lock.Exclusive, *lockTimeout)
 	if err != nil {
 		return err
 	}

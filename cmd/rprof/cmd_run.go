@@ -99,21 +99,30 @@ Flags:
   --json FILE        write the point document (schema rprof.point/v2)
   --plot FILE        draw the point under the roofs (.png, .svg or .pdf)
   --label NAME       name of the point (default: CMD's base name)
+  --lock-timeout D   wait at most D for another rprof measurement on this
+                     machine to finish (default 5m; 0 does not wait), then
+                     exit 125. An rprof started by one holding the machine
+                     (rprof run -- rprof roofs) measures inside it
 
 Under mpirun or srun (mpirun -n 4 rprof run --json DIR/ -- ./app), each
 rank counts its own W and T, and one process per node and job, elected
 through lock files, counts the node's DRAM traffic for all its ranks.
 --json DIR/ writes one file per rank, named by job and rank; 'rprof merge
 DIR/*.json' makes the job's point. See docs/cluster.md.
-  --lock-dir DIR     node-local directory of the election's lock files
-                     (default $RPROF_LOCK_DIR, else the temporary directory)
+  --lock-dir DIR     node-local directory of the election's lock files,
+                     private to the job's user: created with mode 0700,
+                     refused when another user owns it, others may enter it
+                     or it is a link (default $RPROF_LOCK_DIR, else the
+                     runtime directory: $XDG_RUNTIME_DIR/rprof, /run/rprof
+                     for root, else rprof-UID in the temporary directory)
   --job NAME         the job's name in the rank files (default: the
                      launcher's job id; give one for MPICH across nodes)
 
 Exit status: CMD's own (128+N when signal N killed it); rprof's failures:
 2 bad command line or input (empty command, --repeat 0, unparsable event,
 unreadable roofs file), 125 rprof could not measure (no
-counters, failing overhead command, unwritable output), 126 CMD not
+counters, failing overhead command, unwritable output, --lock-timeout
+passed), 126 CMD not
 executable, 127 CMD not found, 130 interrupted before any repetition.
 `,
 	Run: runRun,
@@ -189,7 +198,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		defer node.Close()
 		cfg.Node = node
 	}
-	release, err := holdMachine(ctx, e, "run", lock.Shared)
+	release, err := holdMachine(ctx, e, "run", lock.Shared, mf.lockTimeout)
 	if err != nil {
 		return err
 	}

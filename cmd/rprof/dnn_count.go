@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/internal/lock"
@@ -45,7 +46,7 @@ type probedDNN struct {
 // runDNNProbed runs command once with oneDNN's trace on and uprobes on
 // library's dnnl_primitive_execute, reading the per-CPU counters of the pmu
 // backend's catalogue (FP work) and events at every call.
-func runDNNProbed(ctx context.Context, e *env, command, events []string, library string, roofs roofsDoc, threads int) (*probedDNN, error) {
+func runDNNProbed(ctx context.Context, e *env, command, events []string, library string, roofs roofsDoc, threads int, lockTimeout time.Duration) (*probedDNN, error) {
 	pd := &probedDNN{trace: &dnn.Trace{Ordered: true}}
 	split := pd.trace.Splitter(e.stdout)
 	cfg := measure.Config{
@@ -53,7 +54,7 @@ func runDNNProbed(ctx context.Context, e *env, command, events []string, library
 		Count: measure.DefaultBackend, Events: events, Regions: []string{library + ":" + dnnlExecute}, Repeat: 1,
 		Roofs: roofs.roofs, RoofsPath: roofs.path, Threads: threads, CallGroups: pd.split,
 	}
-	release, err := holdMachine(ctx, e, "dnn", lock.Shared)
+	release, err := holdMachine(ctx, e, "dnn", lock.Shared, lockTimeout)
 	if err != nil {
 		return nil, err
 	}

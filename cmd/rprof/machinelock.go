@@ -2,24 +2,62 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"time"
 
 	"github.com/rprof/rprof/internal/lock"
+	"github.com/rprof/rprof/internal/rundir"
 )
 
+// defaultLockTimeout is how long a measurement waits for others by
+// default: longer than a quick roofs sweep, short enough that a forgotten
+// holder does not hang a CI job.
+const defaultLockTimeout = 5 * time.Minute
+
+// lockTimeoutVar defines --lock-timeout. A negative duration is a usage
+// error; 0 does not wait at all.
+func lockTimeoutVar(fs *flag.FlagSet, p *time.Duration) {
+	*p = defaultLockTimeout
+	fs.Var(lockTimeoutFlag{durationFlag{p}}, "lock-timeout", "give up after waiting this `duration` for other measurements (0: do not wait)")
+}
+
+type lockTimeoutFlag struct{ durationFlag }
+
+func (f lockTimeoutFlag) Set(s string) error {
+	if err := f.durationFlag.Set(s); err != nil {
+		return err
+	}
+	if *f.d < 0 {
+		return errors.New("a wait cannot be negative (0 does not wait)")
+	}
+	return nil
+}
+
 // holdMachine keeps measurements apart: roofs takes the machine alone,
-// runs share it. A second one says whom it waits for. Where the lock file
-// cannot be opened, the measurement goes ahead with a note.
-func holdMachine(ctx context.Context, e *env, cmd string, mode lock.Mode) (release func(), err error) {
-	l, err := lock.Acquire(ctx, lock.Path(), mode, "rprof "+cmd, func(holder string) {
-		fmt.Fprintf(e.stderr, "rprof %s: waiting for %s to finish: measurements at once spoil each other's figures\n", cmd, holder)
-	})
+// runs share it. A second one says whom it waits for, and gives up after
+// timeout. One started by a measurement that holds the machine (rprof run
+// -- rprof roofs) goes ahead inside it. Where the lock cannot be taken
+// (its runtime directory is not private, say), the measurement goes ahead
+// with a note.
+func holdMachine(ctx context.Context, e *env, cmd string, mode lock.Mode, timeout time.Duration) (release func(), err error) {
+	l, err := lock.Acquire(ctx, rundir.Default(), lock.Request{Mode: mode, What: "rprof " + cmd, Timeout: timeout,
+		Waiting: func(h lock.Holder) {
+			fmt.Fprintf(e.stderr, "rprof %s: waiting up to %v for %s to finish: measurements at once spoil each other's figures\n", cmd, timeout, h)
+		}})
+	var te *lock.TimeoutError
 	switch {
 	case ctx.Err() != nil:
 		return nil, &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted while waiting for the machine")}
+	case errors.As(err, &te):
+		return nil, &exitError{code: exitInternal, err: fmt.Errorf("nothing measured: %w", err)}
 	case err != nil:
 		fmt.Fprintf(e.stderr, "rprof %s: note: %v: not kept apart from other measurements\n", cmd, err)
 		return func() {}, nil
+	}
+	if h, nested := l.Nested(); nested {
+		fmt.Fprintf(e.stderr, "rprof %s: note: the machine is held by %s, which started this one: measuring inside it, without waiting\n", cmd, h)
 	}
 	return l.Release, nil
 }

@@ -30,6 +30,7 @@ type measureFlags struct {
 	cacheModel    string
 	emulateCPU    string
 	qemu          string
+	lockTimeout   time.Duration
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
@@ -48,6 +49,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.cacheModel, "cache-model", "", "cache hierarchy of --count emulate: `SIZE/WAYS,...[,line=B]` from L1 down, or none")
 	fs.StringVar(&m.emulateCPU, "emulate-cpu", "host", "CPU `MODEL` QEMU presents under --count emulate: host (this CPU's identity) or a QEMU model (qemu-x86_64 -cpu help)")
 	fs.StringVar(&m.qemu, "qemu", "", "qemu-x86_64 binary `PATH` of --count emulate (default: $"+emulate.QEMUEnv+", else qemu-x86_64 in PATH)")
+	lockTimeoutVar(fs, &m.lockTimeout)
 }
 
 // apply fills cfg's measurement fields from the parsed flags of fs. The

@@ -15,6 +15,7 @@ import (
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 
+	"github.com/rprof/rprof/internal/rundir"
 	"github.com/rprof/rprof/internal/unit"
 )
 
@@ -86,14 +87,15 @@ func (b *bystander) Window() (time.Time, time.Time)      { return b.start, b.end
 func (b *bystander) Shared() []string                    { return nil }
 func (b *bystander) Close() error                        { return nil }
 
-// defaultLockDir is $RPROF_LOCK_DIR, else the temporary directory: it
-// must be local to the node (a shared one works too: the files are named
-// by node).
+// defaultLockDir is $RPROF_LOCK_DIR, else the user's private runtime
+// directory: it must be local to the node (a shared one works too: the
+// files are named by node) and, like the runtime directory, reachable by
+// this user alone.
 func defaultLockDir() string {
 	if d := os.Getenv("RPROF_LOCK_DIR"); d != "" {
 		return d
 	}
-	return os.TempDir()
+	return rundir.Default()
 }
 
 // rankFile is a rank's point file in dir: named by job and rank, ranks

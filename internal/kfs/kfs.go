@@ -138,3 +138,40 @@ func ParseList(s string, limit int) ([]int, error) {
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }
+
+// ProcStat is what rprof reads of /proc/PID/stat.
+type ProcStat struct {
+	// State is the one-letter state ("R", "S", "Z" for a zombie...).
+	State string
+	// PPID is the parent's pid.
+	PPID int
+	// StartTicks is the start time in clock ticks since boot: with the
+	// pid it names one process, not a later reuse of its pid.
+	StartTicks uint64
+}
+
+// ReadProcStat reads PID/stat under a /proc root.
+func ReadProcStat(procfs fs.FS, pid int) (ProcStat, error) {
+	name := strconv.Itoa(pid) + "/stat"
+	b, err := fs.ReadFile(procfs, name)
+	if err != nil {
+		return ProcStat{}, err
+	}
+	// The command name (field 2) may hold spaces and parentheses: count
+	// fields after its closing parenthesis.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ProcStat{}, fmt.Errorf("%s: no command field: %w", name, ErrMalformed)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ProcStat{}, fmt.Errorf("%s: %d fields: %w", name, len(f)+2, ErrMalformed)
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	ticks, err2 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil {
+		return ProcStat{}, fmt.Errorf("%s: %w", name, ErrMalformed)
+	}
+	return ProcStat{State: f[0], PPID: ppid, StartTicks: ticks}, nil
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"testing/fstest"
 )
 
 func TestParseCPUList(t *testing.T) {
@@ -39,6 +40,33 @@ func TestParseCPUList(t *testing.T) {
 			if !reflect.DeepEqual(back, got) {
 				t.Errorf("FormatList(%v) = %q does not parse back", got, FormatList(got))
 			}
+		}
+	}
+}
+
+func TestReadProcStat(t *testing.T) {
+	rest := " 1 1 0 -1 4194560 100 0 0 0 3 4 0 0 20 0 1 0 987654 1000 100"
+	fsys := fstest.MapFS{
+		"10/stat": {Data: []byte("10 (sleep) S 7" + rest + "\n")},
+		"11/stat": {Data: []byte("11 (a) b) (c) Z 10" + rest)},
+		"12/stat": {Data: []byte("12 (short) R 1 2 3")},
+		"13/stat": {Data: []byte("13 sleep S 7" + rest)},
+	}
+	tests := []struct {
+		pid  int
+		want ProcStat
+		err  bool
+	}{
+		{10, ProcStat{State: "S", PPID: 7, StartTicks: 987654}, false},
+		{11, ProcStat{State: "Z", PPID: 10, StartTicks: 987654}, false},
+		{12, ProcStat{}, true},
+		{13, ProcStat{}, true},
+		{14, ProcStat{}, true},
+	}
+	for _, tt := range tests {
+		got, err := ReadProcStat(fsys, tt.pid)
+		if got != tt.want || (err != nil) != tt.err {
+			t.Errorf("ReadProcStat(%d) = %+v, %v; want %+v, error %v", tt.pid, got, err, tt.want, tt.err)
 		}
 	}
 }

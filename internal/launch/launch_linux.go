@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rprof/rprof/internal/kfs"
 )
 
 // forwarded are the signals passed on to a running target.
@@ -302,6 +303,8 @@ func becomeSubreaper() {
 	subreaper.Do(func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
 }
 
+var procFS = os.DirFS("/proc")
+
 // launched are the targets run has started and not yet reaped: rprof's
 // own children, not orphans.
 var launched sync.Map
@@ -325,19 +328,11 @@ func orphans(target int) []int {
 		if _, ours := launched.Load(pid); ours {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
+		st, err := kfs.ReadProcStat(procFS, pid)
+		if err != nil || st.PPID != self {
 			continue
 		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid != self {
-			continue
-		}
-		if f[0] == "Z" {
+		if st.State == "Z" {
 			var ws unix.WaitStatus
 			unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 			continue

@@ -29,3 +29,18 @@ func tryLock(f *os.File, mode Mode) error {
 		return err
 	}
 }
+
+// lockHolders are the processes /proc/locks says hold a lock on f, or nil
+// where the system does not say.
+func lockHolders(f *os.File) []int {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return nil
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return nil
+	}
+	dev := uint64(st.Dev)
+	return parseLocks(string(b), unix.Major(dev), unix.Minor(dev), uint64(st.Ino))
+}
