@@ -229,8 +229,8 @@ func regionFlags(st regions.Stats, counted bool) []roofline.Flag {
 		if st.CountedSeconds == 0 {
 			rest = "no call was left to count, so W and events are unknown (keep other tasks off the target's CPUs, e.g. chrt -f)"
 		}
-		fl = append(fl, roofline.Flag{Code: roofline.FlagMigrated,
-			Message: fmt.Sprintf("%d of %d calls moved to another CPU and %d were switched out: per-CPU counts of those calls include other work and are left out; %s", st.Migrated, st.Calls, st.Switched, rest)})
+		fl = append(fl, roofline.Flag{Code: roofline.FlagUncountedCalls,
+			Message: fmt.Sprintf("%d of %d calls were left out of the counts, as their per-CPU counts include other work: %d returned on another CPU, %d were switched out on their own; %s", st.Migrated+st.Switched, st.Calls, st.Migrated, st.Switched, rest)})
 	}
 	return fl
 }

@@ -61,7 +61,7 @@ func TestRegionPointsWeighWorkCountsAndExtrapolateByTime(t *testing.T) {
 		codes = append(codes, f.Code)
 	}
 	// The mean call (1.02 ms) is above 100 x 7 us: no probe-cost flag.
-	if !slices.Equal(codes, []string{roofline.FlagMigrated, roofline.FlagLostRecords}) {
+	if !slices.Equal(codes, []string{roofline.FlagUncountedCalls, roofline.FlagLostRecords}) {
 		t.Errorf("flags %v", codes)
 	}
 }
@@ -156,7 +156,7 @@ func TestGroupPointsWeighEachGroupsCalls(t *testing.T) {
 		}
 		n := 0
 		for _, f := range r.Flags {
-			if f.Code == roofline.FlagMigrated {
+			if f.Code == roofline.FlagUncountedCalls {
 				n++
 			}
 		}

@@ -64,10 +64,11 @@ const (
 	// FlagNeverLeft: calls entered and never returned from (longjmp, an
 	// exception, exit, or still running at the end).
 	FlagNeverLeft = "never-left"
-	// FlagMigrated: calls that returned on another CPU, or during which
-	// the CPU switched tasks; their counts are left out and W and events
-	// are extrapolated from the other calls.
-	FlagMigrated = "migrated"
+	// FlagUncountedCalls: calls that returned on another CPU, or during
+	// which their CPU switched tasks; their per-CPU counts include other
+	// work, so they are left out and W and events are extrapolated from
+	// the other calls.
+	FlagUncountedCalls = "uncounted-calls"
 	// FlagNoCalls: the region was never called (e.g. a library the target
 	// never loaded).
 	FlagNoCalls = "no-calls"

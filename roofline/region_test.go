@@ -7,7 +7,7 @@ func TestRegionPointsAreLabelledPointsOfOneSample(t *testing.T) {
 	p := Point{Schema: PointSchema, Label: "app", Command: []string{"./app"}, Source: "counters", Threads: 2,
 		CI: Uncertainty{Confidence: 0.95},
 		Regions: []Region{
-			{Name: "dgemm", Calls: 3, Seconds: 0.1, WorkFlops: &w, GFlops: &gf, Flags: []Flag{{Code: FlagMigrated}}},
+			{Name: "dgemm", Calls: 3, Seconds: 0.1, WorkFlops: &w, GFlops: &gf, Flags: []Flag{{Code: FlagUncountedCalls}}},
 			{Name: "init", Calls: 1, Seconds: 0.01},
 		}}
 	rs := p.RegionPoints()
@@ -16,7 +16,7 @@ func TestRegionPointsAreLabelledPointsOfOneSample(t *testing.T) {
 	}
 	d := rs[0]
 	if d.Seconds != 0.1 || d.WorkFlops != &w || d.GFlops != &gf || d.Threads != 2 || d.CI.N != 1 ||
-		len(d.Samples.Seconds) != 1 || len(d.Samples.WorkFlops) != 1 || d.Flags[0].Code != FlagMigrated {
+		len(d.Samples.Seconds) != 1 || len(d.Samples.WorkFlops) != 1 || d.Flags[0].Code != FlagUncountedCalls {
 		t.Errorf("%+v", d)
 	}
 	if rs[1].WorkFlops != nil || rs[1].Samples.WorkFlops != nil {

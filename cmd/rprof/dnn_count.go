@@ -222,7 +222,7 @@ func writeDNNProbed(w io.Writer, pd *probedDNN, points []roofline.Point, top int
 		}
 	}
 	counted := slices.ContainsFunc(pd.regions, func(r *roofline.Region) bool {
-		return r != nil && (r.CountedFraction > 0 || slices.ContainsFunc(r.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagMigrated }))
+		return r != nil && (r.CountedFraction > 0 || slices.ContainsFunc(r.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagUncountedCalls }))
 	})
 	fmt.Fprintln(w)
 	var notes probedNotes

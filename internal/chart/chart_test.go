@@ -221,7 +221,7 @@ func TestScenePlacesPoints(t *testing.T) {
 	}
 	type want struct {
 		bound    string
-		flagged  bool
+		warning  bool
 		analytic bool
 	}
 	wants := map[string]want{
@@ -242,13 +242,41 @@ func TestScenePlacesPoints(t *testing.T) {
 			t.Errorf("unexpected point %q", p.label)
 			continue
 		}
-		if p.bound != w.bound || p.flagged != w.flagged || p.analytic != w.analytic {
-			t.Errorf("%s: bound %q flagged %v analytic %v, want %+v", p.label, p.bound, p.flagged, p.analytic, w)
+		if p.bound != w.bound || p.warning != w.warning || p.analytic != w.analytic {
+			t.Errorf("%s: bound %q warning %v analytic %v, want %+v", p.label, p.bound, p.warning, p.analytic, w)
 		}
 	}
 	above := s.points[slices.IndexFunc(s.points, func(p placed) bool { return p.label == "fixture: stencil above roof" })]
 	if !slices.Contains(above.flags, roofline.FlagAboveRoof) || above.fraction <= 1 {
 		t.Errorf("stencil: flags %q fraction %g, want above-roof and > 1", above.flags, above.fraction)
+	}
+}
+
+// Only warnings draw a point red: an emulated point (modelled traffic, a
+// narrower ISA, a VM) is info, a multiplexed one a caution that its
+// description lists.
+func TestOnlyWarningsMarkAPoint(t *testing.T) {
+	for _, c := range []struct {
+		flags   []string
+		warning bool
+		listed  []string
+	}{
+		{[]string{roofline.FlagVM, roofline.FlagModelled, roofline.FlagEmulatedISA}, false, nil},
+		{[]string{roofline.FlagMultiplexed}, false, []string{roofline.FlagMultiplexed}},
+		{[]string{roofline.FlagModelled, roofline.FlagCountedGap}, true, []string{roofline.FlagCountedGap}},
+	} {
+		pts := readPoints(t, "point_triad.json")
+		pts[0].Flags = nil
+		for _, code := range c.flags {
+			pts[0].Flags = append(pts[0].Flags, roofline.Flag{Code: code})
+		}
+		s, err := buildScene(readRoofs(t, "roofs_zen5_vm.json"), pts, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := s.points[0]; p.warning != c.warning || !slices.Equal(p.flags, c.listed) {
+			t.Errorf("flags %q: warning %v listing %q, want %v listing %q", c.flags, p.warning, p.flags, c.warning, c.listed)
+		}
 	}
 }
 

@@ -41,7 +41,7 @@ var (
 		rgb(0x2166ac), rgb(0x4393c3), rgb(0x1b7837), rgb(0x5aae61), rgb(0x35978f), rgb(0x01665e),
 	}
 	pointColor   color.Color = color.Black
-	flaggedColor             = rgb(0xe41a1c)
+	warningColor             = rgb(0xe41a1c)
 	ridgeColor               = color.Gray{Y: 0x60}
 	gridColor                = color.Gray{Y: 0xe0}
 )
@@ -161,7 +161,7 @@ func (s *scene) addPoints(p *plot.Plot) error {
 	// thousands of plotters cost seconds.
 	type glyphKey struct {
 		bound             string
-		analytic, flagged bool
+		analytic, warning bool
 	}
 	glyphs := map[glyphKey]plotter.XYs{}
 	var keys []glyphKey
@@ -169,9 +169,9 @@ func (s *scene) addPoints(p *plot.Plot) error {
 	used := map[string]bool{}
 	for _, pt := range s.points {
 		if pt.hi > pt.lo && s.labelPoints {
-			bars[pt.flagged] = append(bars[pt.flagged], pt)
+			bars[pt.warning] = append(bars[pt.warning], pt)
 		}
-		k := glyphKey{pt.bound, pt.analytic, pt.flagged}
+		k := glyphKey{pt.bound, pt.analytic, pt.warning}
 		if _, ok := glyphs[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -180,25 +180,25 @@ func (s *scene) addPoints(p *plot.Plot) error {
 		if pt.analytic {
 			used["analytic"] = true
 		}
-		if pt.flagged {
-			used["flagged"] = true
+		if pt.warning {
+			used["warning"] = true
 		}
 	}
-	colorOf := func(flagged bool) color.Color {
-		if flagged {
-			return flaggedColor
+	colorOf := func(warning bool) color.Color {
+		if warning {
+			return warningColor
 		}
 		return pointColor
 	}
-	for _, flagged := range []bool{false, true} {
-		if len(bars[flagged]) == 0 {
+	for _, warning := range []bool{false, true} {
+		if len(bars[warning]) == 0 {
 			continue
 		}
-		b, err := plotter.NewYErrorBars(bars[flagged])
+		b, err := plotter.NewYErrorBars(bars[warning])
 		if err != nil {
 			return err
 		}
-		b.Color, b.Width, b.CapWidth = colorOf(flagged), vg.Points(1), vg.Points(6)
+		b.Color, b.Width, b.CapWidth = colorOf(warning), vg.Points(1), vg.Points(6)
 		p.Add(b)
 	}
 	for _, k := range keys {
@@ -206,7 +206,7 @@ func (s *scene) addPoints(p *plot.Plot) error {
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle = glyphFor(k.bound, k.analytic, colorOf(k.flagged))
+		sc.GlyphStyle = glyphFor(k.bound, k.analytic, colorOf(k.warning))
 		if !s.labelPoints {
 			sc.GlyphStyle.Radius = vg.Points(1.5)
 		}
@@ -229,8 +229,8 @@ func (s *scene) addPoints(p *plot.Plot) error {
 	if used["analytic"] {
 		entry("analytic (W, Q not counted)", glyphFor("", true, pointColor))
 	}
-	if used["flagged"] {
-		entry("flagged (!): see its flags", glyphFor("", false, flaggedColor))
+	if used["warning"] {
+		entry("warning (!): see its flags", glyphFor("", false, warningColor))
 	}
 	if len(s.ridges) > 0 {
 		entry("ridge point", ridgeGlyph())
@@ -453,8 +453,8 @@ func (l *labels) drawPointLabels(c draw.Canvas, trX, trY func(float64) vg.Length
 			text += " (" + unit.RoundPercent(pt.fraction) + " of " + pt.boundRoofLabel + " roof)"
 		}
 		st := sty
-		if pt.flagged {
-			st.Color = flaggedColor
+		if pt.warning {
+			st.Color = warningColor
 			text += " !"
 		}
 		text = ellipsize(st, text, (c.Max.X-c.Min.X)*maxLabelShare)

@@ -85,8 +85,8 @@ type placed struct {
 	bound          string  // roofline.BoundMemory, BoundCompute or "" (unknown)
 	fraction       float64 // of attainable; 0 when not placed
 	analytic       bool
-	flagged        bool
-	flags          []string // flag codes that make the point flagged
+	warning        bool     // a flag of Warning severity: drawn red
+	flags          []string // codes of its caution and warning flags
 	attainable     float64
 	boundRoofLabel string
 }
@@ -326,11 +326,12 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 		pt.lo, pt.hi = ci.Lo, ci.Hi
 	}
 	for _, f := range p.Flags {
-		// Every point measured in a VM carries the vm flag; it says
-		// something about the machine, not this point, so it does not
-		// single the point out.
-		if f.Code != roofline.FlagVM && f.Code != roofline.FlagAnalytic && !slices.Contains(pt.flags, f.Code) {
+		// Info flags (a VM, emulation, an analytic point) say how the
+		// point was obtained, not that anything is wrong with it: they
+		// do not single the point out.
+		if f.Severity() > roofline.Info && !slices.Contains(pt.flags, f.Code) {
 			pt.flags = append(pt.flags, f.Code)
+			pt.warning = pt.warning || f.Severity() == roofline.Warning
 		}
 	}
 	if r != nil && !otherScope {
@@ -344,10 +345,10 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 			pt.boundRoofLabel = pl.Bound.Roof
 			if pl.AboveRoof(p) && !slices.Contains(pt.flags, roofline.FlagAboveRoof) {
 				pt.flags = append(pt.flags, roofline.FlagAboveRoof)
+				pt.warning = true
 			}
 		}
 	}
-	pt.flagged = len(pt.flags) > 0
 	s.points = append(s.points, pt)
 }
 

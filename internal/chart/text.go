@@ -291,7 +291,7 @@ func (p placed) describe() string {
 	if p.analytic {
 		s += ", analytic"
 	}
-	if p.flagged {
+	if len(p.flags) > 0 {
 		s += ", flags: " + strings.Join(p.flags, ", ")
 	}
 	return s

@@ -118,7 +118,9 @@ figure { margin: 0; }
 figure svg { max-width: 100%; height: auto; }
 figure svg text { font-family: "Liberation Serif", "Times New Roman", Tinos, Times, serif !important; font-size-adjust: 0.45; }
 figcaption, .meta, .note { color: #555; font-size: 0.9em; }
-.flag { color: #c00; }
+.flag { color: #555; }
+.flag.caution { color: #8a5300; }
+.flag.warning { color: #c00; font-weight: bold; }
 code { font-size: 0.9em; }
 </style>
 </head>
@@ -130,7 +132,7 @@ code { font-size: 0.9em; }
 <h2>Roofline</h2>
 <figure>{{range .Charts}}
 {{.}}{{end}}
-<figcaption>Log-log roofline. Across: arithmetic intensity, FLOP per byte of DRAM traffic; up: GFLOP/s. Lines: measured roofs with their confidence intervals (dashed: theoretical peaks); crosses: ridge points; triangles: memory-bound points, squares: compute-bound; hollow: analytic; red: flagged. Error bars: confidence interval of GFLOP/s.</figcaption>
+<figcaption>Log-log roofline. Across: arithmetic intensity, FLOP per byte of DRAM traffic; up: GFLOP/s. Lines: measured roofs with their confidence intervals (dashed: theoretical peaks); crosses: ridge points; triangles: memory-bound points, squares: compute-bound; hollow: analytic; red: a point with a warning (above its roof, counts that disagree, a failed run; info and caution flags are listed in the table only). Error bars: confidence interval of GFLOP/s.</figcaption>
 </figure>
 {{with .Notes}}<p class="note">Notes:</p>
 <ul class="note">{{range .}}
@@ -159,9 +161,9 @@ code { font-size: 0.9em; }
 <tr><td>{{.Level}}</td><td>{{.Kernel}}</td><td class="n">{{.Threads}}</td><td class="n">{{.GBytesPerS}}</td><td class="n">{{.CI}}</td><td class="n">{{.WorkingSet}}</td></tr>{{end}}
 </table>{{else}}<p>No bandwidth roofs were measured: points cannot be classified as memory- or compute-bound.</p>{{end}}
 {{if .Tuning}}<p class="meta">Autotuning: {{.Tuning}}.</p>{{end}}
-{{with .RoofFlags}}<p>Warnings about the roofs:</p>
+{{with .RoofFlags}}<p>Flags on the roofs:</p>
 <ul>{{range .}}
-<li><span class="flag">{{.Code}}</span>: {{.Message}}</li>{{end}}
+<li><span class="flag {{.Severity}}">{{.Code}}</span> ({{.Severity}}): {{.Message}}</li>{{end}}
 </ul>{{end}}{{end}}
 </section>
 
@@ -169,10 +171,10 @@ code { font-size: 0.9em; }
 <h2>Points</h2>
 {{if .Points}}<div class="wide"><table class="points">
 <tr><th>point</th><th>source</th><th>threads</th><th>W (GFLOP)</th><th>Q (GB)</th><th>T (s) [CI]</th><th>intensity (FLOP/B)</th><th>GFLOP/s [CI]</th><th>bound</th><th>attainable (GFLOP/s)</th><th>of attainable</th><th>flags</th></tr>{{range .Points}}
-<tr><td>{{words .Label}}</td><td>{{.Source}}</td><td class="n">{{words .Threads}}</td><td class="n">{{.Work}}</td><td class="n">{{.Traffic}}</td><td class="n">{{words .Seconds}}</td><td class="n">{{.Intensity}}</td><td class="n">{{words .GFlops}}</td><td>{{words .Bound}}</td><td class="n">{{.Attainable}}</td><td class="n">{{.Fraction}}</td><td>{{range $i, $f := .Flags}}{{if $i}}, {{end}}<span class="flag">{{$f.Code}}</span><sup><a href="#fn{{$f.N}}">{{$f.N}}</a></sup>{{end}}</td></tr>{{end}}
+<tr><td>{{words .Label}}</td><td>{{.Source}}</td><td class="n">{{words .Threads}}</td><td class="n">{{.Work}}</td><td class="n">{{.Traffic}}</td><td class="n">{{words .Seconds}}</td><td class="n">{{.Intensity}}</td><td class="n">{{words .GFlops}}</td><td>{{words .Bound}}</td><td class="n">{{.Attainable}}</td><td class="n">{{.Fraction}}</td><td>{{range $i, $f := .Flags}}{{if $i}}, {{end}}<span class="flag {{$f.Level}}">{{$f.Code}}</span><sup><a href="#fn{{$f.N}}">{{$f.N}}</a></sup>{{end}}</td></tr>{{end}}
 </table></div>
 {{with .Footnotes}}<ol class="note">{{range .}}
-<li id="fn{{.N}}">{{.Point}}: <span class="flag">{{.Code}}</span>: {{.Message}}</li>{{end}}
+<li id="fn{{.N}}">{{.Point}}: <span class="flag {{.Level}}">{{.Code}}</span> ({{.Level}}): {{.Message}}</li>{{end}}
 </ol>{{end}}{{else}}<p>No points were given.</p>{{end}}
 </section>
 {{if .Points}}

@@ -98,7 +98,7 @@ func (v *view) markdown(w io.Writer, textCharts []string) {
 			p("Autotuning: %s.\n\n", mdEscape(v.Tuning))
 		}
 		for _, f := range v.RoofFlags {
-			p("- **%s**: %s\n", mdEscape(f.Code), mdEscape(f.Message))
+			p("- **%s** (%s): %s\n", mdEscape(f.Code), f.Severity(), mdEscape(f.Message))
 		}
 		if len(v.RoofFlags) > 0 {
 			p("\n")
@@ -120,7 +120,7 @@ func (v *view) markdown(w io.Writer, textCharts []string) {
 		}
 	})
 	for _, f := range v.Footnotes {
-		p("%d. %s: **%s**: %s\n", f.N, mdEscape(f.Point), mdEscape(f.Code), mdEscape(f.Message))
+		p("%d. %s: **%s** (%s): %s\n", f.N, mdEscape(f.Point), mdEscape(f.Code), f.Level, mdEscape(f.Message))
 	}
 	if len(v.Footnotes) > 0 {
 		p("\n")

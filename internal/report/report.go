@@ -64,14 +64,16 @@ type pointRow struct {
 }
 
 type flagRef struct {
-	Code string
-	N    int // footnote number
+	Code  string
+	N     int // footnote number
+	Level roofline.Severity
 }
 
 type footnote struct {
 	N           int
 	Point, Code string
 	Message     string
+	Level       roofline.Severity
 }
 
 type eventRow struct {
@@ -364,8 +366,8 @@ func samplesText(p *roofline.Point) string {
 
 func (v *view) addFootnote(row *pointRow, f roofline.Flag) {
 	n := len(v.Footnotes) + 1
-	v.Footnotes = append(v.Footnotes, footnote{N: n, Point: row.Label, Code: f.Code, Message: f.Message})
-	row.Flags = append(row.Flags, flagRef{Code: f.Code, N: n})
+	v.Footnotes = append(v.Footnotes, footnote{N: n, Point: row.Label, Code: f.Code, Message: f.Message, Level: f.Severity()})
+	row.Flags = append(row.Flags, flagRef{Code: f.Code, N: n, Level: f.Severity()})
 }
 
 func hasFlag(flags []roofline.Flag, code string) bool {
