@@ -45,6 +45,12 @@ const (
 	// FlagNoisyPlateau: the points inside a level disagree by more than a
 	// quarter.
 	FlagNoisyPlateau = "noisy-plateau"
+	// FlagMemoryLimit: the sweep was held below the span it would have
+	// swept by the memory it may place (a quarter of MemAvailable).
+	FlagMemoryLimit = "memory-limit"
+	// FlagDRAMNotReached: within the memory it may place, the sweep did
+	// not establish DRAM's plateau; there is no DRAM roof.
+	FlagDRAMNotReached = "dram-not-reached"
 	// FlagBandwidthMoved: a bandwidth roof measured again at the end of
 	// the run (a one-thread roof on another core where there is one)
 	// disagreed with its sweep's figure beyond both intervals; the roof is

@@ -2,7 +2,9 @@ package roofline
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -469,6 +471,12 @@ type CacheLevel struct {
 	// the level (sysfs, CPUID); absent when it declared nothing.
 	DeclaredBytes  int64  `json:"declared_bytes,omitempty"`
 	DeclaredSource string `json:"declared_source,omitempty"`
+}
+
+// UnknownUncertainty is how a figure whose interval is unknown
+// (IntervalUnknown) is shown: its samples' range, never a "±0%".
+func UnknownUncertainty(ci Interval) string {
+	return fmt.Sprintf("uncertainty unknown (samples %s to %s)", strconv.FormatFloat(ci.Lo, 'g', 4, 64), strconv.FormatFloat(ci.Hi, 'g', 4, 64))
 }
 
 // ByteRange is a range of sizes in bytes, [Lo, Hi].

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -81,6 +82,7 @@ func allocOperands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws i
 		return nil, err
 	}
 	bufs := make([][]float64, len(cpus))
+	freeDropped()
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	setup := func(w int) { bufs[w] = firstTouch(kernels.Alloc(n), &stop) }
@@ -166,6 +168,7 @@ func (p *operandPool) operands(ctx context.Context, ks []kernels.Bandwidth, cpus
 	threads := len(cpus)
 	if len(p.buf) < threads*n {
 		p.buf = nil // the old buffer goes before the new one comes
+		freeDropped()
 		if err := p.place(ctx, p.withSlack(threads*n)); err != nil {
 			p.buf = nil
 			return nil, err
@@ -179,6 +182,20 @@ func (p *operandPool) operands(ctx context.Context, ks []kernels.Bandwidth, cpus
 	}
 	return bufs, nil
 }
+
+// ownOperands are a scope's operands to keep for its recheck: none when
+// the pool is shared (the recheck takes them from it).
+func ownOperands(p *operandPool, ops [][]float64) [][]float64 {
+	if p.shared {
+		return nil
+	}
+	return ops
+}
+
+// freeDropped returns the operands dropped before a larger set is placed
+// to the system first, so that a sweep that grows holds one set at a
+// time, not the old one until the collector's next cycle as well.
+func freeDropped() { debug.FreeOSMemory() }
 
 // place allocates the pool's buffer of n elements and first-touches it on
 // the placers, each its share.
@@ -392,84 +409,111 @@ type envelope struct {
 // smallest first, all on one set of shared operands; a size's
 // evaluations stop below the best kernel there (stop condition 4).
 func sweepEnvelope(ctx context.Context, o Options, pool *operandPool, ks []kernels.Bandwidth, cpus []int, sizes []int64) (envelope, error) {
-	env := envelope{kernelAt: map[int64]kernels.Bandwidth{}, resultAt: map[int64]stats.Result{}, unevenAt: map[int64]unevenness{}}
+	s := newEnvelopeSweep(o, pool, ks, cpus)
+	err := s.extend(ctx, sizes)
+	return s.env, err
+}
+
+// envelopeSweep is a sweep of every bandwidth kernel that grows: extend
+// measures the sizes past those measured so far.
+type envelopeSweep struct {
+	o    Options
+	pool *operandPool
+	ks   []kernels.Bandwidth
+	cpus []int
+	jobs []*bandwidthJob
+	// lead is the kernel that was best at the last size: each size starts
+	// with it, so that the others stop once they are clearly below it
+	// (the stop rule's condition 4, after bestMinCount samples) instead
+	// of running until they converge.
+	lead int
+	env  envelope
+}
+
+func newEnvelopeSweep(o Options, pool *operandPool, ks []kernels.Bandwidth, cpus []int) *envelopeSweep {
+	s := &envelopeSweep{o: o, pool: pool, ks: ks, cpus: cpus,
+		env: envelope{kernelAt: map[int64]kernels.Bandwidth{}, resultAt: map[int64]stats.Result{}, unevenAt: map[int64]unevenness{}}}
 	best := map[int64]float64{}
-	jobs := make([]*bandwidthJob, len(ks))
-	for i, k := range ks {
-		jobs[i] = &bandwidthJob{kernel: k, cpus: cpus, inner: o.bandwidthRule(), best: best}
+	for _, k := range ks {
+		s.jobs = append(s.jobs, &bandwidthJob{kernel: k, cpus: cpus, inner: o.bandwidthRule(), best: best})
 	}
-	if len(sizes) == 0 {
-		return env, nil
+	return s
+}
+
+// extend measures the sizes past the largest measured so far, on
+// operands for the largest of them.
+func (s *envelopeSweep) extend(ctx context.Context, sizes []int64) error {
+	var fresh []int64
+	for _, ws := range sizes {
+		if n := len(s.env.points); n == 0 || ws > s.env.points[n-1].WorkingSetBytes {
+			fresh = append(fresh, ws)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
 	}
 	// One allocation at the largest size serves every size: each size runs
 	// on the prefix it needs. First-touching each size's own arrays cost
 	// about twice the largest size's (the sizes grow geometrically), and
 	// first-touching dominated --quick's sweep on a loaded 2-vCPU guest.
-	o.progress("bandwidth, %s: placing %s of operands", threadsWord(len(cpus)), unit.Bytes(sizes[len(sizes)-1]))
+	top := fresh[len(fresh)-1]
+	s.o.progress("bandwidth, %s: placing %s of operands", threadsWord(len(s.cpus)), unit.Bytes(top))
 	placing := time.Now()
-	ops, err := pool.operands(ctx, ks, cpus, sizes[len(sizes)-1])
+	s.env.ops = nil // the smaller operands go before larger ones come
+	ops, err := s.pool.operands(ctx, s.ks, s.cpus, top)
 	if err != nil {
-		return env, fmt.Errorf("sweep operands: %w", err)
+		return fmt.Errorf("sweep operands: %w", err)
 	}
-	env.placing = time.Since(placing)
-	env.ops = ops
-	// Each size starts with the kernel that was best at the size before,
-	// so that the others stop once they are clearly below it (the stop
-	// rule's condition 4, after bestMinCount samples) instead of running
-	// until they converge.
-	lead := 0
-	at := func(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
-		var top float64
-		var topCI roofline.Interval
-		winner := lead
-		for i := range jobs {
-			if err := ctx.Err(); err != nil {
-				return 0, roofline.Interval{}, err
-			}
-			w := (lead + i) % len(jobs)
-			j := jobs[w]
-			gbps, ci, err := j.evaluate(ctx, ws, ops)
-			if err != nil {
-				return 0, roofline.Interval{}, fmt.Errorf("%s-%s: %w", j.kernel.ISA, j.kernel.Name, err)
-			}
-			if gbps > top {
-				top, topCI, winner = gbps, ci, w
-				env.kernelAt[ws] = j.kernel
-				env.resultAt[ws] = j.results[len(j.results)-1]
-				env.unevenAt[ws] = j.uneven[ws]
-			}
-		}
-		lead = winner
-		return top, topCI, nil
-	}
-	env.points, err = sweep(ctx, sizes, at, func(done, total int) {
-		o.progress("bandwidth, %s: %d/%d sizes", threadsWord(len(cpus)), done, total)
+	s.env.placing += time.Since(placing)
+	s.env.ops = ops
+	pts, err := sweep(ctx, fresh, s.at, func(done, total int) {
+		s.o.progress("bandwidth, %s: %d/%d sizes up to %s", threadsWord(len(s.cpus)), done, total, unit.Bytes(top))
 	})
-	for _, j := range jobs {
-		env.results = append(env.results, j.results...)
+	s.env.points = append(s.env.points, pts...)
+	s.env.results = nil
+	for _, j := range s.jobs {
+		s.env.results = append(s.env.results, j.results...)
 	}
-	return env, err
+	return err
 }
 
-// unknownSweepTop is where a sweep ends when the cache sizes are not all
-// known: DRAM is read from dramMinBytes up, and the last cache's edge must
-// lie inside the sweep (this Zen 5 guest's bandwidth falls to DRAM's only
-// past 256 MiB, 1 thread).
-const unknownSweepTop = 1 << 30
+// at is the envelope at one size: the best kernel's rate there.
+func (s *envelopeSweep) at(ctx context.Context, ws int64) (float64, roofline.Interval, error) {
+	var top float64
+	var topCI roofline.Interval
+	winner := s.lead
+	for i := range s.jobs {
+		if err := ctx.Err(); err != nil {
+			return 0, roofline.Interval{}, err
+		}
+		w := (s.lead + i) % len(s.jobs)
+		j := s.jobs[w]
+		gbps, ci, err := j.evaluate(ctx, ws, s.env.ops)
+		if err != nil {
+			return 0, roofline.Interval{}, fmt.Errorf("%s-%s: %w", j.kernel.ISA, j.kernel.Name, err)
+		}
+		if gbps > top {
+			top, topCI, winner = gbps, ci, w
+			s.env.kernelAt[ws] = j.kernel
+			s.env.resultAt[ws] = j.results[len(j.results)-1]
+			s.env.unevenAt[ws] = j.uneven[ws]
+		}
+	}
+	s.lead = winner
+	return top, topCI, nil
+}
 
 // sweepFloorPerThread is where a sweep starts, per thread, when no cache
 // size is known: well inside any L1 data cache (16 KiB and up since 2000).
 const sweepFloorPerThread = 4 << 10
 
-// sweepSpan is the range of working sets to sweep: sweepRange's when the
-// cache sizes are complete; else from a quarter of the smallest known level
-// (or sweepFloorPerThread per thread) to unknownSweepTop or 8 times the
-// largest known level.
+// sweepSpan is the range of a sweep's first pass: sweepRange's over the
+// known levels (from sweepFloorPerThread per thread when none is known),
+// and up to dramMinBytes at least, where DRAM is first read. The sweep
+// grows from there by octaves while DRAM's plateau is not established
+// (measureBandwidth).
 func sweepSpan(known knownCaches, threads int) (lo, hi int64, err error) {
-	if known.Complete {
-		return sweepRange(known.Levels)
-	}
-	lo, hi = int64(sweepFloorPerThread*threads), int64(unknownSweepTop)
+	lo, hi = int64(sweepFloorPerThread*threads), int64(dramMinBytes)
 	if len(known.Levels) > 0 {
 		kl, kh, err := sweepRange(known.Levels)
 		if err != nil {
@@ -477,10 +521,81 @@ func sweepSpan(known knownCaches, threads int) (lo, hi int64, err error) {
 		}
 		lo, hi = kl, max(hi, kh)
 	}
-	// Whole octaves below hi, so that the sweep ends at hi rather than up
-	// to twice past it (2 threads of a 48 KiB L1 had swept to 1.5 GiB).
+	// Whole octaves below hi, so that the sweep's sizes fall on hi and on
+	// every octave it grows by, rather than up to twice past it (2
+	// threads of a 48 KiB L1 had swept to 1.5 GiB).
 	lo = hi >> int(math.Floor(math.Log2(float64(hi)/float64(lo))))
 	return lo, hi, nil
+}
+
+// memoryLimit is the most a sweep may place, and what set it.
+type memoryLimit struct {
+	Bytes int64
+	// From says where Bytes came from: "a quarter of MemAvailable (5.7
+	// GiB)".
+	From string
+}
+
+// sweepGrowth is what growSweep ended with: the ceilings read from the
+// sweep at its end, whether DRAM's plateau was established, and whether
+// the memory limit stopped the sweep.
+type sweepGrowth struct {
+	plateaus        []plateau
+	levels          []levelSize
+	flags           []roofline.Flag
+	settled, capped bool
+}
+
+// growSweep measures the sweep from lo to hi, then grows it by an octave
+// at a time until DRAM's plateau is established (dramSettled), it has
+// grown to growthTop, or it reaches the memory limit; hi and the growth
+// are cut to the limit. Each pass reads the ceilings again: the effective
+// sizes it finds say where DRAM lies.
+//
+// extend measures the sizes not measured yet (envelopeSweep.extend) and
+// returns every point so far, smallest first; sizes are multiples of
+// quantum.
+func growSweep(ctx context.Context, extend func(context.Context, []int64) ([]sweepPoint, error), quantum int64, known knownCaches, lo, hi int64, perOctave int, limit memoryLimit) (sweepGrowth, error) {
+	top := min(hi, limit.Bytes)
+	for {
+		sizes, err := sizesUpTo(lo, max(top, lo), perOctave, quantum)
+		if err != nil {
+			return sweepGrowth{}, err
+		}
+		points, err := extend(ctx, sizes)
+		if err != nil {
+			return sweepGrowth{}, err
+		}
+		var g sweepGrowth
+		g.plateaus, g.levels, g.flags, err = ceilings(points, known)
+		if err != nil {
+			return sweepGrowth{}, err
+		}
+		g.settled = dramSettled(points, g.levels, perOctave)
+		want := growthTop(g.levels)
+		g.capped = top >= limit.Bytes && limit.Bytes < want
+		if g.settled || top >= want || top >= limit.Bytes {
+			return g, nil
+		}
+		top = min(2*top, limit.Bytes)
+	}
+}
+
+// limitFlags say where the memory limit held a sweep back: below the
+// span the declared sizes asked for (hi), or short of DRAM.
+func limitFlags(g sweepGrowth, limit memoryLimit, hi, top int64) []roofline.Flag {
+	var flags []roofline.Flag
+	if hi > limit.Bytes {
+		flags = append(flags, roofline.Flag{Code: roofline.FlagMemoryLimit, Message: fmt.Sprintf(
+			"the sweep would have placed %s (twice the largest declared cache, or %s), more than %s: it stops at %s",
+			unit.Bytes(hi), unit.Bytes(dramMinBytes), limit.From, unit.Bytes(top))})
+	}
+	if !g.settled && g.capped {
+		flags = append(flags, roofline.Flag{Code: roofline.FlagDRAMNotReached, Message: fmt.Sprintf(
+			"DRAM not reached: up to %s (%s), the sweep's last sizes past the last cache's edge do not yet agree on one rate; the roofs measured are the caches', and there is no DRAM roof",
+			unit.Bytes(top), limit.From)})
+	}
+	return flags
 }
 
 // measuredSizes says which levels' sizes come from the sweep's edges; ""
@@ -506,7 +621,7 @@ func measuredSizes(sizes []levelSize) string {
 // operations, AVX2 moved 40-42 GB/s of DRAM TRIAD against 28-36 for
 // AVX-512), and stop condition 4 ends a kernel's evaluation early where it
 // cannot beat the best so far.
-func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, pool *operandPool, ks []kernels.Bandwidth, cpus []int, caches machine.Caches) ([]sweptRoof, error) {
+func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, pool *operandPool, ks []kernels.Bandwidth, cpus []int, caches machine.Caches, limit memoryLimit) ([]sweptRoof, error) {
 	known := knownCaches{Levels: scopeCaches(caches.Instances, cpus), Source: caches.Source}
 	known.Complete = caches.Complete && len(known.Levels) > 0
 	lo, hi, err := sweepSpan(known, len(cpus))
@@ -519,23 +634,28 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, poo
 	if o.Quick {
 		perOctave = 1
 	}
-	quantum := sizeQuantum(ks, len(cpus))
-	sizes, err := sweepSizes(lo, hi, perOctave, quantum)
-	if err != nil {
-		return nil, err
-	}
-	sizes = withDRAMSizes(sizes, quantum)
 	start := time.Now()
-	env, err := sweepEnvelope(ctx, o, pool, ks, cpus, sizes)
+	s := newEnvelopeSweep(o, pool, ks, cpus)
+	extend := func(ctx context.Context, sizes []int64) ([]sweepPoint, error) {
+		err := s.extend(ctx, sizes)
+		return s.env.points, err
+	}
+	g, err := growSweep(ctx, extend, sizeQuantum(ks, len(cpus)), known, lo, hi, perOctave, limit)
+	env := s.env
 	t.add(env.results...)
 	if err != nil {
 		return nil, fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
 	}
-	rep.step("bandwidth", fmt.Sprintf("%s placing %s", threadsWord(len(cpus)), unit.Bytes(sizes[len(sizes)-1])), env.placing)
+	top := env.points[len(env.points)-1].WorkingSetBytes
+	rep.step("bandwidth", fmt.Sprintf("%s placing %s", threadsWord(len(cpus)), unit.Bytes(top)), env.placing)
 	rep.step("bandwidth", fmt.Sprintf("%s sweep", threadsWord(len(cpus))), time.Since(start)-env.placing)
-	plateaus, levels, flags, err := ceilings(env.points, known)
-	if err != nil {
-		return nil, fmt.Errorf("bandwidth on %s: %w", threadsWord(len(cpus)), err)
+	plateaus, levels, flags := g.plateaus, g.levels, g.flags
+	for _, f := range limitFlags(g, limit, hi, top) {
+		rep.flag(f.Code, fmt.Sprintf("%d-thread sweep: %s", len(cpus), f.Message))
+	}
+	if !g.settled && g.capped {
+		// What lies past the last cache's edge is not shown to be DRAM.
+		plateaus = slices.DeleteFunc(plateaus, func(p plateau) bool { return p.Level == dramLevel })
 	}
 	for _, f := range flags {
 		rep.flag(f.Code, fmt.Sprintf("%d-thread sweep: %s", len(cpus), f.Message))
@@ -560,7 +680,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, poo
 			Config: fmt.Sprintf("%s at %s", k, unit.Bytes(p.WorkingSetBytes)), Invocations: r.Invocations,
 			Iterations: r.Iterations, Value: p.GBytesPerS, CI: p.CI, Reasons: r.InnerReasons})
 		swept = append(swept, sweptRoof{roof: len(rep.Roofs.Bandwidth) - 1, detail: len(rep.Details) - 1,
-			kernel: kernel, cpus: cpus, ops: env.ops, uneven: env.unevenAt[p.WorkingSetBytes], at: time.Now()})
+			kernel: kernel, cpus: cpus, ops: ownOperands(pool, env.ops), uneven: env.unevenAt[p.WorkingSetBytes], at: time.Now()})
 	}
 	return swept, nil
 }

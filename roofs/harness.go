@@ -71,8 +71,12 @@ type run struct {
 	numaNodes int
 	units     fmaPipes
 	ghz       float64
-	// swept are the bandwidth roofs the recheck measures again.
+	// swept are the bandwidth roofs the recheck measures again, on
+	// operands from pool.
 	swept []sweptRoof
+	pool  *operandPool
+	// memLimit bounds what a sweep places.
+	memLimit memoryLimit
 	// computed are the compute roofs, of which the recheck measures the
 	// far-low FMA ones again.
 	computed []measuredCompute
@@ -148,9 +152,9 @@ func measureComputeRoofs(ctx context.Context, r *run) error {
 func measureBandwidthRoofs(ctx context.Context, r *run) error {
 	bw, skipped := kernels.BandwidthKernels()
 	flagSkipped(r.rep, skipped)
-	pool := newOperandPool(r.numaNodes <= 1, widest(r.scopes))
+	r.pool = newOperandPool(r.numaNodes <= 1, widest(r.scopes))
 	for _, cpus := range r.scopes {
-		swept, err := measureBandwidth(ctx, r.o, r.rep, r.tally, pool, bw, cpus, r.caches)
+		swept, err := measureBandwidth(ctx, r.o, r.rep, r.tally, r.pool, bw, cpus, r.caches, r.memLimit)
 		if err != nil {
 			return err
 		}

@@ -128,8 +128,9 @@ func partition(n, k, lastFrom int, cost func(a, b int) float64) []span {
 // upwards: they are read as knownPlateaus reads them, and the sweep past twice
 // the last of them is split into the remaining levels and DRAM. The last
 // run is DRAM; the runs before it are the next cache levels, named in
-// order, with their sizes at the measured edges.
-func measuredPlateaus(points []sweepPoint, known []cacheLevel, source string) ([]plateau, []levelSize, []roofline.Flag) {
+// order, with their sizes at the measured edges, up to maxLevels cache
+// levels in all.
+func measuredPlateaus(points []sweepPoint, known []cacheLevel, source string, maxLevels int) ([]plateau, []levelSize, []roofline.Flag) {
 	var (
 		out    []plateau
 		sizes  []levelSize
@@ -158,7 +159,7 @@ func measuredPlateaus(points []sweepPoint, known []cacheLevel, source string) ([
 	dram, _ := slices.BinarySearchFunc(region, int64(dramMinBytes), func(p sweepPoint, ws int64) int {
 		return cmp.Compare(p.WorkingSetBytes, ws)
 	})
-	spans := segmentSweep(ys, max(1, maxCacheLevels-len(known))+1, dram)
+	spans := segmentSweep(ys, max(1, maxLevels-len(known))+1, dram)
 	if len(spans) == 1 {
 		flags = append(flags, roofline.Flag{Code: roofline.FlagNoPlateau, Message: fmt.Sprintf(
 			"the sweep from %s to %s shows no step of %.0f%% or more: no cache level past %s was found; its points are read as DRAM",
@@ -169,7 +170,7 @@ func measuredPlateaus(points []sweepPoint, known []cacheLevel, source string) ([
 		name := dramLevel
 		if i < len(spans)-1 {
 			name = fmt.Sprintf("L%d", len(known)+i+1)
-			edge := int64(math.Sqrt(float64(pts[len(pts)-1].WorkingSetBytes) * float64(region[s.last+1].WorkingSetBytes)))
+			edge := edgeSize(pts[len(pts)-1].WorkingSetBytes, region[s.last+1].WorkingSetBytes)
 			sizes = append(sizes, levelSize{Name: name, Bytes: edge, Source: roofline.CacheSourceMeasured,
 				EdgeLo: pts[len(pts)-1].WorkingSetBytes, EdgeHi: region[s.last+1].WorkingSetBytes})
 		}
@@ -236,14 +237,6 @@ type knownCaches struct {
 // need be. It also returns the size of each cache level and where it came
 // from.
 func ceilings(points []sweepPoint, known knownCaches) ([]plateau, []levelSize, []roofline.Flag, error) {
-	if known.Complete && len(known.Levels) > 0 {
-		out, flags, err := knownPlateaus(points, known.Levels)
-		var sizes []levelSize
-		for _, l := range known.Levels {
-			sizes = append(sizes, declaredSize(l, known.Source))
-		}
-		return out, sizes, flags, err
-	}
 	if len(points) == 0 {
 		return nil, nil, nil, errors.New("plateaus: empty sweep")
 	}
@@ -252,8 +245,60 @@ func ceilings(points []sweepPoint, known knownCaches) ([]plateau, []levelSize, [
 	}
 	points = slices.SortedFunc(slices.Values(points), func(a, b sweepPoint) int { return cmp.Compare(a.WorkingSetBytes, b.WorkingSetBytes) })
 	levels := slices.SortedFunc(slices.Values(known.Levels), func(a, b cacheLevel) int { return cmp.Compare(a.Bytes, b.Bytes) })
-	out, sizes, flags := measuredPlateaus(points, levels, known.Source)
+	if known.Complete && len(levels) > 0 {
+		out, sizes, flags := declaredCeilings(points, levels, known.Source)
+		return out, sizes, flags, nil
+	}
+	out, sizes, flags := measuredPlateaus(points, levels, known.Source, maxCacheLevels)
 	return out, sizes, flags, nil
+}
+
+// declaredCeilings reads the ceilings of a host that declares every
+// cache level: the declared sizes say where to look, and the sweep's
+// edges decide. Each level's edge is found (for all but the last, the
+// drop between its plateau and the next one's, dropAfter; for the last,
+// the step the sweep shows past the level before it, measuredPlateaus), a
+// level whose edge lies more than mismatchFactor from its declared size
+// takes the edge's size (measured), and the ceilings are read at the
+// effective sizes. A level whose edge the sweep does not show keeps its
+// declared size. points and levels are sorted by size.
+func declaredCeilings(points []sweepPoint, levels []cacheLevel, source string) ([]plateau, []levelSize, []roofline.Flag) {
+	n := len(levels)
+	sizes := make([]levelSize, n)
+	for i, l := range levels {
+		sizes[i] = declaredSize(l, source)
+	}
+	if _, found, _ := measuredPlateaus(points, levels[:n-1], source, n); len(found) == n && found[n-1].Source == roofline.CacheSourceMeasured {
+		sizes[n-1].EdgeLo, sizes[n-1].EdgeHi = found[n-1].EdgeLo, found[n-1].EdgeHi
+	}
+	declared, _ := windowPlateaus(points, levels, true)
+	for i := range n - 1 {
+		a := slices.IndexFunc(declared, func(p plateau) bool { return p.Level == levels[i].Name })
+		if a < 0 || a+1 >= len(declared) {
+			continue
+		}
+		if q, p, ok := dropAfter(points, declared[a], declared[a+1]); ok {
+			sizes[i].EdgeLo, sizes[i].EdgeHi = q, p
+		}
+	}
+	var flags []roofline.Flag
+	effective := slices.Clone(levels)
+	for i, s := range sizes {
+		if s.EdgeLo == 0 || !disagrees(s.EdgeLo, s.EdgeHi, s.Bytes) {
+			continue
+		}
+		edge := edgeSize(s.EdgeLo, s.EdgeHi)
+		// The effective sizes must still grow level by level.
+		if (i > 0 && edge <= effective[i-1].Bytes) || (i+1 < n && edge >= effective[i+1].Bytes && sizes[i+1].Source != roofline.CacheSourceMeasured && !disagrees(sizes[i+1].EdgeLo, sizes[i+1].EdgeHi, sizes[i+1].Bytes)) {
+			continue
+		}
+		sizes[i].Bytes, sizes[i].Source, effective[i].Bytes = edge, roofline.CacheSourceMeasured, edge
+		flags = append(flags, roofline.Flag{Code: roofline.FlagCacheMismatch, Message: fmt.Sprintf(
+			"%s: the host declares %s (%s), but bandwidth falls past %s between %s and %s working sets: the measured %s is used",
+			s.Name, unit.Bytes(s.DeclaredBytes), s.DeclaredSource, s.Name, unit.Bytes(s.EdgeLo), unit.Bytes(s.EdgeHi), unit.Bytes(edge))})
+	}
+	out, windowFlags := windowPlateaus(points, effective, true)
+	return out, sizes, append(flags, windowFlags...)
 }
 
 // insidePoints are the points of a run that show its level: past the first

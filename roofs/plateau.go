@@ -195,32 +195,57 @@ func windowPlateaus(points []sweepPoint, levels []cacheLevel, withDRAM bool) ([]
 }
 
 // crossCheck finds where bandwidth falls from level a towards the next
-// measured level b (before the first point past a's that, with its
-// successor, is below their geometric mean) and compares it with a's
-// capacity.
+// measured level b (dropAfter) and compares it with a's capacity.
 func crossCheck(points []sweepPoint, a, b plateau, capa int64) []roofline.Flag {
 	if a.GBytesPerS < minStep*b.GBytesPerS {
 		return []roofline.Flag{{Code: roofline.FlagNoPlateau, Message: fmt.Sprintf(
 			"%s (%s GB/s) and %s (%s GB/s) differ by less than %.0f%%: the sweep shows no step where %s ends at %s; the VM or CPU may hide it",
 			a.Level, unit.Value(a.GBytesPerS), b.Level, unit.Value(b.GBytesPerS), (minStep-1)*100, a.Level, unit.Bytes(capa))}}
 	}
-	mid := math.Sqrt(a.GBytesPerS * b.GBytesPerS)
-	for i, p := range points {
-		if p.WorkingSetBytes <= a.WorkingSetBytes || p.GBytesPerS >= mid {
-			continue
-		}
-		if i+1 < len(points) && points[i+1].GBytesPerS >= mid {
-			continue // a single slow point is noise, not the edge of a.
-		}
-		// The drop lies between the previous point (still fast) and p;
-		// a coarse sweep only knows it that well.
-		q := points[i-1].WorkingSetBytes
-		if p.WorkingSetBytes*mismatchFactor < capa || q > capa*mismatchFactor {
-			return []roofline.Flag{{Code: roofline.FlagCacheMismatch, Message: fmt.Sprintf(
-				"bandwidth drops from %s towards %s between %s and %s working sets, but the cache sizes say %s holds %s",
-				a.Level, b.Level, unit.Bytes(q), unit.Bytes(p.WorkingSetBytes), a.Level, unit.Bytes(capa))}}
-		}
-		return nil
+	if q, p, ok := dropAfter(points, a, b); ok && disagrees(q, p, capa) {
+		return []roofline.Flag{{Code: roofline.FlagCacheMismatch, Message: fmt.Sprintf(
+			"bandwidth drops from %s towards %s between %s and %s working sets, but the cache sizes say %s holds %s",
+			a.Level, b.Level, unit.Bytes(q), unit.Bytes(p), a.Level, unit.Bytes(capa))}}
 	}
 	return nil
 }
+
+// dropAfter finds where bandwidth falls from level a towards the next
+// measured level b: before the first point past a's below their
+// geometric mean after which no point up to b's reads above it again
+// (interference slows a point down, never up, so a slow point followed by
+// a fast one is noise, not the edge of a). The drop lies between the
+// previous point (still fast), q, and that point, p; a coarse sweep only
+// knows it that well. ok is false when the sweep shows no such drop.
+func dropAfter(points []sweepPoint, a, b plateau) (q, p int64, ok bool) {
+	if a.GBytesPerS < minStep*b.GBytesPerS {
+		return 0, 0, false
+	}
+	mid := math.Sqrt(a.GBytesPerS * b.GBytesPerS)
+	for i, pt := range points {
+		if pt.WorkingSetBytes <= a.WorkingSetBytes || pt.GBytesPerS >= mid {
+			continue
+		}
+		stays := true
+		for j := i + 1; j < len(points) && (j == i+1 || points[j].WorkingSetBytes <= b.WorkingSetBytes); j++ {
+			stays = stays && points[j].GBytesPerS < mid
+		}
+		if stays {
+			return points[i-1].WorkingSetBytes, pt.WorkingSetBytes, true
+		}
+	}
+	return 0, 0, false
+}
+
+// disagrees says whether a drop between working sets q and p lies more
+// than mismatchFactor from a level's capacity, either way, taking the
+// drop at their geometric mean: a sweep of one size per octave brackets
+// it within a factor of 2, as wide as the factor itself.
+func disagrees(q, p, capa int64) bool {
+	edge := edgeSize(q, p)
+	return edge*mismatchFactor < capa || edge > capa*mismatchFactor
+}
+
+// edgeSize is a level's size measured from the sweep sizes q and p either
+// side of its drop: their geometric mean.
+func edgeSize(q, p int64) int64 { return int64(math.Sqrt(float64(q) * float64(p))) }

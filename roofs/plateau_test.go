@@ -293,9 +293,14 @@ func TestPlateausOfRecordedSweeps(t *testing.T) {
 					p.Level, p.GBytesPerS, p.CI.Lo, p.CI.Hi, unit.Bytes(p.WorkingSetBytes), p.Points)
 			}
 			for _, l := range sizes {
-				if l.Source == roofline.CacheSourceMeasured {
-					fmt.Fprintf(&out, "size %s %s measured: bandwidth falls between %s and %s\n", l.Name, unit.Bytes(l.Bytes), unit.Bytes(l.EdgeLo), unit.Bytes(l.EdgeHi))
+				fmt.Fprintf(&out, "size %s %s %s", l.Name, unit.Bytes(l.Bytes), l.Source)
+				if l.DeclaredSource != "" {
+					fmt.Fprintf(&out, " (declared %s %s)", unit.Bytes(l.DeclaredBytes), l.DeclaredSource)
 				}
+				if l.EdgeLo > 0 {
+					fmt.Fprintf(&out, ": bandwidth falls between %s and %s", unit.Bytes(l.EdgeLo), unit.Bytes(l.EdgeHi))
+				}
+				fmt.Fprintln(&out)
 			}
 			for _, f := range flags {
 				fmt.Fprintf(&out, "warning %s: %s\n", f.Code, f.Message)

@@ -21,7 +21,11 @@ type sweptRoof struct {
 	roof, detail int
 	kernel       kernels.Bandwidth
 	cpus         []int
-	ops          [][]float64
+	// ops are the scope's own operands where the pool is not shared;
+	// nil where it is: the recheck takes them from the pool then, which
+	// may have grown since (holding the smaller buffer too would double
+	// the memory placed).
+	ops [][]float64
 	// uneven is how unevenly the roof's threads ran in its evaluation.
 	uneven unevenness
 	// at is when the sweep ended.
@@ -59,7 +63,13 @@ func recheckBandwidthRoofs(ctx context.Context, r *run) error {
 		}
 		j := &bandwidthJob{kernel: s.kernel, cpus: cpus, inner: r.o.bandwidthRuleWithin(budget), best: map[int64]float64{}}
 		r.o.progress("bandwidth, %s: rechecking %s%s", threadsWord(len(s.cpus)), roof.Level, where)
-		v, ci, err := j.evaluate(ctx, roof.WorkingSetBytes, s.ops)
+		ops, err := s.ops, error(nil)
+		if ops == nil {
+			if ops, err = r.pool.operands(ctx, []kernels.Bandwidth{s.kernel}, s.cpus, roof.WorkingSetBytes); err != nil {
+				return fmt.Errorf("bandwidth recheck of %s on %s: %w", roof.Level, threadsWord(len(s.cpus)), err)
+			}
+		}
+		v, ci, err := j.evaluate(ctx, roof.WorkingSetBytes, ops)
 		r.tally.add(j.results...)
 		if err != nil {
 			return fmt.Errorf("bandwidth recheck of %s on %s: %w", roof.Level, threadsWord(len(s.cpus)), err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
@@ -75,6 +76,9 @@ type Options struct {
 	// CPUID reads cache sizes where sysfs has none (default
 	// machine.HostCPUID; tests pass recorded values).
 	CPUID machine.CPUIDFunc
+	// MaxMemory, when > 0, is the most a bandwidth sweep places, below
+	// the default of a quarter of MemAvailable.
+	MaxMemory int64
 }
 
 // Detail says how one roof was obtained, for the summary table.
@@ -238,7 +242,8 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 
 	units, freq := peakFigures(rep, cpu, o.Sysfs, o.Procfs, clockMHz)
 	rep.step("setup", "machine and clock", time.Since(start))
-	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, spare: spare, topo: topo, caches: caches, numaNodes: len(topo.NUMANodes), units: units, ghz: freq.GHz}); err != nil {
+	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, spare: spare, topo: topo, caches: caches,
+		numaNodes: len(topo.NUMANodes), units: units, ghz: freq.GHz, memLimit: sweepMemoryLimit(o)}); err != nil {
 		return nil, err
 	}
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
@@ -268,6 +273,25 @@ func peakFigures(rep *Report, cpu machine.CPUInfo, sysfs, procfs fs.FS, clockMHz
 		rep.flag(roofline.FlagUnverifiedPeak, fmt.Sprintf("the theoretical peaks use the FMA pipes of %s, inferred from the CPU's features: %s", id.Microarch, id.Note))
 	}
 	return units, freq
+}
+
+// defaultMemoryLimit bounds a sweep where MemAvailable cannot be read.
+const defaultMemoryLimit = 2 << 30
+
+// sweepMemoryLimit is the most a bandwidth sweep places: a quarter of
+// MemAvailable, so that the sweep never pushes the machine's other work
+// into swap, or less if asked.
+func sweepMemoryLimit(o Options) memoryLimit {
+	limit := memoryLimit{Bytes: defaultMemoryLimit}
+	if avail, err := machine.MemAvailable(o.Procfs); err != nil {
+		limit.From = fmt.Sprintf("%s, MemAvailable being unknown (%v)", unit.Bytes(limit.Bytes), err)
+	} else {
+		limit = memoryLimit{Bytes: avail / 4, From: fmt.Sprintf("a quarter of MemAvailable (%s)", unit.Bytes(avail))}
+	}
+	if o.MaxMemory > 0 && o.MaxMemory < limit.Bytes {
+		limit = memoryLimit{Bytes: o.MaxMemory, From: fmt.Sprintf("the limit asked for (%s)", unit.Bytes(o.MaxMemory))}
+	}
+	return limit
 }
 
 // flatTopology is a machine of one socket whose every CPU is a core, for

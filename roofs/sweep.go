@@ -31,10 +31,11 @@ type sweepEvaluator func(ctx context.Context, workingSetBytes int64) (gbps float
 // previous level and above), even for levels only 8 times apart.
 const defaultPerOctave = 3
 
-// sweepRange is the default span of a sweep over levels: from a quarter of
-// the smallest level (well inside L1) to 8 times the largest, so that a
-// whole octave of sizes lies at 4 times the last-level cache or more, where
-// knownPlateaus reads DRAM.
+// sweepRange is the span of a sweep's first pass over declared levels:
+// from a quarter of the smallest level (well inside L1) to twice the
+// largest. A declared size is only a hint of where to look: the sweep
+// grows past it while DRAM's plateau is not established (dramSettled),
+// and stops there when it is, whatever the host declares.
 func sweepRange(levels []cacheLevel) (lo, hi int64, err error) {
 	if len(levels) == 0 {
 		return 0, 0, errors.New("sweep range: no cache levels")
@@ -44,7 +45,7 @@ func sweepRange(levels []cacheLevel) (lo, hi int64, err error) {
 		if l.Bytes <= 0 {
 			return 0, 0, fmt.Errorf("sweep range: cache level %s: size %d bytes", l.Name, l.Bytes)
 		}
-		lo, hi = min(lo, l.Bytes/4), max(hi, l.Bytes*8)
+		lo, hi = min(lo, l.Bytes/4), max(hi, l.Bytes*2)
 	}
 	return lo, hi, nil
 }
@@ -74,10 +75,26 @@ func sweepSizes(lo, hi int64, perOctave int, quantum int64) ([]int64, error) {
 	return sizes, nil
 }
 
+// sizesUpTo are sweepSizes from lo to top, none past top: where top is
+// not on the sweep's grid (a memory limit), top itself, rounded down to
+// quantum, ends them.
+func sizesUpTo(lo, top int64, perOctave int, quantum int64) ([]int64, error) {
+	sizes, err := sweepSizes(lo, top, perOctave, quantum)
+	if err != nil {
+		return nil, err
+	}
+	for len(sizes) > 1 && sizes[len(sizes)-1] > top {
+		sizes = sizes[:len(sizes)-1]
+	}
+	if last := top / quantum * quantum; last > sizes[len(sizes)-1] {
+		sizes = append(sizes, last)
+	}
+	return sizes, nil
+}
+
 // withDRAMSizes appends dramMinBytes and twice that (rounded up to quantum)
-// to sizes where the sweep stops short of them: DRAM is read only from
-// there, and sizes between the sweep's end and that floor would show
-// nothing new for their cost.
+// to sizes where the sweep stops short of them: the fixed DRAM sizes of
+// the benchmarks and recordings that compare DRAM figures.
 func withDRAMSizes(sizes []int64, quantum int64) []int64 {
 	for _, ws := range []int64{dramMinBytes, 2 * dramMinBytes} {
 		q := (ws + quantum - 1) / quantum * quantum
@@ -86,6 +103,67 @@ func withDRAMSizes(sizes []int64, quantum int64) []int64 {
 		}
 	}
 	return sizes
+}
+
+// settleOctaves is how many octaves of a sweep's last sizes past the last
+// cache's edge must agree for DRAM's plateau to be established (3 sizes
+// at 2 per octave, 2 with --quick's 1), and settleSpread how far apart two
+// of them may read, beyond their intervals, and still agree: a shared
+// machine's DRAM moves by that much between neighbouring sizes with no
+// step between them.
+const (
+	settleOctaves = 1
+	settleSpread  = 1.1
+)
+
+// dramSettled says whether a sweep has established DRAM's plateau: it
+// reaches DRAM's window past the last cache level of sizes (the effective
+// sizes, ceilings), and its last settlePoints sizes past that level's edge
+// agree with each other (within each other's intervals, or settleSpread).
+// points are sorted by size, perOctave to an octave.
+func dramSettled(points []sweepPoint, sizes []levelSize, perOctave int) bool {
+	settlePoints := settleOctaves*perOctave + 1
+	if len(points) == 0 {
+		return false
+	}
+	floor, past := int64(dramMinBytes), int64(0)
+	if len(sizes) > 0 {
+		l := sizes[len(sizes)-1]
+		floor, past = max(floor, l.Bytes*dramFactor), max(l.Bytes, l.EdgeHi)
+	}
+	if float64(points[len(points)-1].WorkingSetBytes)*windowSlack < float64(floor) {
+		return false
+	}
+	var tail []sweepPoint
+	for _, p := range points {
+		if p.WorkingSetBytes > past {
+			tail = append(tail, p)
+		}
+	}
+	if len(tail) < settlePoints {
+		return false
+	}
+	tail = tail[len(tail)-settlePoints:]
+	for i, a := range tail {
+		for _, b := range tail[i+1:] {
+			if apart(a.CI, b.CI) && max(a.GBytesPerS, b.GBytesPerS) > settleSpread*min(a.GBytesPerS, b.GBytesPerS) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// growthTop is as far as a sweep grows while DRAM's plateau is not
+// established: twice dramMinBytes, or twice DRAM's window past the last
+// cache level of sizes when that is larger (a memory limit may stop it
+// sooner).
+func growthTop(sizes []levelSize) int64 {
+	top := int64(2 * dramMinBytes)
+	if len(sizes) > 0 {
+		top = max(top, 2*dramFactor*sizes[len(sizes)-1].Bytes)
+	}
+	return top
 }
 
 // sweep measures each size with eval, smallest first. progress, if not nil,

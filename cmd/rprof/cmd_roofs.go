@@ -33,7 +33,10 @@ Roofs measures this machine's ceilings: peak FLOP/s of FMA and mul+add
 kernels for each ISA and precision, and the bandwidth of L1, L2, L3 and
 DRAM from a working-set sweep, for each thread scope (1 thread, the cores
 of one socket, all cores), and DGEMM through the vendor BLAS on the widest
-scope. Parameters are autotuned, and every evaluation stops as soon as it
+scope. The sweep grows until DRAM's plateau is established, never placing
+more than a quarter of MemAvailable; where the host's declared cache sizes
+and the sweep's edges disagree, the measured edges win (the document keeps
+both). Parameters are autotuned, and every evaluation stops as soon as it
 may: at its time or count budget, once its 99% interval is within 1% of
 the estimate, or once the interval lies below the best configuration so
 far. Compute and DGEMM invocations run in fresh worker processes. Each
@@ -97,6 +100,10 @@ Flags:
                      the rest; each is a compute roof of kind library named
                      after the implementation oneDNN chose (docs/dnn.md)
   --in-process       run invocations in this process (no worker processes)
+  --max-memory SIZE  the most a bandwidth sweep places, e.g. 256M (default
+                     and upper bound: a quarter of MemAvailable); a sweep
+                     that cannot reach DRAM within it says so
+                     (dram-not-reached)
 `,
 	Run: runRoofs,
 }
@@ -120,6 +127,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	noDGEMM := fs.Bool("no-dgemm", false, "skip DGEMM")
 	dnnList := fs.String("dnn", "", "oneDNN problems whose ceilings to measure, comma-separated")
 	inProcess := fs.Bool("in-process", false, "no worker processes")
+	maxMemory := fs.String("max-memory", "", "the most a bandwidth sweep places, e.g. 256M")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -138,6 +146,11 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	var err error
 	if o.Threads, err = parseThreads(*threads); err != nil {
 		return err
+	}
+	if *maxMemory != "" {
+		if o.MaxMemory, err = machine.ParseSize(*maxMemory); err != nil || o.MaxMemory == 0 {
+			return usagef("--max-memory %q: want a size such as 256M or 2G", *maxMemory)
+		}
 	}
 	if err := checkRoofsOptions(&o, *method, *order); err != nil {
 		return err
@@ -410,16 +423,16 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		if c.TheoreticalGFlops > 0 {
 			theory = unit.RoundPercent(c.GFlops/c.TheoreticalGFlops) + " of " + unit.Sig(c.TheoreticalGFlops)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.4g GFLOP/s\t[%.4g, %.4g]\t%s\t%s\t%s\n", c.Name, c.Threads, c.GFlops, c.CI.Lo, c.CI.Hi, theory, d.Config, reasons(d.Reasons))
+		fmt.Fprintf(tw, "%s\t%d\t%.4g GFLOP/s\t%s\t%s\t%s\t%s\n", c.Name, c.Threads, c.GFlops, tableInterval(c.CI, c.IntervalUnknown), theory, d.Config, reasons(d.Reasons))
 	}
 	for _, d := range rep.Details {
 		if d.Kind == "dgemm" {
-			fmt.Fprintf(tw, "dgemm\t%d\t%.4g GFLOP/s\t[%.4g, %.4g]\t-\t%s\t%s\n", d.Threads, d.Value, d.CI.Lo, d.CI.Hi, d.Config, reasons(d.Reasons))
+			fmt.Fprintf(tw, "dgemm\t%d\t%.4g GFLOP/s\t%s\t-\t%s\t%s\n", d.Threads, d.Value, tableInterval(d.CI, r.DGEMM != nil && r.DGEMM.IntervalUnknown), d.Config, reasons(d.Reasons))
 		}
 	}
 	for _, b := range r.Bandwidth {
 		d := details[fmt.Sprintf("bandwidth/%s/%d", b.Level, b.Threads)]
-		fmt.Fprintf(tw, "%s\t%d\t%.4g GB/s\t[%.4g, %.4g]\t-\t%s\t%s\n", b.Level, b.Threads, b.GBytesPerS, b.CI.Lo, b.CI.Hi, d.Config, reasons(d.Reasons))
+		fmt.Fprintf(tw, "%s\t%d\t%.4g GB/s\t%s\t-\t%s\t%s\n", levelLabel(b, r.Caches), b.Threads, b.GBytesPerS, tableInterval(b.CI, b.IntervalUnknown), d.Config, reasons(d.Reasons))
 	}
 	tw.Flush()
 	for _, s := range rep.Skipped {
@@ -451,6 +464,31 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		}
 		fmt.Fprintf(w, "note (%s): %s\n", f.Code, f.Message)
 	}
+}
+
+// tableInterval is a roof's 99% interval in the table, or its samples'
+// range when they were too few for one.
+func tableInterval(ci roofline.Interval, unknown bool) string {
+	if unknown {
+		return roofline.UnknownUncertainty(ci)
+	}
+	return fmt.Sprintf("[%.4g, %.4g]", ci.Lo, ci.Hi)
+}
+
+// levelLabel names a bandwidth roof's level with its effective size and
+// where that came from, "L3 (136 MiB measured; declared 480 MiB)"; DRAM
+// and levels without a size are their name alone.
+func levelLabel(b roofline.BandwidthRoof, caches []roofline.CacheLevel) string {
+	i := slices.IndexFunc(caches, func(c roofline.CacheLevel) bool { return c.Level == b.Level && c.Threads == b.Threads })
+	if i < 0 {
+		return b.Level
+	}
+	c := caches[i]
+	s := fmt.Sprintf("%s (%s %s", c.Level, unit.Bytes(c.Bytes), c.Source)
+	if c.DeclaredBytes > 0 && c.DeclaredBytes != c.Bytes {
+		s += fmt.Sprintf("; declared %s", unit.Bytes(c.DeclaredBytes))
+	}
+	return s + ")"
 }
 
 func methodLine(m stats.Method) string {

@@ -23,7 +23,7 @@ func TestRoofsDNNDrawsAOneDNNCeiling(t *testing.T) {
 	v := lib.Version()
 	lib.Close()
 	out := filepath.Join(t.TempDir(), "roofs.json")
-	code, _, stderr := rprofCLI(t, "roofs", "--dnn", "ip", "--quick", "--threads", "1", "--no-dgemm", "-o", out)
+	code, _, stderr := rprofCLI(t, "roofs", "--dnn", "ip", "--quick", "--threads", "1", "--no-dgemm", "--max-memory", "64M", "-o", out)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -42,10 +42,12 @@ type scene struct {
 // roof is one ceiling. For a compute roof value is GFLOP/s; for a bandwidth
 // roof it is GB/s, and the line is value*x GFLOP/s.
 type roof struct {
-	name        string // short name: "avx512-fma-fp64", "DRAM"
-	precision   string // compute roofs only
-	value       float64
-	ci          roofline.Interval
+	name      string // short name: "avx512-fma-fp64", "DRAM"
+	precision string // compute roofs only
+	value     float64
+	ci        roofline.Interval
+	// unknown: too few samples for an interval (ci is their range).
+	unknown     bool
 	theoretical bool
 	// peak is the theoretical value of a measured compute roof when it is
 	// drawn too, so that one label names both lines.
@@ -60,8 +62,11 @@ type roof struct {
 // label is the text drawn next to a roof: its name, value, unit and CI.
 func (r roof) label(u string) string {
 	s := r.name + " " + unit.Value(r.value) + " " + u
-	if pct, ok := unit.HalfWidthPercent(r.value, r.ci.Lo, r.ci.Hi); ok {
+	if pct, ok := unit.HalfWidthPercent(r.value, r.ci.Lo, r.ci.Hi); ok && !r.unknown {
 		s += " ±" + pct
+	}
+	if r.unknown {
+		s += ", uncertainty unknown"
 	}
 	if r.peak > 0 {
 		s += ", theoretical " + unit.Value(r.peak)
@@ -167,11 +172,11 @@ func (s *scene) addRoofs(r *roofline.Roofs, theoretical, all bool) {
 			s.notef("compute roof %s left out: %g GFLOP/s is not a positive number", c.Name, c.GFlops)
 			continue
 		}
-		measured := roof{name: c.Name, precision: c.Precision, value: c.GFlops, ci: c.CI, color: s.nextColor()}
+		measured := roof{name: c.Name, precision: c.Precision, value: c.GFlops, ci: c.CI, unknown: c.IntervalUnknown, color: s.nextColor()}
 		if theoretical && c.TheoreticalGFlops > 0 {
 			measured.peak = c.TheoreticalGFlops
 			th := measured
-			th.value, th.ci, th.theoretical, th.peak = c.TheoreticalGFlops, roofline.Interval{}, true, 0
+			th.value, th.ci, th.unknown, th.theoretical, th.peak = c.TheoreticalGFlops, roofline.Interval{}, false, true, 0
 			s.compute = append(s.compute, measured, th)
 			continue
 		}
@@ -183,7 +188,7 @@ func (s *scene) addRoofs(r *roofline.Roofs, theoretical, all bool) {
 			if d.Library != "" {
 				name += " (" + d.Library + ")"
 			}
-			s.compute = append(s.compute, roof{name: name, precision: roofline.Double, value: d.GFlops, ci: d.CI, color: s.nextColor()})
+			s.compute = append(s.compute, roof{name: name, precision: roofline.Double, value: d.GFlops, ci: d.CI, unknown: d.IntervalUnknown, color: s.nextColor()})
 		} else {
 			s.notef("DGEMM roof left out: %g GFLOP/s is not a positive number", d.GFlops)
 		}
@@ -197,7 +202,7 @@ func (s *scene) addRoofs(r *roofline.Roofs, theoretical, all bool) {
 			s.notef("%s bandwidth roof left out: %g GB/s is not a positive number", level, b.GBytesPerS)
 			continue
 		}
-		s.bandwidth = append(s.bandwidth, roof{name: level, value: b.GBytesPerS, ci: b.CI, color: len(s.bandwidth)})
+		s.bandwidth = append(s.bandwidth, roof{name: level, value: b.GBytesPerS, ci: b.CI, unknown: b.IntervalUnknown, color: len(s.bandwidth)})
 	}
 	slices.SortStableFunc(s.compute, func(a, b roof) int { return cmpFloat(b.value, a.value) })
 	slices.SortStableFunc(s.bandwidth, func(a, b roof) int { return cmpFloat(b.value, a.value) })

@@ -185,7 +185,7 @@ func (v *view) addRoofs(r *roofline.Roofs) {
 	for _, c := range r.Compute {
 		row := computeRow{
 			Name: c.Name, ISA: c.ISA, Precision: c.Precision, Threads: fmt.Sprint(c.Threads),
-			GFlops: unit.Value(c.GFlops), CI: interval(c.GFlops, c.CI),
+			GFlops: unit.Value(c.GFlops), CI: roofInterval(c.GFlops, c.CI, c.IntervalUnknown),
 			Theoretical: dash, OfTheoretical: dash,
 		}
 		if l := c.Library; l != nil {
@@ -210,7 +210,7 @@ func (v *view) addRoofs(r *roofline.Roofs) {
 		isa := orDash(d.CoreName)
 		v.Compute = append(v.Compute, computeRow{
 			Name: name, ISA: isa + fmt.Sprintf(", %d×%d×%d", d.M, d.N, d.K), Precision: roofline.Double,
-			Threads: fmt.Sprint(d.Threads), GFlops: unit.Value(d.GFlops), CI: interval(d.GFlops, d.CI),
+			Threads: fmt.Sprint(d.Threads), GFlops: unit.Value(d.GFlops), CI: roofInterval(d.GFlops, d.CI, d.IntervalUnknown),
 			Theoretical: dash, OfTheoretical: dash,
 		})
 		v.RoofFlags = append(v.RoofFlags, d.Flags...)
@@ -218,7 +218,7 @@ func (v *view) addRoofs(r *roofline.Roofs) {
 	for _, b := range r.Bandwidth {
 		v.Bandwidth = append(v.Bandwidth, bandwidthRow{
 			Level: b.Level, Kernel: b.Kernel, Threads: fmt.Sprint(b.Threads),
-			GBytesPerS: unit.Value(b.GBytesPerS), CI: interval(b.GBytesPerS, b.CI),
+			GBytesPerS: unit.Value(b.GBytesPerS), CI: roofInterval(b.GBytesPerS, b.CI, b.IntervalUnknown),
 			WorkingSet: unit.Bytes(b.WorkingSetBytes),
 		})
 	}
@@ -381,6 +381,16 @@ func interval(v float64, ci roofline.Interval) string {
 		return dash
 	}
 	return bracket(ci) + " ±" + pct
+}
+
+// roofInterval is a roof's interval, or, where its samples were too few
+// for one (unknown), their range and that its uncertainty is unknown:
+// never "±0.0%".
+func roofInterval(v float64, ci roofline.Interval, unknown bool) string {
+	if unknown {
+		return roofline.UnknownUncertainty(ci)
+	}
+	return interval(v, ci)
 }
 
 func bracket(ci roofline.Interval) string {
