@@ -35,7 +35,7 @@ func (e *SchemaError) Error() string {
 func (e *SchemaError) Is(target error) bool { return target == ErrSchema }
 
 // ReadRoofs reads a roofs document, of the current version or an older
-// one it upgrades (upgradeRoofsV1).
+// one it upgrades (upgradeRoofsV1; version 2 lacks only GPUs).
 func ReadRoofs(path string) (*Roofs, error) {
 	data, err := readCapped(path)
 	if err != nil {
@@ -47,16 +47,18 @@ func ReadRoofs(path string) (*Roofs, error) {
 	}
 	var r Roofs
 	switch schema {
-	case RoofsSchema, RoofsSchemaV1:
+	case RoofsSchema, RoofsSchemaV2, RoofsSchemaV1:
 		if err := decode(path, data, &r); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, &SchemaError{Path: path, Got: schema, Want: []string{RoofsSchema, RoofsSchemaV1}}
+		return nil, &SchemaError{Path: path, Got: schema, Want: []string{RoofsSchema, RoofsSchemaV2, RoofsSchemaV1}}
 	}
 	if schema == RoofsSchemaV1 {
 		upgradeRoofsV1(&r)
 	}
+	// Version 2 differs only by having no GPU roofs: nothing to change.
+	r.Schema = RoofsSchema
 	if err := ValidateRoofs(path, &r); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,9 @@ const (
 	FlagFrequency = "frequency-source"
 	// FlagAboveTheory: compute roofs above their theoretical peak.
 	FlagAboveTheory = "above-theoretical"
+	// FlagGPUNoPeak: a GPU's compute capability is not in rprof's table
+	// of FMA rates, so its compute roofs have no theoretical peak.
+	FlagGPUNoPeak = "gpu-no-peak"
 	// FlagUnverifiedPeak: the FMA pipe figures are not verified.
 	FlagUnverifiedPeak = "unverified-peak"
 	// FlagNoInterval: too few samples for an interval; the range is given.

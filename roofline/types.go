@@ -15,7 +15,7 @@ import (
 const (
 	PointSchema    = "rprof.point/v2"
 	PointSetSchema = "rprof.points/v2"
-	RoofsSchema    = "rprof.roofs/v2"
+	RoofsSchema    = "rprof.roofs/v3"
 )
 
 // Older schema versions still read. Version 1 points had the binding roof
@@ -27,6 +27,8 @@ const (
 	// RoofsSchemaV1 had no effective cache sizes (Roofs.Caches) and no
 	// IntervalUnknown; see docs/schema-roofs.md.
 	RoofsSchemaV1 = "rprof.roofs/v1"
+	// RoofsSchemaV2 had no GPU roofs (Roofs.GPUs).
+	RoofsSchemaV2 = "rprof.roofs/v2"
 )
 
 // Sources of a point's W and Q (Point.Source).
@@ -450,6 +452,8 @@ type Roofs struct {
 	// needs level sizes reads these (CacheLevels), not the host's
 	// declaration.
 	Caches []CacheLevel `json:"caches,omitempty"`
+	// GPUs are the GPUs' roofs (rprof roofs --gpu), one per device.
+	GPUs []GPURoofs `json:"gpus,omitempty"`
 }
 
 // CacheLevel is the effective size of one cache level as one thread

@@ -89,28 +89,34 @@ func ValidatePoint(path string, p *Point) error {
 	return nil
 }
 
+// field is a named figure of a document, for figures.
+type field struct {
+	name string
+	v    float64
+}
+
+// figures checks each of fs, named prefix + its name.
+func figures(path, prefix string, fs ...field) error {
+	for _, f := range fs {
+		if err := figure(path, prefix+f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ValidateRoofs checks every roof's figure and interval.
 func ValidateRoofs(path string, r *Roofs) error {
 	for i, c := range r.Compute {
 		f := fmt.Sprintf("compute[%d] (%s, %d threads)", i, c.Name, c.Threads)
-		for _, x := range []struct {
-			field string
-			v     float64
-		}{{".gflops", c.GFlops}, {".ci.lo", c.CI.Lo}, {".ci.hi", c.CI.Hi}, {".theoretical_gflops", c.TheoreticalGFlops}} {
-			if err := figure(path, f+x.field, x.v); err != nil {
-				return err
-			}
+		if err := figures(path, f, field{".gflops", c.GFlops}, field{".ci.lo", c.CI.Lo}, field{".ci.hi", c.CI.Hi}, field{".theoretical_gflops", c.TheoreticalGFlops}); err != nil {
+			return err
 		}
 	}
 	for i, b := range r.Bandwidth {
 		f := fmt.Sprintf("bandwidth[%d] (%s, %d threads)", i, b.Level, b.Threads)
-		for _, x := range []struct {
-			field string
-			v     float64
-		}{{".gbytes_per_s", b.GBytesPerS}, {".ci.lo", b.CI.Lo}, {".ci.hi", b.CI.Hi}} {
-			if err := figure(path, f+x.field, x.v); err != nil {
-				return err
-			}
+		if err := figures(path, f, field{".gbytes_per_s", b.GBytesPerS}, field{".ci.lo", b.CI.Lo}, field{".ci.hi", b.CI.Hi}); err != nil {
+			return err
 		}
 	}
 	if r.DGEMM != nil {
@@ -129,7 +135,7 @@ func ValidateRoofs(path string, r *Roofs) error {
 			return &InvalidError{Path: path, Field: f + ".edge", Msg: fmt.Sprintf("[%d, %d] is not a range of sizes", c.Edge.Lo, c.Edge.Hi)}
 		}
 	}
-	return nil
+	return validateGPUs(path, r.GPUs)
 }
 
 // jsonError rewords the JSON decoder's errors without Go's type names:
