@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
@@ -102,12 +103,18 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	if b.cpu, err = b.emulatedCPU(ctx, cfg.EmulateCPU, d.CPU); err != nil {
 		return Counting{}, err
 	}
-	if cfg.CacheModel != nil {
-		b.model = *cfg.CacheModel
-	} else {
-		b.model = b.hostModel()
-	}
 	c := Counting{Source: roofline.SourceEmulated, Machine: machine.Describe(d.CPU, d.Topology, b.sysfs, b.procfs)}
+	switch host := b.hostModel(); {
+	case cfg.CacheModel != nil:
+		b.model = *cfg.CacheModel
+	case cfg.Roofs != nil && roofline.ForeignRoofs(cfg.Roofs.Machine, c.Machine) == "":
+		var ok bool
+		if b.model, ok = RoofsCacheModel(cfg.Roofs, host.Line); !ok {
+			b.model = host
+		}
+	default:
+		b.model = host
+	}
 	if d.VM {
 		c.Notes = append(c.Notes, vmNote)
 	}
@@ -138,6 +145,28 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	}
 	b.counters = c.Counters
 	return c, nil
+}
+
+// RoofsCacheModel is the model of the effective cache sizes the roofs
+// document r measured, as one thread sees them (each emulated thread has
+// its own caches): sizes the sweep's edges showed where the host's
+// declaration disagreed (an Intel guest's sysfs claiming a 480 MiB L3),
+// else the declared ones. ok is false when r has none.
+func RoofsCacheModel(r *roofline.Roofs, line int) (emulate.CacheModel, bool) {
+	levels := r.CacheLevels(1)
+	if len(levels) == 0 {
+		return emulate.CacheModel{}, false
+	}
+	sizes := make([]int64, len(levels))
+	from := make([]string, len(levels))
+	for i, l := range levels {
+		sizes[i] = l.Bytes
+		from[i] = l.Level + " " + l.Source
+		if l.Source == roofline.CacheSourceMeasured && l.DeclaredBytes > 0 {
+			from[i] += fmt.Sprintf(" (%s declared %s)", l.DeclaredSource, unit.Bytes(l.DeclaredBytes))
+		}
+	}
+	return emulate.SizedCacheModel(sizes, line, "the roofs document's effective sizes: "+strings.Join(from, ", ")), true
 }
 
 // emulatedCPU is the processor QEMU presents: the host's identity, or
@@ -319,8 +348,8 @@ func EmulationNotes(cpu machine.CPUInfo, m emulate.CacheModel) []roofline.Flag {
 		notes = append(notes, roofline.Flag{Code: roofline.FlagModelled, Subject: roofline.SubjectTraffic,
 			Message: fmt.Sprintf("Q is modelled, not measured: an LRU write-back, write-allocate cache model (%s, sizes from %s) fed by every emulated access, each thread with its own caches; prefetchers and coherence traffic are not modelled", m, m.Source)})
 	} else {
-		notes = append(notes, roofline.Flag{Code: roofline.FlagNoUncore, Subject: roofline.SubjectTraffic,
-			Message: "no cache model (--cache-model none): Q and the intensity are unknown"})
+		notes = append(notes, roofline.Flag{Code: roofline.FlagNotModelled, Subject: roofline.SubjectTraffic,
+			Message: "no cache model (--cache-model none): Q and the intensity were not modelled"})
 	}
 	return notes
 }

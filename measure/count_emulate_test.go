@@ -252,7 +252,41 @@ func TestEmulationNotesFlagAWiderCPUAndTheModel(t *testing.T) {
 	}
 	narrow := machine.CPUInfo{Flags: []string{"avx2", "fma"}}
 	notes = EmulationNotes(narrow, emulate.CacheModel{Line: 64})
-	if hasFlagCode(notes, roofline.FlagEmulatedISA) || hasFlagCode(notes, roofline.FlagModelled) || !hasFlagCode(notes, roofline.FlagNoUncore) {
+	if hasFlagCode(notes, roofline.FlagEmulatedISA) || hasFlagCode(notes, roofline.FlagModelled) || !hasFlagCode(notes, roofline.FlagNotModelled) || hasFlagCode(notes, roofline.FlagNoUncore) {
 		t.Errorf("notes %+v, want only no-uncore without a model on an AVX2 CPU", notes)
+	}
+}
+
+func TestCacheModelComesFromTheFlagThenTheRoofsThenTheHost(t *testing.T) {
+	caches := []roofline.CacheLevel{
+		{Level: "L1", Threads: 1, Bytes: 48 << 10, Source: roofline.CacheSourceSysfs},
+		{Level: "L2", Threads: 2, Bytes: 4 << 20, Source: roofline.CacheSourceSysfs},
+		{Level: "L2", Threads: 1, Bytes: 2 << 20, Source: roofline.CacheSourceSysfs},
+		{Level: "L3", Threads: 1, Bytes: 32 << 20, Source: roofline.CacheSourceMeasured, DeclaredBytes: 480 << 20, DeclaredSource: roofline.CacheSourceSysfs},
+	}
+	here := &roofline.Roofs{Caches: caches}
+	foreign := &roofline.Roofs{Caches: caches, Machine: roofline.Machine{CPU: roofline.CPU{ModelName: "Intel Xeon"}}}
+	flag, _ := emulate.ParseCacheModel("32K/8")
+	for _, tt := range []struct {
+		name       string
+		flag       *emulate.CacheModel
+		roofs      *roofline.Roofs
+		model, src string
+	}{
+		{"flag over roofs", &flag, here, "32K/8,line=64", "flag"},
+		{"roofs over the host", nil, here, "48K/12,2M/16,32M/16,line=64", "the roofs document's effective sizes: L1 sysfs, L2 sysfs, L3 measured (sysfs declared 480 MiB)"},
+		{"roofs of another machine", nil, foreign, "48K/12,1M/16,32M/16,line=64", "default"},
+		{"no roofs", nil, nil, "48K/12,1M/16,32M/16,line=64", "default"},
+	} {
+		f := &fakeEmulation{}
+		cfg := emulatedConfig(1)
+		cfg.CacheModel, cfg.Roofs = tt.flag, tt.roofs
+		p, err := run(context.Background(), cfg, deps{backend: f.backend(), now: time.Now, cpus: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Emulation.CacheModel != tt.model || p.Emulation.CacheModelSource != tt.src {
+			t.Errorf("%s: model %s from %q, want %s from %q", tt.name, p.Emulation.CacheModel, p.Emulation.CacheModelSource, tt.model, tt.src)
+		}
 	}
 }

@@ -175,6 +175,9 @@ const (
 	FlagEmulatedISA = "emulated-isa"
 	// FlagModelled: Q comes from a cache model, not from counters.
 	FlagModelled = "modelled-traffic"
+	// FlagNotModelled: an emulated run without a cache model
+	// (--cache-model none): Q was not modelled, by request.
+	FlagNotModelled = "not-modelled"
 	// FlagNotCounted: programs the target exec'd ran without being counted.
 	FlagNotCounted = "children-not-counted"
 	// FlagInterleaved: a modelled Q of a run with several threads at once,

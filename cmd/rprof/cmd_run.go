@@ -479,14 +479,18 @@ func (s *summary) counted() {
 	if p.ReadBytes != nil || p.WriteBytes != nil {
 		rw = fmt.Sprintf("read %s, write %s", orUnknown(p.ReadBytes, unit.Count), orUnknown(p.WriteBytes, unit.Count))
 	}
-	s.line(orUnknown(p.TrafficBytes, unit.Count), "B", "DRAM traffic", details(rw, s.median(p.Samples.TrafficBytes))+
+	q := orUnknown(p.TrafficBytes, unit.Count)
+	if p.TrafficBytes == nil && slices.ContainsFunc(p.Flags, about(roofline.FlagNotModelled)) {
+		q = "not modelled"
+	}
+	s.line(q, "B", "DRAM traffic", details(rw, s.median(p.Samples.TrafficBytes))+
 		fn.marks(func(f roofline.Flag) bool {
 			return f.Code == roofline.FlagNoUncore || aboutSubject(roofline.SubjectTraffic, roofline.SubjectRead, roofline.SubjectWrite)(f)
 		}))
 	why := ""
 	if p.Intensity == nil {
 		why = fn.marks(func(f roofline.Flag) bool {
-			return about(roofline.FlagNoUncore, roofline.FlagAnalytic)(f) ||
+			return about(roofline.FlagNoUncore, roofline.FlagAnalytic, roofline.FlagNotModelled)(f) ||
 				f.Code == roofline.FlagNegative && aboutSubject(roofline.SubjectWork, roofline.SubjectTraffic)(f)
 		})
 	}

@@ -137,10 +137,8 @@ func (m CacheModel) pluginArg() string {
 // level, whole (each guest thread gets its own copy, the last level too).
 // Levels the machine does not say (machine.Caches.Complete false, such as
 // an implausible L3 from CPUID) are taken from the default model below
-// the known ones, and Source says so. Associativity is not read: each
-// level gets the first of 16, 12 or 8 ways (12 or 8 for L1) that gives a
-// power-of-two number of sets, else 8. ok is false when the machine gives
-// no size at all.
+// the known ones, and Source says so. Associativity is not read (see
+// SizedCacheModel). ok is false when the machine gives no size at all.
 func MachineCacheModel(c machine.Caches) (m CacheModel, ok bool) {
 	byLevel := map[int]machine.Cache{}
 	for _, in := range c.Instances {
@@ -151,25 +149,39 @@ func MachineCacheModel(c machine.Caches) (m CacheModel, ok bool) {
 			byLevel[in.Level] = in
 		}
 	}
-	m = CacheModel{Line: 64, Source: c.Source}
+	line := 64
+	var sizes []int64
 	for lvl := 1; lvl <= 4; lvl++ {
 		in, found := byLevel[lvl]
 		if !found {
 			break
 		}
 		if lvl == 1 && in.LineSize >= 8 && in.LineSize&(in.LineSize-1) == 0 {
-			m.Line = in.LineSize
+			line = in.LineSize
 		}
-		m.Levels = append(m.Levels, Level{Name: fmt.Sprintf("L%d", lvl), Size: in.SizeBytes, Ways: waysFor(lvl, in.SizeBytes, m.Line)})
+		sizes = append(sizes, in.SizeBytes)
 	}
-	if len(m.Levels) == 0 {
+	if len(sizes) == 0 {
 		return CacheModel{}, false
 	}
+	m = SizedCacheModel(sizes, line, c.Source)
 	if def := DefaultCacheModel(); !c.Complete && len(m.Levels) < len(def.Levels) {
 		m.Source = fmt.Sprintf("%s for L1-L%d, default for the rest", c.Source, len(m.Levels))
 		m.Levels = append(m.Levels, def.Levels[len(m.Levels):]...)
 	}
 	return m, true
+}
+
+// SizedCacheModel is the model of levels of the given sizes from L1 down
+// (at most 4), with lines of line bytes, its sizes from source.
+// Associativity is not known: each level gets the first of 16, 12 or 8
+// ways (12 or 8 for L1) that gives a power-of-two number of sets, else 8.
+func SizedCacheModel(sizes []int64, line int, source string) CacheModel {
+	m := CacheModel{Line: line, Source: source}
+	for i, size := range sizes[:min(len(sizes), 4)] {
+		m.Levels = append(m.Levels, Level{Name: fmt.Sprintf("L%d", i+1), Size: size, Ways: waysFor(i+1, size, line)})
+	}
+	return m
 }
 
 func waysFor(level int, size int64, line int) int {
