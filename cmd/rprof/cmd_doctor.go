@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rprof/rprof/machine"
+	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofs"
@@ -78,6 +79,13 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	}
 	doc.Caches = cachesDoc(machine.ReadCaches(d.Topology, cpuid))
 	doc.Roofs = roofsPrereqs(d.Live, sysfsTree, len(d.Topology.Online), os.LookupEnv)
+	if !doc.Usable {
+		qerr := errQEMUUnchecked
+		if d.Live {
+			_, qerr = emulate.FindQEMU(ctx)
+		}
+		doc.WaysForward = waysForward(exampleTarget, "4e8", "4.8e9", qerr)
+	}
 	if asJSON {
 		err = writeJSON(e.stdout, doc)
 	} else {
@@ -117,28 +125,31 @@ func checkBLAS(live bool) blasCheck {
 
 // doctorDoc is the JSON of rprof doctor.
 type doctorDoc struct {
-	Machine        string        `json:"machine"` // "this machine" or the trees read
-	Probed         bool          `json:"probed"`
-	CPU            cpuJSON       `json:"cpu"`
-	VM             bool          `json:"vm"`
-	Hypervisor     string        `json:"hypervisor,omitempty"`
-	PMUs           []string      `json:"pmus"`
-	HardwarePMU    bool          `json:"hardware_pmu"`
-	Paranoid       *int          `json:"perf_event_paranoid"`
-	ParanoidAllows string        `json:"paranoid_allows,omitempty"`
-	CapEff         string        `json:"cap_eff,omitempty"`
-	Capabilities   []string      `json:"capabilities"`
-	NMIWatchdog    *int          `json:"nmi_watchdog"`
-	Work           checkJSON     `json:"work"`
-	Traffic        checkJSON     `json:"traffic"`
-	Uprobes        checkJSON     `json:"uprobes"`
-	Regions        checkJSON     `json:"regions"`
-	BLAS           blasCheck     `json:"blas"`
-	Caches         cachesJSON    `json:"caches"`
-	Roofs          roofsJSON     `json:"roofs"`
-	Usable         bool          `json:"usable"`
-	Problems       []string      `json:"problems"`
-	Details        []problemJSON `json:"problem_details"`
+	Machine        string     `json:"machine"` // "this machine" or the trees read
+	Probed         bool       `json:"probed"`
+	CPU            cpuJSON    `json:"cpu"`
+	VM             bool       `json:"vm"`
+	Hypervisor     string     `json:"hypervisor,omitempty"`
+	PMUs           []string   `json:"pmus"`
+	HardwarePMU    bool       `json:"hardware_pmu"`
+	Paranoid       *int       `json:"perf_event_paranoid"`
+	ParanoidAllows string     `json:"paranoid_allows,omitempty"`
+	CapEff         string     `json:"cap_eff,omitempty"`
+	Capabilities   []string   `json:"capabilities"`
+	NMIWatchdog    *int       `json:"nmi_watchdog"`
+	Work           checkJSON  `json:"work"`
+	Traffic        checkJSON  `json:"traffic"`
+	Uprobes        checkJSON  `json:"uprobes"`
+	Regions        checkJSON  `json:"regions"`
+	BLAS           blasCheck  `json:"blas"`
+	Caches         cachesJSON `json:"caches"`
+	Roofs          roofsJSON  `json:"roofs"`
+	Usable         bool       `json:"usable"`
+	Problems       []string   `json:"problems"`
+	// WaysForward: every way to measure anyway, when W or Q cannot be
+	// counted.
+	WaysForward []way         `json:"ways_forward,omitempty"`
+	Details     []problemJSON `json:"problem_details"`
 }
 
 // cachesJSON is where the cache sizes come from: what rprof roofs places
@@ -354,6 +365,8 @@ func writeDoctorText(w io.Writer, doc doctorDoc, d pmu.Diagnosis) error {
 		b.WriteString("\nCounting is usable: rprof run can measure W and Q here.\n")
 	} else {
 		b.WriteString("\nCounting is not usable here: rprof run cannot measure " + missingFigures(doc) + " (see the problems above).\n")
+		writeWays(&b, doc.WaysForward)
+		b.WriteString("(The commands measure the TRIAD kernel of rprof's checkout, after make -C examples; it prints its own W and Q.)\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

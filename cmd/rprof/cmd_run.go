@@ -205,7 +205,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	p, err := e.measure(ctx, cfg)
 	release()
 	if err != nil {
-		return runFailure(e, err)
+		return runFailure(e, err, cfg.Command)
 	}
 	if isRank {
 		describeRank(p, id, node)
@@ -280,16 +280,15 @@ func finishRun(e *env, cfg measure.Config, p *roofline.Point, jsonPath, plotPath
 }
 
 // runFailure turns Run's errors into exit statuses by measureFailure; a
-// refusal for want of counters also prints the doctor's diagnosis.
-func runFailure(e *env, err error) error {
+// refusal for want of counters also prints the doctor's diagnosis and the
+// ways to measure target anyway.
+func runFailure(e *env, err error, target []string) error {
 	var nc *measure.NoCountersError
 	if errors.As(err, &nc) {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		writeRunDiagnosis(e.stderr, nc.Diagnosis)
-		if _, qerr := emulate.FindQEMU(context.Background()); qerr == nil {
-			fmt.Fprintln(e.stderr, "\nTo count without a PMU, use --count emulate (W exact and Q from a cache model, by QEMU instrumentation; 2x to 50x slower than native).")
-		}
-		fmt.Fprintln(e.stderr, "\nTo measure anyway, give the work and traffic (--work FLOPS, --traffic BYTES), or count software events with -e.")
+		_, qerr := emulate.FindQEMU(context.Background())
+		writeWays(e.stderr, waysForward(target, "", "", qerr))
 		return &exitError{code: exitInternal}
 	}
 	return measureFailure(err, "")

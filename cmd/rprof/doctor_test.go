@@ -75,3 +75,47 @@ func TestDoctorOnThisMachine(t *testing.T) {
 		}
 	}
 }
+
+// Every way forward the doctor and rprof run's refusal offer is a command
+// rprof run accepts: its flags exist and parse (exit status 2 would say
+// otherwise), whatever this machine then makes of it.
+func TestWaysForwardAreCommandsRunAccepts(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	ways := waysForward([]string{"/bin/true"}, "1e3", "1e4", nil)
+	if len(ways) != 4 {
+		t.Fatalf("%d ways, want the PMU fix, emulation, --work/--traffic and -e", len(ways))
+	}
+	for _, w := range ways {
+		args := strings.Fields(w.Command)
+		if args[0] != "rprof" {
+			t.Fatalf("%q is not an rprof command", w.Command)
+		}
+		if code, _, stderr := rprofCLI(t, args[1:]...); code == exitUsage {
+			t.Errorf("%s: exit %d (usage):\n%s", w.Command, code, stderr)
+		}
+	}
+}
+
+// Without a hardware PMU, rprof run's refusal lists the same ways forward
+// as the doctor, for the program it was given.
+func TestRunRefusalGivesTheDoctorsWaysForward(t *testing.T) {
+	if !errors.Is(pmu.HaveHardwareCounters(), pmu.ErrNoPMU) {
+		t.Skip("this machine has hardware counters: rprof run does not refuse")
+	}
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	code, _, stderr := rprofCLI(t, "run", "--", "/bin/true", "it's")
+	if code != exitInternal {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitInternal, stderr)
+	}
+	_, doctor, _ := rprofCLI(t, "doctor")
+	for _, want := range []string{"--count emulate -- /bin/true 'it'\\''s'", "--work FLOPS --traffic BYTES -- /bin/true", "-e task-clock"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("refusal lacks %q:\n%s", want, stderr)
+		}
+	}
+	for _, w := range waysForward(nil, "", "", nil) {
+		if !strings.Contains(stderr, w.What) || !strings.Contains(doctor, w.What) {
+			t.Errorf("%q not in both the refusal and the doctor", w.What)
+		}
+	}
+}
