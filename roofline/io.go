@@ -2,6 +2,7 @@ package roofline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -232,7 +233,7 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	return output.Write(path, nil, func(w io.Writer) error {
+	return output.Write(context.Background(), path, nil, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})

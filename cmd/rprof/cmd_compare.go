@@ -90,13 +90,13 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *markdown != "" {
-		err := output.Write(*markdown, e.stdout, func(w io.Writer) error { return gate.WriteComparisonMarkdown(w, c) })
+		err := output.Write(ctx, *markdown, e.stdout, func(w io.Writer) error { return gate.WriteComparisonMarkdown(w, c) })
 		if err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 	}
 	if *benchfmt != "" {
-		err := output.Write(*benchfmt, e.stdout, func(w io.Writer) error {
+		err := output.Write(ctx, *benchfmt, e.stdout, func(w io.Writer) error {
 			if err := gate.WriteBenchfmt(w, "old", old); err != nil {
 				return err
 			}

@@ -139,7 +139,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	}
 	if o.json != "" {
 		set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}
-		if err := writeDoc(e, o.json, set); err != nil {
+		if err := writeDoc(ctx, e, o.json, set); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 	}

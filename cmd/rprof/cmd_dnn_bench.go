@@ -190,7 +190,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	points := benchPoints(results, roofs, roofsFile, *confidence)
 	writeBenchTable(e.stderr, v, bind, results, points, roofs)
 	if *jsonPath != "" {
-		if err := writeDoc(e, *jsonPath, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
+		if err := writeDoc(ctx, e, *jsonPath, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 	}

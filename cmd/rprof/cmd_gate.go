@@ -200,12 +200,12 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		return false, measureFailure(err, "could not measure")
 	}
 	if *jsonPath != "" {
-		if err := writeDoc(e, *jsonPath, p); err != nil {
+		if err := writeDoc(ctx, e, *jsonPath, p); err != nil {
 			return false, &exitError{code: exitInternal, err: err}
 		}
 	}
 	if *update {
-		return false, updateBaseline(e, *baselinePath, p)
+		return false, updateBaseline(ctx, e, *baselinePath, p)
 	}
 
 	v, err := gate.Decide(base, *p, limits, opts)
@@ -215,7 +215,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	if timeOnly != "" {
 		v.Notes = append(v.Notes, timeOnly)
 	}
-	if err := gateOutputs(e, v, base, *p, *mdPath, *junitPath, *benchPath); err != nil {
+	if err := gateOutputs(ctx, e, v, base, *p, *mdPath, *junitPath, *benchPath); err != nil {
 		return false, &exitError{code: exitInternal, err: err}
 	}
 	switch v.Outcome {
@@ -275,7 +275,7 @@ func pickLabel(path string, ps []roofline.Point, label string) (roofline.Point, 
 
 // updateBaseline writes p as the baseline: alone, or replacing (or joining)
 // the point of its label when the file holds a point set.
-func updateBaseline(e *env, path string, p *roofline.Point) error {
+func updateBaseline(ctx context.Context, e *env, path string, p *roofline.Point) error {
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {
 		return &exitError{code: exitUndecided, err: fmt.Errorf("could not measure: the command %s; baseline %s not written", exitText(p.Exit), path)}
 	}
@@ -295,7 +295,7 @@ func updateBaseline(e *env, path string, p *roofline.Point) error {
 		}
 		doc = set
 	}
-	if err := writeDoc(e, path, doc); err != nil {
+	if err := writeDoc(ctx, e, path, doc); err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
 	fmt.Fprintf(e.stderr, "rprof gate: wrote baseline %s: %q, %.4g s ± %s over %d repetitions\n",
@@ -319,7 +319,7 @@ func relHalf(p *roofline.Point) string {
 
 // gateOutputs writes the text report to stdout and the CI outputs asked
 // for, or found in the environment.
-func gateOutputs(e *env, v *gate.Verdict, base, cur roofline.Point, mdPath, junitPath, benchPath string) error {
+func gateOutputs(ctx context.Context, e *env, v *gate.Verdict, base, cur roofline.Point, mdPath, junitPath, benchPath string) error {
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		if err := gate.WriteAnnotations(e.stdout, v); err != nil {
 			return err
@@ -329,7 +329,7 @@ func gateOutputs(e *env, v *gate.Verdict, base, cur roofline.Point, mdPath, juni
 		return err
 	}
 	if mdPath != "" {
-		if err := output.Write(mdPath, e.stdout, func(w io.Writer) error { return gate.WriteMarkdown(w, v) }); err != nil {
+		if err := output.Write(ctx, mdPath, e.stdout, func(w io.Writer) error { return gate.WriteMarkdown(w, v) }); err != nil {
 			return err
 		}
 	}
@@ -348,12 +348,12 @@ func gateOutputs(e *env, v *gate.Verdict, base, cur roofline.Point, mdPath, juni
 		}
 	}
 	if junitPath != "" {
-		if err := output.Write(junitPath, e.stdout, func(w io.Writer) error { return gate.WriteJUnit(w, v) }); err != nil {
+		if err := output.Write(ctx, junitPath, e.stdout, func(w io.Writer) error { return gate.WriteJUnit(w, v) }); err != nil {
 			return err
 		}
 	}
 	if benchPath != "" {
-		err := output.Write(benchPath, e.stdout, func(w io.Writer) error {
+		err := output.Write(ctx, benchPath, e.stdout, func(w io.Writer) error {
 			if len(base.Samples.Seconds) > 0 {
 				if err := gate.WriteBenchfmt(w, "baseline", []roofline.Point{base}); err != nil {
 					return err

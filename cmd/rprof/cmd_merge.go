@@ -97,7 +97,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	case roofsDocs != nil && points != nil:
 		return usagef("give either the ranks' points or the nodes' roofs documents, not both")
 	case roofsDocs != nil:
-		return mergeNodeRoofs(e, *roofsOut, roofsDocs)
+		return mergeNodeRoofs(ctx, e, *roofsOut, roofsDocs)
 	case *roofsOut != "":
 		return usagef("-o is for merging roofs documents; the job point goes to --json")
 	}
@@ -132,7 +132,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		if len(out) > 1 {
 			doc = roofline.PointSet{Schema: roofline.PointSetSchema, Points: out}
 		}
-		if err := writeDoc(e, *jsonPath, doc); err != nil {
+		if err := writeDoc(ctx, e, *jsonPath, doc); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 	}
@@ -195,7 +195,7 @@ func joinInts(xs []int) string {
 
 // mergeNodeRoofs writes one roofs document per node type to dir and,
 // with a single type, the job's roofs.
-func mergeNodeRoofs(e *env, dir string, docs []roofline.Roofs) error {
+func mergeNodeRoofs(ctx context.Context, e *env, dir string, docs []roofline.Roofs) error {
 	if st, err := os.Stat(dir); dir == "" || err != nil || !st.IsDir() {
 		return usagef("-o DIR: an existing directory for the node types' and the job's roofs documents")
 	}
@@ -205,7 +205,7 @@ func mergeNodeRoofs(e *env, dir string, docs []roofline.Roofs) error {
 	}
 	for i, t := range types {
 		path := filepath.Join(dir, fmt.Sprintf("roofs-type-%d.json", i+1))
-		if err := writeDoc(e, path, t.Roofs); err != nil {
+		if err := writeDoc(ctx, e, path, t.Roofs); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 		fmt.Fprintf(e.stdout, "node type %d: %s\n  nodes %s\n  wrote %s", i+1, t.Key, strings.Join(t.Nodes, ","), path)
@@ -221,7 +221,7 @@ func mergeNodeRoofs(e *env, dir string, docs []roofline.Roofs) error {
 		return nil
 	}
 	path := filepath.Join(dir, "roofs-job.json")
-	if err := writeDoc(e, path, job); err != nil {
+	if err := writeDoc(ctx, e, path, job); err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
 	fmt.Fprintf(e.stdout, "job roofs: node type 1 × %d nodes (assumes perfect scaling; the network is not a roof)\n  wrote %s\n", len(docs), path)

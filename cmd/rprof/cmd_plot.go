@@ -111,7 +111,7 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *out != "" {
-		notes, err := chart.Write(*out, in.roofs, in.points, opts)
+		notes, err := chart.Write(ctx, *out, in.roofs, in.points, opts)
 		if err != nil {
 			return err
 		}

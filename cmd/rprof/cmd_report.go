@@ -89,7 +89,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 		write = rpreport.Markdown
 	}
 	var notes []string
-	err = output.Write(*out, e.stdout, func(w io.Writer) error {
+	err = output.Write(ctx, *out, e.stdout, func(w io.Writer) error {
 		var werr error
 		notes, werr = write(w, input)
 		return werr

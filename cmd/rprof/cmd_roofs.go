@@ -213,7 +213,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	writeRoofsTable(e.stderr, rep)
-	if err := writeDoc(e, path, rep.Roofs); err != nil {
+	if err := writeDoc(ctx, e, path, rep.Roofs); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "wrote %s\n", path)

@@ -221,7 +221,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		writeRunSummary(e.stderr, p, scope)
 	}
 	writeRegions(e.stderr, p)
-	return finishRun(e, cfg, p, *jsonPath, *plotPath, roofs.roofs)
+	return finishRun(ctx, e, cfg, p, *jsonPath, *plotPath, roofs.roofs)
 }
 
 // scopeText says how the roofs' thread scope was chosen (roofline.ThreadScope).
@@ -252,7 +252,7 @@ func setRepetition(cfg *measure.Config, set map[string]bool, repeat int, ci floa
 
 // finishRun says when --ci was not reached, writes the point and the
 // chart asked for, and exits with the target's status.
-func finishRun(e *env, cfg measure.Config, p *roofline.Point, jsonPath, plotPath string, roofs *roofline.Roofs) error {
+func finishRun(ctx context.Context, e *env, cfg measure.Config, p *roofline.Point, jsonPath, plotPath string, roofs *roofline.Roofs) error {
 	if cfg.CI > 0 && p.Seconds > 0 {
 		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.CI*p.Seconds) {
 			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%s) did not narrow to ±%s within %d runs or %v (--max-repeat, --max-time)\n\n",
@@ -260,12 +260,12 @@ func finishRun(e *env, cfg measure.Config, p *roofline.Point, jsonPath, plotPath
 		}
 	}
 	if jsonPath != "" {
-		if err := writeDoc(e, jsonPath, p); err != nil {
+		if err := writeDoc(ctx, e, jsonPath, p); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 	}
 	if plotPath != "" {
-		notes, err := chart.Write(plotPath, roofs, append([]roofline.Point{*p}, p.RegionPoints()...), chart.Options{Threads: p.Threads})
+		notes, err := chart.Write(ctx, plotPath, roofs, append([]roofline.Point{*p}, p.RegionPoints()...), chart.Options{Threads: p.Threads})
 		if err != nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("plot: %w", err)}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 
@@ -26,12 +27,12 @@ func checkOutputs(paths ...string) error {
 }
 
 // writeDoc writes a JSON document to path ("-": stdout).
-func writeDoc(e *env, path string, v any) error {
+func writeDoc(ctx context.Context, e *env, path string, v any) error {
 	data, err := roofline.MarshalDoc(v)
 	if err != nil {
 		return err
 	}
-	return output.Write(path, e.stdout, func(w io.Writer) error {
+	return output.Write(ctx, path, e.stdout, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})

@@ -5,6 +5,7 @@
 package chart
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -59,7 +60,7 @@ func FormatOf(path string) (string, error) {
 // may be empty, but not both) to path, in the format its extension names.
 // The file appears whole or not at all. Notes say what was left out of the
 // chart and why; they are not errors.
-func Write(path string, roofs *roofline.Roofs, points []roofline.Point, opts Options) (notes []string, err error) {
+func Write(ctx context.Context, path string, roofs *roofline.Roofs, points []roofline.Point, opts Options) (notes []string, err error) {
 	format, err := FormatOf(path)
 	if err != nil {
 		return nil, err
@@ -68,7 +69,7 @@ func Write(path string, roofs *roofline.Roofs, points []roofline.Point, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("draw %s: %w", path, err)
 	}
-	err = output.Write(path, nil, func(w io.Writer) error {
+	err = output.Write(ctx, path, nil, func(w io.Writer) error {
 		return s.render(w, format, opts)
 	})
 	return s.notes, err

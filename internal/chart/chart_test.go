@@ -2,6 +2,7 @@ package chart
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -302,15 +303,15 @@ func TestBadInput(t *testing.T) {
 		substr string
 	}{
 		{"unknown extension", func() error {
-			_, err := Write(filepath.Join(t.TempDir(), "chart.gif"), r, nil, Options{})
+			_, err := Write(context.Background(), filepath.Join(t.TempDir(), "chart.gif"), r, nil, Options{})
 			return err
 		}, ErrFormat, `chart.gif: unknown chart format ".gif" (want .png, .svg or .pdf)`},
 		{"no extension", func() error {
-			_, err := Write(filepath.Join(t.TempDir(), "chart"), r, nil, Options{})
+			_, err := Write(context.Background(), filepath.Join(t.TempDir(), "chart"), r, nil, Options{})
 			return err
 		}, ErrFormat, "no file extension"},
 		{"nothing to draw", func() error {
-			_, err := Write(filepath.Join(t.TempDir(), "chart.svg"), nil, nil, Options{})
+			_, err := Write(context.Background(), filepath.Join(t.TempDir(), "chart.svg"), nil, nil, Options{})
 			return err
 		}, ErrEmpty, "no points and no roofs"},
 		{"nothing drawable", func() error {
@@ -349,7 +350,7 @@ func TestWriteEachFormat(t *testing.T) {
 	pts := readPoints(t, allPoints...)
 	for _, f := range Formats {
 		path := filepath.Join(t.TempDir(), "chart."+f)
-		if _, err := Write(path, r, pts, Options{Theoretical: true}); err != nil {
+		if _, err := Write(context.Background(), path, r, pts, Options{Theoretical: true}); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		b, err := os.ReadFile(path)

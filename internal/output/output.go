@@ -1,14 +1,40 @@
-// Package output writes rprof's output files, one way for every command:
-// a regular file is replaced atomically (a temporary file in its directory,
-// renamed over it once whole), keeping the mode of the file it replaces or
-// taking the umask's for a new one; a character device, FIFO or socket is
-// written straight (renaming over /dev/null or a FIFO would replace it);
-// "-" is standard output. Check says before any measuring whether a path
-// can be written, so a measurement is never lost to an unwritable output.
-// The package never creates directories.
+// Package output writes rprof's output files, one way for every command,
+// and as a shell's `>` would, so that a finished measurement is never lost
+// and no file is written that `>` would not write:
+//
+//   - A path is opened by the kernel, which follows symbolic links (and
+//     applies fs.protected_symlinks, protected_regular and protected_fifos
+//     where set). Whatever those sysctls say, another user's symbolic link,
+//     regular file or FIFO in a sticky world-writable directory (/tmp) is
+//     refused, as the protections would refuse it, and a dangling link is
+//     refused rather than its target created.
+//   - Writability is the kernel's answer to opening the file for writing
+//     (as for `>`: root writes a 0444 file, other users are refused).
+//   - A regular file is replaced atomically where that is safe: a temporary
+//     file in its directory, renamed over it once whole, keeping the mode
+//     of the file it replaces (and, as root, its owner) or taking the
+//     umask's for a new one.
+//   - It is written in place (truncated, then written, as `>` does) where a
+//     rename would change more than the content: a file reached through a
+//     symbolic link, with hard links (nlink > 1, outside sticky
+//     world-writable directories, where a planted hard link would redirect
+//     the write) or with set-user-ID or set-group-ID bits; and where a
+//     rename is impossible: a bind-mounted file (EBUSY), another file
+//     system (EXDEV), a directory that is not writable although the file
+//     is. An interrupted in-place write leaves a partial file, as `>` does.
+//   - A character device, FIFO or socket is written straight (renaming
+//     over /dev/null or a FIFO would replace it); a FIFO without a reader
+//     is waited for until the context ends. "-" is standard output, and
+//     /dev/stdout, /dev/fd/N and /proc/self/fd/N the open descriptors.
+//
+// Check says before any measuring whether a path can be written. Distinct
+// refuses an output that names an input; Update serialises the
+// read-modify-write of one file across processes. The package never
+// creates directories.
 package output
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -21,6 +47,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,8 +55,18 @@ import (
 // Stdout is the path that names standard output.
 const Stdout = "-"
 
-// ErrNotWritable is wrapped by Check's errors: the path cannot be written.
-var ErrNotWritable = errors.New("cannot be written")
+var (
+	// ErrNotWritable is wrapped by Check's errors: the path cannot be
+	// written.
+	ErrNotWritable = errors.New("cannot be written")
+	// ErrForeign is wrapped when a path leads through another user's
+	// symbolic link, or to another user's file or FIFO, in a sticky
+	// world-writable directory.
+	ErrForeign = errors.New("belongs to another user in a shared sticky directory")
+	// ErrDanglingLink is wrapped when the path is a symbolic link to
+	// nothing: its target is not created.
+	ErrDanglingLink = errors.New("is a symbolic link to a file that does not exist")
+)
 
 // Error says which output failed and why.
 type Error struct {
@@ -40,11 +77,16 @@ type Error struct {
 func (e *Error) Error() string { return "output " + e.Path + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-// Check returns nil when path can be written: "-", a writable device, FIFO
-// or socket, or a file in an existing directory where a file can be
-// created. It probes the directory by creating and removing a small file,
-// which also catches read-only mounts and full file systems (where
-// permission bits say nothing, as for root).
+// fifoPoll is how often Write looks for a FIFO's reader.
+const fifoPoll = 50 * time.Millisecond
+
+// Check returns nil when path can be written: "-", an open descriptor's
+// name, a device, FIFO or socket that can be opened for writing, an
+// existing file that can be opened for writing, or a new file in an
+// existing directory where a file can be created. It probes the directory
+// by creating and removing a small file, which also catches read-only
+// mounts and full file systems (where permission bits say nothing, as for
+// root). A FIFO without a reader passes: Write waits for one.
 func Check(path string) error {
 	if path == Stdout {
 		return nil
@@ -52,34 +94,60 @@ func Check(path string) error {
 	if path == "" {
 		return &Error{Path: `""`, Err: fmt.Errorf("%w: empty path", ErrNotWritable)}
 	}
+	if err := check(path); err != nil {
+		return &Error{Path: path, Err: fmt.Errorf("%w: %w", ErrNotWritable, err)}
+	}
+	return nil
+}
+
+func check(path string) error {
 	if fd, ok := fdOf(path); ok {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
-			return &Error{Path: path, Err: fmt.Errorf("%w: descriptor %d is not open", ErrNotWritable, fd)}
+			return fmt.Errorf("descriptor %d is not open", fd)
 		}
 		return nil
 	}
-	target := resolve(path)
-	st, err := os.Stat(target)
-	switch {
-	case err == nil && st.IsDir():
-		return &Error{Path: path, Err: fmt.Errorf("%w: is a directory", ErrNotWritable)}
-	case err == nil && !st.Mode().IsRegular():
-		if err := unix.Access(target, unix.W_OK); err != nil {
-			return &Error{Path: path, Err: fmt.Errorf("%w: %v", ErrNotWritable, err)}
-		}
-		return nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
-		return &Error{Path: path, Err: fmt.Errorf("%w: %v", ErrNotWritable, unwrapPath(err))}
-	}
-	dir := filepath.Dir(target)
-	if st, err := os.Stat(dir); err != nil {
-		return &Error{Path: path, Err: fmt.Errorf("%w: directory %s does not exist", ErrNotWritable, dir)}
-	} else if !st.IsDir() {
-		return &Error{Path: path, Err: fmt.Errorf("%w: %s is not a directory", ErrNotWritable, dir)}
-	}
-	f, err := createTemp(dir, filepath.Base(target), ".probe", 0o600)
+	resolved, err := checkLinks(path)
 	if err != nil {
-		return &Error{Path: path, Err: fmt.Errorf("%w: %v", ErrNotWritable, unwrapPath(err))}
+		return err
+	}
+	f, st, _, err := open(path)
+	switch {
+	case errors.Is(err, errNoReader):
+		return nil
+	case errors.Is(err, errSocket):
+		return unix.Access(path, unix.W_OK)
+	case errors.Is(err, fs.ErrNotExist):
+		return probeDir(filepath.Dir(path), filepath.Base(path), true)
+	case err != nil:
+		return err
+	}
+	defer f.Close()
+	if err := checkOwner(resolved, st); err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return nil
+	}
+	// The file opens for writing, so a directory refusing the temporary
+	// file only means writing in place; a full file system fails both.
+	return probeDir(filepath.Dir(path), filepath.Base(path), false)
+}
+
+// probeDir creates, fills one block of and removes a file in dir. With
+// strict false only a full file system or quota is an error.
+func probeDir(dir, base string, strict bool) error {
+	if st, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("directory %s does not exist", dir)
+	} else if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := createTemp(dir, base, ".probe", 0o600)
+	if err != nil {
+		if strict {
+			return unwrapPath(err)
+		}
+		return nil
 	}
 	defer os.Remove(f.Name())
 	// One block: creating an empty file succeeds on a full file system.
@@ -87,16 +155,16 @@ func Check(path string) error {
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
-	if werr != nil {
-		return &Error{Path: path, Err: fmt.Errorf("%w: %v", ErrNotWritable, unwrapPath(werr))}
+	if werr != nil && (strict || errors.Is(werr, syscall.ENOSPC) || errors.Is(werr, syscall.EDQUOT)) {
+		return unwrapPath(werr)
 	}
 	return nil
 }
 
-// Write writes path with write: to stdout for "-", straight for a device,
-// FIFO or socket, else atomically (the file appears whole or not at all;
-// an error or interruption leaves the old file, if any, untouched).
-func Write(path string, stdout io.Writer, write func(io.Writer) error) error {
+// Write writes path with write: to stdout for "-", to the descriptor for
+// its names, straight for a device, FIFO or socket, else to a regular file
+// as the package comment says. ctx ends a wait for a FIFO's reader.
+func Write(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == Stdout {
 		if stdout == nil {
 			return &Error{Path: path, Err: errors.New("no standard output")}
@@ -106,28 +174,130 @@ func Write(path string, stdout io.Writer, write func(io.Writer) error) error {
 		}
 		return nil
 	}
+	var err error
 	if fd, ok := fdOf(path); ok {
-		return writeFD(path, fd, write)
+		err = writeFD(path, fd, write)
+	} else {
+		err = writePath(ctx, path, write)
 	}
-	target := resolve(path)
-	st, err := os.Stat(target)
-	if err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-		return writeStraight(path, target, st, write)
-	}
-	if err := writeAtomic(target, st, write); err != nil {
+	if err != nil {
 		return &Error{Path: path, Err: err}
 	}
 	return nil
 }
 
-// resolve follows symbolic links, so that renaming replaces the file a
-// link points to, not the link. A path that does not resolve (it does not
-// exist yet) is used as given.
-func resolve(path string) string {
-	if t, err := filepath.EvalSymlinks(path); err == nil {
-		return t
+func writePath(ctx context.Context, path string, write func(io.Writer) error) error {
+	resolved, err := checkLinks(path)
+	if err != nil {
+		return err
 	}
-	return path
+	f, st, linked, err := open(path)
+	for errors.Is(err, errNoReader) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the FIFO's reader: %w", ctx.Err())
+		case <-time.After(fifoPoll):
+		}
+		f, st, linked, err = open(path)
+	}
+	switch {
+	case errors.Is(err, errSocket):
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			return err
+		}
+		return writeClose(c, write)
+	case errors.Is(err, fs.ErrNotExist):
+		return create(path, write)
+	case err != nil:
+		return err
+	}
+	defer f.Close()
+	if err := checkOwner(resolved, st); err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return write(f)
+	}
+	if linked || keepsInode(resolved, st) {
+		return inPlace(f, write)
+	}
+	return replace(path, f, st, write)
+}
+
+var (
+	errNoReader = errors.New("FIFO has no reader")
+	errSocket   = errors.New("is a socket")
+)
+
+// open opens an existing path for writing as `>` would, without creating
+// or truncating it and without blocking: linked says a symbolic link was
+// followed. It returns errNoReader for a FIFO without a reader, errSocket
+// for a socket, ErrDanglingLink for a link to nothing and an error wrapping
+// fs.ErrNotExist when the path does not exist.
+func open(path string) (f *os.File, st fs.FileInfo, linked bool, err error) {
+	const flags = unix.O_WRONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
+	fd, err := unix.Open(path, flags|unix.O_NOFOLLOW, 0)
+	if err == unix.ELOOP {
+		// The last component is a link, checkLinks's vetted: follow it.
+		linked = true
+		fd, err = unix.Open(path, flags, 0)
+		if err == unix.ENOENT {
+			return nil, nil, true, ErrDanglingLink
+		}
+	}
+	if err == unix.ENXIO || err == unix.EOPNOTSUPP {
+		if st, serr := os.Stat(path); serr == nil && st.Mode()&fs.ModeSocket != 0 {
+			return nil, nil, linked, errSocket
+		}
+		if err == unix.ENXIO {
+			return nil, nil, linked, errNoReader
+		}
+	}
+	if err != nil {
+		return nil, nil, linked, err
+	}
+	// Writes block as for any file once open (a FIFO's reader is there).
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
+		unix.Close(fd)
+		return nil, nil, linked, err
+	}
+	f = os.NewFile(uintptr(fd), path)
+	if st, err = f.Stat(); err != nil {
+		f.Close()
+		return nil, nil, linked, err
+	}
+	return f, st, linked, nil
+}
+
+// keepsInode says whether replacing st would change more than its content:
+// its hard links would split or its set-ID bits go. In a sticky
+// world-writable directory hard links are split all the same: another user
+// may have planted one to a file of ours elsewhere.
+func keepsInode(resolved string, st fs.FileInfo) bool {
+	if st.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+		return true
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || uint64(sys.Nlink) <= 1 {
+		return false
+	}
+	dir, err := os.Stat(filepath.Dir(resolved))
+	return err != nil || !shared(dir)
+}
+
+// inPlace truncates f and writes it, as `>` does.
+func inPlace(f *os.File, write func(io.Writer) error) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // fdOf recognises the names of open descriptors (/dev/stdout, /dev/fd/N,
@@ -155,84 +325,93 @@ func fdOf(path string) (int, bool) {
 func writeFD(path string, fd int, write func(io.Writer) error) error {
 	dup, err := unix.Dup(fd)
 	if err != nil {
-		return &Error{Path: path, Err: err}
+		return err
 	}
-	f := os.NewFile(uintptr(dup), path)
-	werr := write(f)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return &Error{Path: path, Err: werr}
-	}
-	return nil
+	return writeClose(os.NewFile(uintptr(dup), path), write)
 }
 
-// writeStraight writes a device, FIFO or socket in place.
-func writeStraight(path, target string, st fs.FileInfo, write func(io.Writer) error) error {
-	var w io.WriteCloser
-	var err error
-	if st.Mode()&fs.ModeSocket != 0 {
-		w, err = net.Dial("unix", target)
-	} else {
-		w, err = os.OpenFile(target, os.O_WRONLY, 0)
-	}
-	if err != nil {
-		return &Error{Path: path, Err: unwrapPath(err)}
-	}
+// writeClose writes w and closes it, returning the first error.
+func writeClose(w io.WriteCloser, write func(io.Writer) error) error {
 	werr := write(w)
 	if cerr := w.Close(); werr == nil {
 		werr = cerr
 	}
-	if werr != nil {
-		return &Error{Path: path, Err: werr}
-	}
-	return nil
+	return werr
 }
 
-// writeAtomic writes a temporary file next to target and renames it over
-// target. old is target's FileInfo when it exists (nil otherwise): its
-// permission bits, and as root its owner, carry over.
-func writeAtomic(target string, old fs.FileInfo, write func(io.Writer) error) error {
-	dir := filepath.Dir(target)
-	// A new file gets 0666 less the umask, applied by the kernel at
-	// creation, like any file a shell redirection creates.
-	perm := fs.FileMode(0o666)
-	if old != nil {
-		perm = old.Mode().Perm()
-	}
-	f, err := createTemp(dir, filepath.Base(target), ".tmp", perm)
+// create writes a new file at path atomically: whole or not at all. A new
+// file gets 0666 less the umask, applied by the kernel at creation, like
+// any file a shell redirection creates.
+func create(path string, write func(io.Writer) error) error {
+	tmp, err := writeTemp(path, 0o666, write)
 	if err != nil {
-		return unwrapPath(err)
+		return err
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if err := write(f); err != nil {
+	defer tmp.Close()
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	return unwrapPath(os.Rename(tmp.Name(), path))
+}
+
+// replace writes the regular file open as f atomically, keeping its
+// permission bits (and, as root, its owner). Where the rename cannot be
+// made (no temporary file in the directory, a bind-mounted file, another
+// file system), it writes f in place instead, as `>` would.
+func replace(path string, f *os.File, old fs.FileInfo, write func(io.Writer) error) error {
+	perm := old.Mode().Perm()
+	tmp, err := writeTemp(path, perm, write)
+	if errors.Is(err, errNoTemp) {
+		return inPlace(f, write)
+	}
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	// The umask applied at creation; the replaced file's mode wins.
+	if err := tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if sys, ok := old.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+		// Best effort: root replacing another user's file keeps it
+		// theirs.
+		_ = tmp.Chown(int(sys.Uid), int(sys.Gid))
+	}
+	if err := os.Rename(tmp.Name(), path); err == nil {
+		return nil
+	}
+	// The whole document is in tmp: copy it, so write runs once.
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return inPlace(f, func(w io.Writer) error {
+		_, err := io.Copy(w, tmp)
+		return err
+	})
+}
+
+// errNoTemp wraps the failure to create a temporary file next to a path.
+var errNoTemp = errors.New("no temporary file")
+
+// writeTemp writes a temporary file next to path with perm (less the
+// umask), synced and open for reading from its start.
+func writeTemp(path string, perm fs.FileMode, write func(io.Writer) error) (*os.File, error) {
+	f, err := createTemp(filepath.Dir(path), filepath.Base(path), ".tmp", perm)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errNoTemp, unwrapPath(err))
+	}
+	err = write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
 		f.Close()
-		return err
+		os.Remove(f.Name())
+		return nil, err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if old != nil {
-		// The umask applied at creation; the replaced file's mode wins.
-		if err := os.Chmod(tmp, perm); err != nil {
-			return unwrapPath(err)
-		}
-		if sys, ok := old.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
-			// Best effort: root replacing another user's file keeps
-			// it theirs.
-			_ = os.Lchown(tmp, int(sys.Uid), int(sys.Gid))
-		}
-	}
-	if err := os.Rename(tmp, target); err != nil {
-		return unwrapPath(err)
-	}
-	return nil
+	return f, nil
 }
 
 // createTemp creates a new file ".BASE.SUFFIXxxxxxxxx" in dir with perm
@@ -242,7 +421,7 @@ func createTemp(dir, base, suffix string, perm fs.FileMode) (*os.File, error) {
 		var b [6]byte
 		rand.Read(b[:])
 		name := filepath.Join(dir, "."+base+suffix+hex.EncodeToString(b[:]))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -251,12 +430,16 @@ func createTemp(dir, base, suffix string, perm fs.FileMode) (*os.File, error) {
 	return nil, fmt.Errorf("create a temporary file in %s: too many collisions", dir)
 }
 
-// unwrapPath drops the *PathError's own path, which names the temporary
-// file, keeping its operation's cause.
+// unwrapPath drops the *PathError's or *LinkError's own paths, which name
+// the temporary file, keeping the operation's cause.
 func unwrapPath(err error) error {
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
 		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -25,7 +26,7 @@ func TestWriteNewFileTakesTheUmask(t *testing.T) {
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
 	path := filepath.Join(t.TempDir(), "p.json")
-	if err := Write(path, nil, writeString("x")); err != nil {
+	if err := Write(context.Background(), path, nil, writeString("x")); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(path)
@@ -37,7 +38,7 @@ func TestWriteNewFileTakesTheUmask(t *testing.T) {
 	}
 	syscall.Umask(0o022)
 	path2 := filepath.Join(t.TempDir(), "q.json")
-	if err := Write(path2, nil, writeString("x")); err != nil {
+	if err := Write(context.Background(), path2, nil, writeString("x")); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(path2); st.Mode().Perm() != 0o644 {
@@ -51,7 +52,7 @@ func TestWriteKeepsTheReplacedFilesMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(path, 0o640)
-	if err := Write(path, nil, writeString("new")); err != nil {
+	if err := Write(context.Background(), path, nil, writeString("new")); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := os.Stat(path)
@@ -68,7 +69,7 @@ func TestWriteFailureLeavesTheOldFileAndNoTemporary(t *testing.T) {
 	path := filepath.Join(dir, "p.json")
 	os.WriteFile(path, []byte("old"), 0o644)
 	boom := errors.New("boom")
-	err := Write(path, nil, func(w io.Writer) error {
+	err := Write(context.Background(), path, nil, func(w io.Writer) error {
 		io.WriteString(w, "half")
 		return boom
 	})
@@ -91,7 +92,7 @@ func TestWriteThroughASymlinkReplacesItsTarget(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(link, nil, writeString("new")); err != nil {
+	if err := Write(context.Background(), link, nil, writeString("new")); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Lstat(link); st.Mode()&fs.ModeSymlink == 0 {
@@ -104,7 +105,7 @@ func TestWriteThroughASymlinkReplacesItsTarget(t *testing.T) {
 
 func TestWriteDashGoesToStdout(t *testing.T) {
 	var b bytes.Buffer
-	if err := Write(Stdout, &b, writeString("doc")); err != nil {
+	if err := Write(context.Background(), Stdout, &b, writeString("doc")); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != "doc" {
@@ -116,7 +117,7 @@ func TestWriteDevNullStaysADevice(t *testing.T) {
 	if err := Check("/dev/null"); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write("/dev/null", nil, writeString("discarded")); err != nil {
+	if err := Write(context.Background(), "/dev/null", nil, writeString("discarded")); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat("/dev/null")
@@ -147,7 +148,7 @@ func TestWriteFIFOStaysAFIFOAndItsReaderGetsTheDocument(t *testing.T) {
 		f.Close()
 		got <- string(b)
 	}()
-	if err := Write(path, nil, writeString("doc")); err != nil {
+	if err := Write(context.Background(), path, nil, writeString("doc")); err != nil {
 		t.Fatal(err)
 	}
 	if s := <-got; s != "doc" {
@@ -179,7 +180,7 @@ func TestWriteUnixSocketSendsTheDocument(t *testing.T) {
 	if err := Check(path); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(path, nil, writeString("doc")); err != nil {
+	if err := Write(context.Background(), path, nil, writeString("doc")); err != nil {
 		t.Fatal(err)
 	}
 	if s := <-got; s != "doc" {
@@ -200,7 +201,7 @@ func TestWriteDescriptorPathWritesTheDescriptor(t *testing.T) {
 	if err := Check(path); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(path, nil, writeString("doc")); err != nil {
+	if err := Write(context.Background(), path, nil, writeString("doc")); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -219,7 +220,7 @@ func TestCheckRefusesAMissingDirectoryAndCreatesNone(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Check created a directory")
 	}
-	if err := Write(path, nil, writeString("x")); err == nil {
+	if err := Write(context.Background(), path, nil, writeString("x")); err == nil {
 		t.Errorf("Write into a missing directory succeeded")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {

@@ -1,0 +1,230 @@
+package output
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// nobody is the uid files "planted by another user" are given.
+const nobody = 65534
+
+// plant makes path belong to another user (lchown: a link itself), which
+// needs root; it skips otherwise.
+func plant(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("giving a file to another user needs root")
+	}
+	if err := os.Lchown(path, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sharedDir is a sticky world-writable directory, as /tmp.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777|fs.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// shell says whether `printf new > path` succeeds in sh.
+func shell(t *testing.T, path string) bool {
+	t.Helper()
+	return exec.Command("sh", "-c", `printf new > "$1"`, "sh", path).Run() == nil
+}
+
+func TestWriteFollowsLinksAndRefusesPlantedOnes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		// setup returns the output path and the file the write must (or
+		// must not) reach.
+		setup   func(t *testing.T) (out, victim string)
+		wantErr error // nil: the write reaches victim
+	}{
+		{"own link in a private directory is followed", func(t *testing.T) (string, string) {
+			dir := t.TempDir()
+			victim := filepath.Join(dir, "real.json")
+			os.WriteFile(victim, []byte("old"), 0o644)
+			os.Symlink(victim, filepath.Join(dir, "link.json"))
+			return filepath.Join(dir, "link.json"), victim
+		}, nil},
+		{"link in a linked directory is followed", func(t *testing.T) (string, string) {
+			dir := t.TempDir()
+			os.Mkdir(filepath.Join(dir, "real"), 0o755)
+			os.Symlink("real", filepath.Join(dir, "alias"))
+			victim := filepath.Join(dir, "real", "p.json")
+			os.WriteFile(victim, []byte("old"), 0o644)
+			return filepath.Join(dir, "alias", "p.json"), victim
+		}, nil},
+		{"another user's link in a sticky directory is refused", func(t *testing.T) (string, string) {
+			victim := filepath.Join(t.TempDir(), "passwd")
+			os.WriteFile(victim, []byte("old"), 0o644)
+			out := filepath.Join(sharedDir(t), "result.json")
+			os.Symlink(victim, out)
+			plant(t, out)
+			return out, victim
+		}, ErrForeign},
+		{"another user's link to a sticky directory is refused", func(t *testing.T) (string, string) {
+			private := t.TempDir()
+			victim := filepath.Join(private, "p.json")
+			os.WriteFile(victim, []byte("old"), 0o644)
+			link := filepath.Join(sharedDir(t), "d")
+			os.Symlink(private, link)
+			plant(t, link)
+			return filepath.Join(link, "p.json"), victim
+		}, ErrForeign},
+		{"another user's file in a sticky directory is refused", func(t *testing.T) (string, string) {
+			out := filepath.Join(sharedDir(t), "result.json")
+			os.WriteFile(out, []byte("old"), 0o666)
+			plant(t, out)
+			return out, out
+		}, ErrForeign},
+		{"another user's link in a plain directory is followed", func(t *testing.T) (string, string) {
+			dir := t.TempDir()
+			victim := filepath.Join(dir, "real.json")
+			os.WriteFile(victim, []byte("old"), 0o644)
+			out := filepath.Join(dir, "link.json")
+			os.Symlink(victim, out)
+			plant(t, out)
+			return out, victim
+		}, nil},
+		{"a dangling link is refused", func(t *testing.T) (string, string) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "link.json")
+			os.Symlink(filepath.Join(dir, "none.json"), out)
+			return out, filepath.Join(dir, "none.json")
+		}, ErrDanglingLink},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, victim := c.setup(t)
+			before, _ := os.ReadFile(victim)
+			cerr := Check(out)
+			werr := Write(context.Background(), out, nil, writeString("new"))
+			after, _ := os.ReadFile(victim)
+			if c.wantErr != nil {
+				if !errors.Is(cerr, c.wantErr) || !errors.Is(cerr, ErrNotWritable) || !errors.Is(werr, c.wantErr) {
+					t.Fatalf("Check = %v, Write = %v; want both %v", cerr, werr, c.wantErr)
+				}
+				if string(after) != string(before) {
+					t.Fatalf("%s changed from %q to %q", victim, before, after)
+				}
+				t.Logf("refused: %v", werr)
+				return
+			}
+			if cerr != nil || werr != nil {
+				t.Fatalf("Check = %v, Write = %v", cerr, werr)
+			}
+			if string(after) != "new" {
+				t.Fatalf("%s holds %q, want new", victim, after)
+			}
+			if st, err := os.Lstat(out); err != nil || (out != victim && st.Mode()&fs.ModeSymlink == 0 && filepath.Base(out) == "link.json") {
+				t.Errorf("the link was replaced: %v %v", st.Mode(), err)
+			}
+		})
+	}
+}
+
+func TestWriteRefusesWhatTheShellRefuses(t *testing.T) {
+	for _, mode := range []fs.FileMode{0o444, 0o644, 0o200} {
+		t.Run(mode.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+			for _, p := range []string{a, b} {
+				os.WriteFile(p, []byte("old"), 0o644)
+				os.Chmod(p, mode)
+			}
+			want := shell(t, a)
+			err := Check(b)
+			if (err == nil) != want {
+				t.Fatalf("Check = %v, while sh's > succeeded: %v (euid %d)", err, want, os.Geteuid())
+			}
+			if err := Write(context.Background(), b, nil, writeString("new")); (err == nil) != want {
+				t.Fatalf("Write = %v, while sh's > succeeded: %v", err, want)
+			}
+			sa, _ := os.Stat(a)
+			sb, _ := os.Stat(b)
+			if sa.Mode() != sb.Mode() {
+				t.Errorf("mode after Write %v, after sh's > %v", sb.Mode(), sa.Mode())
+			}
+		})
+	}
+}
+
+func TestWriteKeepsSetIDBitsAndHardLinks(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		dir  string
+		mode fs.FileMode
+		link bool // a second hard link
+		// wantShared: the second name still sees the new content.
+		wantShared bool
+	}{
+		{"set-user-ID", dir, 0o755 | fs.ModeSetuid, false, false},
+		{"set-group-ID", dir, 0o755 | fs.ModeSetgid, false, false},
+		{"hard link", dir, 0o644, true, true},
+		{"hard link in a sticky directory is split", sharedDir(t), 0o644, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := filepath.Join(c.dir, "a-"+c.name), filepath.Join(c.dir, "b-"+c.name)
+			os.WriteFile(a, []byte("old"), 0o644)
+			os.WriteFile(b, []byte("old"), 0o644)
+			if err := os.Chmod(a, c.mode); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(b, c.mode)
+			second := a + ".2"
+			if c.link {
+				if err := os.Link(a, second); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !shell(t, b) {
+				t.Fatal("sh could not write the twin file")
+			}
+			if err := Write(context.Background(), a, nil, writeString("new")); err != nil {
+				t.Fatal(err)
+			}
+			sa, _ := os.Stat(a)
+			sb, _ := os.Stat(b)
+			if sa.Mode() != sb.Mode() {
+				t.Errorf("mode after Write %v, after sh's > %v", sa.Mode(), sb.Mode())
+			}
+			if got, _ := os.ReadFile(a); string(got) != "new" {
+				t.Errorf("%s holds %q", a, got)
+			}
+			if c.link {
+				got, _ := os.ReadFile(second)
+				if shared := string(got) == "new"; shared != c.wantShared {
+					t.Errorf("the other hard link holds %q; want it to see the write: %v", got, c.wantShared)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteFIFOWithoutReaderEndsWithTheContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := Check(path); err != nil {
+		t.Fatalf("Check on a FIFO without a reader = %v, want nil (Write waits)", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- Write(ctx, path, nil, writeString("doc")) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write = %v, want context.Canceled", err)
+	}
+}
