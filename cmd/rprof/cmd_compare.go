@@ -71,8 +71,8 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	opts.Tolerance = tol.v
-	if err := checkOutputs(*markdown, *benchfmt); err != nil {
-		return &exitError{code: exitInternal, err: err}
+	if err := checkOutputs([]string{*markdown, *benchfmt}, fset.Args()...); err != nil {
+		return err
 	}
 	old, err := readPointsInput(fset.Arg(0))
 	if err != nil {

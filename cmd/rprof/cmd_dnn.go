@@ -108,8 +108,8 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs(o.json); err != nil {
-		return &exitError{code: exitInternal, err: err}
+	if err := checkOutputs([]string{o.json}, roofsInput(o.roofs)); err != nil {
+		return err
 	}
 	roofs, err := loadRoofs(o.roofs)
 	if err != nil {

@@ -154,8 +154,8 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs(*jsonPath); err != nil {
-		return &exitError{code: exitInternal, err: err}
+	if err := checkOutputs([]string{*jsonPath}, roofsInput(*roofsPath)); err != nil {
+		return err
 	}
 	rd, err := loadRoofs(*roofsPath)
 	if err != nil {

@@ -158,11 +158,19 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	}
 
 	outs := []string{*jsonPath, *mdPath, *junitPath, *benchPath}
+	ins := []string{roofsInput(mf.roofs)}
 	if *update {
+		// The baseline is read and rewritten: an output of its own, but
+		// no other output may name it.
+		if err := checkOutputs(outs, *baselinePath); err != nil {
+			return false, err
+		}
 		outs = append(outs, *baselinePath)
+	} else {
+		ins = append(ins, *baselinePath)
 	}
-	if err := checkOutputs(outs...); err != nil {
-		return false, &exitError{code: exitInternal, err: err}
+	if err := checkOutputs(outs, ins...); err != nil {
+		return false, err
 	}
 
 	// Read the baseline before running anything: a missing one is the most
@@ -279,23 +287,28 @@ func updateBaseline(ctx context.Context, e *env, path string, p *roofline.Point)
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {
 		return &exitError{code: exitUndecided, err: fmt.Errorf("could not measure: the command %s; baseline %s not written", exitText(p.Exit), path)}
 	}
-	var doc any = p
-	existing, err := roofline.ReadPoints(path)
-	if err == nil && (len(existing) > 1 || (len(existing) == 1 && existing[0].Label != p.Label)) {
-		set := roofline.PointSet{Schema: roofline.PointSetSchema}
-		replaced := false
-		for _, q := range existing {
-			if q.Label == p.Label {
-				q, replaced = *p, true
+	// Other updates of the same point set may run at once (a CI matrix):
+	// each reads and writes under the file's lock, so none is lost.
+	err := output.Update(ctx, path, func() error {
+		var doc any = p
+		existing, err := roofline.ReadPoints(path)
+		if err == nil && (len(existing) > 1 || (len(existing) == 1 && existing[0].Label != p.Label)) {
+			set := roofline.PointSet{Schema: roofline.PointSetSchema}
+			replaced := false
+			for _, q := range existing {
+				if q.Label == p.Label {
+					q, replaced = *p, true
+				}
+				set.Points = append(set.Points, q)
 			}
-			set.Points = append(set.Points, q)
+			if !replaced {
+				set.Points = append(set.Points, *p)
+			}
+			doc = set
 		}
-		if !replaced {
-			set.Points = append(set.Points, *p)
-		}
-		doc = set
-	}
-	if err := writeDoc(ctx, e, path, doc); err != nil {
+		return writeDoc(ctx, e, path, doc)
+	})
+	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
 	fmt.Fprintf(e.stderr, "rprof gate: wrote baseline %s: %q, %.4g s ± %s over %d repetitions\n",

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/roofline"
 
 	"github.com/rprof/rprof/internal/unit"
@@ -73,8 +74,14 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	if fset.NArg() == 0 {
 		return usagef("no points: give the ranks' point files (e.g. DIR/*.json)")
 	}
-	if err := checkOutputs(*jsonPath); err != nil {
-		return &exitError{code: exitInternal, err: err}
+	if err := checkOutputs([]string{*jsonPath}, append(fset.Args(), *roofsPath)...); err != nil {
+		return err
+	}
+	if *roofsOut != "" {
+		// Up to one node type per document, and the job's.
+		if err := output.Distinct(mergedRoofsFiles(*roofsOut, fset.NArg()), fset.Args()); err != nil {
+			return usagef("%v", err)
+		}
 	}
 	var points []roofline.Point
 	var roofsDocs []roofline.Roofs
@@ -193,6 +200,16 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
+// mergedRoofsFiles names merge's roofs documents in dir: the job's, then
+// those of node types 1 to types.
+func mergedRoofsFiles(dir string, types int) []string {
+	files := []string{filepath.Join(dir, "roofs-job.json")}
+	for i := range types {
+		files = append(files, filepath.Join(dir, fmt.Sprintf("roofs-type-%d.json", i+1)))
+	}
+	return files
+}
+
 // mergeNodeRoofs writes one roofs document per node type to dir and,
 // with a single type, the job's roofs.
 func mergeNodeRoofs(ctx context.Context, e *env, dir string, docs []roofline.Roofs) error {
@@ -204,7 +221,7 @@ func mergeNodeRoofs(ctx context.Context, e *env, dir string, docs []roofline.Roo
 		return &exitError{code: exitInternal, err: err}
 	}
 	for i, t := range types {
-		path := filepath.Join(dir, fmt.Sprintf("roofs-type-%d.json", i+1))
+		path := mergedRoofsFiles(dir, i+1)[i+1]
 		if err := writeDoc(ctx, e, path, t.Roofs); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
@@ -220,7 +237,7 @@ func mergeNodeRoofs(ctx context.Context, e *env, dir string, docs []roofline.Roo
 		fmt.Fprintf(e.stdout, "no job roofs: the nodes are of %d types, whose ceilings are not measured at common thread scopes\n", len(types))
 		return nil
 	}
-	path := filepath.Join(dir, "roofs-job.json")
+	path := mergedRoofsFiles(dir, 0)[0]
 	if err := writeDoc(ctx, e, path, job); err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}

@@ -83,7 +83,7 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 			return usagef("-o %v", err)
 		}
 	}
-	if err := checkOutputs(*out); err != nil {
+	if err := checkOutputs([]string{*out}, append(files, roofsInput(*roofsPath))...); err != nil {
 		return err
 	}
 	if *threads < 0 {

@@ -65,7 +65,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if *threads < 0 {
 		return usagef("--threads %d: want a positive thread count", *threads)
 	}
-	if err := checkOutputs(*out); err != nil {
+	if err := checkOutputs([]string{*out}, append(files, roofsInput(*roofsPath))...); err != nil {
 		return err
 	}
 	if *out == output.Stdout && f == "html" && isTerminal(e.stdout) {

@@ -185,7 +185,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	// Fail before a minute of measuring, not after.
-	if err := checkOutputs(path); err != nil {
+	if err := checkOutputs([]string{path}); err != nil {
 		return err
 	}
 	if o.Invoker, err = roofsInvoker(*inProcess, *blasArch); err != nil {

@@ -175,8 +175,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if st, err := os.Stat(*jsonPath); isRank && *jsonPath != "" && (strings.HasSuffix(*jsonPath, "/") || err == nil && st.IsDir()) {
 		*jsonPath = rankFile(*jsonPath, id)
 	}
-	if err := checkOutputs(*jsonPath, *plotPath); err != nil {
-		return &exitError{code: exitInternal, err: err}
+	if err := checkOutputs([]string{*jsonPath, *plotPath}, roofsInput(mf.roofs)); err != nil {
+		return err
 	}
 	roofs, err := loadRoofs(mf.roofs)
 	if err != nil {

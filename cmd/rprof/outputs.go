@@ -12,15 +12,19 @@ import (
 )
 
 // checkOutputs refuses, before anything is measured or drawn, an output
-// path that cannot be written ("" is no output), so no measurement is lost
-// to it afterwards.
-func checkOutputs(paths ...string) error {
-	for _, p := range paths {
+// that names an input (bad command line, exit 2) and one that cannot be
+// written (exit 125), so no measurement is lost to it afterwards. "" is
+// no output or input.
+func checkOutputs(outs []string, ins ...string) error {
+	if err := output.Distinct(outs, ins); err != nil {
+		return usagef("%v", err)
+	}
+	for _, p := range outs {
 		if p == "" {
 			continue
 		}
 		if err := output.Check(p); err != nil {
-			return err
+			return &exitError{code: exitInternal, err: err}
 		}
 	}
 	return nil

@@ -22,6 +22,16 @@ type roofsDoc struct {
 // loadRoofs finds and reads the roofs document: the one given with
 // --roofs, else the one 'rprof roofs' writes by default when it exists.
 // Every command finds and reads roofs here, once.
+// roofsInput is the roofs document a command reads: flag, else the
+// default one ("" when there is no cache directory).
+func roofsInput(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	def, _ := roofline.DefaultRoofsPath()
+	return def
+}
+
 func loadRoofs(flag string) (roofsDoc, error) {
 	d := roofsDoc{path: flag}
 	if flag == "" {

@@ -111,13 +111,21 @@ func check(path string) error {
 	if err != nil {
 		return err
 	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		// Opening a device or FIFO may do something (a FIFO's waiting
+		// reader would see an empty document): ask without opening.
+		if err := checkOwner(resolved, st); err != nil {
+			return err
+		}
+		return unix.Access(path, unix.W_OK)
+	}
 	f, st, _, err := open(path)
 	switch {
-	case errors.Is(err, errNoReader):
-		return nil
-	case errors.Is(err, errSocket):
+	case errors.Is(err, errNoReader), errors.Is(err, errSocket):
+		// Replaced since the Stat: as there.
 		return unix.Access(path, unix.W_OK)
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		// probeDir says which: no directory, or not a directory.
 		return probeDir(filepath.Dir(path), filepath.Base(path), true)
 	case err != nil:
 		return err

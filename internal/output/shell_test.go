@@ -3,12 +3,14 @@ package output
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // nobody is the uid files "planted by another user" are given.
@@ -226,5 +228,43 @@ func TestWriteFIFOWithoutReaderEndsWithTheContext(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Write = %v, want context.Canceled", err)
+	}
+}
+
+// Check asks about a FIFO without opening it: a reader already waiting
+// would otherwise take the empty open as its whole document.
+func TestCheckLeavesAWaitingFIFOReaderWaiting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan string, 1)
+	opened := make(chan struct{})
+	go func() {
+		f, err := os.Open(path)
+		close(opened)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- string(b)
+	}()
+	// The reader blocks in open until a writer comes; give it time to.
+	time.Sleep(50 * time.Millisecond)
+	if err := Check(path); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-opened:
+		t.Fatal("Check opened the FIFO: its reader woke up")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := Write(context.Background(), path, nil, writeString("doc")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "doc" {
+		t.Errorf("reader got %q, want doc", s)
 	}
 }
