@@ -25,6 +25,10 @@ type tally struct {
 	workBy  map[string]float64
 	// traffic is Q by level (LevelDRAM...), for each level counted.
 	traffic map[string]flow
+	// workUnknown and trafficUnknown say a counter of W or of Q never ran
+	// (a run cut short before it was counted, a counter never scheduled):
+	// the sum is unknown, not the others' alone.
+	workUnknown, trafficUnknown bool
 	// events are the KindEvent counters' multiplex-scaled counts, in
 	// counter order.
 	events []float64
@@ -44,8 +48,10 @@ func tallyOf(counters []Counter, o Outcome) tally {
 	t := tally{seconds: o.Wall.Seconds()}
 	for i, c := range counters {
 		v := o.Counts[i].Value()
+		never := o.Counts[i].Running == 0
 		switch c.Kind {
 		case KindWork:
+			t.workUnknown = t.workUnknown || never
 			f := v * c.Weight
 			if !t.hasWork {
 				t.hasWork, t.workBy = true, map[string]float64{}
@@ -55,6 +61,7 @@ func tallyOf(counters []Counter, o Outcome) tally {
 				t.workBy[c.Precision] += f
 			}
 		case KindTraffic:
+			t.trafficUnknown = t.trafficUnknown || never
 			b := v * c.Weight
 			if t.traffic == nil {
 				t.traffic = map[string]flow{}
@@ -82,6 +89,8 @@ func (t tally) minus(o tally) tally {
 	d := t
 	d.seconds -= o.seconds
 	d.work -= o.work
+	d.workUnknown = t.workUnknown || o.workUnknown
+	d.trafficUnknown = t.trafficUnknown || o.trafficUnknown
 	if t.workBy != nil {
 		d.workBy = map[string]float64{}
 		for k, v := range t.workBy {

@@ -221,14 +221,23 @@ func TestInterruptedEmulatedRunStopsRepeating(t *testing.T) {
 	}
 }
 
+// A target killed in its native run (a crash, a Ctrl-C) is not emulated:
+// W and Q are unknown, absent from the point, never 0.
 func TestTargetKilledNativelyIsNotEmulated(t *testing.T) {
-	f := &fakeEmulation{nativeSignal: "SIGSEGV"}
-	p, err := run(context.Background(), emulatedConfig(1), deps{backend: f.backend(), now: time.Now, cpus: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.emulated != 0 || !hasFlagCode(p.Flags, roofline.FlagMissingCounter) {
-		t.Errorf("%d emulated runs, flags %+v: want none and W unknown", f.emulated, p.Flags)
+	for _, sig := range []string{"SIGSEGV", "SIGINT"} {
+		t.Run(sig, func(t *testing.T) {
+			f := &fakeEmulation{nativeSignal: sig}
+			p, err := run(context.Background(), emulatedConfig(1), deps{backend: f.backend(), now: time.Now, cpus: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.emulated != 0 || !hasFlagCode(p.Flags, roofline.FlagMissingCounter) {
+				t.Errorf("%d emulated runs, flags %+v: want none and W unknown", f.emulated, p.Flags)
+			}
+			if p.WorkFlops != nil || p.TrafficBytes != nil || p.Intensity != nil || p.Levels != nil {
+				t.Errorf("W %v, Q %v, I %v, levels %v: want all unknown (nil), not 0", p.WorkFlops, p.TrafficBytes, p.Intensity, p.Levels)
+			}
+		})
 	}
 }
 

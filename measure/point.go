@@ -173,6 +173,14 @@ func workAndTraffic(in inputs, nets []tally) (works, traffics []float64) {
 				traffics = append(traffics, q.total)
 			}
 		}
+		// One repetition's unknown count makes the median unknown: never
+		// 0 in its place.
+		if slices.ContainsFunc(nets, func(t tally) bool { return t.workUnknown }) {
+			works = nil
+		}
+		if slices.ContainsFunc(nets, func(t tally) bool { return t.trafficUnknown }) {
+			traffics = nil
+		}
 	}
 	return works, traffics
 }
@@ -376,6 +384,17 @@ func medianCount(ctr Counter, i int, runs []Outcome) roofline.EventCount {
 	}
 }
 
+// neverMeans says what a count that never ran does to the point.
+func neverMeans(k Kind) string {
+	switch k {
+	case KindWork:
+		return ", and so is W"
+	case KindTraffic:
+		return ", and so is the traffic it is part of"
+	}
+	return " and taken as 0"
+}
+
 // countFlags flags counters that were multiplexed (with the smallest
 // running/enabled ratio seen), never ran, or counted nothing.
 func countFlags(in inputs) []roofline.Flag {
@@ -404,7 +423,7 @@ func countFlags(in inputs) []roofline.Flag {
 		switch {
 		case never:
 			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: subject,
-				Message: fmt.Sprintf("%s was never scheduled on a counter (time running 0): its count is unknown and taken as 0", name)})
+				Message: fmt.Sprintf("%s was never scheduled on a counter (time running 0): its count is unknown%s", name, neverMeans(ctr.Kind))})
 		case zero && ctr.Kind != KindEvent && !ctr.Exact:
 			flags = append(flags, roofline.Flag{Code: roofline.FlagMissingCounter, Subject: subject,
 				Message: fmt.Sprintf("%s counted 0: the target did no such work, or the counter does not count it here", name)})
@@ -504,6 +523,9 @@ var levelOrder = []string{LevelL1, LevelL2, LevelL3, LevelDRAM}
 func levelTraffic(nets []tally, work *float64) []roofline.LevelTraffic {
 	var out []roofline.LevelTraffic
 	upper := "core"
+	if slices.ContainsFunc(nets, func(t tally) bool { return t.trafficUnknown }) {
+		return nil
+	}
 	for _, l := range levelOrder {
 		if _, ok := nets[0].traffic[l]; !ok {
 			continue
