@@ -170,3 +170,17 @@ func (r *ratioFlag) Set(s string) error {
 	r.v = v
 	return nil
 }
+
+// ciFlag is --ci of every command that repeats until an interval is
+// narrow enough: the interval's half-width as a share of the mean, 2% or
+// 0.02 alike, in (0, 1).
+type ciFlag struct{ ratioFlag }
+
+func (c *ciFlag) Set(s string) error {
+	var r ratioFlag
+	if err := r.Set(s); err != nil || !(r.v > 0 && r.v < 1) {
+		return fmt.Errorf("%q is not a share of the mean in (0, 1), e.g. 2%% or 0.02", s)
+	}
+	c.v = r.v
+	return nil
+}

@@ -125,7 +125,8 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	threads := fset.Int("threads", 0, "library threads")
 	cold := fset.Bool("cold", false, "evict the caches before each execution")
 	flushBytes := fset.Int64("flush", 256<<20, "bytes written to evict the caches")
-	ci := fset.Float64("ci", 0.02, "relative half-width to stop at")
+	ci := ciFlag{ratioFlag{v: 0.02}}
+	fset.Var(&ci, "ci", "relative half-width to stop at (0.02 or 2%)")
 	var maxTime time.Duration
 	durationVar(fset, &maxTime, "max-time", 3*time.Second, "time budget per problem, a `duration`")
 	maxRepeat := fset.Int("max-repeat", 200, "most samples per problem")
@@ -145,8 +146,8 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	switch {
 	case *threads < 0 || *repeat < 0 || *maxRepeat < 1:
 		return usagef("bench: --threads, --repeat and --max-repeat must be positive")
-	case !(*confidence > 0 && *confidence < 1) || !(*ci > 0 && *ci < 1):
-		return usagef("bench: --confidence and --ci must be in (0, 1)")
+	case !(*confidence > 0 && *confidence < 1):
+		return usagef("bench: --confidence must be in (0, 1)")
 	case *cold && *flushBytes < 1<<20:
 		return usagef("bench: --flush %d: at least 1 MiB", *flushBytes)
 	}
@@ -170,7 +171,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	}
 	defer lib.Close()
 
-	rule := stats.StopRule{MaxTime: maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: *ci, MinCount: 5, Method: benchMethod}
+	rule := stats.StopRule{MaxTime: maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: ci.v, MinCount: 5, Method: benchMethod}
 	if *repeat > 0 {
 		rule = stats.Fixed(*repeat, *confidence, benchMethod)
 	}

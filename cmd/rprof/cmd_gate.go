@@ -75,7 +75,7 @@ annotations on stdout when GITHUB_ACTIONS=true.
   --test NAME              welch-t (default) or mann-whitney-u
   --alpha P                significance level (default 0.05)
   --ci PCT                 repeat until the time's interval is within PCT of
-                           the mean (default 2%)
+                           the mean, 2% or 0.02 alike (default 2%)
   --max-repeat N           most repetitions (default 30)
   --max-time DURATION      most time spent repeating (default 1m)
   --roofs FILE             roofs document to place the point under (default:
@@ -129,7 +129,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	opts := gate.DefaultOptions
 	fset.StringVar(&opts.Test, "test", opts.Test, "two-sample test: welch-t or mann-whitney-u")
 	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level")
-	ci := ratioFlag{v: 0.02}
+	ci := ciFlag{ratioFlag{v: 0.02}}
 	fset.Var(&ci, "ci", "repeat until the time's interval is within this of the mean")
 	var mf measureFlags
 	mf.register(fset)
@@ -146,8 +146,6 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		return false, usagef("--baseline is required")
 	case len(cmd) == 0:
 		return false, usagef("no command to gate: put it after --")
-	case !(ci.v > 0 && ci.v < 1):
-		return false, usagef("--ci %s: want a fraction of the mean in (0, 1), e.g. 2%%", ci.String())
 	}
 	if err := checkTest(opts.Test); err != nil {
 		return false, err

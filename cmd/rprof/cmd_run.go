@@ -78,8 +78,8 @@ Flags:
                      rate x T from Q (e.g. 500ms)
   --repeat N         run N times (default 1)
   --ci F             repeat until the CI of the mean time is within F x the
-                     mean (e.g. 0.02), at most --max-repeat times (default
-                     30) or --max-time (default 1m) of runs
+                     mean (0.02 or 2% alike), at most --max-repeat times
+                     (default 30) or --max-time (default 1m) of runs
   --confidence C     level of every interval (default 0.95)
   --region SPEC      also measure one function on its own, with eBPF
                      uprobes (root, or CAP_BPF and CAP_PERFMON): SYMBOL
@@ -133,7 +133,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	var mf measureFlags
 	mf.register(fset)
 	repeat := fset.Int("repeat", 1, "number of runs")
-	ci := fset.Float64("ci", 0, "repeat until the time's CI is within this `fraction` of the mean")
+	var ci ciFlag
+	fset.Var(&ci, "ci", "repeat until the time's CI is within this `share` of the mean (0.02 or 2%)")
 	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level of intervals")
 	jsonPath := fset.String("json", "", "write the point document to `FILE`")
 	plotPath := fset.String("plot", "", "draw the point to `FILE`")
@@ -160,7 +161,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
 	}
-	if err := setRepetition(&cfg, set, *repeat, *ci, mf); err != nil {
+	if err := setRepetition(&cfg, set, *repeat, ci.v, mf); err != nil {
 		return err
 	}
 	if err := mf.apply(&cfg, fset); err != nil {
@@ -240,8 +241,6 @@ func setRepetition(cfg *measure.Config, set map[string]bool, repeat int, ci floa
 		return usagef("--repeat and --ci exclude each other: a fixed number of runs or an adaptive one")
 	case repeat < 1:
 		return usagef("--repeat %d: must be at least 1", repeat)
-	case set["ci"] && !(ci > 0 && ci < 1):
-		return usagef("--ci %g: must be a fraction of the mean in (0, 1), e.g. 0.02", ci)
 	case set["ci"]:
 		cfg.CI, cfg.MaxRepeat, cfg.MaxTime = ci, mf.maxRepeat, mf.maxTime
 	default:

@@ -208,3 +208,27 @@ func TestEventListSplitsCommasOutsideTerms(t *testing.T) {
 		}
 	}
 }
+
+// --ci means one thing in every command: 2% and 0.02 are the same share
+// of the mean, and a share outside (0, 1) is refused alike, before
+// anything runs.
+func TestCIAcceptsPercentAndFractionAlike(t *testing.T) {
+	for _, cmd := range [][]string{{"run"}, {"gate", "--baseline", "b.json"}, {"dnn", "bench"}} {
+		for _, arg := range []string{"2%", "0.02"} {
+			// --ci with --repeat is refused after parsing, by run alone;
+			// a parsed --ci reaches the commands' own checks.
+			args := append(append([]string{}, cmd...), "--ci", arg, "--ci-probe-unknown")
+			_, _, stderr := rprofCLI(t, args...)
+			if !strings.Contains(stderr, "ci-probe-unknown") {
+				t.Errorf("%s --ci %s: not parsed:\n%s", strings.Join(cmd, " "), arg, stderr)
+			}
+		}
+		for _, arg := range []string{"150%", "2", "0", "x"} {
+			args := append(append([]string{}, cmd...), "--ci", arg)
+			code, _, stderr := rprofCLI(t, args...)
+			if code != exitUsage || !strings.Contains(stderr, "is not a share of the mean in (0, 1)") {
+				t.Errorf("%s --ci %s: exit %d:\n%s", strings.Join(cmd, " "), arg, code, stderr)
+			}
+		}
+	}
+}
