@@ -1,6 +1,7 @@
 /* fma ITERS: an FMA-bound loop: 8 independent chains of fused
- * multiply-adds on 4-wide vectors (the compiler vectorises with -O3
- * -march=native), so the FMA pipes, not latency or memory, bind it.
+ * multiply-adds on 4-wide vectors (the compiler vectorises them with
+ * the Makefile's -O3 -march=x86-64-v3, AVX2 and FMA, which QEMU can
+ * emulate), so the FMA pipes, not latency or memory, bind it.
  * W = 2*8*4*ITERS FLOP; Q is about 0. */
 #include <stdio.h>
 #include <stdlib.h>
