@@ -1,9 +1,7 @@
 package dnn
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"io"
 	"strings"
 )
@@ -141,36 +139,6 @@ func markerMatch(b []byte) (full, prefix bool) {
 		}
 	}
 	return false, prefix
-}
-
-// Capture copies r to out through a Splitter that gives t the verbose
-// lines. It reads until EOF; an error writing to out stops the passing
-// through, not the reading, so the program is never blocked on a full
-// pipe.
-func (t *Trace) Capture(r io.Reader, out io.Writer) error {
-	s := t.Splitter(out)
-	br := bufio.NewReaderSize(r, 64<<10)
-	buf := make([]byte, 64<<10)
-	var outErr error
-	for {
-		n, err := br.Read(buf)
-		if n > 0 {
-			if _, werr := s.Write(buf[:n]); werr != nil {
-				outErr = werr
-				s.Out = io.Discard
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if err := s.Close(); err != nil && outErr == nil {
-		outErr = err
-	}
-	return outErr
 }
 
 // Why says why a run printed no primitive executions, from what its trace

@@ -2,7 +2,6 @@ package dnn
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/iotest"
 )
 
 // programBytes is what a capture must pass through: every byte of the
@@ -94,23 +92,6 @@ func TestSplitterEdgeCases(t *testing.T) {
 	}
 }
 
-func TestCaptureKeepsReadingWhenOutputFails(t *testing.T) {
-	stream := "hello\nonednn_verbose,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::blocked:abcd:f0,,,2x2,0.5\nworld\n"
-	boom := errors.New("boom")
-	tr := &Trace{}
-	err := tr.Capture(iotest.OneByteReader(strings.NewReader(stream)), failingWriter{boom})
-	if !errors.Is(err, boom) {
-		t.Errorf("error %v, want the writer's", err)
-	}
-	if tr.Execs() != 1 {
-		t.Errorf("executions %d, want 1: the trace is read to the end", tr.Execs())
-	}
-}
-
-type failingWriter struct{ err error }
-
-func (w failingWriter) Write(p []byte) (int, error) { return 0, w.err }
-
 func TestWhySaysWhyATraceIsEmpty(t *testing.T) {
 	empty := &Trace{}
 	if !strings.Contains(empty.Why(), "did not load oneDNN") {
@@ -170,7 +151,9 @@ func TestTraceKeepsGroupsNotRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := &Trace{}
-	tr.Capture(bytes.NewReader(text), io.Discard)
+	s := tr.Splitter(io.Discard)
+	s.Write(text)
+	s.Close()
 	if tr.Records != nil {
 		t.Errorf("kept %d records without KeepRecords", len(tr.Records))
 	}

@@ -55,6 +55,11 @@ type Record struct {
 	Version string `json:"version,omitempty"`
 }
 
+// Resolution is the finest time (s) the trace gives of an execution of ms
+// milliseconds: oneDNN's clock is gettimeofday (1 µs, read at both ends),
+// and the milliseconds are printed with 6 significant digits.
+func Resolution(ms float64) float64 { return 2e-6 + ms*1e-3*5e-6 }
+
 // Exec reports whether the record is a primitive execution.
 func (r *Record) Exec() bool { return r.Operation == "exec" }
 

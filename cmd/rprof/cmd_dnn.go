@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/rprof/rprof/dnn"
+	"github.com/rprof/rprof/dnnrun"
+	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 
@@ -115,38 +114,68 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	r, err := runDNNTrace(ctx, e, o, roofs)
-	if r.emulated != nil {
-		defer r.emulated.close()
+	if o.count == dnnrun.CountPMU {
+		release, err := holdMachine(ctx, e, "dnn", lock.Shared, o.lockTimeout)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
+	r, err := dnnrun.Run(ctx, dnnrun.Options{
+		Command: o.command, Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
+		Count: o.count, Events: o.events, Library: o.library,
+		Roofs: roofs.roofs, RoofsPath: roofs.path, Threads: o.threads, Confidence: o.confidence,
+		Machine: hereMachine(), Measure: e.measure,
+		Counting: func(emulator string) {
+			fmt.Fprintf(e.stderr, "rprof dnn: counting %s calls under %s (slower than native) ...\n", dnnrun.Execute, emulator)
+		},
+	})
 	if err != nil {
-		return err
+		return dnnFailure(e, err)
+	}
+	if r.StdoutErr != nil && ctx.Err() == nil {
+		fmt.Fprintf(e.stderr, "rprof dnn: passing the program's stdout on: %v\n", r.StdoutErr)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(e.stderr, "rprof dnn: interrupted: no table or point set written")
 		return &exitError{code: exitInterrupted}
 	}
-	if len(r.groups) == 0 {
-		return noExecutions(e, r.trace, r.code)
+	if len(r.Groups) == 0 {
+		return noExecutions(e, r.Trace, r.ExitCode)
 	}
-	points := r.points(o, roofs, r.machine())
-	writeDNNTable(e.stderr, o.command, r.trace, r.groups, points, o.top)
-	if r.probed != nil {
-		writeDNNProbed(e.stderr, r.probed, points, o.top)
+	writeDNNTable(e.stderr, o.command, r.Trace, r.Groups, r.Points, o.top)
+	if r.Probed != nil {
+		writeDNNProbed(e.stderr, r.Probed, r.Groups, r.Points, o.top)
 	}
-	if r.emulated != nil {
-		writeDNNEmulated(e.stderr, r.emulated, r.groups, o.top)
+	if r.Emulated != nil {
+		writeDNNEmulated(e.stderr, r.Emulated, r.Groups, o.top)
 	}
 	if o.json != "" {
-		set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}
+		set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: r.Points}
 		if err := writeDoc(ctx, e, o.json, set); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 	}
-	if r.code != 0 {
-		return &exitError{code: r.code}
+	if r.ExitCode != 0 {
+		return &exitError{code: r.ExitCode}
 	}
 	return nil
+}
+
+// dnnFailure turns dnnrun.Run's errors into exit statuses, as run's are:
+// bad input 2, a program not found 127 or not executable 126, an
+// interruption 130, an emulated run without counts 125 after what it
+// printed, anything else 125.
+func dnnFailure(e *env, err error) error {
+	var ee *dnnrun.EmulatedRunError
+	switch {
+	case errors.Is(err, dnnrun.ErrInvalidOptions):
+		return usagef("%v", err)
+	case errors.As(err, &ee):
+		e.stderr.Write(ee.Stderr)
+		return &exitError{code: exitInternal, err: fmt.Errorf("--count emulate: %w", err)}
+	}
+	return measureFailure(err, "")
 }
 
 // dnnOptions are rprof dnn's flags and command.
@@ -178,9 +207,9 @@ func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
 	switch {
 	case len(o.command) == 0:
 		return o, usagef("empty command: give the program to run after the flags")
-	case len(o.events) > 0 && o.count != "pmu":
+	case len(o.events) > 0 && o.count != dnnrun.CountPMU:
 		return o, usagef("-e counts events per primitive call: it needs --count pmu")
-	case o.count != "" && o.count != "pmu" && o.count != measure.BackendEmulate:
+	case o.count != "" && o.count != dnnrun.CountPMU && o.count != dnnrun.CountEmulate:
 		return o, usagef("--count %s: unknown mode: pmu (uprobes and hardware counters) or emulate (QEMU)", o.count)
 	case !(o.confidence > 0 && o.confidence < 1):
 		return o, usagef("--confidence %g: must be in (0, 1)", o.confidence)
@@ -188,43 +217,6 @@ func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
 		return o, usagef("--top and --threads must not be negative")
 	}
 	return o, nil
-}
-
-// dnnRun is what the runs of rprof dnn gave: the timed run's trace, exit
-// status and groups, and the counting of --count pmu or --count emulate.
-type dnnRun struct {
-	trace    *dnn.Trace
-	code     int
-	groups   []*dnn.Group
-	probed   *probedDNN
-	emulated *emulatedDNN
-}
-
-// runDNNTrace runs the command with the trace on: natively, probed with
-// --count pmu, then once more under emulation with --count emulate.
-func runDNNTrace(ctx context.Context, e *env, o dnnOptions, roofs roofsDoc) (dnnRun, error) {
-	var r dnnRun
-	var err error
-	switch o.count {
-	case "pmu":
-		if r.probed, err = runDNNProbed(ctx, e, o.command, o.events, o.library, roofs, o.threads, o.lockTimeout); err != nil {
-			return r, err
-		}
-		r.trace, r.code, r.groups = r.probed.trace, r.probed.whole.Exit.Code, r.probed.groups
-		return r, nil
-	case measure.BackendEmulate:
-		if r.emulated, err = prepareDNNEmulation(ctx, o.command, o.library); err != nil {
-			return r, err
-		}
-	}
-	if r.trace, r.code, err = runVerbose(ctx, e, o.command); err != nil {
-		return r, err
-	}
-	r.groups = r.trace.Groups()
-	if r.emulated != nil && ctx.Err() == nil {
-		err = r.emulated.run(ctx, e, o.command)
-	}
-	return r, err
 }
 
 // noExecutions says why the trace holds nothing to report.
@@ -238,151 +230,6 @@ func noExecutions(e *env, tr *dnn.Trace, code int) error {
 		return &exitError{code: code}
 	}
 	return &exitError{code: exitInternal}
-}
-
-// points makes the groups' points, measured on here, with the counting's
-// figures and flags.
-// machine is the machine the points were measured on: the probed run's,
-// as measured, else this one.
-func (r dnnRun) machine() roofline.Machine {
-	if r.probed != nil && r.probed.whole.Machine.CPU.Vendor != "" {
-		return r.probed.whole.Machine
-	}
-	return hereMachine()
-}
-
-func (r dnnRun) points(o dnnOptions, roofs roofsDoc, here roofline.Machine) []roofline.Point {
-	opts := dnn.PointOptions{
-		Command: o.command, Created: time.Now().UTC(), Confidence: o.confidence,
-		Roofs: roofs.roofs, RoofsFile: roofs.path, Threads: o.threads, CPUs: libraryThreads(r.trace.Info), Trace: r.trace,
-		Machine: here,
-	}
-	if r.emulated != nil {
-		r.emulated.apply(r.groups, &opts)
-	}
-	points := dnn.Points(r.groups, opts)
-	for i := range points {
-		points[i].Exit = roofline.Exit{Code: r.code}
-	}
-	if r.probed != nil {
-		nthr, _ := reportedThreads(r.trace.Info)
-		r.probed.annotate(points, nthr)
-	}
-	if r.emulated != nil {
-		r.emulated.annotate(points)
-	}
-	return points
-}
-
-// runVerbose runs command with oneDNN's verbose trace on, its stdout
-// through a pipe that takes the trace out, and returns the trace and the
-// command's exit status. An interrupt is passed on to the command, whose
-// end is waited for.
-func runVerbose(ctx context.Context, e *env, command []string) (*dnn.Trace, int, error) {
-	tr := &dnn.Trace{}
-	code, err := runVerboseTo(ctx, tr, command, e.stdin, e.stdout, e.stderr)
-	return tr, code, err
-}
-
-// runVerboseTo is runVerbose into tr, with the command's stdin, stdout
-// (less the trace) and stderr.
-func runVerboseTo(ctx context.Context, tr *dnn.Trace, command []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Env = verboseEnv(os.Environ())
-	cmd.Stdin, cmd.Stderr = stdin, stderr
-	// When stdin or stderr is not a file, exec copies it through a pipe; a
-	// child of the command left running must not hold up the end.
-	cmd.WaitDelay = 2 * time.Second
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return 0, &exitError{code: exitInternal, err: err}
-	}
-	cmd.Stdout = pw
-	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		switch {
-		case errors.Is(err, exec.ErrNotFound), errors.Is(err, os.ErrNotExist):
-			return 0, &exitError{code: exitNotFound, err: err}
-		case errors.Is(err, os.ErrPermission):
-			return 0, &exitError{code: exitNoExec, err: err}
-		}
-		return 0, &exitError{code: exitInternal, err: err}
-	}
-	pw.Close()
-	done := make(chan error, 1)
-	go func() { done <- tr.Capture(pr, stdout) }()
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var werr error
-	select {
-	case werr = <-waited:
-	case <-ctx.Done():
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case werr = <-waited:
-		case <-time.After(3 * time.Second):
-			cmd.Process.Kill()
-			werr = <-waited
-		}
-	}
-	if ctx.Err() != nil {
-		// A child of the command may hold the pipe open: stop reading.
-		time.AfterFunc(time.Second, func() { pr.Close() })
-	}
-	cerr := <-done
-	var ee *exec.ExitError
-	if werr != nil && !errors.As(werr, &ee) {
-		return 0, &exitError{code: exitInternal, err: werr}
-	}
-	code := cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		code = 128 + int(ws.Signal())
-	}
-	pr.Close()
-	if cerr != nil && ctx.Err() == nil {
-		fmt.Fprintf(stderr, "rprof dnn: passing the program's stdout on: %v\n", cerr)
-	}
-	return code, nil
-}
-
-// verboseEnv turns oneDNN's verbose trace on, keeping a level the user set
-// (2 or "all" adds creations, which are read and not timed).
-func verboseEnv(env []string) []string {
-	out := env[:0:0]
-	keep := map[string]bool{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		if (k == "ONEDNN_VERBOSE" || k == "DNNL_VERBOSE") && (v == "" || v == "0" || v == "none") {
-			continue
-		}
-		keep[k] = true
-		out = append(out, kv)
-	}
-	for _, k := range []string{"ONEDNN_VERBOSE", "DNNL_VERBOSE"} {
-		if !keep[k] {
-			out = append(out, k+"=1")
-		}
-	}
-	return out
-}
-
-// libraryThreads is the thread count oneDNN reported, or the online CPUs.
-func libraryThreads(info dnn.Info) int {
-	if n, ok := reportedThreads(info); ok {
-		return n
-	}
-	return measure.OnlineCPUs()
-}
-
-// reportedThreads is the thread count in oneDNN's header ("OpenMP,nthr:2").
-func reportedThreads(info dnn.Info) (int, bool) {
-	if _, n, ok := strings.Cut(info.Runtime, "nthr:"); ok {
-		if v, err := strconv.Atoi(n); err == nil && v > 0 {
-			return v, true
-		}
-	}
-	return 0, false
 }
 
 // writeDNNTable prints the groups, longest total time first, with numbered

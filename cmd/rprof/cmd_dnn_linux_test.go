@@ -244,3 +244,34 @@ func TestDNNBenchBindsOpenMPToTheAllowedCPUs(t *testing.T) {
 		})
 	}
 }
+
+// rprof dnn starts its program as rprof run does: a directory and a
+// script without "#!" are not executable (126), a missing program is not
+// found (127), with or without counting.
+func TestDNNExitsAsRunDoesForATargetThatCannotStart(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "noshebang.sh")
+	if err := os.WriteFile(script, []byte("echo hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		target string
+		want   int
+	}{{dir, exitNoExec}, {script, exitNoExec}, {filepath.Join(dir, "missing"), exitNotFound}} {
+		for _, count := range [][]string{nil, {"--count", "emulate"}} {
+			args := append(append(slices.Clone(count), "--"), tt.target)
+			code, _, stderr := rprofDNN(t, context.Background(), args...)
+			if code != tt.want || strings.Count(stderr, "rprof dnn:") > 1 {
+				t.Errorf("dnn %q: exit %d, %q; want %d, said once", args, code, stderr, tt.want)
+			}
+			if runCode, _, _ := rprofRun(t, "", "--work", "1", "--traffic", "1", "--", tt.target); runCode != code {
+				t.Errorf("dnn %q: exit %d, run's %d", args, code, runCode)
+			}
+		}
+	}
+	// A failure of the probed run is said once, whatever it is here.
+	code, _, stderr := rprofDNN(t, context.Background(), "--count", "pmu", "--library", filepath.Join(dir, "libmissing.so"), "--", "true")
+	if code == exitOK || strings.Count(stderr, "rprof dnn:") != 1 {
+		t.Errorf("--count pmu with a missing library: exit %d, %q; want a failure said once", code, stderr)
+	}
+}

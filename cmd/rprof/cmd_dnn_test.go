@@ -6,12 +6,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rprof/rprof/dnn"
+	"github.com/rprof/rprof/dnnrun"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
@@ -40,7 +43,7 @@ func TestDNNTableGolden(t *testing.T) {
 	groups := tr.Groups()
 	points := dnn.Points(groups, dnn.PointOptions{
 		Command: []string{"python3", "cnn.py"}, Created: time.Unix(0, 0).UTC(), Confidence: 0.95,
-		Roofs: roofs, RoofsFile: "roofs.json", CPUs: libraryThreads(tr.Info), Trace: tr,
+		Roofs: roofs, RoofsFile: "roofs.json", CPUs: dnnrun.LibraryThreads(tr.Info), Trace: tr,
 	})
 	var b bytes.Buffer
 	writeDNNTable(&b, []string{"python3", "cnn.py"}, tr, groups, points, 12)
@@ -102,4 +105,20 @@ func verboseFlood(mode, arg string) int {
 		return 98
 	}
 	return 0
+}
+
+// peakRSS is the target "peakrss CMD...": it runs CMD, its stdout
+// dropped, and prints CMD's peak resident set (KiB, Linux's unit) and
+// exits with CMD's status.
+func peakRSS(argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	err := cmd.Run()
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if cmd.ProcessState == nil || !ok {
+		fmt.Fprintln(os.Stderr, "peakrss:", err)
+		return 98
+	}
+	fmt.Println(ru.Maxrss)
+	return cmd.ProcessState.ExitCode()
 }

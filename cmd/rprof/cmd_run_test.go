@@ -81,6 +81,8 @@ func testTarget(args []string) int {
 		time.Sleep(time.Minute)
 	case "flood", "longline":
 		return verboseFlood(args[0], arg)
+	case "peakrss":
+		return peakRSS(args[1:])
 	case "cat":
 		if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
 			return 98

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/dnn"
+	"github.com/rprof/rprof/dnnrun"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/regions"
@@ -69,8 +71,8 @@ func TestDNNCountPMUProbesEveryExecution(t *testing.T) {
 			continue
 		}
 		r := p.Regions[0]
-		if r.Name != dnnlExecute || r.Calls != uint64(len(p.Samples.Seconds)) || !strings.HasSuffix(r.Probe, ":"+dnnlExecute) {
-			t.Errorf("%s: region %s (%s) with %d calls, want %s with the %d executions", p.Label, r.Name, r.Probe, r.Calls, dnnlExecute, len(p.Samples.Seconds))
+		if r.Name != dnnrun.Execute || r.Calls != uint64(len(p.Samples.Seconds)) || !strings.HasSuffix(r.Probe, ":"+dnnrun.Execute) {
+			t.Errorf("%s: region %s (%s) with %d calls, want %s with the %d executions", p.Label, r.Name, r.Probe, r.Calls, dnnrun.Execute, len(p.Samples.Seconds))
 		}
 		checkProbedWindow(t, p)
 		for _, f := range p.Flags {
@@ -116,7 +118,7 @@ func checkProbedWindow(t *testing.T, p roofline.Point) {
 	verbose, resolution := 0.0, 0.0
 	for _, s := range p.Samples.Seconds {
 		verbose += s
-		resolution += verboseResolution(s * 1e3)
+		resolution += dnn.Resolution(s * 1e3)
 	}
 	if r.MeasuredSeconds < verbose-resolution {
 		t.Errorf("%s: probed %.6f s, below oneDNN's own %.6f s: calls joined to the wrong executions", p.Label, r.MeasuredSeconds, verbose)

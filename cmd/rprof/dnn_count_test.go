@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/dnn"
+	"github.com/rprof/rprof/dnnrun"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/regions"
@@ -193,8 +193,8 @@ func TestDNNCountPMUJoinsProbedCallsToTheTrace(t *testing.T) {
 					}
 					continue
 				}
-				if len(p.Regions) != 1 || p.Regions[0].Name != dnnlExecute || p.Regions[0].Calls != uint64(p.CI.N) {
-					t.Errorf("%s: regions %+v, want one of %s with its %d calls", p.Label, p.Regions, dnnlExecute, p.CI.N)
+				if len(p.Regions) != 1 || p.Regions[0].Name != dnnrun.Execute || p.Regions[0].Calls != uint64(p.CI.N) {
+					t.Errorf("%s: regions %+v, want one of %s with its %d calls", p.Label, p.Regions, dnnrun.Execute, p.CI.N)
 				}
 			}
 			for _, c := range tt.some {
@@ -244,34 +244,5 @@ func TestDNNCountRefusesWhatItCannotDo(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, exitUsage, tt.want)
 		}
-	}
-}
-
-func TestAgreementFindsCallsShorterThanTheirExecution(t *testing.T) {
-	g := &dnn.Group{Millis: []float64{1, 0.010, 100}}
-	for _, tt := range []struct {
-		name    string
-		secs    []float64
-		cost    float64
-		short   int
-		medDiff float64
-	}{
-		{"every window encloses oneDNN's", []float64{1.05e-3, 0.012e-3, 100.1e-3}, 0, 0, 50e-6},
-		// 100 ms is printed as 100 (6 digits): 0.5 µs of rounding on top
-		// of the clock's 2 µs.
-		{"within the verbose clock's resolution", []float64{0.998e-3, 0.008e-3, 99.998e-3}, 0, 0, -2e-6},
-		{"the probe cost added back", []float64{0.995e-3, 0.005e-3, 99.995e-3}, 5e-6, 0, -5e-6},
-		{"a call joined to a longer execution", []float64{0.010e-3, 1e-3, 100e-3}, 0, 1, 0},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			g.Counts = nil
-			for i := range tt.secs {
-				g.Counts = append(g.Counts, dnn.CallCount{Seconds: &tt.secs[i]})
-			}
-			a := agreementOf([]*dnn.Group{g}, tt.cost)
-			if a.calls != 3 || a.short != tt.short || math.Abs(a.diffs[1]-tt.medDiff) > 1e-12 {
-				t.Errorf("calls %d short %d diffs %v; want 3, %d, median %g", a.calls, a.short, a.diffs, tt.short, tt.medDiff)
-			}
-		})
 	}
 }

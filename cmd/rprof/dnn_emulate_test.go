@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/dnn"
+	"github.com/rprof/rprof/dnnrun"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
@@ -32,12 +33,13 @@ func traceOf(t *testing.T, path string) *dnn.Trace {
 }
 
 // smallCalls are the plugin's call records of the emulated run in
-// dnn/testdata/count-2.6.3-small (measure/emulate/testdata/calls-small).
-func smallCalls() []emulate.Call {
-	call := func(fp64, fp32, dram uint64) emulate.Call {
-		return emulate.Call{Work: map[string]uint64{roofline.Double: fp64, roofline.Single: fp32}, DRAM: emulate.Traffic{Read: dram}}
+// dnn/testdata/count-2.6.3-small (measure/emulate/testdata/calls-small):
+// fp64 and fp32 FLOPs, DRAM bytes read.
+func smallCalls() []dnn.CallCount {
+	call := func(fp64, fp32, dram float64) dnn.CallCount {
+		return dnn.CallCount{WorkByPrecision: map[string]float64{roofline.Double: fp64, roofline.Single: fp32}, TrafficBytes: &dram}
 	}
-	return []emulate.Call{call(852, 74944, 1888256), call(12, 61952, 2816), call(12, 44688, 12160), call(12, 119168, 26048)}
+	return []dnn.CallCount{call(852, 74944, 1888256), call(12, 61952, 2816), call(12, 44688, 12160), call(12, 119168, 26048)}
 }
 
 // The tables of rprof dnn --count emulate on recorded runs: the native and
@@ -52,28 +54,28 @@ func TestDNNCountEmulateTablesGolden(t *testing.T) {
 	wide := machine.CPUInfo{Vendor: "AuthenticAMD", Flags: []string{"avx2", "fma", "avx512f"}}
 	model, _ := emulate.ParseCacheModel("48K/12,1M/16,32M/16")
 	for _, tt := range []struct {
-		name string
-		res  emulate.Result
+		name    string
+		counted dnnrun.CountedCalls
 	}{
-		{"joined", emulate.Result{Calls: smallCalls(), CallImages: 1, CallMapped: true}},
-		{"a-call-missing", emulate.Result{Calls: smallCalls()[:3], CallImages: 1, CallMapped: true}},
-		{"two-processes", emulate.Result{Calls: smallCalls(), CallImages: 2, CallMapped: true}},
-		{"library-not-loaded", emulate.Result{}},
+		{"joined", dnnrun.CountedCalls{Calls: smallCalls(), Images: 1, Mapped: true}},
+		{"a-call-missing", dnnrun.CountedCalls{Calls: smallCalls()[:3], Images: 1, Mapped: true}},
+		{"two-processes", dnnrun.CountedCalls{Calls: smallCalls(), Images: 2, Mapped: true}},
+		{"library-not-loaded", dnnrun.CountedCalls{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			native := traceOf(t, "../../dnn/testdata/count-2.6.3-small/native.txt")
 			emulated := traceOf(t, "../../dnn/testdata/count-2.6.3-small/emulated.txt")
-			em := &emulatedDNN{trace: emulated, probe: regions.Probe{Path: "/usr/lib/x86_64-linux-gnu/libdnnl.so.2.6"},
-				emulation: roofline.Emulation{Emulator: "qemu-x86_64 7.2.22", PluginAPI: 1, ISA: measure.EmulatedISA,
+			em := &dnnrun.Emulated{Trace: emulated, Probe: regions.Probe{Path: "/usr/lib/x86_64-linux-gnu/libdnnl.so.2.6"},
+				Emulation: roofline.Emulation{Emulator: "qemu-x86_64 7.2.22", PluginAPI: 1, ISA: measure.EmulatedISA,
 					CacheModel: model.String(), CacheModelSource: "cpuid", Seconds: 3.7},
-				notes: measure.EmulationNotes(wide, model)}
-			em.join(tt.res)
-			r := dnnRun{trace: native, groups: native.Groups(), emulated: em}
-			o := dnnOptions{command: []string{"./allkinds", "small"}, confidence: 0.95}
-			points := r.points(o, roofsDoc{roofs: roofs, path: "roofs.json"}, roofs.Machine)
+				Notes: measure.EmulationNotes(wide, model)}
+			em.Join(tt.counted)
+			r := &dnnrun.Result{Trace: native, Groups: native.Groups(), Emulated: em}
+			command := []string{"./allkinds", "small"}
+			points := r.Place(dnnrun.Options{Command: command, Confidence: 0.95, Roofs: roofs, RoofsPath: "roofs.json", Machine: roofs.Machine})
 			var b bytes.Buffer
-			writeDNNTable(&b, o.command, native, r.groups, points, 0)
-			writeDNNEmulated(&b, em, r.groups, 0)
+			writeDNNTable(&b, command, native, r.Groups, points, 0)
+			writeDNNEmulated(&b, em, r.Groups, 0)
 			testutil.Golden(t, "testdata/dnn/emulated-"+tt.name+".golden", b.Bytes())
 		})
 	}
