@@ -116,7 +116,25 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 		}
 	}
 	in.notes = append(in.notes, x.notes...)
+	if ctx.Err() != nil {
+		in.notes = append(in.notes, interruptedFlag(cfg, in.reps))
+	}
 	return buildPoint(in)
+}
+
+// interruptedFlag says that the point holds only the repetitions run before
+// an interruption.
+func interruptedFlag(cfg Config, reps []rep) roofline.Flag {
+	of := ""
+	if cfg.Repeat > 1 {
+		of = fmt.Sprintf(" of the %d asked for", cfg.Repeat)
+	}
+	last := ""
+	if s := reps[len(reps)-1].kernel.Signal; s != "" {
+		last = fmt.Sprintf("; the last was cut short (the target was killed by %s)", s)
+	}
+	return roofline.Flag{Code: roofline.FlagInterrupted, Subject: roofline.SubjectExit,
+		Message: fmt.Sprintf("rprof was interrupted while measuring: the point holds the %d repetition(s) run%s%s", len(reps), of, last)}
 }
 
 // executor runs the repetitions and keeps the backend's notes, each once.

@@ -497,3 +497,66 @@ func TestRunFlagsChildrenThatOutlivedTheTarget(t *testing.T) {
 		t.Errorf("no %s flag: %+v", roofline.FlagOutlived, p.Flags)
 	}
 }
+
+// interruptingBackend cancels the run's context while its given
+// repetition runs (a SIGTERM to rprof), that repetition's target then
+// ending as out says: on its own (it ignored the signal) or killed.
+type interruptingBackend struct {
+	fixedBackend
+	cancel func()
+	at     int
+}
+
+func (b *interruptingBackend) Count(ctx context.Context, target launch.Spec) (Outcome, error) {
+	if len(b.ran)+1 == b.at {
+		b.cancel()
+	}
+	return b.fixedBackend.Count(ctx, target)
+}
+
+// A run interrupted after at least one repetition ended gives a point of
+// those repetitions, flagged interrupted, whether the target ignored the
+// signal and exited 0 or was killed by it; before any, no point.
+func TestRunInterruptedGivesAFlaggedPointOfTheRepetitionsRun(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		at     int // the repetition during which rprof is interrupted
+		signal string
+		wantN  int
+	}{
+		{"target ignores SIGTERM and exits 0 in repetition 1", 1, "", 1},
+		{"target ignores SIGTERM and exits 0 in repetition 2", 2, "", 2},
+		{"target killed by SIGINT in repetition 2", 2, "SIGINT", 2},
+		{"target killed by SIGKILL in repetition 1", 1, "SIGKILL", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			outs := timed(1, 1, 1, 1, 1)
+			if c.signal != "" {
+				outs[c.at-1].Signal = c.signal
+				outs[c.at-1].ExitCode = 137
+			}
+			b := &interruptingBackend{fixedBackend: fixedBackend{counting: analyticRes(), outs: outs}, cancel: cancel, at: c.at}
+			p, err := run(ctx, Config{Command: []string{"k"}, Repeat: 5, Work: ptr(1)}, fixedDeps(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.CI.N != c.wantN || len(b.ran) != c.at {
+				t.Errorf("n %d after %d runs, want %d", p.CI.N, len(b.ran), c.wantN)
+			}
+			if !hasFlag(p, roofline.FlagInterrupted, "of the 5 asked for") {
+				t.Errorf("flags %+v, want interrupted", p.Flags)
+			}
+			if c.signal != "" && !hasFlag(p, roofline.FlagInterrupted, c.signal) {
+				t.Errorf("flags %+v, want the last repetition cut short by %s", p.Flags, c.signal)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b := &fixedBackend{counting: analyticRes(), outs: timed(1)}
+	if p, err := run(ctx, Config{Command: []string{"k"}, Repeat: 5, Work: ptr(1)}, fixedDeps(b)); err == nil {
+		t.Errorf("interrupted before any repetition: point %+v, want an error", p)
+	}
+}

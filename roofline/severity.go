@@ -67,6 +67,7 @@ var severities = map[string]Severity{
 	// Less certain or less complete than the interval says.
 	FlagMultiplexed:          Caution,
 	FlagMissingCounter:       Caution,
+	FlagInterrupted:          Caution,
 	FlagNoUncore:             Caution,
 	FlagUnverified:           Caution,
 	FlagUnverifiedPeak:       Caution,

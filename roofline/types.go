@@ -160,11 +160,15 @@ const (
 	FlagAboveRoof      = "above-roof"
 	FlagNonzeroExit    = "nonzero-exit"
 	FlagSignaled       = "signaled"
-	FlagVM             = "vm"
-	FlagNegative       = "negative-subtraction"
-	FlagBelowNoise     = "below-noise"
-	FlagAnalytic       = "analytic"
-	FlagUnverified     = "unverified-event"
+	// FlagInterrupted: rprof was interrupted (SIGINT, SIGTERM) while
+	// measuring; the point holds the repetitions that ended, the last
+	// perhaps cut short.
+	FlagInterrupted = "interrupted"
+	FlagVM          = "vm"
+	FlagNegative    = "negative-subtraction"
+	FlagBelowNoise  = "below-noise"
+	FlagAnalytic    = "analytic"
+	FlagUnverified  = "unverified-event"
 	// FlagUserOnly: per-process counters counted user mode only, because
 	// perf_event_paranoid refused kernel-mode counting (perf stat's ":u"
 	// fallback).

@@ -26,7 +26,8 @@ const (
 	exitNoExec    = 126 // the target was found but is not executable
 	exitNotFound  = 127 // the target was not found
 	// exitInterrupted: rprof was interrupted (SIGINT or SIGTERM) before it
-	// finished; as a shell reports a process killed by SIGINT.
+	// finished; as a shell reports a process killed by SIGINT. Only run
+	// writes a document then (flagged roofline.FlagInterrupted).
 	exitInterrupted = 128 + 2
 )
 
@@ -42,7 +43,7 @@ var exitCodes = []struct {
 	{exitInternal, "rprof could not do its work: measuring (no counters, a failing overhead command, a roofs benchmark, another measurement still holding the machine after `--lock-timeout`), reading roofs or writing outputs failed"},
 	{exitNoExec, "`run`, `gate`: the target is not executable"},
 	{exitNotFound, "`run`, `gate`: the target was not found"},
-	{exitInterrupted, "interrupted (Ctrl-C or SIGTERM); no document was written"},
+	{exitInterrupted, "interrupted (Ctrl-C or SIGTERM): `run` writes the point of the repetitions that had ended, flagged `interrupted` (none had: nothing); every other command writes nothing. `run` also exits 130 when SIGINT killed the target, as its own status"},
 }
 
 // env is what a command may touch: its streams. Commands never reach for

@@ -205,6 +205,10 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	if err != nil {
 		return false, measureFailure(err, "could not measure")
 	}
+	if ctx.Err() != nil {
+		// Too few repetitions to judge or to be a baseline.
+		return false, &exitError{code: exitInterrupted, err: errors.New("interrupted while measuring: nothing was judged or written")}
+	}
 	if *jsonPath != "" {
 		if err := writeDoc(ctx, e, *jsonPath, p); err != nil {
 			return false, &exitError{code: exitInternal, err: err}

@@ -123,7 +123,9 @@ Exit status: CMD's own (128+N when signal N killed it); rprof's failures:
 unreadable roofs file), 125 rprof could not measure (no
 counters, failing overhead command, unwritable output, --lock-timeout
 passed), 126 CMD not
-executable, 127 CMD not found, 130 interrupted before any repetition.
+executable, 127 CMD not found, 130 interrupted (the point of the
+repetitions that ended is written, flagged interrupted; before any
+ended, nothing).
 `,
 	Run: runRun,
 }
@@ -271,6 +273,15 @@ func finishRun(ctx context.Context, e *env, cfg measure.Config, p *roofline.Poin
 		for _, n := range notes {
 			fmt.Fprintf(e.stderr, "rprof run: plot: %s\n", n)
 		}
+	}
+	if ctx.Err() != nil {
+		// The repetitions that ended are kept, flagged; the status says
+		// the run did not finish, whatever the target's.
+		written := ""
+		if jsonPath != "" || plotPath != "" {
+			written = "; their point was written, flagged " + roofline.FlagInterrupted
+		}
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %d repetition(s)%s", len(p.Samples.Seconds), written)}
 	}
 	if p.Exit.Code != 0 {
 		return &exitError{code: p.Exit.Code}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"slices"
 	"strconv"
@@ -29,7 +30,9 @@ const testRprofArg = "__rprof_test_rprof"
 // testTarget is a target program: "pages N" touches N fresh pages once
 // each, "threads N" does so on 4 threads, "fork N" in a child process,
 // "exit N" exits N, "touch FILE" creates FILE, "kill" dies by
-// SIGKILL, "cat" copies stdin to stdout.
+// SIGKILL, "cat" copies stdin to stdout, "ignore-term FILE" and "wait
+// FILE" create FILE, then exit 0 after 0.5 s ignoring SIGTERM, or wait
+// for a signal.
 func testTarget(args []string) int {
 	if len(args) == 0 {
 		return 99
@@ -78,6 +81,21 @@ func testTarget(args []string) int {
 		return 0
 	case "kill":
 		unix.Kill(os.Getpid(), unix.SIGKILL)
+		time.Sleep(time.Minute)
+	case "ignore-term":
+		// Ignores SIGTERM, says it runs by creating FILE, and exits 0
+		// half a second later.
+		signal.Ignore(unix.SIGTERM)
+		if os.WriteFile(arg, nil, 0o644) != nil {
+			return 98
+		}
+		time.Sleep(500 * time.Millisecond)
+		return 0
+	case "wait":
+		// Says it runs by creating FILE and waits for a signal.
+		if os.WriteFile(arg, nil, 0o644) != nil {
+			return 98
+		}
 		time.Sleep(time.Minute)
 	case "flood", "longline":
 		return verboseFlood(args[0], arg)

@@ -17,12 +17,18 @@ func main() {
 	if code, ok := playRole(os.Args); ok {
 		os.Exit(code)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first Ctrl-C stops rprof cleanly; a second one, the default
-	// way, at once (an output is then never half-written either: files
-	// are renamed into place whole).
-	context.AfterFunc(ctx, stop)
+	ctx, stop := signalContext()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// signalContext is cancelled by the first SIGINT or SIGTERM, which stops
+// rprof cleanly; a second one stops it the default way, at once (a file
+// written in place may then be cut short; one replaced by a rename is
+// whole or untouched).
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	return ctx, stop
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
@@ -18,7 +17,11 @@ func TestMain(m *testing.M) {
 		if code, ok := playRole(args); ok {
 			os.Exit(code)
 		}
-		os.Exit(run(context.Background(), args[1:], os.Stdin, os.Stdout, os.Stderr))
+		// Signals as in main.
+		ctx, stop := signalContext()
+		code := run(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	if code, ok := playRole(os.Args); ok {
 		os.Exit(code)

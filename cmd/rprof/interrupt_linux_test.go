@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rprof/rprof/roofline"
+)
+
+// An interrupted `rprof run` exits 130, and writes the point of the
+// repetitions that ended, flagged interrupted: a target that ignores the
+// SIGTERM rprof forwards and exits 0 is no longer a clean exit 0 with one
+// repetition of five; a target the forwarded SIGINT kills gives the same.
+func TestRunInterruptedWritesAFlaggedPointAndExits130(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		target string
+		sig    syscall.Signal
+	}{
+		{"target ignores SIGTERM and exits 0", "ignore-term", syscall.SIGTERM},
+		{"target killed by the SIGINT forwarded", "wait", syscall.SIGINT},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ready, out := filepath.Join(dir, "ready"), filepath.Join(dir, "p.json")
+			args := append([]string{testRprofArg, "run", "--repeat", "5", "--work", "1", "--json", out, "--"}, targetArgv(t, c.target, ready)...)
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "XDG_CACHE_HOME="+dir)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, ready)
+			cmd.Process.Signal(c.sig)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("rprof: %v, want exit %d\n%s", err, exitInterrupted, stderr.String())
+			}
+			p := readRunPoint(t, out)
+			if p.CI.N != 1 || !hasFlag(p, roofline.FlagInterrupted) {
+				t.Errorf("n %d, flags %+v: want the one repetition run, flagged interrupted", p.CI.N, p.Flags)
+			}
+			if !strings.Contains(stderr.String(), "interrupted after 1 repetition") {
+				t.Errorf("stderr %q does not say the run was interrupted", stderr.String())
+			}
+		})
+	}
+}
+
+// waitFor waits up to 20 s for path to exist.
+func waitFor(t *testing.T, path string) {
+	t.Helper()
+	for range 2000 {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", path)
+}
