@@ -68,34 +68,8 @@ func TestMeasureFindsTheModelsRoofs(t *testing.T) {
 	if g.Device.Name != "NVIDIA H100 80GB HBM3" || g.Device.ComputeCapability != "9.0" || g.Device.SMClockMHz != 1980 || g.Device.Driver != "12.4" {
 		t.Errorf("device %+v", g.Device)
 	}
-	want := map[string]float64{"gpu-fma-fp64": 33454, "gpu-fma-fp32": 66908, "gpu-fma-fp16": 133816}
-	for _, c := range g.Compute {
-		if !near(c.TheoreticalGFlops, want[c.Name], 1e-4) || !near(c.GFlops, 0.95*want[c.Name], 0.01) {
-			t.Errorf("%s: %.0f GFLOP/s, theoretical %.0f", c.Name, c.GFlops, c.TheoreticalGFlops)
-		}
-		if c.Clocks.SMClockMHz != 1980 || c.Clocks.Source != roofline.ClockSourceAttribute || c.PeakSource == "" {
-			t.Errorf("%s: clocks %+v, peak source %q", c.Name, c.Clocks, c.PeakSource)
-		}
-		if c.Launch.Blocks%132 != 0 || c.Launch.Threads == 0 || c.ILP == 0 {
-			t.Errorf("%s: launch %+v, ILP %d", c.Name, c.Launch, c.ILP)
-		}
-	}
-	mem := map[string]float64{"DRAM": 3000, "L2": 8000, "L1": 20000}
-	for _, m := range g.Memory {
-		if !near(m.GBytesPerS, mem[m.Level], 0.02) {
-			t.Errorf("%s: %.0f GB/s (%s, %d bytes)", m.Level, m.GBytesPerS, m.Kernel, m.WorkingSetBytes)
-		}
-	}
-	if d := g.Memory[0]; d.Level != "DRAM" || !near(d.TheoreticalGBytesPerS, 3352, 0.001) || d.WorkingSetBytes < 3*400<<20 {
-		t.Errorf("DRAM roof %+v", d)
-	}
-	if len(g.Ladder) != 9 || g.Ladder[0].FlopsPerByte != 0.125 || g.Ladder[8].FlopsPerByte != 32 {
-		t.Fatalf("ladder %+v", g.Ladder)
-	}
-	// Memory-bound at the bottom (DRAM's rate), compute-bound at the top.
-	if lo, hi := g.Ladder[0], g.Ladder[8]; !near(lo.GBytesPerS, 3000, 0.02) || !near(hi.GFlops, 0.95*33454, 0.02) {
-		t.Errorf("ladder ends %+v, %+v", lo, hi)
-	}
+	checkCompute(t, g)
+	checkMemory(t, g)
 	if !slices.ContainsFunc(g.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagFrequency }) {
 		t.Errorf("flags %+v", g.Flags)
 	}
@@ -223,5 +197,43 @@ func TestInterruptedMeasurementStops(t *testing.T) {
 	cancel()
 	if _, err := Measure(ctx, fakeH100(), Options{Quick: true}); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// checkCompute checks the FMA roofs of the model.
+func checkCompute(t *testing.T, g *roofline.GPURoofs) {
+	t.Helper()
+	want := map[string]float64{"gpu-fma-fp64": 33454, "gpu-fma-fp32": 66908, "gpu-fma-fp16": 133816}
+	for _, c := range g.Compute {
+		if !near(c.TheoreticalGFlops, want[c.Name], 1e-4) || !near(c.GFlops, 0.95*want[c.Name], 0.01) {
+			t.Errorf("%s: %.0f GFLOP/s, theoretical %.0f", c.Name, c.GFlops, c.TheoreticalGFlops)
+		}
+		if c.Clocks.SMClockMHz != 1980 || c.Clocks.Source != roofline.ClockSourceAttribute || c.PeakSource == "" {
+			t.Errorf("%s: clocks %+v, peak source %q", c.Name, c.Clocks, c.PeakSource)
+		}
+		if c.Launch.Blocks%132 != 0 || c.Launch.Threads == 0 || c.ILP == 0 {
+			t.Errorf("%s: launch %+v, ILP %d", c.Name, c.Launch, c.ILP)
+		}
+	}
+}
+
+// checkMemory checks the memory roofs and the ladder of the model.
+func checkMemory(t *testing.T, g *roofline.GPURoofs) {
+	t.Helper()
+	mem := map[string]float64{"DRAM": 3000, "L2": 8000, "L1": 20000}
+	for _, m := range g.Memory {
+		if !near(m.GBytesPerS, mem[m.Level], 0.02) {
+			t.Errorf("%s: %.0f GB/s (%s, %d bytes)", m.Level, m.GBytesPerS, m.Kernel, m.WorkingSetBytes)
+		}
+	}
+	if d := g.Memory[0]; d.Level != "DRAM" || !near(d.TheoreticalGBytesPerS, 3352, 0.001) || d.WorkingSetBytes < 3*400<<20 {
+		t.Errorf("DRAM roof %+v", d)
+	}
+	if len(g.Ladder) != 9 || g.Ladder[0].FlopsPerByte != 0.125 || g.Ladder[8].FlopsPerByte != 32 {
+		t.Fatalf("ladder %+v", g.Ladder)
+	}
+	// Memory-bound at the bottom (DRAM's rate), compute-bound at the top.
+	if lo, hi := g.Ladder[0], g.Ladder[8]; !near(lo.GBytesPerS, 3000, 0.02) || !near(hi.GFlops, 0.95*33454, 0.02) {
+		t.Errorf("ladder ends %+v, %+v", lo, hi)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rprof/rprof/gpu"
+	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
@@ -49,6 +51,20 @@ func fixFor(err error) string {
 		return "rprof has no event table for this CPU; 'rprof events' shows what is missing"
 	case errors.Is(err, pmu.ErrNotSupported):
 		return "this kernel or machine lacks the event; 'rprof doctor' says what is missing and why"
+	}
+	return gpuFix(err)
+}
+
+// gpuFix is the remedy for the GPU measurement's typed errors.
+func gpuFix(err error) string {
+	var ue *gpu.UnsupportedError
+	switch {
+	case errors.Is(err, cuda.ErrNoDriver):
+		return "install NVIDIA's driver (it brings libcuda.so.1; in a container, start it with the GPU and its driver, e.g. docker run --gpus all)"
+	case errors.Is(err, cuda.ErrNoDevice):
+		return "no GPU is visible to this process: 'nvidia-smi' lists the GPUs; check CUDA_VISIBLE_DEVICES"
+	case errors.As(err, &ue):
+		return "run on an Ampere (A100) or later GPU"
 	}
 	return ""
 }

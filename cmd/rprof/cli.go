@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 )
@@ -55,6 +56,9 @@ type env struct {
 	// measure runs a target for run and gate: measure.Run, or recorded
 	// points in tests.
 	measure func(context.Context, measure.Config) (*roofline.Point, error)
+	// cuda loads the CUDA driver for roofs --gpu: nil is cuda.Load; tests
+	// give a fake.
+	cuda func() (cuda.Driver, error)
 }
 
 // command is one subcommand. Run parses its own flags from args.

@@ -16,7 +16,7 @@ import (
 
 var cmdPlot = &command{
 	Name:      "plot",
-	UsageLine: "rprof plot [--roofs FILE] [--threads N] [--theoretical] [--all-roofs] [--title TEXT] [--size WxH] [--ascii] [-o chart.png|.svg|.pdf] [POINT.json...]",
+	UsageLine: "rprof plot [--roofs FILE] [--threads N | --gpu [--device N]] [--theoretical] [--all-roofs] [--title TEXT] [--size WxH] [--ascii] [-o chart.png|.svg|.pdf] [POINT.json...]",
 	Short:     "draw the roofline chart of roofs and points",
 	Long: `
 Plot draws the roofs of this machine and the given points on a log-log
@@ -46,6 +46,9 @@ without an image viewer; it fits 80 columns.
 Flags:
   --roofs FILE    roofs document (default: the one 'rprof roofs' wrote, if any)
   --threads N     thread scope of the roofs to draw (default: the points')
+  --gpu           draw the GPU's roofs ('rprof roofs --gpu') instead of
+                  the CPU's, as one scope
+  --device N      with --gpu: the GPU, by the driver's index (default 0)
   --theoretical   also draw each compute roof's theoretical peak, dashed
   --all-roofs     draw every compute roof (default: per precision the best
                   FMA roof and the best scalar roof, and DGEMM)
@@ -64,6 +67,7 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 	threads := fset.Int("threads", 0, "thread scope of the roofs")
 	theoretical := fset.Bool("theoretical", false, "draw theoretical peaks dashed")
 	allRoofs := fset.Bool("all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
+	onGPU, device := gpuRoofsVar(fset)
 	title := fset.String("title", "", "chart title")
 	ascii := fset.Bool("ascii", false, "print a text chart to stdout")
 	size := fset.String("size", "9x6", "image size in inches, WxH")
@@ -92,6 +96,9 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 	in, err := loadInputs(*roofsPath, files)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
+	}
+	if err := in.selectGPU(*onGPU, *device, title); err != nil {
+		return err
 	}
 	// A scope the roofs lack is a bad command line, found before drawing.
 	if _, err := chart.ThreadScope(in.roofs, in.points, *threads); err != nil {

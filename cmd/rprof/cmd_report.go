@@ -14,7 +14,7 @@ import (
 
 var cmdReport = &command{
 	Name:      "report",
-	UsageLine: "rprof report [--roofs FILE] [--format html|md] [--threads N] [--theoretical] [--all-roofs] [--title TEXT] [-o FILE|-] [POINT.json...]",
+	UsageLine: "rprof report [--roofs FILE] [--format html|md] [--threads N | --gpu [--device N]] [--theoretical] [--all-roofs] [--title TEXT] [-o FILE|-] [POINT.json...]",
 	Short:     "write an HTML or Markdown roofline report",
 	Long: `
 Report writes the roofline of the given points under this machine's roofs
@@ -36,6 +36,9 @@ Flags:
   --roofs FILE    roofs document (default: the one 'rprof roofs' wrote, if any)
   --format F      html or md (default: from the -o extension, else html)
   --threads N     thread scope of the roofs (default: the points')
+  --gpu           the GPU's roofs ('rprof roofs --gpu') instead of the
+                  CPU's, as one scope
+  --device N      with --gpu: the GPU, by the driver's index (default 0)
   --theoretical   also draw theoretical peaks, dashed
   --all-roofs     draw every compute roof in the chart (default: per
                   precision the best FMA and scalar roofs, and DGEMM)
@@ -53,6 +56,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	threads := fset.Int("threads", 0, "thread scope of the roofs")
 	theoretical := fset.Bool("theoretical", false, "draw theoretical peaks dashed")
 	allRoofs := fset.Bool("all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
+	onGPU, device := gpuRoofsVar(fset)
 	title := fset.String("title", "", "report title")
 	files, err := parseInterspersed(fset, args)
 	if err != nil {
@@ -74,6 +78,9 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	in, err := loadInputs(*roofsPath, files)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
+	}
+	if err := in.selectGPU(*onGPU, *device, title); err != nil {
+		return err
 	}
 	// A scope the roofs lack is a bad command line, found before drawing.
 	if _, err := chart.ThreadScope(in.roofs, in.points, *threads); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/gpu"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/machine"
@@ -26,7 +27,7 @@ import (
 
 var cmdRoofs = &command{
 	Name:      "roofs",
-	UsageLine: "rprof roofs [-o FILE] [--threads LIST] [--quick | --fixed N] [--blas PATH] [--blas-arch NAME] [flags]",
+	UsageLine: "rprof roofs [-o FILE] [--threads LIST] [--quick | --fixed N] [--blas PATH] [--blas-arch NAME] [--gpu [--device N]] [flags]",
 	Short:     "measure compute and bandwidth roofs",
 	Long: `
 Roofs measures this machine's ceilings: peak FLOP/s of FMA and mul+add
@@ -66,8 +67,19 @@ local rank 0 of each node measures it and writes DIR/roofs-NODE.json;
 'rprof merge -o OUT/ DIR/roofs-*.json' then writes one document per node
 type and the job's roofs (docs/cluster.md).
 
+With --gpu, roofs measures an NVIDIA GPU instead, through its driver
+(libcuda.so.1; no CUDA toolkit needed): FMA roofs in fp64, fp32 and fp16,
+DRAM, L2 and L1 roofs, and an ERT-style FLOPs-per-byte ladder, each beside
+the clocks it was measured at and its theoretical peak (docs/gpu.md). The
+GPU's roofs are added to the document at -o when it holds this machine's
+CPU roofs (replacing the same device's), else written as a new document.
+Only -o, --quick, --fixed, --method and --lock-timeout apply with it. Without a driver or
+a GPU it says so in one line (exit 125).
+
 Flags:
   -o FILE            roofs document to write (default: the user cache dir)
+  --gpu              measure the GPU's roofs (below), not the CPU's
+  --device N         with --gpu: the GPU, by the driver's index (default 0)
   --threads LIST     thread counts to measure, e.g. 1,2 (default: 1, one
                      socket, all cores)
   --quick            a fast, reduced roof set (seconds)
@@ -128,7 +140,12 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	dnnList := fs.String("dnn", "", "oneDNN problems whose ceilings to measure, comma-separated")
 	inProcess := fs.Bool("in-process", false, "no worker processes")
 	maxMemory := fs.String("max-memory", "", "the most a bandwidth sweep places, e.g. 256M")
+	onGPU := fs.Bool("gpu", false, "measure the GPU's roofs")
+	device := fs.Int("device", 0, "with --gpu: the GPU's index")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkGPUFlags(fs, *onGPU); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -158,35 +175,12 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	if err := checkDNNCeilings(&o, *dnnList, *inProcess); err != nil {
 		return err
 	}
-	path := *out
-	id, isRank, err := identity("")
-	if err != nil {
-		return &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
-	}
-	if isRank {
-		// One measurement per node: more would contend for its cores.
-		if id.LocalRank != 0 {
-			fmt.Fprintf(e.stderr, "rprof roofs: rank %d on %s: local rank 0 measures this node's roofs\n", id.Rank, id.Node)
-			return nil
-		}
-		if st, err := os.Stat(path); path == "" || err != nil || !st.IsDir() {
-			return usagef("under %s, -o must be a directory: each node writes DIR/roofs-NODE.json, and 'rprof merge DIR/roofs-*.json' makes one document per node type and the job's", id.Launcher)
-		}
-		path = filepath.Join(path, "roofs-"+id.Node+".json")
-	}
-	if path == "" {
-		if path, err = roofline.DefaultRoofsPath(); err != nil {
-			return err
-		}
-		// The default cache directory is the one directory rprof
-		// creates; a directory given with -o must exist.
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("create the cache directory: %w", err)
-		}
-	}
-	// Fail before a minute of measuring, not after.
-	if err := checkOutputs([]string{path}); err != nil {
+	path, skip, err := roofsOutput(e, *out)
+	if err != nil || skip {
 		return err
+	}
+	if *onGPU {
+		return gpuRoofs(ctx, e, path, gpu.Options{Device: *device, Quick: o.Quick, Fixed: o.Fixed, Method: o.Method}, *lockTimeout)
 	}
 	if o.Invoker, err = roofsInvoker(*inProcess, *blasArch); err != nil {
 		return err
@@ -218,6 +212,41 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "wrote %s\n", path)
 	return nil
+}
+
+// roofsOutput is the document roofs writes: -o, or the default in the
+// user's cache directory (created), or under a parallel launcher
+// DIR/roofs-NODE.json; checked writable before anything is measured. skip
+// is true on a rank that leaves the node's measurement to local rank 0.
+func roofsOutput(e *env, out string) (path string, skip bool, err error) {
+	path = out
+	id, isRank, err := identity("")
+	if err != nil {
+		return "", false, &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
+	}
+	if isRank {
+		// One measurement per node: more would contend for its cores.
+		if id.LocalRank != 0 {
+			fmt.Fprintf(e.stderr, "rprof roofs: rank %d on %s: local rank 0 measures this node's roofs\n", id.Rank, id.Node)
+			return "", true, nil
+		}
+		if st, err := os.Stat(path); path == "" || err != nil || !st.IsDir() {
+			return "", false, usagef("under %s, -o must be a directory: each node writes DIR/roofs-NODE.json, and 'rprof merge DIR/roofs-*.json' makes one document per node type and the job's", id.Launcher)
+		}
+		path = filepath.Join(path, "roofs-"+id.Node+".json")
+	}
+	if path == "" {
+		if path, err = roofline.DefaultRoofsPath(); err != nil {
+			return "", false, err
+		}
+		// The default cache directory is the one directory rprof
+		// creates; a directory given with -o must exist.
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", false, fmt.Errorf("create the cache directory: %w", err)
+		}
+	}
+	// Fail before a minute of measuring, not after.
+	return path, false, checkOutputs([]string{path})
 }
 
 // checkRoofsOptions parses --method and --order into o and checks the

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 )
 
@@ -119,11 +120,18 @@ type JITError struct {
 	Err error
 }
 
+// Error is one line: the log's lines are joined by "; ".
 func (e *JITError) Error() string {
 	if e.Log == "" {
 		return "PTX JIT: " + e.Err.Error()
 	}
-	return "PTX JIT: " + e.Err.Error() + ": " + e.Log
+	var lines []string
+	for _, l := range strings.Split(e.Log, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return "PTX JIT: " + e.Err.Error() + ": " + strings.Join(lines, "; ")
 }
 
 func (e *JITError) Unwrap() error { return e.Err }

@@ -120,17 +120,17 @@ func TestErrorWithoutAName(t *testing.T) {
 
 func TestLoadReturnsTheJITLog(t *testing.T) {
 	f := &cudatest.Fake{Devices: []cudatest.Device{cudatest.H100SXM()},
-		JITLog: "ptxas application ptx input, line 5; error   : Unknown symbol 'x'\n"}
+		JITLog: "ptxas application ptx input, line 5; error   : Unknown symbol 'x'\nptxas fatal   : Ptx assembly aborted due to errors\n"}
 	s := open(t, f)
 	_, err := s.Load([]byte(testPTX))
 	var je *cuda.JITError
 	if !errors.As(err, &je) {
 		t.Fatalf("err = %v", err)
 	}
-	if je.Log != "ptxas application ptx input, line 5; error   : Unknown symbol 'x'" {
+	if je.Log != "ptxas application ptx input, line 5; error   : Unknown symbol 'x'\nptxas fatal   : Ptx assembly aborted due to errors" {
 		t.Errorf("log = %q", je.Log)
 	}
-	if !strings.Contains(err.Error(), "CUDA_ERROR_INVALID_PTX") || !strings.Contains(err.Error(), "Unknown symbol") {
+	if err.Error() != "PTX JIT: cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX (218): ptxas application ptx input, line 5; error   : Unknown symbol 'x'; ptxas fatal   : Ptx assembly aborted due to errors" {
 		t.Errorf("message = %q", err)
 	}
 	var ce *cuda.Error
