@@ -296,12 +296,27 @@ func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path s
 		Images:           res.Images,
 		Threads:          res.Threads,
 		ImageThreads:     res.ImageThreads,
+		EnvironmentBytes: environmentBytes(target.Argv, target.Env),
 		Seconds:          r.Wall.Seconds(),
 	}
 	for k, v := range res.WorkByWidth {
 		e.emulation.WorkByWidth[k] = float64(v)
 	}
 	return e, nil
+}
+
+// environmentBytes is the size of the block the target's argv and
+// environment (nil: rprof's own) take above its initial stack pointer:
+// the strings and their pointers.
+func environmentBytes(argv, env []string) int64 {
+	if env == nil {
+		env = os.Environ()
+	}
+	n := int64(8 * (len(argv) + len(env) + 2))
+	for _, s := range append(slices.Clone(argv), env...) {
+		n += int64(len(s) + 1)
+	}
+	return n
 }
 
 // functionTable keeps the functions with at least 0.1% of W or Q (fewer

@@ -48,6 +48,7 @@ var severities = map[string]Severity{
 	FlagAnalytic:         Info,
 	FlagEmulatedISA:      Info,
 	FlagModelled:         Info,
+	FlagNotModelled:      Info,
 	FlagInterleaved:      Info,
 	FlagUserOnly:         Info,
 	FlagPadded:           Info,

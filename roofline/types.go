@@ -350,6 +350,11 @@ type Emulation struct {
 	Images       int `json:"images"`
 	Threads      int `json:"threads"`
 	ImageThreads int `json:"image_threads,omitempty"`
+	// EnvironmentBytes is the size of the argument and environment block
+	// the target started with (strings and pointers): the most a modelled
+	// Q may differ by between runs in different environments
+	// (docs/emulate.md); 0 when not recorded.
+	EnvironmentBytes int64 `json:"environment_bytes,omitempty"`
 	// Seconds is the wall time of the emulated run (the point's T comes
 	// from native runs).
 	Seconds float64 `json:"seconds"`

@@ -68,7 +68,7 @@ annotations on stdout when GITHUB_ACTIONS=true.
   --baseline FILE          baseline point or point set (required)
   --update-baseline        write the new point to the baseline file and exit
   --label NAME             label of the point (default: CMD's base name)
-  --max-slowdown PCT       largest slowdown accepted (default 5%)
+  --max-slowdown PCT       largest slowdown accepted, or off (default 5%)
   --max-work-growth PCT    largest growth of W accepted, or off (default 1%)
   --max-traffic-growth PCT largest growth of Q accepted, or off (default 10%)
   --min-fraction PCT       lowest fraction of attainable accepted (default 0: off)
@@ -118,11 +118,11 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	update := fset.Bool("update-baseline", false, "write the new point to the baseline file instead of gating")
 	label := fset.String("label", "", "label of the point (default: the command's base name)")
 	limits := gate.DefaultLimits
-	slowdown := ratioFlag{v: limits.MaxSlowdown}
+	slowdown := ratioFlag{v: limits.MaxSlowdown, allowOff: true}
 	workGrowth := ratioFlag{v: limits.MaxWorkGrowth, allowOff: true}
 	trafficGrowth := ratioFlag{v: limits.MaxTrafficGrowth, allowOff: true}
 	minFraction := ratioFlag{v: limits.MinFraction}
-	fset.Var(&slowdown, "max-slowdown", "largest slowdown accepted")
+	fset.Var(&slowdown, "max-slowdown", "largest slowdown accepted, or off")
 	fset.Var(&workGrowth, "max-work-growth", "largest growth of W accepted, or off")
 	fset.Var(&trafficGrowth, "max-traffic-growth", "largest growth of Q accepted, or off")
 	fset.Var(&minFraction, "min-fraction", "lowest fraction of attainable accepted (0: off)")

@@ -98,6 +98,10 @@ type Row struct {
 	// Inexact says why a row of two emulated points was compared with the
 	// tolerance after all (InexactThreads, InexactUnrecorded); "" otherwise.
 	Inexact string
+	// Slack is the change in bytes an exact modelled Q may show between
+	// runs in different environments (the larger argument and
+	// environment block of the two, in whole lines); 0 otherwise.
+	Slack float64
 	// Test is the two-sample test of a timed row; nil when it could not be
 	// run, and NoTest says why.
 	Test   *stats.Comparison
@@ -275,11 +279,26 @@ func comparePair(old, new roofline.Point, opts Options) Pair {
 	if work && !traffic {
 		inexact = inexactTraffic(old, new)
 	}
+	q := countedRow(MetricTraffic, "B", old.TrafficBytes, new.TrafficBytes, traffic, inexact, opts)
+	if traffic {
+		q.Slack = environmentSlack(old, new)
+		q.Significant = q.Significant && math.Abs(q.New.Center-q.Old.Center) > q.Slack
+	}
 	pr.Rows = append(pr.Rows,
 		countedRow(MetricWork, "FLOP", old.WorkFlops, new.WorkFlops, work, "", opts),
-		countedRow(MetricTraffic, "B", old.TrafficBytes, new.TrafficBytes, traffic, inexact, opts),
+		q,
 		countedRow(MetricIntensity, "FLOP/B", old.Intensity, new.Intensity, work && traffic, inexact, opts))
 	return pr
+}
+
+// environmentSlack is how far the modelled Q of two exact emulated points
+// may differ for want of the same environment alone: the stack is modelled
+// relative to the program's first access, so only the lines of the
+// argument and environment block the program reads can change, at most
+// the larger block, in whole 64-byte lines.
+func environmentSlack(old, new roofline.Point) float64 {
+	b := max(old.Emulation.EnvironmentBytes, new.Emulation.EnvironmentBytes)
+	return float64((b + 63) / 64 * 64)
 }
 
 // inexactTraffic says why the Q of two emulated points is not exact.

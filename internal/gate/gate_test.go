@@ -431,3 +431,64 @@ func TestCompareMatchesRegionsByName(t *testing.T) {
 		t.Errorf("region a's time row %+v", r)
 	}
 }
+
+// An exact modelled Q may move by a few lines between environments (the
+// lines of the argument and environment block the program reads): a gate
+// with no traffic growth allowed passes within that block's size and fails
+// beyond it.
+func TestExactEmulatedTrafficMayMoveByTheEnvironmentBlock(t *testing.T) {
+	one := load(t, "emulated-1thread-a")
+	withEnv := func(p roofline.Point, dq float64, env int64) roofline.Point {
+		em := *p.Emulation
+		em.EnvironmentBytes = env
+		p.Emulation = &em
+		p.TrafficBytes = ptr(*p.TrafficBytes + dq)
+		return p
+	}
+	limits := Limits{MaxSlowdown: math.Inf(1), MaxWorkGrowth: 0, MaxTrafficGrowth: 0}
+	for _, tt := range []struct {
+		name     string
+		dq       float64
+		env      int64
+		outcome  Outcome
+		inDetail string
+	}{
+		{"3 lines more with a 1.5 KB block", 192, 1500, Pass, "may move between environments"},
+		{"a page more with a 1.5 KB block", 4096, 1500, Regression, "grew"},
+		{"a line more, block not recorded", 64, 0, Regression, "grew"},
+	} {
+		v, err := Decide(withEnv(one, 0, tt.env), withEnv(one, tt.dq, tt.env), limits, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, c := range v.Checks {
+			if c.Name != CheckTraffic {
+				continue
+			}
+			found = true
+			if c.Outcome != tt.outcome || !strings.Contains(c.Detail, tt.inDetail) {
+				t.Errorf("%s: %v %q, want %v naming %q", tt.name, c.Outcome, c.Detail, tt.outcome, tt.inDetail)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no traffic check in %+v", tt.name, v.Checks)
+		}
+	}
+}
+
+func TestASlowdownLimitOfInfinityTurnsTheTimeCheckOff(t *testing.T) {
+	old, new := load(t, "emulated-1thread-a"), load(t, "emulated-1thread-b")
+	new.Samples.Seconds = append([]float64(nil), old.Samples.Seconds...)
+	for i := range new.Samples.Seconds {
+		new.Samples.Seconds[i] *= 3
+	}
+	new.Seconds *= 3
+	v, err := Decide(old, new, Limits{MaxSlowdown: math.Inf(1)}, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Outcome != Pass || len(v.Checks) == 0 || v.Checks[0].Name != CheckTime || v.Checks[0].Outcome != Skipped {
+		t.Errorf("3 times slower with the time check off: %v, checks %+v; want a pass on W and Q with time skipped", v.Outcome, v.Checks)
+	}
+}

@@ -118,6 +118,11 @@ static struct {
 	uint32_t ways[MAX_LEVELS];
 	pid_t pid;
 	int host_addrs; /* guest addresses are host addresses */
+	/* the main thread's stack, modelled at addresses relative to the
+	 * image's first access (see stack_find); stack_found is set once
+	 * it was looked for */
+	uint64_t stack_lo, stack_len, stack_anchor;
+	int stack_found;
 	int vcpu_overflow;
 	int execs_followed, execs_unfollowed;
 	char exec_into[4096];
@@ -370,6 +375,45 @@ static void on_tb_exec(unsigned int vcpu_index, void *udata)
 			bump(&v->n.flops[p], ti->flops[p]);
 }
 
+/* STACK_BASE is where the model places the main stack's first access: a
+ * non-canonical address, so no real mapping's lines alias its lines. */
+#define STACK_BASE (1ull << 62)
+
+/* stack_find runs at the image's first memory access, which x86-64 entry
+ * code makes to the stack (_start reads argc, or ld.so's pushes a return
+ * address), at a fixed offset below the initial stack pointer for a given
+ * program. The environment's size moves that pointer; modelling the
+ * anonymous mapping holding it relative to that access makes the model
+ * see the same stack lines whatever the environment (docs/emulate.md). */
+static void stack_find(uint64_t vaddr)
+{
+	FILE *m;
+	char line[4352];
+	pthread_mutex_lock(&g.lock);
+	if (g.stack_found || !g.host_addrs || !(m = fopen("/proc/self/maps", "r"))) {
+		g.stack_found = 1;
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	while (fgets(line, sizeof(line), m)) {
+		unsigned long long lo, hi;
+		char perms[8], path[4096] = "";
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095[^\n]", &lo, &hi, perms, path) < 3)
+			continue;
+		if (vaddr >= lo && vaddr < hi) {
+			if (perms[0] == 'r' && perms[1] == 'w' && (!path[0] || strcmp(path, "[stack]") == 0)) {
+				g.stack_lo = lo;
+				g.stack_anchor = vaddr;
+				__atomic_store_n(&g.stack_len, hi - lo, __ATOMIC_RELEASE);
+			}
+			break;
+		}
+	}
+	fclose(m);
+	__atomic_store_n(&g.stack_found, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g.lock);
+}
+
 static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
 	struct vcpu *v = vcpu_get(vcpu_index);
@@ -377,6 +421,11 @@ static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t
 	uint32_t tb = (uint32_t)(ud >> 1);
 	uint64_t size = 1ull << qemu_plugin_mem_size_shift(info);
 	int store = qemu_plugin_mem_is_store(info);
+
+	if (__builtin_expect(!__atomic_load_n(&g.stack_found, __ATOMIC_ACQUIRE), 0))
+		stack_find(vaddr);
+	if (vaddr - g.stack_lo < g.stack_len)
+		vaddr = vaddr - g.stack_anchor + STACK_BASE;
 	uint64_t first = vaddr >> g.line_shift, last = (vaddr + size - 1) >> g.line_shift;
 
 	bump(store ? &v->n.st_bytes : &v->n.ld_bytes, size);
