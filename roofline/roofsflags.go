@@ -69,4 +69,8 @@ const (
 	// ran slow, and the roof, as fast as its slowest thread, may read
 	// higher at another moment.
 	FlagUnevenThreads = "uneven-threads"
+	// FlagInconsistentRoof: a roof below the same roof on fewer threads,
+	// or a cache level's below DRAM's on the same threads, stayed so when
+	// measured again; the message names it and both figures.
+	FlagInconsistentRoof = "inconsistent-roof"
 )

@@ -100,6 +100,8 @@ var severities = map[string]Severity{
 	FlagUnevenThreads:        Caution,
 	FlagDGEMMSlow:            Caution,
 	FlagLibraryBelowNarrower: Caution,
+	FlagMemoryLimit:          Caution,
+	FlagDRAMNotReached:       Caution,
 
 	// Contradicts itself or the roofs.
 	FlagAboveRoof:     Warning,
@@ -113,4 +115,6 @@ var severities = map[string]Severity{
 	FlagCacheMismatch: Warning,
 	FlagUnequalRoofs:  Warning,
 	FlagTrafficOwner:  Warning,
+	// A roof below what fewer threads reach, or a cache below DRAM.
+	FlagInconsistentRoof: Warning,
 }

@@ -82,6 +82,15 @@ type run struct {
 	computed []measuredCompute
 }
 
+// release drops the sweeps' operands and gives them back to the system
+// now, not at the collector's leisure: a process that measured roofs goes
+// on (tests, a caller of Measure), and a child it forks starts with its
+// resident set. Measure calls it however it ends, the recheck once done.
+func (r *run) release() {
+	r.pool, r.swept = nil, nil
+	freeDropped()
+}
+
 // skipError is why a harness has no roofs when that is not a failure.
 type skipError struct{ why string }
 

@@ -41,49 +41,38 @@ type sweptRoof struct {
 // what the machine can do, so a point held down at the sweep's moment is
 // measured again at another, and a one-thread roof on its spare core
 // (spareCores), since a host slows one core at a time too; where the two
-// disagree, the flag says so with both figures. The operands are freed
-// afterwards.
+// disagree, the flag says so with both figures. A roof still physically
+// inconsistent afterwards (inconsistencies) is measured once more, and
+// flagged if it stays so. The operands are freed afterwards.
 func recheckBandwidthRoofs(ctx context.Context, r *run) error {
 	swept := r.swept
 	r.swept = nil
+	defer r.release()
 	if len(swept) == 0 {
 		return nil
 	}
 	start := time.Now()
 	var movedText, unevenText []string
-	for _, s := range swept {
-		roof, detail := &r.rep.Roofs.Bandwidth[s.roof], &r.rep.Details[s.detail]
-		budget := bandwidthBudget
-		if roof.Level == dramLevel {
-			budget = dramRecheckBudget
+	for i := range swept {
+		text, err := recheckSwept(ctx, r, &swept[i])
+		if err != nil {
+			return err
 		}
-		cpus, sweptOn, where := s.cpus, "", ""
-		if c, ok := r.spare[s.cpus[0]]; len(s.cpus) == 1 && ok {
-			cpus, sweptOn, where = []int{c}, fmt.Sprintf(" on CPU %d", s.cpus[0]), fmt.Sprintf(" on CPU %d", c)
+		if text != "" {
+			movedText = append(movedText, text)
 		}
-		j := &bandwidthJob{kernel: s.kernel, cpus: cpus, inner: r.o.bandwidthRuleWithin(budget), best: map[int64]float64{}}
-		r.o.progress("bandwidth, %s: rechecking %s%s", threadsWord(len(s.cpus)), roof.Level, where)
-		ops, err := s.ops, error(nil)
-		if ops == nil {
-			if ops, err = r.pool.operands(ctx, []kernels.Bandwidth{s.kernel}, s.cpus, roof.WorkingSetBytes); err != nil {
-				return fmt.Errorf("bandwidth recheck of %s on %s: %w", roof.Level, threadsWord(len(s.cpus)), err)
+	}
+	for _, inc := range inconsistencies(&r.rep.Roofs) {
+		if i := slices.IndexFunc(swept, func(s sweptRoof) bool { return s.roof == inc.roof }); !inc.compute && i >= 0 {
+			if _, err := recheckSwept(ctx, r, &swept[i]); err != nil {
+				return err
 			}
 		}
-		v, ci, err := j.evaluate(ctx, roof.WorkingSetBytes, ops)
-		r.tally.add(j.results...)
-		if err != nil {
-			return fmt.Errorf("bandwidth recheck of %s on %s: %w", roof.Level, threadsWord(len(s.cpus)), err)
-		}
-		sweep, sweepCI := addRecheck(&roof.GBytesPerS, &roof.CI, &roof.IntervalUnknown, detail, j.results[0])
-		if v > sweep {
-			s.uneven = j.uneven[roof.WorkingSetBytes]
-		}
-		if text := unevenRoof(roof.Level, s.cpus, s.uneven, r.topo); text != "" {
+	}
+	flagInconsistent(r.rep, false)
+	for _, s := range swept {
+		if text := unevenRoof(r.rep.Roofs.Bandwidth[s.roof].Level, s.cpus, s.uneven, r.topo); text != "" {
 			unevenText = append(unevenText, text)
-		}
-		if moved(v, sweep, ci, sweepCI) {
-			movedText = append(movedText, fmt.Sprintf("%s (%s) %s GB/s in the sweep%s, %s %s later%s", roof.Level, threadsWord(len(s.cpus)),
-				rateText(sweep, sweepCI), sweptOn, rateText(v, ci), time.Since(s.at).Round(time.Second), where))
 		}
 	}
 	if len(movedText) > 0 {
@@ -96,6 +85,104 @@ func recheckBandwidthRoofs(ctx context.Context, r *run) error {
 	}
 	r.rep.step("bandwidth", "recheck", time.Since(start))
 	return nil
+}
+
+// recheckSwept measures a swept roof's point again (a one-thread roof on
+// its spare core) and keeps the higher figure; it returns what the
+// bandwidth-moved flag says of it when the two disagree, else "".
+func recheckSwept(ctx context.Context, r *run, s *sweptRoof) (string, error) {
+	roof, detail := &r.rep.Roofs.Bandwidth[s.roof], &r.rep.Details[s.detail]
+	budget := bandwidthBudget
+	if roof.Level == dramLevel {
+		budget = dramRecheckBudget
+	}
+	cpus, sweptOn, where := s.cpus, "", ""
+	if c, ok := r.spare[s.cpus[0]]; len(s.cpus) == 1 && ok {
+		cpus, sweptOn, where = []int{c}, fmt.Sprintf(" on CPU %d", s.cpus[0]), fmt.Sprintf(" on CPU %d", c)
+	}
+	j := &bandwidthJob{kernel: s.kernel, cpus: cpus, inner: r.o.bandwidthRuleWithin(budget), best: map[int64]float64{}}
+	r.o.progress("bandwidth, %s: rechecking %s%s", threadsWord(len(s.cpus)), roof.Level, where)
+	fail := func(err error) (string, error) {
+		return "", fmt.Errorf("bandwidth recheck of %s on %s: %w", roof.Level, threadsWord(len(s.cpus)), err)
+	}
+	ops := s.ops
+	if ops == nil {
+		var err error
+		if ops, err = r.pool.operands(ctx, []kernels.Bandwidth{s.kernel}, s.cpus, roof.WorkingSetBytes); err != nil {
+			return fail(err)
+		}
+	}
+	v, ci, err := j.evaluate(ctx, roof.WorkingSetBytes, ops)
+	r.tally.add(j.results...)
+	if err != nil {
+		return fail(err)
+	}
+	sweep, sweepCI := addRecheck(&roof.GBytesPerS, &roof.CI, &roof.IntervalUnknown, detail, j.results[0])
+	if v > sweep {
+		s.uneven = j.uneven[roof.WorkingSetBytes]
+	}
+	if !moved(v, sweep, ci, sweepCI) {
+		return "", nil
+	}
+	return fmt.Sprintf("%s (%s) %s GB/s in the sweep%s, %s %s later%s", roof.Level, threadsWord(len(s.cpus)),
+		rateText(sweep, sweepCI), sweptOn, rateText(v, ci), time.Since(s.at).Round(time.Second), where), nil
+}
+
+// inconsistency is a roof where physics says it cannot be: below the same
+// roof (compute kernel, or bandwidth level) on fewer threads, or a cache
+// level's bandwidth below DRAM's on the same threads, by as much as
+// moved flags (under 0.9 of it, the intervals apart). Measured again, it
+// may rise; if it stays, it is flagged.
+type inconsistency struct {
+	// compute says roof indexes Roofs.Compute, else Roofs.Bandwidth.
+	compute bool
+	roof    int
+	// text names the roof and both figures.
+	text string
+}
+
+// inconsistencies lists the inconsistent roofs of r, each once. Library
+// roofs are left out: their own below-fewer-threads flag covers them.
+func inconsistencies(r *roofline.Roofs) []inconsistency {
+	var out []inconsistency
+	for i, c := range r.Compute {
+		for _, d := range r.Compute {
+			if c.Kind == "" && d.Kind == "" && d.Name == c.Name && d.Threads < c.Threads && c.GFlops < d.GFlops && moved(c.GFlops, d.GFlops, c.CI, d.CI) {
+				out = append(out, inconsistency{compute: true, roof: i, text: fmt.Sprintf("%s (%s) %s GFLOP/s is below its %s GFLOP/s on %s",
+					c.Name, threadsWord(c.Threads), rateText(c.GFlops, c.CI), rateText(d.GFlops, d.CI), threadsWord(d.Threads))})
+				break
+			}
+		}
+	}
+	for i, b := range r.Bandwidth {
+		for _, d := range r.Bandwidth {
+			var than string
+			switch {
+			case d.Level == b.Level && d.Threads < b.Threads:
+				than = fmt.Sprintf("its %s GB/s on %s", rateText(d.GBytesPerS, d.CI), threadsWord(d.Threads))
+			case d.Level == dramLevel && b.Level != dramLevel && d.Threads == b.Threads:
+				than = fmt.Sprintf("DRAM's %s GB/s on the same threads", rateText(d.GBytesPerS, d.CI))
+			default:
+				continue
+			}
+			if b.GBytesPerS < d.GBytesPerS && moved(b.GBytesPerS, d.GBytesPerS, b.CI, d.CI) {
+				out = append(out, inconsistency{roof: i, text: fmt.Sprintf("%s (%s) %s GB/s is below %s",
+					b.Level, threadsWord(b.Threads), rateText(b.GBytesPerS, b.CI), than)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// flagInconsistent flags each compute (or bandwidth) roof still
+// inconsistent after being measured again.
+func flagInconsistent(rep *Report, compute bool) {
+	for _, inc := range inconsistencies(&rep.Roofs) {
+		if inc.compute == compute {
+			rep.flag(roofline.FlagInconsistentRoof, inc.text+", and stayed so when measured again at the end of the run: the machine was busy (other guests or processes) while it was measured; a program may see the higher figure at another moment")
+		}
+	}
 }
 
 // unevenRoof describes a multi-thread cache roof whose threads ran
@@ -186,12 +273,22 @@ func farLowCompute(roofs []roofline.ComputeRoof, measured []measuredCompute) []m
 // roof far below its scope's others as a share of theoretical peak, with
 // the configuration its search chose, and keeps the higher of the two
 // estimates with its interval, as the bandwidth recheck does.
+//
+// So is every compute roof below the same kernel's on fewer threads
+// (inconsistencies); one that stays below is flagged.
 func recheckComputeRoofs(ctx context.Context, r *run) error {
 	low := farLowCompute(r.rep.Roofs.Compute, r.computed)
+	for _, inc := range inconsistencies(&r.rep.Roofs) {
+		i := slices.IndexFunc(r.computed, func(m measuredCompute) bool { return m.roof == inc.roof })
+		if inc.compute && i >= 0 && !slices.ContainsFunc(low, func(m measuredCompute) bool { return m.roof == inc.roof }) {
+			low = append(low, r.computed[i])
+		}
+	}
 	r.computed = nil
 	if len(low) == 0 {
 		return nil
 	}
+	defer flagInconsistent(r.rep, true)
 	start := time.Now()
 	var movedText []string
 	for _, m := range low {
@@ -213,7 +310,7 @@ func recheckComputeRoofs(ctx context.Context, r *run) error {
 		}
 	}
 	if len(movedText) > 0 {
-		r.rep.flag(roofline.FlagComputeMoved, "measured again at the end of the run, being far below the other FMA roofs of its scope as a share of theoretical peak: "+
+		r.rep.flag(roofline.FlagComputeMoved, "measured again at the end of the run, being far below the other FMA roofs of its scope as a share of theoretical peak or below the same kernel on fewer threads: "+
 			strings.Join(movedText, "; ")+"; each roof is the higher: the cores are shared (other guests or processes), so a program run at another moment may see either")
 	}
 	r.rep.step("compute", "recheck", time.Since(start))

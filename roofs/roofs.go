@@ -242,8 +242,10 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 
 	units, freq := peakFigures(rep, cpu, o.Sysfs, o.Procfs, clockMHz)
 	rep.step("setup", "machine and clock", time.Since(start))
-	if err := runHarnesses(ctx, &run{o: o, rep: rep, tally: t, scopes: scopes, spare: spare, topo: topo, caches: caches,
-		numaNodes: len(topo.NUMANodes), units: units, ghz: freq.GHz, memLimit: sweepMemoryLimit(o)}); err != nil {
+	r := &run{o: o, rep: rep, tally: t, scopes: scopes, spare: spare, topo: topo, caches: caches,
+		numaNodes: len(topo.NUMANodes), units: units, ghz: freq.GHz, memLimit: sweepMemoryLimit(o)}
+	defer r.release()
+	if err := runHarnesses(ctx, r); err != nil {
 		return nil, err
 	}
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
@@ -367,6 +369,7 @@ func widest(scopes [][]int) []int {
 // (VMs show the host's base clock in /proc/cpuinfo).
 func noteAboveTheory(rep *Report, ghz float64) {
 	lo, hi, n := 0.0, 0.0, 0
+	var roofs []string
 	for _, c := range rep.Roofs.Compute {
 		if c.TheoreticalGFlops == 0 || c.GFlops <= c.TheoreticalGFlops*1.02 {
 			continue
@@ -377,10 +380,11 @@ func noteAboveTheory(rep *Report, ghz float64) {
 		}
 		hi = max(hi, r)
 		n++
+		roofs = append(roofs, fmt.Sprintf("%s (%s) %s GFLOP/s against %s", c.Name, threadsWord(c.Threads), rateText(c.GFlops, c.CI), unit.Sig(c.TheoreticalGFlops)))
 	}
 	if n > 0 {
-		rep.flag(roofline.FlagAboveTheory, fmt.Sprintf("%d compute roofs are %.0f%% to %.0f%% of their theoretical peak at %.3g GHz: the cores ran at about %.2g to %.2g GHz, above the clock the peaks use",
-			n, 100*lo, 100*hi, ghz, lo*ghz, hi*ghz))
+		rep.flag(roofline.FlagAboveTheory, fmt.Sprintf("%d compute roofs are %.0f%% to %.0f%% of their theoretical peak at %.3g GHz (%s): the cores ran at about %.2g to %.2g GHz, above the clock the peaks use",
+			n, 100*lo, 100*hi, ghz, strings.Join(roofs, "; "), lo*ghz, hi*ghz))
 	}
 }
 

@@ -3,9 +3,11 @@
 # the measured time (tuning.seconds: from the start of measuring, after any
 # wait for another rprof's measurement lock) and its parts (compute,
 # bandwidth, DGEMM), the time spent placing the sweeps' operands (first
-# touch) and the DGEMM roof; then, per mode, the median and range of each
-# figure over the runs. The targets: default under 60 s on 2 cores (aim:
-# under 30 s), --quick under 15 s.
+# touch), the DGEMM roof and the peak resident memory (GNU time's maximum
+# RSS); then, per mode, the median and range of each figure over the runs.
+# The targets: default under 60 s on 2 cores (aim: under 30 s), --quick
+# under 15 s, peak RSS under 2 GiB and under a quarter of MemAvailable
+# (printed at the start).
 #
 # With BASE=REV it also builds that git revision and interleaves its runs
 # with this tree's (A B B A ...), printing the per-pair ratio this/base of
@@ -26,6 +28,7 @@ shift || true
 extra=("$@")
 modes=${MODES:-default quick}
 command -v jq >/dev/null || { echo "bench-roofs-time: jq not found (apt-get install jq)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "bench-roofs-time: GNU time not found (apt-get install time)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 cleanup() {
@@ -44,7 +47,8 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 
 echo "# bench-roofs-time on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) CPUs; $runs run(s) per mode${BASE:+, interleaved with $BASE (A B B A)}"
 echo "# env: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset}; extra flags: ${extra[*]:-none}"
-printf '%-7s %-4s %3s %6s %6s %7s %7s %9s %7s %7s %9s %s\n' mode bin run load wall measured compute bandwidth placing dgemm "gflops" "dgemm shape"
+echo "# MemAvailable $(awk '/^MemAvailable:/ {printf "%d MiB, a quarter %d MiB", $2 / 1024, $2 / 4096}' /proc/meminfo); RSS target: at most 2048 MiB and that quarter"
+printf '%-7s %-4s %3s %6s %6s %7s %7s %9s %7s %7s %9s %7s %s\n' mode bin run load wall measured compute bandwidth placing dgemm "gflops" "rss-MiB" "dgemm shape"
 # figures FILE: wall measured compute bandwidth placing dgemm gflops (the
 # columns the summary reads), one line.
 : >"$tmp/rows"
@@ -58,14 +62,15 @@ for mode in $modes; do
 		for b in "${order[@]}"; do
 			l0=$(load)
 			t0=$EPOCHREALTIME
-			"$tmp/$b" roofs "${flag[@]}" "${extra[@]}" -o "$tmp/$b-$mode-$r.json" 2>"$tmp/$b-$mode-$r.txt"
+			/usr/bin/time -f %M -o "$tmp/$b-$mode-$r.rss" "$tmp/$b" roofs "${flag[@]}" "${extra[@]}" -o "$tmp/$b-$mode-$r.json" 2>"$tmp/$b-$mode-$r.txt"
 			t1=$EPOCHREALTIME
 			wall=$(echo "$t1 - $t0" | bc -l)
+			rss=$(($(tail -1 "$tmp/$b-$mode-$r.rss") / 1024))
 			read -r measured compute bandwidth placing dgemm gflops shape < <(jq -r '[.tuning.seconds, (.tuning.part_seconds.compute // 0), (.tuning.part_seconds.bandwidth // 0),
 				([.tuning.steps[]? | select(.name | test("placing")) | .seconds] | add // 0), (.tuning.part_seconds.dgemm // 0),
 				(.dgemm.gflops // 0), (if .dgemm then "n=\(.dgemm.n),m=\(.dgemm.m),k=\(.dgemm.k)" else "-" end)] | map(tostring) | join(" ")' "$tmp/$b-$mode-$r.json")
-			printf '%-7s %-4s %3s %6s %6.1f %7.1f %7.1f %9.1f %7.1f %7.1f %9.2f %s\n' "$mode" "$b" "$r" "$l0" "$wall" "$measured" "$compute" "$bandwidth" "$placing" "$dgemm" "$gflops" "$shape"
-			echo "$mode $b $r $wall $measured $compute $bandwidth $placing $dgemm $gflops" >>"$tmp/rows"
+			printf '%-7s %-4s %3s %6s %6.1f %7.1f %7.1f %9.1f %7.1f %7.1f %9.2f %7d %s\n' "$mode" "$b" "$r" "$l0" "$wall" "$measured" "$compute" "$bandwidth" "$placing" "$dgemm" "$gflops" "$rss" "$shape"
+			echo "$mode $b $r $wall $measured $compute $bandwidth $placing $dgemm $gflops $rss" >>"$tmp/rows"
 			if [ -n "${KEEP:-}" ]; then
 				mkdir -p "$KEEP" && cp "$tmp/$b-$mode-$r.json" "$tmp/$b-$mode-$r.txt" "$KEEP/"
 			fi
@@ -74,8 +79,8 @@ for mode in $modes; do
 done
 
 echo
-echo "median [min, max] over the runs, seconds (gflops: DGEMM GFLOP/s)"
-names=(wall measured compute bandwidth placing dgemm gflops)
+echo "median [min, max] over the runs, seconds (gflops: DGEMM GFLOP/s; rss: peak MiB)"
+names=(wall measured compute bandwidth placing dgemm gflops rss)
 for mode in $modes; do
 	for b in "${bins[@]}"; do
 		line="$mode $b:"

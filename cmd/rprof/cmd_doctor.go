@@ -14,6 +14,7 @@ import (
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/regions"
+	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
 
 	"github.com/rprof/rprof/internal/unit"
@@ -30,7 +31,8 @@ traffic can be counted (on this machine each event is opened once to be
 sure), whether eBPF uprobes and a BLAS library are usable, the
 perf_event_paranoid level and capabilities, whether it is a VM, and whether
 the NMI watchdog holds a counter. For rprof roofs it also reports the
-cache topology, the vector compute kernels this CPU runs (AVX-512, AVX2,
+cache topology the host declares and, beside it, the effective sizes the
+last rprof roofs here measured or confirmed (what its roofs use), the vector compute kernels this CPU runs (AVX-512, AVX2,
 FMA), BLAS kernel variables in the environment (OPENBLAS_CORETYPE,
 OPENBLAS_L2_SIZE, BLIS_ARCH_TYPE), the clock source of theoretical peaks
 (cpufreq, else measured) and the CPUs allowed (cpuset) against those
@@ -78,6 +80,9 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		cpuid = machine.HostCPUID
 	}
 	doc.Caches = cachesDoc(machine.ReadCaches(d.Topology, cpuid))
+	if d.Live {
+		doc.Caches.Effective, doc.Caches.EffectiveFrom = lastEffectiveCaches(d.Plan.CPU.ModelName)
+	}
 	doc.Roofs = roofsPrereqs(d.Live, sysfsTree, len(d.Topology.Online), os.LookupEnv)
 	if !doc.Usable {
 		qerr := errQEMUUnchecked
@@ -162,6 +167,45 @@ type cachesJSON struct {
 	Complete bool        `json:"complete"`
 	Levels   []cacheJSON `json:"levels"`
 	Notes    []string    `json:"notes"`
+	// Effective are the sizes the last rprof roofs on this machine
+	// measured or confirmed (its document's caches), what its roofs and
+	// the emulation's cache model use; EffectiveFrom names that document.
+	// Absent when there is none (or on a captured tree).
+	Effective     []roofline.CacheLevel `json:"effective,omitempty"`
+	EffectiveFrom string                `json:"effective_from,omitempty"`
+}
+
+// lastEffectiveCaches are the effective cache sizes of the roofs document
+// at the default path, when it was measured on a CPU of this model name,
+// and where they come from.
+func lastEffectiveCaches(modelName string) ([]roofline.CacheLevel, string) {
+	path, err := roofline.DefaultRoofsPath()
+	if err != nil {
+		return nil, ""
+	}
+	r, err := roofline.ReadRoofs(path)
+	if err != nil || r.Machine.CPU.ModelName != modelName || len(r.Caches) == 0 {
+		return nil, ""
+	}
+	return r.Caches, fmt.Sprintf("%s of %s", path, r.Created.UTC().Format("2006-01-02 15:04 MST"))
+}
+
+// effectiveText is the doctor's line of effective sizes, e.g. "1 thread:
+// L1 48 KiB sysfs, L3 72 MiB measured (declared 32 MiB sysfs)".
+func effectiveText(levels []roofline.CacheLevel) string {
+	var scopes []string
+	for i, c := range levels {
+		s := fmt.Sprintf("%s %s %s", c.Level, unit.Bytes(c.Bytes), c.Source)
+		if c.DeclaredBytes > 0 && (c.DeclaredBytes != c.Bytes || c.DeclaredSource != c.Source) {
+			s += fmt.Sprintf(" (declared %s %s)", unit.Bytes(c.DeclaredBytes), c.DeclaredSource)
+		}
+		if i == 0 || c.Threads != levels[i-1].Threads {
+			scopes = append(scopes, fmt.Sprintf("%s: %s", plural(c.Threads, "thread"), s))
+			continue
+		}
+		scopes[len(scopes)-1] += ", " + s
+	}
+	return strings.Join(scopes, "; ")
 }
 
 // cacheJSON is one cache level and type: the size of one instance and how
@@ -210,6 +254,9 @@ func cachesText(c cachesJSON) string {
 	}
 	for _, n := range c.Notes {
 		s += "\n\t  " + n
+	}
+	if len(c.Effective) > 0 {
+		s += "\n\t  effective, as rprof roofs measured them (" + c.EffectiveFrom + "): " + effectiveText(c.Effective)
 	}
 	return s
 }

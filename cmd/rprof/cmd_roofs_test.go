@@ -87,7 +87,9 @@ func TestRoofsQuickWritesADocument(t *testing.T) {
 		t.Skip("measures for several seconds")
 	}
 	out := filepath.Join(t.TempDir(), "roofs.json")
-	code, stdout, stderr := rprofCLI(t, "roofs", "--quick", "--threads", "1", "--dgemm-space", "quick", "-o", out)
+	// 64 MiB keeps the test small, and short of DRAM's 512 MiB floor,
+	// which the document must say.
+	code, stdout, stderr := rprofCLI(t, "roofs", "--quick", "--threads", "1", "--dgemm-space", "quick", "--max-memory", "64M", "-o", out)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -102,10 +104,18 @@ func TestRoofsQuickWritesADocument(t *testing.T) {
 	if r.DGEMM == nil && !strings.Contains(stderr, "DGEMM skipped") {
 		t.Errorf("no DGEMM roof and no word why:\n%s", stderr)
 	}
-	for _, want := range []string{"roof", "GFLOP/s", "GB/s", "DRAM", "wrote " + out} {
+	for _, want := range []string{"roof", "GFLOP/s", "GB/s", "note (memory-limit)", "note (dram-not-reached)", "wrote " + out} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("table lacks %q:\n%s", want, stderr)
 		}
+	}
+	for _, b := range r.Bandwidth {
+		if b.Level == "DRAM" || b.WorkingSetBytes > 64<<20 {
+			t.Errorf("bandwidth roof %+v: want none at DRAM or past the 64 MiB limit", b)
+		}
+	}
+	if len(r.CacheLevels(1)) == 0 {
+		t.Error("no effective cache sizes in the document")
 	}
 }
 

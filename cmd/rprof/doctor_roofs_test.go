@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 func TestDoctorRoofsLines(t *testing.T) {
@@ -40,5 +42,20 @@ func TestDoctorRoofsBLASEnvIsInjected(t *testing.T) {
 	captured := roofsPrereqs(false, fstest.MapFS{}, 4, lookup)
 	if captured.BLASEnv != nil || captured.Kernels != nil || captured.Allowed != 0 || captured.Clock != "measured" {
 		t.Errorf("captured tree read the host: %+v", captured)
+	}
+}
+
+func TestDoctorSaysTheEffectiveCacheSizesBesideTheDeclaredOnes(t *testing.T) {
+	levels := []roofline.CacheLevel{
+		{Level: "L1", Threads: 1, Bytes: 48 << 10, Source: roofline.CacheSourceSysfs, DeclaredBytes: 48 << 10, DeclaredSource: roofline.CacheSourceSysfs},
+		{Level: "L3", Threads: 1, Bytes: 136 << 20, Source: roofline.CacheSourceMeasured, DeclaredBytes: 480 << 20, DeclaredSource: roofline.CacheSourceSysfs},
+		{Level: "L3", Threads: 2, Bytes: 180 << 20, Source: roofline.CacheSourceMeasured},
+	}
+	got := cachesText(cachesJSON{Source: "sysfs", Complete: true, Levels: []cacheJSON{{Level: 3, Type: "Unified", Bytes: 480 << 20, Instances: 1}},
+		Effective: levels, EffectiveFrom: "roofs.json of 2026-11-27 06:00 UTC"})
+	want := "sysfs: L3 480 MiB x1\n\t  effective, as rprof roofs measured them (roofs.json of 2026-11-27 06:00 UTC): " +
+		"1 thread: L1 48 KiB sysfs, L3 136 MiB measured (declared 480 MiB sysfs); 2 threads: L3 180 MiB measured"
+	if got != want {
+		t.Errorf("caches line\n%q, want\n%q", got, want)
 	}
 }
