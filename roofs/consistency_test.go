@@ -10,10 +10,11 @@ import (
 	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
-	"github.com/rprof/rprof/roofs/kernels"
 )
 
-func ci(v, rel float64) roofline.Interval { return roofline.Interval{Lo: v * (1 - rel), Hi: v * (1 + rel)} }
+func ci(v, rel float64) roofline.Interval {
+	return roofline.Interval{Lo: v * (1 - rel), Hi: v * (1 + rel)}
+}
 
 func TestInconsistenciesFindRoofsPhysicsRulesOut(t *testing.T) {
 	fma := func(threads int, g float64) roofline.ComputeRoof {
@@ -79,20 +80,7 @@ func TestFlagInconsistentNamesTheRoofAndBothFigures(t *testing.T) {
 // flagged; one recorded far above anything is flagged if its one-thread
 // reference stays above it.
 func TestComputeRecheckMeasuresAgainARoofBelowFewerThreads(t *testing.T) {
-	ks, _ := kernels.ComputeKernels()
-	var k kernels.Compute
-	for _, c := range ks {
-		if c.FMA {
-			k = c
-		}
-	}
-	if k.Name == "" {
-		t.Skip("no FMA kernel on this CPU")
-	}
-	cpus, err := affinity.Allowed()
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, cpus := fmaKernelOrSkip(t)
 	tests := []struct {
 		name      string
 		reference float64 // the one-thread roof, GFLOP/s

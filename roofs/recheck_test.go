@@ -122,20 +122,7 @@ func TestFarLowComputePicksOnlyFMARoofsFarBelowTheirScopesShare(t *testing.T) {
 // The recheck runs the real kernel; the first figures are set far from
 // anything it can do, and far below the other roof's share of its peak.
 func TestComputeRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
-	ks, _ := kernels.ComputeKernels()
-	var k kernels.Compute
-	for _, c := range ks {
-		if c.FMA {
-			k = c
-		}
-	}
-	if k.Name == "" {
-		t.Skip("no FMA kernel on this CPU")
-	}
-	cpus, err := affinity.Allowed()
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, cpus := fmaKernelOrSkip(t)
 	tests := []struct {
 		name      string
 		first     float64 // GFLOP/s
@@ -171,6 +158,27 @@ func TestComputeRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fmaKernelOrSkip is an FMA kernel this CPU runs and the CPUs this
+// process may use; it skips the test where there is none.
+func fmaKernelOrSkip(t *testing.T) (kernels.Compute, []int) {
+	t.Helper()
+	ks, _ := kernels.ComputeKernels()
+	var k kernels.Compute
+	for _, c := range ks {
+		if c.FMA {
+			k = c
+		}
+	}
+	if k.Name == "" {
+		t.Skip("no FMA kernel on this CPU")
+	}
+	cpus, err := affinity.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, cpus
 }
 
 // checkRechecked checks what every recheck must leave: the roof's figure
