@@ -457,7 +457,7 @@ func runFlags(in inputs) []roofline.Flag {
 	for i, r := range in.reps {
 		if n := len(r.kernel.Outlived); n > 0 {
 			flags = append(flags, roofline.Flag{Code: roofline.FlagOutlived, Subject: roofline.SubjectExit,
-				Message: fmt.Sprintf("%d process(es) the target started were still running when it exited (repetition %d, pids %v): T ends at the target's exit, and their counts only as far as they ran before rprof read the counters", n, i+1, r.kernel.Outlived)})
+				Message: fmt.Sprintf("%d process(es) the target started were still running when it exited (repetition %d, pids %v): T ends at the target's exit, their counts go only as far as they ran before rprof read the counters, and rprof then killed them", n, i+1, r.kernel.Outlived)})
 			break
 		}
 	}

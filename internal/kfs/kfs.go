@@ -143,8 +143,8 @@ func ParseList(s string, limit int) ([]int, error) {
 type ProcStat struct {
 	// State is the one-letter state ("R", "S", "Z" for a zombie...).
 	State string
-	// PPID is the parent's pid.
-	PPID int
+	// PPID is the parent's pid, PGRP the process group's id.
+	PPID, PGRP int
 	// StartTicks is the start time in clock ticks since boot: with the
 	// pid it names one process, not a later reuse of its pid.
 	StartTicks uint64
@@ -169,9 +169,10 @@ func ReadProcStat(procfs fs.FS, pid int) (ProcStat, error) {
 		return ProcStat{}, fmt.Errorf("%s: %d fields: %w", name, len(f)+2, ErrMalformed)
 	}
 	ppid, err1 := strconv.Atoi(f[1])
-	ticks, err2 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil {
+	pgrp, err2 := strconv.Atoi(f[2])
+	ticks, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
 		return ProcStat{}, fmt.Errorf("%s: %w", name, ErrMalformed)
 	}
-	return ProcStat{State: f[0], PPID: ppid, StartTicks: ticks}, nil
+	return ProcStat{State: f[0], PPID: ppid, PGRP: pgrp, StartTicks: ticks}, nil
 }

@@ -45,7 +45,7 @@ func TestParseCPUList(t *testing.T) {
 }
 
 func TestReadProcStat(t *testing.T) {
-	rest := " 1 1 0 -1 4194560 100 0 0 0 3 4 0 0 20 0 1 0 987654 1000 100"
+	rest := " 5 1 0 -1 4194560 100 0 0 0 3 4 0 0 20 0 1 0 987654 1000 100"
 	fsys := fstest.MapFS{
 		"10/stat": {Data: []byte("10 (sleep) S 7" + rest + "\n")},
 		"11/stat": {Data: []byte("11 (a) b) (c) Z 10" + rest)},
@@ -57,8 +57,8 @@ func TestReadProcStat(t *testing.T) {
 		want ProcStat
 		err  bool
 	}{
-		{10, ProcStat{State: "S", PPID: 7, StartTicks: 987654}, false},
-		{11, ProcStat{State: "Z", PPID: 10, StartTicks: 987654}, false},
+		{10, ProcStat{State: "S", PPID: 7, PGRP: 5, StartTicks: 987654}, false},
+		{11, ProcStat{State: "Z", PPID: 10, PGRP: 5, StartTicks: 987654}, false},
 		{12, ProcStat{}, true},
 		{13, ProcStat{}, true},
 		{14, ProcStat{}, true},

@@ -69,18 +69,29 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	becomeSubreaper()
-	attr := &os.ProcAttr{Dir: spec.Dir, Env: env, Files: streams.child[:],
-		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+	sys := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// What the target starts dies with it and with rprof (group_linux.go).
+	var g group
+	g.prepare(sys)
+	attr := &os.ProcAttr{Dir: spec.Dir, Env: env, Files: streams.child[:], Sys: sys}
 
 	h, err := start(path, spec, attr)
 	streams.afterStart()
 	if err != nil {
+		g.end(nil)
 		return Result{}, err
 	}
 	defer h.close()
 	proc := h.process()
 	launched.Store(proc.Pid, true)
 	defer launched.Delete(proc.Pid)
+	g.started(proc.Pid)
+	groupEnded := false
+	defer func() {
+		if !groupEnded {
+			g.end(nil)
+		}
+	}()
 	// Until the target is released, any failure kills it unrun; the Reap
 	// of every attached hook runs once it is gone, on every path.
 	hooks := &hookSet{hooks: spec.Hooks, pid: proc.Pid}
@@ -111,7 +122,7 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	}
 	released = true
 
-	st, waitErr := waitForwarding(proc, sigs)
+	st, waitErr := waitForwarding(proc, sigs, &g)
 	wall := time.Since(start)
 	if waitErr != nil {
 		return Result{}, fmt.Errorf("launch: wait for target: %w", waitErr)
@@ -121,6 +132,8 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	}
 	// After the hooks stopped counting: the scan is rprof's work.
 	outlived := orphans(proc.Pid)
+	g.end(outlived)
+	groupEnded = true
 	if err := h.execError(); err != nil {
 		return Result{}, err
 	}
@@ -188,9 +201,10 @@ func (hs *hookSet) reap() error {
 	return first
 }
 
-// waitForwarding waits for the released target and forwards to it the
-// signals rprof receives meanwhile.
-func waitForwarding(proc *os.Process, sigs <-chan os.Signal) (*os.ProcessState, error) {
+// waitForwarding waits for the released target and forwards to its
+// process group the signals rprof receives meanwhile. Where rprof handed
+// the target the terminal, a stop of the target stops rprof too.
+func waitForwarding(proc *os.Process, sigs <-chan os.Signal, g *group) (*os.ProcessState, error) {
 	type waited struct {
 		st  *os.ProcessState
 		err error
@@ -200,37 +214,26 @@ func waitForwarding(proc *os.Process, sigs <-chan os.Signal) (*os.ProcessState, 
 		st, err := proc.Wait()
 		done <- waited{st, err}
 	}()
+	var chld chan os.Signal
+	if g.watchesStops() {
+		chld = make(chan os.Signal, 1)
+		signal.Notify(chld, unix.SIGCHLD)
+		defer signal.Stop(chld)
+	}
 	for {
 		select {
 		case s := <-sigs:
-			if !fromTerminal(s) {
-				// The target may be gone already; then there is nobody
-				// to tell.
-				proc.Signal(s)
+			// The target may be gone already; then there is nobody
+			// to tell.
+			g.signal(s.(syscall.Signal))
+		case <-chld:
+			if g.stopped() {
+				g.suspend()
 			}
 		case w := <-done:
 			return w.st, w.err
 		}
 	}
-}
-
-// fromTerminal reports whether sig is a keyboard signal (Ctrl-C, Ctrl-\)
-// that the terminal has sent to the whole foreground process group, the
-// target included: forwarding it would deliver it twice, and a target that
-// handles the first one gracefully often treats a second as "die now".
-// It cannot tell a kill(1) of rprof alone from a keypress; the keypress is
-// the common case.
-func fromTerminal(sig os.Signal) bool {
-	if sig != unix.SIGINT && sig != unix.SIGQUIT {
-		return false
-	}
-	tty, err := os.Open("/dev/tty")
-	if err != nil {
-		return false // no controlling terminal
-	}
-	defer tty.Close()
-	fg, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
-	return err == nil && fg == unix.Getpgrp()
 }
 
 // privileged reports whether executing path would raise privileges

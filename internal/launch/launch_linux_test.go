@@ -340,9 +340,6 @@ func TestRunForwardsSignalsAndSurvivesThem(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(unix.SignalName(tt.sig), func(t *testing.T) {
-				if fromTerminal(tt.sig) {
-					t.Skipf("in a terminal's foreground group %s is left to the terminal, which reaches the target directly", unix.SignalName(tt.sig))
-				}
 				// Signal this process (as a user's kill or Ctrl-C would) once
 				// the target says it runs: Execute must pass it on and live.
 				w := &readyWriter{ready: make(chan struct{})}

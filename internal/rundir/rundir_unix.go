@@ -62,16 +62,21 @@ func (d *Dir) Sub(name string) (*Dir, error) {
 	return adopt(fd, path, created)
 }
 
-// refusal explains a failed open of a directory: a link or a non-directory
-// is an *UnsafeError, anything else the open's own error.
+// refusal explains a failed open of a directory: a link, a
+// non-directory or another user's directory (which this user may not be
+// able to open at all) is an *UnsafeError, anything else the open's own
+// error.
 func refusal(path string, err error, lstat func(*unix.Stat_t) error) error {
 	var st unix.Stat_t
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-		if lstat(&st) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+	if !errors.Is(err, unix.ENOENT) && lstat(&st) == nil {
+		euid := os.Geteuid()
+		switch {
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 			return &UnsafeError{Path: path, Reason: Symlink}
-		}
-		if errors.Is(err, unix.ENOTDIR) {
+		case st.Mode&unix.S_IFMT != unix.S_IFDIR:
 			return &UnsafeError{Path: path, Reason: NotDir}
+		case int(st.Uid) != euid:
+			return &UnsafeError{Path: path, Reason: Owner, UID: int(st.Uid), Want: euid}
 		}
 	}
 	return &fs.PathError{Op: "open", Path: path, Err: err}
@@ -152,19 +157,21 @@ func (d *Dir) Create(name string) (*os.File, error) {
 	return checkFile(fd, path)
 }
 
-// fileRefusal explains a failed open of name: a link or a non-regular
-// file (a FIFO without a reader, a directory) is an *UnsafeError, anything
-// else the open's own error.
+// fileRefusal explains a failed open of name: a link, a non-regular file
+// (a FIFO without a reader, a directory) or another user's file is an
+// *UnsafeError, anything else the open's own error.
 func (d *Dir) fileRefusal(name string, err error) error {
 	path := filepath.Join(d.path, name)
 	var st unix.Stat_t
 	if !errors.Is(err, unix.ENOENT) && unix.Fstatat(d.fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFLNK:
+		euid := os.Geteuid()
+		switch {
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 			return &UnsafeError{Path: path, Reason: Symlink}
-		case unix.S_IFREG:
-		default:
+		case st.Mode&unix.S_IFMT != unix.S_IFREG:
 			return &UnsafeError{Path: path, Reason: NotRegular}
+		case int(st.Uid) != euid:
+			return &UnsafeError{Path: path, Reason: Owner, UID: int(st.Uid), Want: euid}
 		}
 	}
 	return &fs.PathError{Op: "open", Path: path, Err: err}
