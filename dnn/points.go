@@ -186,10 +186,11 @@ func place(p *roofline.Point, o PointOptions) {
 	if why := roofline.ForeignRoofs(o.Roofs.Machine, p.Machine); why != "" {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
 	}
-	scope := roofline.ThreadScope(o.Roofs.ThreadScopes(), o.Threads, 0, o.CPUs)
-	o.Roofs.PlaceAt(p, scope)
+	scope := roofline.ThreadScope(roofline.ScopeInputs{Scopes: o.Roofs.ThreadScopes(), Want: o.Threads, CPUs: o.CPUs})
+	o.Roofs.PlaceAt(p, scope.Threads)
+	p.ThreadsRule = scope.Rule
 	if p.WorkFlops != nil && *p.WorkFlops == 0 {
-		placeTraffic(p, o.Roofs, scope)
+		placeTraffic(p, o.Roofs, scope.Threads)
 	}
 }
 

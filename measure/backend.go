@@ -113,7 +113,10 @@ type Outcome struct {
 	Counts []pmu.Count
 	// Wall is the target's wall time, from its release to its reap
 	// (launch.Result.Wall).
-	Wall     time.Duration
+	Wall time.Duration
+	// CPU is the target's user plus system time and its waited-for
+	// children's (launch.Result.CPU); 0 when not known.
+	CPU      time.Duration
 	ExitCode int
 	// Signal names the signal that killed the target, or is "".
 	Signal string

@@ -201,7 +201,7 @@ func (b *emulateBackend) Count(ctx context.Context, target launch.Spec) (Outcome
 	if err != nil {
 		return Outcome{}, err
 	}
-	o := Outcome{Wall: r.Wall, ExitCode: r.ExitCode, Signal: r.Signal}
+	o := Outcome{Wall: r.Wall, CPU: r.CPU, ExitCode: r.ExitCode, Signal: r.Signal}
 	key := strings.Join(target.Argv, "\x00")
 	e := b.done[key]
 	if e == nil {

@@ -375,7 +375,7 @@ func countPMU(ctx context.Context, target launch.Spec, specs []counterSpec, user
 	if len(rs) != len(taskIdx) || len(ss) != len(sysIdx) {
 		return Outcome{}, fmt.Errorf("measure: %d+%d readings for %d+%d events", len(rs), len(ss), len(taskIdx), len(sysIdx))
 	}
-	o := Outcome{Counts: make([]pmu.Count, len(specs)), Wall: r.Wall, ExitCode: r.ExitCode, Signal: r.Signal, Outlived: r.Outlived}
+	o := Outcome{Counts: make([]pmu.Count, len(specs)), Wall: r.Wall, CPU: r.CPU, ExitCode: r.ExitCode, Signal: r.Signal, Outlived: r.Outlived}
 	for j, r := range rs {
 		o.Counts[taskIdx[j]] = r.Count
 	}

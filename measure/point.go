@@ -43,6 +43,9 @@ type inputs struct {
 	roofs   *roofline.Roofs
 	created time.Time
 	cpus    int // online CPUs, for the default thread scope
+	// idleCPUs is how many CPUs stayed idle on average while the
+	// repetitions ran; nil when not known.
+	idleCPUs *float64
 	// stdinOnce: the target's standard input, as it was before the first
 	// run, is data one run consumes (see readOnce).
 	stdinOnce bool
@@ -117,6 +120,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	p.Flags = append(p.Flags, countFlags(in)...)
 	p.Flags = append(p.Flags, exitFlags(in.reps)...)
 	p.Flags = append(p.Flags, runFlags(in)...)
+	p.CPUSeconds, p.Parallelism = parallelism(in.reps)
 	if in.roofs != nil {
 		place(p, in)
 	}
@@ -490,6 +494,28 @@ func readOnce(r io.Reader) bool {
 	return err == nil && st.Mode()&fs.ModeDevice == 0
 }
 
+// parallelism is the mean CPU time of the target's runs and their CPU time
+// over their wall time, from the runs that know their CPU time (before
+// overhead subtraction: the overhead command's parallelism is not the
+// program's); 0, 0 when none does.
+func parallelism(reps []rep) (cpuSeconds, ratio float64) {
+	var cpu, wall time.Duration
+	n := 0
+	for _, r := range reps {
+		if r.kernel.CPU > 0 && r.kernel.Wall > 0 {
+			cpu, wall, n = cpu+r.kernel.CPU, wall+r.kernel.Wall, n+1
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return cpu.Seconds() / float64(n), cpu.Seconds() / wall.Seconds()
+}
+
+// busyIdleCPUs: with fewer CPUs than this idle on average, the machine was
+// busy enough to have held the program's threads back.
+const busyIdleCPUs = 0.5
+
 // place classifies the point under the roofs of the chosen thread scope
 // and flags a point above its roof.
 func place(p *roofline.Point, in inputs) {
@@ -497,7 +523,15 @@ func place(p *roofline.Point, in inputs) {
 	if why := roofline.ForeignRoofs(in.roofs.Machine, p.Machine); why != "" {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
 	}
-	in.roofs.PlaceAt(p, roofline.ThreadScope(in.roofs.ThreadScopes(), in.cfg.Threads, 0, in.cpus))
+	scope := roofline.ThreadScope(roofline.ScopeInputs{Scopes: in.roofs.ThreadScopes(), Want: in.cfg.Threads,
+		Parallelism: p.Parallelism, CPUs: in.cpus})
+	in.roofs.PlaceAt(p, scope.Threads)
+	p.ThreadsRule = scope.Rule
+	if scope.Rule == roofline.ScopeRuleParallelism && in.idleCPUs != nil && *in.idleCPUs < busyIdleCPUs && roofline.UsedThreads(p.Parallelism) < in.cpus {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagBusyMachine, Subject: roofline.SubjectPlacement, Message: fmt.Sprintf(
+			"%.2f of the %d CPUs stayed idle on average while the program ran (other processes or the hypervisor had the rest): its parallelism %.2f may be below the threads it ran, and the thread scope it chose (%d) too small (--threads N to choose)",
+			*in.idleCPUs, in.cpus, p.Parallelism, p.Threads)})
+	}
 }
 
 func interval(w *stats.Welford, confidence float64) roofline.Interval {

@@ -384,6 +384,65 @@ func TestBuildPointPlacesThePointUnderTheRoofs(t *testing.T) {
 	}
 }
 
+// TestBuildPointPlacesTheProgramUnderTheRoofsOfItsParallelism feeds
+// recorded CPU and wall times: a single-threaded program, two busy
+// processes, three threads (the 4-thread roofs), --threads, runs without a
+// CPU time, and a busy machine.
+func TestBuildPointPlacesTheProgramUnderTheRoofsOfItsParallelism(t *testing.T) {
+	run := func(wall, cpu float64) rep {
+		o := skxRun(wall, 0)
+		o.CPU = time.Duration(cpu * float64(time.Second))
+		return rep{kernel: o}
+	}
+	idle := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name     string
+		reps     []rep
+		threads  int // --threads
+		idleCPUs *float64
+		// want
+		parallelism float64
+		scope       int
+		rule        string
+		busy        bool
+	}{
+		{name: "single-threaded", reps: []rep{run(0.5, 0.51), run(0.5, 0.50)}, idleCPUs: idle(2.9),
+			parallelism: 1.01, scope: 1, rule: roofline.ScopeRuleParallelism},
+		{name: "two busy processes", reps: []rep{run(0.5, 0.99), run(0.5, 0.98)}, idleCPUs: idle(1.0),
+			parallelism: 1.97, scope: 2, rule: roofline.ScopeRuleParallelism},
+		{name: "three threads: the next measured scope", reps: []rep{run(0.5, 1.45)}, idleCPUs: idle(0.55),
+			parallelism: 2.9, scope: 4, rule: roofline.ScopeRuleParallelism},
+		{name: "--threads overrides", reps: []rep{run(0.5, 0.5)}, threads: 4, idleCPUs: idle(0.1),
+			parallelism: 1, scope: 4, rule: roofline.ScopeRuleAsked},
+		{name: "no CPU time: the CPUs' scope", reps: []rep{run(0.5, 0)},
+			scope: 2, rule: roofline.ScopeRuleCPUs},
+		// Two busy processes given half a CPU between them by a loaded
+		// machine (measured so at load 8 on the 2-CPU guest).
+		{name: "starved on a busy machine", reps: []rep{run(1.37, 0.59)}, idleCPUs: idle(0.02),
+			parallelism: 0.59 / 1.37, scope: 1, rule: roofline.ScopeRuleParallelism, busy: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Threads = tt.threads
+			p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, roofs: testRoofs(),
+				cpus: 3, reps: tt.reps, idleCPUs: tt.idleCPUs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !near(p.Parallelism, tt.parallelism) && !(p.Parallelism == 0 && tt.parallelism == 0) {
+				t.Errorf("parallelism %g, want %g", p.Parallelism, tt.parallelism)
+			}
+			if p.Threads != tt.scope || p.ThreadsRule != tt.rule {
+				t.Errorf("scope %d by %q, want %d by %q", p.Threads, p.ThreadsRule, tt.scope, tt.rule)
+			}
+			if got := hasFlag(p, roofline.FlagBusyMachine, "stayed idle"); got != tt.busy {
+				t.Errorf("busy-machine flag %v, want %v: %+v", got, tt.busy, p.Flags)
+			}
+		})
+	}
+}
+
 func TestBuildPointUsesAnalyticValues(t *testing.T) {
 	cfg := testConfig()
 	cfg.Work, cfg.Traffic = ptr(2e9), ptr(1e9)

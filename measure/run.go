@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"time"
 
 	"github.com/rprof/rprof/internal/launch"
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -25,7 +27,9 @@ import (
 // own failures and bad input: ErrInvalidConfig, *NoCountersError,
 // *OverheadError, and errors matching ErrNotFound and ErrNotExecutable.
 func Run(ctx context.Context, cfg Config) (*roofline.Point, error) {
-	return run(ctx, cfg, deps{now: time.Now, cpus: OnlineCPUs()})
+	return run(ctx, cfg, deps{now: time.Now, cpus: OnlineCPUs(), cpuTimes: func() (machine.CPUTimes, error) {
+		return machine.ReadCPUTimes(os.DirFS("/proc"))
+	}})
 }
 
 // deps are Run's boundaries, so that tests drive Run with a backend of
@@ -35,6 +39,8 @@ type deps struct {
 	backend Backend
 	now     func() time.Time
 	cpus    int
+	// cpuTimes reads the machine's CPU times (nil: not known).
+	cpuTimes func() (machine.CPUTimes, error)
 }
 
 // errStop ends the repetition loop after a target that failed.
@@ -85,6 +91,7 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 			RelError: cfg.CI, MinCount: minAdaptive, Method: stats.MethodMean}
 	}
 	x := &executor{b: b, cfg: cfg}
+	busy := busyMeter(d.cpuTimes, d.cpus)
 	if cfg.Node != nil {
 		x.hooks = []launch.Hook{{
 			Attach: func(launch.Held) error { return cfg.Node.Started() },
@@ -119,6 +126,7 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	if ctx.Err() != nil {
 		in.notes = append(in.notes, interruptedFlag(cfg, in.reps))
 	}
+	in.idleCPUs = busy()
 	return buildPoint(in)
 }
 
@@ -135,6 +143,28 @@ func interruptedFlag(cfg Config, reps []rep) roofline.Flag {
 	}
 	return roofline.Flag{Code: roofline.FlagInterrupted, Subject: roofline.SubjectExit,
 		Message: fmt.Sprintf("rprof was interrupted while measuring: the point holds the %d repetition(s) run%s%s", len(reps), of, last)}
+}
+
+// busyMeter starts measuring how many of the machine's cpus stay idle; the
+// function it returns says how many did on average since, or nil when the
+// CPU times cannot be read.
+func busyMeter(read func() (machine.CPUTimes, error), cpus int) func() *float64 {
+	if read == nil {
+		return func() *float64 { return nil }
+	}
+	start, err := read()
+	return func() *float64 {
+		end, err2 := read()
+		if err != nil || err2 != nil {
+			return nil
+		}
+		d := end.Sub(start)
+		if d.Busy+d.Idle+d.Steal == 0 {
+			return nil
+		}
+		idle := d.IdleShare() * float64(cpus)
+		return &idle
+	}
 }
 
 // executor runs the repetitions and keeps the backend's notes, each once.

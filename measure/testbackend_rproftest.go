@@ -55,7 +55,7 @@ func (b *rproftestBackend) Count(ctx context.Context, target launch.Spec) (Outco
 	if err != nil {
 		return Outcome{}, err
 	}
-	o := Outcome{Wall: r.Wall, ExitCode: r.ExitCode, Signal: r.Signal}
+	o := Outcome{Wall: r.Wall, CPU: r.CPU, ExitCode: r.ExitCode, Signal: r.Signal}
 	for _, c := range b.counters {
 		v := envCount(testWorkEnv, 1e9)
 		if c.Kind == KindTraffic {

@@ -231,34 +231,126 @@ func (pl Placement) AboveRoofFlag() Flag {
 		(pl.Fraction-1)*100, pl.Bound, pl.AttainableGFlops)}
 }
 
+// ScopeInputs are what ThreadScope chooses a thread scope from.
+type ScopeInputs struct {
+	// Scopes are the thread scopes the roofs were measured for.
+	Scopes []int
+	// Want is the scope asked for (--threads); 0 for none.
+	Want int
+	// Recorded is the scope a point was placed under when it was
+	// measured; 0 for none.
+	Recorded int
+	// Parallelism is the program's CPU time over its wall time
+	// (Point.Parallelism); 0 when unknown.
+	Parallelism float64
+	// CPUs are the CPUs the program could run on; 0 when unknown.
+	CPUs int
+}
+
+// ScopeChoice is a thread scope and the rule that chose it.
+type ScopeChoice struct {
+	Threads int
+	// Rule is one of the ScopeRule constants ("" with Threads 0).
+	Rule string
+}
+
+// Rules of ThreadScope (Point.ThreadsRule).
+const (
+	ScopeRuleAsked       = "asked"
+	ScopeRuleRecorded    = "recorded"
+	ScopeRuleParallelism = "parallelism"
+	ScopeRuleCPUs        = "cpus"
+	ScopeRuleSmallest    = "smallest"
+)
+
+// ParallelismSlack is how much of a CPU above a whole number of busy
+// threads the parallelism may show and still round down to it: a
+// single-threaded program's CPU time over wall time reads above 1 by its
+// runtime's helper threads (a garbage collector, a JIT), the kernel's work
+// on its behalf and rprof's launcher start-up (a few milliseconds); a
+// quarter of a CPU covers them, while a second busy thread adds far more.
+const ParallelismSlack = 0.25
+
+// UsedThreads is the thread count a parallelism stands for: the ceiling of
+// parallelism less ParallelismSlack, at least 1 (1.1 is 1 thread, 1.3 is
+// 2, 0.4 is 1).
+func UsedThreads(parallelism float64) int {
+	return max(1, int(math.Ceil(parallelism-ParallelismSlack)))
+}
+
 // ThreadScope chooses the thread scope whose roofs a point is placed under
 // and a chart draws, the same way for every command:
 //
-//  1. want, the scope asked for (--threads), when it is positive;
-//  2. else recorded, the scope a point was placed under when it was
-//     measured, when scopes has it;
-//  3. else the largest scope in scopes not above cpus, the CPUs the
-//     program could run on (the whole machine's roofs: a program is never
-//     placed under roofs of fewer threads than it may have used);
-//  4. else (cpus unknown, or below every scope) the smallest scope.
+//  1. Want, the scope asked for (--threads), when it is positive;
+//  2. else Recorded, the scope a point was placed under when it was
+//     measured, when Scopes has it;
+//  3. else, when the program's Parallelism is known, the smallest scope
+//     not below the threads it rounds to (UsedThreads), or the largest
+//     scope when all are below: a program is placed under the roofs of the
+//     parallelism it used, a single-threaded one under the 1-thread roofs;
+//  4. else the largest scope not above CPUs, the CPUs the program could
+//     run on (it is never placed under roofs of fewer threads than it may
+//     have used);
+//  5. else (CPUs unknown, or below every scope) the smallest scope.
 //
-// It returns 0 when scopes is empty and neither want nor recorded is set.
-func ThreadScope(scopes []int, want, recorded, cpus int) int {
-	if want > 0 {
-		return want
+// It returns Threads 0 when Scopes is empty and neither Want nor Recorded
+// is set.
+func ThreadScope(in ScopeInputs) ScopeChoice {
+	var c ScopeChoice
+	switch {
+	case in.Want > 0:
+		c.Threads, c.Rule = in.Want, ScopeRuleAsked
+		return c
+	case in.Recorded > 0 && (len(in.Scopes) == 0 || slices.Contains(in.Scopes, in.Recorded)):
+		c.Threads, c.Rule = in.Recorded, ScopeRuleRecorded
+		return c
+	case len(in.Scopes) == 0:
+		return c
 	}
-	if recorded > 0 && (len(scopes) == 0 || slices.Contains(scopes, recorded)) {
-		return recorded
+	sorted := slices.Sorted(slices.Values(in.Scopes))
+	if in.Parallelism > 0 {
+		used := UsedThreads(in.Parallelism)
+		c.Threads, c.Rule = sorted[len(sorted)-1], ScopeRuleParallelism
+		if i := slices.IndexFunc(sorted, func(s int) bool { return s >= used }); i >= 0 {
+			c.Threads = sorted[i]
+		}
+		return c
 	}
-	if len(scopes) == 0 {
-		return 0
-	}
-	sorted := slices.Sorted(slices.Values(scopes))
-	best := sorted[0]
+	c.Threads, c.Rule = sorted[0], ScopeRuleSmallest
 	for _, s := range sorted {
-		if s <= cpus {
-			best = s
+		if s <= in.CPUs {
+			c.Threads, c.Rule = s, ScopeRuleCPUs
 		}
 	}
-	return best
+	return c
+}
+
+// ScopeWhy says in words which rule chose p's thread scope, for a run's
+// summary.
+func (p *Point) ScopeWhy() string {
+	switch p.ThreadsRule {
+	case ScopeRuleAsked:
+		return "as asked with --threads"
+	case ScopeRuleRecorded:
+		return "the scope the point was placed under when measured"
+	case ScopeRuleParallelism:
+		used := UsedThreads(p.Parallelism)
+		s := fmt.Sprintf("the program's parallelism: CPU time over wall time %.2f, %s", p.Parallelism, threadsWord(used))
+		if p.Threads != used {
+			s += fmt.Sprintf("; no roofs of %s were measured (rprof roofs --threads %d)", threadsWord(used), used)
+		}
+		return s
+	case ScopeRuleCPUs:
+		return "parallelism unknown: the largest measured scope not above the CPUs it could use"
+	case ScopeRuleSmallest:
+		return "parallelism and CPUs unknown: the smallest measured scope"
+	}
+	return "rule not recorded"
+}
+
+func threadsWord(n int) string {
+	if n == 1 {
+		return "1 thread"
+	}
+	return fmt.Sprintf("%d threads", n)
 }

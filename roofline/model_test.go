@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -210,25 +211,70 @@ func TestThreadScopeIsOneRuleForEveryCommand(t *testing.T) {
 		name                 string
 		scopes               []int
 		want, recorded, cpus int
+		parallelism          float64
 		got                  int
+		rule                 string
 	}{
-		{"asked for wins", scopes, 4, 2, 1, 4},
-		{"asked for, even when not measured", scopes, 3, 0, 0, 3},
-		{"the point's recorded scope", scopes, 0, 1, 4, 1},
-		{"a recorded scope these roofs lack is ignored", scopes, 0, 3, 2, 2},
-		{"the largest scope not above the CPUs", scopes, 0, 0, 3, 2},
-		{"all CPUs", scopes, 0, 0, 64, 4},
-		{"one CPU", scopes, 0, 0, 1, 1},
-		{"CPUs unknown: the smallest", scopes, 0, 0, 0, 1},
-		{"no roofs: the recorded scope", nil, 0, 2, 4, 2},
-		{"no roofs, nothing known", nil, 0, 0, 4, 0},
+		{"asked for wins", scopes, 4, 2, 1, 1.0, 4, ScopeRuleAsked},
+		{"asked for, even when not measured", scopes, 3, 0, 0, 0, 3, ScopeRuleAsked},
+		{"the point's recorded scope", scopes, 0, 1, 4, 3.9, 1, ScopeRuleRecorded},
+		{"a recorded scope these roofs lack is ignored", scopes, 0, 3, 2, 0, 2, ScopeRuleCPUs},
+		// A single-threaded program reads about 1, two busy processes
+		// about 2 (cmd/rprof's TestRunPlacesRealProgramsUnderTheRoofsOf
+		// TheirParallelism runs both).
+		{"a single-threaded program: 1 thread", scopes, 0, 0, 2, 1.00, 1, ScopeRuleParallelism},
+		{"a runtime's helper threads stay within the slack", scopes, 0, 0, 2, 1.24, 1, ScopeRuleParallelism},
+		{"a second busy thread", scopes, 0, 0, 2, 1.98, 2, ScopeRuleParallelism},
+		{"a quarter CPU over one thread is a second", scopes, 0, 0, 2, 1.26, 2, ScopeRuleParallelism},
+		{"mostly waiting: 1 thread", scopes, 0, 0, 2, 0.05, 1, ScopeRuleParallelism},
+		{"3 threads go under the 4-thread roofs", scopes, 0, 0, 64, 2.9, 4, ScopeRuleParallelism},
+		{"more threads than any scope: the largest", scopes, 0, 0, 64, 11.5, 4, ScopeRuleParallelism},
+		{"the largest scope not above the CPUs", scopes, 0, 0, 3, 0, 2, ScopeRuleCPUs},
+		{"all CPUs", scopes, 0, 0, 64, 0, 4, ScopeRuleCPUs},
+		{"one CPU", scopes, 0, 0, 1, 0, 1, ScopeRuleCPUs},
+		{"CPUs unknown: the smallest", scopes, 0, 0, 0, 0, 1, ScopeRuleSmallest},
+		{"no roofs: the recorded scope", nil, 0, 2, 4, 1, 2, ScopeRuleRecorded},
+		{"no roofs, nothing known", nil, 0, 0, 4, 1, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ThreadScope(tt.scopes, tt.want, tt.recorded, tt.cpus); got != tt.got {
-				t.Errorf("ThreadScope(%v, want %d, recorded %d, %d cpus) = %d, want %d", tt.scopes, tt.want, tt.recorded, tt.cpus, got, tt.got)
+			in := ScopeInputs{Scopes: tt.scopes, Want: tt.want, Recorded: tt.recorded, Parallelism: tt.parallelism, CPUs: tt.cpus}
+			if got := ThreadScope(in); got.Threads != tt.got || got.Rule != tt.rule {
+				t.Errorf("ThreadScope(%+v) = %+v, want %d by %q", in, got, tt.got, tt.rule)
 			}
 		})
+	}
+}
+
+func TestUsedThreadsRoundsUpPastTheSlack(t *testing.T) {
+	for _, tt := range []struct {
+		parallelism float64
+		want        int
+	}{{0, 1}, {0.5, 1}, {1, 1}, {1.25, 1}, {1.2501, 2}, {2, 2}, {2.25, 2}, {2.3, 3}, {7.9, 8}} {
+		if got := UsedThreads(tt.parallelism); got != tt.want {
+			t.Errorf("UsedThreads(%g) = %d, want %d", tt.parallelism, got, tt.want)
+		}
+	}
+}
+
+func TestScopeWhyNamesTheRuleAndTheParallelism(t *testing.T) {
+	tests := []struct {
+		p    Point
+		want []string
+	}{
+		{Point{Threads: 1, ThreadsRule: ScopeRuleParallelism, Parallelism: 1.01}, []string{"parallelism", "1.01", "1 thread"}},
+		{Point{Threads: 4, ThreadsRule: ScopeRuleParallelism, Parallelism: 2.9}, []string{"3 threads", "rprof roofs --threads 3"}},
+		{Point{Threads: 2, ThreadsRule: ScopeRuleAsked}, []string{"--threads"}},
+		{Point{Threads: 2, ThreadsRule: ScopeRuleCPUs}, []string{"parallelism unknown", "CPUs"}},
+		{Point{Threads: 2}, []string{"not recorded"}},
+	}
+	for _, tt := range tests {
+		got := tt.p.ScopeWhy()
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%+v: %q lacks %q", tt.p, got, w)
+			}
+		}
 	}
 }
 

@@ -80,6 +80,7 @@ var severities = map[string]Severity{
 	FlagNotCounted:           Caution,
 	FlagOutlived:             Caution,
 	FlagStdinOnce:            Caution,
+	FlagBusyMachine:          Caution,
 	FlagOverlappedCalls:      Caution,
 	FlagUncounted:            Caution,
 	FlagProbeCost:            Caution,

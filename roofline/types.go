@@ -217,6 +217,10 @@ const (
 	// FlagStdinOnce: standard input was a pipe or file, which only the
 	// first of several runs (repetitions, overhead runs) could read.
 	FlagStdinOnce = "stdin-once"
+	// FlagBusyMachine: the machine had less than half a CPU idle while the
+	// target ran, so its parallelism (CPU time over wall time) may be
+	// below the threads it ran, and the thread scope it chose too small.
+	FlagBusyMachine = "busy-machine"
 )
 
 // Point is one measured (or analytic) roofline point: the document written by
@@ -257,8 +261,17 @@ type Point struct {
 	AttainableGFlops     *float64 `json:"attainable_gflops"`
 	FractionOfAttainable *float64 `json:"fraction_of_attainable"`
 	RoofsFile            string   `json:"roofs_file,omitempty"`
-	// Threads is the thread scope whose roofs were used.
-	Threads int `json:"threads,omitempty"`
+	// Threads is the thread scope whose roofs were used, and ThreadsRule
+	// the rule of ThreadScope that chose it (ScopeRule*; empty in points
+	// of rprof before it was recorded).
+	Threads     int    `json:"threads,omitempty"`
+	ThreadsRule string `json:"threads_rule,omitempty"`
+	// CPUSeconds is the mean CPU time (user plus system) of the target
+	// and the children it waited for, per run, and Parallelism that CPU
+	// time over the runs' wall time: how many CPUs the program kept busy
+	// on average (before overhead subtraction). 0 when not measured.
+	CPUSeconds  float64 `json:"cpu_seconds,omitempty"`
+	Parallelism float64 `json:"parallelism,omitempty"`
 
 	// Levels is the traffic between each pair of adjacent memory levels,
 	// from the core down to DRAM (emulated points, from the cache model).

@@ -94,8 +94,8 @@ Flags:
   --traffic BYTES    analytic DRAM traffic of one run
   --roofs FILE       roofs document to place the point under (default: the
                      one 'rprof roofs' wrote, if any)
-  --threads N        thread scope of the roofs (default: the largest
-                     measured scope not above the online CPUs)
+  --threads N        thread scope of the roofs (default: the program's
+                     parallelism, CPU time over wall time: see below)
   --json FILE        write the point document (schema rprof.point/v2)
   --plot FILE        draw the point under the roofs (.png, .svg or .pdf)
   --label NAME       name of the point (default: CMD's base name)
@@ -103,6 +103,17 @@ Flags:
                      machine to finish (default 5m; 0 does not wait), then
                      exit 125. An rprof started by one holding the machine
                      (rprof run -- rprof roofs) measures inside it
+
+The roofs' thread scope follows the program: its parallelism is its CPU
+time (user plus system, its waited-for children's included) over its wall
+time, and a parallelism p stands for ceil(p - 0.25) threads, at least 1
+(1.1 is one thread: a runtime's helper threads and rprof's start-up; 1.3
+is two). The point goes under the smallest measured scope not below that
+count: a single-threaded program under the 1-thread roofs, two busy
+processes under the 2-thread roofs. On a machine other programs keep busy
+the parallelism reads lower than the threads the program ran. --threads N
+overrides; the summary and the point (threads_rule) say which rule chose
+the scope.
 
 Under mpirun or srun (mpirun -n 4 rprof run --json DIR/ -- ./app), each
 rank counts its own W and T, and one process per node and job, elected
@@ -186,7 +197,6 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	cfg.Roofs, cfg.RoofsPath = roofs.roofs, roofs.path
-	scope := scopeText(cfg.Threads)
 
 	var node rankNode
 	switch {
@@ -221,18 +231,10 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stderr, "rprof run: note: without --json DIR/ the ranks' points are not kept, and 'rprof merge' has nothing to make the job's point from")
 		}
 	default:
-		writeRunSummary(e.stderr, p, scope)
+		writeRunSummary(e.stderr, p, p.ScopeWhy())
 	}
 	writeRegions(e.stderr, p)
 	return finishRun(ctx, e, cfg, p, *jsonPath, *plotPath, roofs.roofs)
-}
-
-// scopeText says how the roofs' thread scope was chosen (roofline.ThreadScope).
-func scopeText(threads int) string {
-	if threads > 0 {
-		return "as asked with --threads"
-	}
-	return fmt.Sprintf("the largest measured scope not above the %d online CPUs", measure.OnlineCPUs())
 }
 
 // setRepetition applies --repeat or --ci (with --max-repeat, --max-time),
@@ -527,6 +529,9 @@ func (s *summary) timed() {
 		timeHow, rateHow = "wall, first rank's start to last rank's end", "over that time"
 	}
 	s.line(secs, "s", "time", details(timeHow, tci)+s.fn.marks(aboutSubject(roofline.SubjectSeconds)))
+	if p.Parallelism > 0 {
+		s.line(fmt.Sprintf("%.2f", p.Parallelism), "CPUs", "parallelism", fmt.Sprintf("CPU time %.6f s over wall time, mean", p.CPUSeconds))
+	}
 	if p.Source == roofline.SourceEvents {
 		return
 	}

@@ -132,8 +132,9 @@ func buildScene(r *roofline.Roofs, points []roofline.Point, opts Options) (*scen
 
 // ThreadScope picks the thread count whose roofs are drawn, by
 // roofline.ThreadScope: the one asked for (an error when the roofs have none
-// for it), else the first point's own scope, else the largest scope not above
-// the CPUs of the first point's machine (the smallest without points).
+// for it), else the first point's own scope, else the scope of the first
+// point's parallelism, else the largest scope not above the CPUs of the first
+// point's machine (the smallest without points).
 func ThreadScope(r *roofline.Roofs, points []roofline.Point, want int) (int, error) {
 	var scopes []int
 	if r != nil {
@@ -143,18 +144,18 @@ func ThreadScope(r *roofline.Roofs, points []roofline.Point, want int) (int, err
 	if want > 0 && r != nil && !slices.Contains(scopes, want) {
 		return 0, fmt.Errorf("select roofs: none measured for %d threads (measured for %s)", want, joinInts(scopes))
 	}
-	recorded, cpus := 0, 0
+	in := roofline.ScopeInputs{Scopes: scopes, Want: want}
 	for _, p := range points {
 		if p.Threads > 0 && (r == nil || slices.Contains(scopes, p.Threads)) {
-			recorded = p.Threads
+			in.Recorded = p.Threads
 			break
 		}
 	}
 	if len(points) > 0 {
-		cpus = points[0].Machine.Threads
+		in.Parallelism, in.CPUs = points[0].Parallelism, points[0].Machine.Threads
 	}
-	if t := roofline.ThreadScope(scopes, want, recorded, cpus); t > 0 {
-		return t, nil
+	if c := roofline.ThreadScope(in); c.Threads > 0 {
+		return c.Threads, nil
 	}
 	return 1, nil
 }
