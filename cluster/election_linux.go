@@ -51,8 +51,13 @@ type Session struct {
 // the shared lock that says its program is about to run. A directory that
 // cannot be used, or is not private (rundir.UnsafeError), is a
 // *LockDirError: the caller can still count W and T, and nobody on the node
-// counts Q.
+// counts Q. A rank of this job on this node that runs as another user
+// (a *MixedUsersError) keeps this one out of the election too: each
+// user's ranks would elect an owner of their own.
 func Join(dir string, id Identity) (*Session, error) {
+	if err := otherUsersRank(procFS, os.Getpid(), os.Geteuid()); err != nil {
+		return nil, err
+	}
 	s := &Session{id: id, log: ownersLogName(id.Node)}
 	fail := func(err error) (*Session, error) {
 		s.Close()

@@ -69,8 +69,13 @@ func identity(job string) (id cluster.Identity, ok bool, err error) {
 func joinNode(stderr io.Writer, lockDir string, id cluster.Identity) (rankNode, error) {
 	s, err := cluster.Join(lockDir, id)
 	var lde *cluster.LockDirError
-	if errors.As(err, &lde) {
+	var mixed *cluster.MixedUsersError
+	switch {
+	case errors.As(err, &lde):
 		fmt.Fprintf(stderr, "rprof run: rank %d: %v: this rank counts W and T; nobody counts node %s's DRAM traffic (set --lock-dir)\n", id.Rank, err, id.Node)
+		return &bystander{}, nil
+	case errors.As(err, &mixed):
+		fmt.Fprintf(stderr, "rprof run: rank %d: %v: this rank counts W and T, and takes no part in electing node %s's traffic owner (run every rank as one user)\n", id.Rank, err, id.Node)
 		return &bystander{}, nil
 	}
 	return s, err

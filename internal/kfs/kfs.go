@@ -141,6 +141,8 @@ func ParseList(s string, limit int) ([]int, error) {
 
 // ProcStat is what rprof reads of /proc/PID/stat.
 type ProcStat struct {
+	// Comm is the command name (at most 15 bytes of the program's name).
+	Comm string
 	// State is the one-letter state ("R", "S", "Z" for a zombie...).
 	State string
 	// PPID is the parent's pid, PGRP the process group's id.
@@ -161,7 +163,8 @@ func ReadProcStat(procfs fs.FS, pid int) (ProcStat, error) {
 	// fields after its closing parenthesis.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
+	open := strings.IndexByte(s, '(')
+	if i < 0 || open < 0 || open > i {
 		return ProcStat{}, fmt.Errorf("%s: no command field: %w", name, ErrMalformed)
 	}
 	f := strings.Fields(s[i+1:])
@@ -174,5 +177,5 @@ func ReadProcStat(procfs fs.FS, pid int) (ProcStat, error) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return ProcStat{}, fmt.Errorf("%s: %w", name, ErrMalformed)
 	}
-	return ProcStat{State: f[0], PPID: ppid, PGRP: pgrp, StartTicks: ticks}, nil
+	return ProcStat{Comm: s[open+1 : i], State: f[0], PPID: ppid, PGRP: pgrp, StartTicks: ticks}, nil
 }

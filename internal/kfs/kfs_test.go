@@ -57,8 +57,8 @@ func TestReadProcStat(t *testing.T) {
 		want ProcStat
 		err  bool
 	}{
-		{10, ProcStat{State: "S", PPID: 7, PGRP: 5, StartTicks: 987654}, false},
-		{11, ProcStat{State: "Z", PPID: 10, PGRP: 5, StartTicks: 987654}, false},
+		{10, ProcStat{Comm: "sleep", State: "S", PPID: 7, PGRP: 5, StartTicks: 987654}, false},
+		{11, ProcStat{Comm: "a) b) (c", State: "Z", PPID: 10, PGRP: 5, StartTicks: 987654}, false},
 		{12, ProcStat{}, true},
 		{13, ProcStat{}, true},
 		{14, ProcStat{}, true},

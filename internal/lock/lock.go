@@ -196,12 +196,6 @@ func holderOf(f *os.File) Holder {
 
 var procFS = os.DirFS("/proc")
 
-// running reports whether pid is a process that has not exited.
-func running(pid int) bool {
-	st, err := kfs.ReadProcStat(procFS, pid)
-	return err == nil && st.State != "Z"
-}
-
 // allAncestors reports whether every pid is an ancestor of this process.
 func allAncestors(pids []int) bool {
 	var up []int

@@ -30,6 +30,13 @@ func tryLock(f *os.File, mode Mode) error {
 	}
 }
 
+// running reports whether pid is a process (kill(2) with no signal
+// reaches it, or would but for permission).
+func running(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || err == unix.EPERM
+}
+
 // lockHolders are the processes /proc/locks says hold a lock on f, or nil
 // where the system does not say.
 func lockHolders(f *os.File) []int {

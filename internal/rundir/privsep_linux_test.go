@@ -117,6 +117,36 @@ func TestAnotherUserCannotTurnRuntimeFilesAgainstItsUser(t *testing.T) {
 		})
 	}
 
+	// A launcher's daemon (a shell named orted) starts two ranks of one
+	// job: the first as root, the second as another user (as sudo in a
+	// wrapper would). Their default directories differ, so the second
+	// must see the first some other way and refuse.
+	t.Run("ranks of one job under different users", func(t *testing.T) {
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			t.Skip("no setpriv(1)")
+		}
+		self, _ := os.Executable()
+		dir := filepath.Dir(self)
+		for _, c := range [][2]string{{"/bin/sh", "orted"}, {self, "rprof"}} {
+			b, err := os.ReadFile(c[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, c[1]), b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		script := fmt.Sprintf(`%[1]s=%[2]q ./rprof & sleep 1; %[1]s=%[3]q setpriv --reuid %[4]d --regid %[4]d --clear-groups ./rprof; wait`,
+			asEnv, "join "+host+" 3s", "join "+host, victim)
+		cmd := exec.Command(filepath.Join(dir, "orted"), "-c", script)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=/tmp"}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "join: ok") || !strings.Contains(string(out), "join: mixed users: pid") {
+			t.Errorf("two users' ranks under one daemon: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("a user's own runtime directory is closed to others", func(t *testing.T) {
 		defer os.RemoveAll(vdir)
 		if out := as(t, victim, "acquire"); !strings.Contains(out, "held") {
@@ -236,13 +266,20 @@ func runOps(ops []string) int {
 		case "join":
 			var s *cluster.Session
 			if s, err = cluster.Join(rundir.Default(), cluster.Identity{Job: "4242", Node: f[1], LocalSize: 1}); err == nil {
+				if len(f) > 2 { // hold it this long
+					d, _ := time.ParseDuration(f[2])
+					time.Sleep(d)
+				}
 				s.Close()
 			}
 		}
 		var ue *rundir.UnsafeError
+		var mixed *cluster.MixedUsersError
 		switch {
 		case errors.As(err, &ue):
 			fmt.Printf("%s: refused:%d: %v\n", f[0], ue.Reason, err)
+		case errors.As(err, &mixed):
+			fmt.Printf("%s: mixed users: %v\n", f[0], err)
 		case err != nil:
 			fmt.Printf("%s: %v\n", f[0], err)
 		default:
