@@ -98,6 +98,31 @@ type GPULadderStep struct {
 	CI           Interval `json:"ci"` // of GFlops
 }
 
+// GPUKernel says which GPU kernel a point is and where it ran: the device
+// and the clocks the profiler saw (rprof import ncu).
+type GPUKernel struct {
+	// Kernel is the kernel's name as the profiler gives it; Launches is
+	// how many launches the point sums.
+	Kernel   string `json:"kernel"`
+	Launches int    `json:"launches"`
+	// Device is the profiler's device index, DeviceName its name where the
+	// report gives it, ComputeCapability "major.minor".
+	Device            int    `json:"device"`
+	DeviceName        string `json:"device_name,omitempty"`
+	ComputeCapability string `json:"compute_capability,omitempty"`
+	// SMClockMHz and MemClockMHz are the clocks the profiler measured
+	// (their mean over the launches, weighted by time); 0 when the
+	// report lacks them.
+	SMClockMHz  float64 `json:"sm_clock_mhz,omitempty"`
+	MemClockMHz float64 `json:"mem_clock_mhz,omitempty"`
+	// LevelBytes are the bytes moved at each level, the hierarchical
+	// roofline's Q: "L1" (SMs to L1), "L2" (L1 to L2), "DRAM" (L2 to
+	// memory); a level the report lacks is absent.
+	LevelBytes map[string]float64 `json:"level_bytes,omitempty"`
+	// Tool is what measured the point: "ncu" (Nsight Compute's report).
+	Tool string `json:"tool"`
+}
+
 // GPUThreads is the thread scope a GPU's roofs take in the roofs view
 // (Roofs.GPUView): a GPU is one scope, the whole device.
 const GPUThreads = 1

@@ -298,6 +298,9 @@ type Point struct {
 	// srun); nil outside one. Job describes a job point made by Merge.
 	Rank *Rank `json:"rank,omitempty"`
 	Job  *Job  `json:"job,omitempty"`
+	// GPU says which GPU kernel the point is (rprof import ncu); nil for
+	// a program on the CPU.
+	GPU *GPUKernel `json:"gpu,omitempty"`
 }
 
 // LevelTraffic is the traffic between a memory level and the one below it:

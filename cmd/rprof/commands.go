@@ -7,6 +7,7 @@ func commands() []*command {
 		cmdRun,
 		cmdMerge,
 		cmdDNN,
+		cmdImport,
 		cmdPlot,
 		cmdReport,
 		cmdCompare,

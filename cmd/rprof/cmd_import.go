@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rprof/rprof/gpu/ncu"
+	"github.com/rprof/rprof/internal/unit"
+	"github.com/rprof/rprof/roofline"
+)
+
+var cmdImport = &command{
+	Name:      "import",
+	UsageLine: "rprof import ncu [--roofs FILE] [-o FILE] REPORT.csv",
+	Short:     "place GPU kernels from an Nsight Compute report",
+	Long: `
+Import ncu places the GPU kernels of an Nsight Compute report under the
+GPU's roofs ('rprof roofs --gpu'). The report is ncu's CSV export of the
+raw page with the metrics rprof reads:
+
+  ncu --csv --page raw --metrics \
+    gpu__time_duration.sum,dram__bytes.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,\
+    sm__cycles_elapsed.avg.per_second,dram__cycles_elapsed.avg.per_second,\
+    device__attribute_display_name,\
+    sm__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma}_pred_on.sum \
+    PROGRAM > REPORT.csv
+
+(the braces spelled out: nine instruction metrics). Each kernel's
+launches on a device are summed: W is the FP64, FP32 and FP16 add and
+multiply instructions plus twice the FMAs, Q the DRAM bytes (L2 and L1
+bytes are kept beside them), T the GPU time; the clocks the profiler saw
+are recorded. A kernel missing a metric W, Q or T needs is named with
+what it lacks; the others are placed. Lines before the table (ncu's
+progress lines) are skipped; the details page's long form is read too.
+See docs/gpu.md.
+
+The table goes to stderr; -o writes the points (a point set,
+docs/schema-point.md), which plot --gpu and report --gpu draw.
+
+Flags:
+  --roofs FILE   roofs document with GPU roofs (default: the one 'rprof
+                 roofs' wrote, if any)
+  -o FILE        write the kernels' points
+`,
+	Run: runImport,
+}
+
+func runImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "import")
+	roofsPath := fs.String("roofs", "", "roofs document")
+	out := fs.String("o", "", "points document to write")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) != 2 || files[0] != "ncu" {
+		return usagef("want 'ncu' and one report file (the only source rprof imports is Nsight Compute's CSV)")
+	}
+	if err := checkOutputs([]string{*out}); err != nil {
+		return err
+	}
+	f, err := os.Open(files[1])
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer f.Close()
+	launches, err := ncu.Parse(f)
+	if err != nil {
+		return usagef("%s: %v", files[1], err)
+	}
+	roofs, err := loadRoofs(*roofsPath)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	points, unplaced := importKernels(ncu.Kernels(launches), roofs, hereMachine(), time.Now().UTC())
+	writeImportTable(e.stderr, points, unplaced)
+	if len(points) == 0 {
+		return &exitError{code: exitUsage, err: errors.New("no kernel of the report has the metrics to be placed (see 'rprof help import')")}
+	}
+	if *out == "" {
+		return nil
+	}
+	if err := writeDoc(ctx, e, *out, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "rprof import: wrote %s\n", *out)
+	return nil
+}
+
+// importKernels turns the kernels that have their metrics into points,
+// placed under their device's GPU roofs when roofs has them, and says why
+// of the others.
+func importKernels(ks []ncu.Kernel, roofs roofsDoc, here roofline.Machine, created time.Time) ([]roofline.Point, []string) {
+	var points []roofline.Point
+	var unplaced []string
+	for i := range ks {
+		k := &ks[i]
+		if lacks := k.Lacks(); len(lacks) > 0 {
+			unplaced = append(unplaced, fmt.Sprintf("%s (device %d): lacks %s", k.Name, k.Device, strings.Join(lacks, ", ")))
+			continue
+		}
+		p := k.Point(here, created)
+		if placeOnGPU(&p, roofs.roofs) {
+			p.RoofsFile = roofs.path
+		}
+		points = append(points, p)
+	}
+	return points, unplaced
+}
+
+// placeOnGPU places a kernel's point under its device's roofs, flagging
+// roofs of another GPU (by name) as foreign; false when roofs has none
+// for the device.
+func placeOnGPU(p *roofline.Point, roofs *roofline.Roofs) bool {
+	if roofs == nil {
+		return false
+	}
+	g, ok := roofs.GPU(p.GPU.Device)
+	if !ok {
+		return false
+	}
+	if p.GPU.DeviceName != "" && g.Device.Name != p.GPU.DeviceName {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement,
+			Message: fmt.Sprintf("the kernel ran on %s, the roofs are of %s", p.GPU.DeviceName, g.Device.Name)})
+	}
+	roofs.GPUView(g).PlaceAt(p, roofline.GPUThreads)
+	return true
+}
+
+func writeImportTable(w io.Writer, points []roofline.Point, unplaced []string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "kernel\tlaunches\ttime\tGFLOP/s\tFLOP/byte (DRAM)\tGB/s\tbound\tof attainable\tSM clock")
+	for _, p := range points {
+		bound, frac := "not placed (no GPU roofs)", "-"
+		if p.Bound != nil {
+			bound, frac = p.Bound.String(), unit.RoundPercent(*p.FractionOfAttainable)
+		}
+		clock := "-"
+		if p.GPU.SMClockMHz > 0 {
+			clock = fmt.Sprintf("%.0f MHz", p.GPU.SMClockMHz)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Label, p.GPU.Launches, unit.SI(p.Seconds, "s"),
+			orUnknownDash(p.GFlops), orUnknownDash(p.Intensity), orUnknownDash(p.GBytesPerS), bound, frac, clock)
+	}
+	tw.Flush()
+	for _, u := range unplaced {
+		fmt.Fprintf(w, "not placed: %s\n", u)
+	}
+}

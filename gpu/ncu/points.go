@@ -1,0 +1,149 @@
+package ncu
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rprof/rprof/roofline"
+)
+
+// Kernel is one kernel's launches on one device, summed.
+type Kernel struct {
+	Name       string
+	Device     int
+	DeviceName string
+	CC         string
+	Launches   int
+	// Sums are each metric summed over the launches; a metric some launch
+	// lacks is absent, and Missing names it with the reason.
+	Sums    map[string]float64
+	Missing map[string]string
+	// smWeighted and memWeighted are the clocks times the launches' time.
+	smWeighted, memWeighted float64
+}
+
+// Kernels groups launches by kernel name and device, in the order of
+// their first launch, and sums each group's metrics.
+func Kernels(ls []Launch) []Kernel {
+	var groups [][]Launch
+	index := map[string]int{}
+	for _, l := range ls {
+		key := fmt.Sprintf("%d\x00%s", l.Device, l.Kernel)
+		i, ok := index[key]
+		if !ok {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], l)
+	}
+	out := make([]Kernel, len(groups))
+	for i, g := range groups {
+		out[i] = sum(g)
+	}
+	return out
+}
+
+// sum adds up a kernel's launches: a metric is summed when every launch
+// has it, else missing with the first launch's reason.
+func sum(ls []Launch) Kernel {
+	l0 := ls[0]
+	k := Kernel{Name: l0.Kernel, Device: l0.Device, DeviceName: l0.DeviceName, CC: l0.CC, Launches: len(ls),
+		Sums: map[string]float64{}, Missing: map[string]string{}}
+	names := map[string]bool{}
+	for _, l := range ls {
+		for m := range l.Values {
+			names[m] = true
+		}
+		for m := range l.Problems {
+			names[m] = true
+		}
+	}
+	for m := range names {
+		for _, l := range ls {
+			v, ok := l.Values[m]
+			if !ok {
+				why := l.Problems[m]
+				if why == "" {
+					why = "absent"
+				}
+				k.Missing[m] = fmt.Sprintf("launch %s: %s", l.ID, why)
+				delete(k.Sums, m)
+				break
+			}
+			k.Sums[m] += v
+		}
+	}
+	for _, l := range ls {
+		t := l.Values[MetricTime]
+		k.smWeighted += l.Values[MetricSMClock] * t
+		k.memWeighted += l.Values[MetricMemClock] * t
+	}
+	return k
+}
+
+// Lacks names the metrics the kernel needs to be placed and lacks, with
+// why: "dram__bytes.sum (not in the report)".
+func (k *Kernel) Lacks() []string {
+	var out []string
+	for _, m := range Required() {
+		if _, ok := k.Sums[m]; ok {
+			continue
+		}
+		why, ok := k.Missing[m]
+		if !ok {
+			why = "not in the report"
+		}
+		out = append(out, m+" ("+why+")")
+	}
+	return out
+}
+
+// Point is the kernel's point: W, Q (DRAM) and T summed over its
+// launches, Q by level, the device and clocks. It must have no Lacks.
+func (k *Kernel) Point(here roofline.Machine, created time.Time) roofline.Point {
+	w, byPrec := 0.0, map[string]float64{}
+	for _, p := range precisions {
+		f := k.Sums[WorkMetric(p.letter, "add")] + k.Sums[WorkMetric(p.letter, "mul")] + 2*k.Sums[WorkMetric(p.letter, "fma")]
+		w += f
+		if f > 0 {
+			byPrec[p.name] = f
+		}
+	}
+	q, t := k.Sums[MetricDRAM], k.Sums[MetricTime]
+	g := &roofline.GPUKernel{Kernel: k.Name, Launches: k.Launches, Device: k.Device, DeviceName: k.DeviceName,
+		ComputeCapability: k.CC, Tool: "ncu", LevelBytes: map[string]float64{"DRAM": q}}
+	for level, m := range map[string]string{"L2": MetricL2, "L1": MetricL1} {
+		if v, ok := k.Sums[m]; ok {
+			g.LevelBytes[level] = v
+		}
+	}
+	if _, ok := k.Sums[MetricSMClock]; ok && t > 0 {
+		g.SMClockMHz = k.smWeighted / t / 1e6
+	}
+	if _, ok := k.Sums[MetricMemClock]; ok && t > 0 {
+		g.MemClockMHz = k.memWeighted / t / 1e6
+	}
+	p := roofline.Point{Schema: roofline.PointSchema, Label: shortName(k.Name), Command: []string{}, Created: created,
+		Source: roofline.SourceCounters, WorkFlops: &w, WorkByPrecision: byPrec, TrafficBytes: &q, Seconds: t,
+		CI: roofline.Uncertainty{N: 1, Seconds: roofline.Interval{Lo: t, Hi: t}}, Events: []roofline.EventCount{},
+		Flags: []roofline.Flag{}, Machine: here, Threads: roofline.GPUThreads, GPU: g}
+	if t > 0 {
+		gflops, gbytes := w/t/1e9, q/t/1e9
+		p.GFlops, p.GBytesPerS = &gflops, &gbytes
+	}
+	if q > 0 {
+		ai := w / q
+		p.Intensity = &ai
+	}
+	return p
+}
+
+// shortName is a kernel's name without its parameter list, for labels.
+func shortName(name string) string {
+	if i := strings.IndexByte(name, '('); i > 0 {
+		return name[:i]
+	}
+	return name
+}
