@@ -223,6 +223,9 @@ func analyticNote(cfg Config) roofline.Flag {
 	if cfg.Work == nil || cfg.Traffic == nil {
 		msg += "; without both, intensity is unknown"
 	}
+	if cfg.Overhead == nil {
+		msg += "; T is the whole run of the command, its start and set-up (allocation, first touch of memory) included, which W and Q given for a kernel do not cover: an overhead run doing all but the kernel subtracts them"
+	}
 	return roofline.Flag{Code: roofline.FlagAnalytic, Message: msg}
 }
 

@@ -309,8 +309,11 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	case p.Intensity == nil:
 		s.notef("point %q left out: intensity unknown (W or Q was not counted)", name)
 		return
-	case p.GFlops == nil:
+	case p.GFlops == nil && p.WorkFlops == nil:
 		s.notef("point %q left out: GFLOP/s unknown (W was not counted)", name)
+		return
+	case p.GFlops == nil:
+		s.notef("point %q left out: GFLOP/s unknown (the time is unknown: see the point's flags)", name)
 		return
 	case !(*p.Intensity > 0) || math.IsInf(*p.Intensity, 0):
 		s.notef("point %q left out: intensity %g FLOP/byte cannot be shown on a log axis", name, *p.Intensity)
