@@ -84,6 +84,11 @@ annotations on stdout when GITHUB_ACTIONS=true.
   --work FLOP              analytic W, instead of counters
   --traffic BYTES          analytic Q, instead of counters
   --count BACKEND          count W and Q with BACKEND, as 'rprof run --count'
+  --cache-model M          the caches --count emulate models, as 'rprof run'
+  --emulate-cpu M          the CPU QEMU presents, as 'rprof run'
+  --qemu PATH              the qemu-x86_64 of --count emulate, as 'rprof run'
+  --region SPEC            also measure a function on its own, as 'rprof run'
+  --likwid-markers         regions from LIKWID marker calls, as 'rprof run'
   -e EVENT                 count EVENT too, as 'rprof run -e'
   --overhead 'CMD'         subtract an overhead command, as 'rprof run'
   --idle-baseline DURATION subtract idle DRAM traffic, as 'rprof run'

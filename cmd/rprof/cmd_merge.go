@@ -47,6 +47,8 @@ Flags:
                  Q, its own first start to last end), under the node roofs
   --json FILE    write the job point (a point set when there are several
                  jobs or --nodes)
+  -o DIR/        merge roofs documents instead (below): write one per node
+                 type into DIR
 
 Given the roofs documents that 'rprof roofs -o DIR/' wrote on each node
 under srun, merge groups the nodes by type (CPU and topology) and writes

@@ -80,6 +80,8 @@ Flags:
   --ci F             repeat until the CI of the mean time is within F x the
                      mean (0.02 or 2% alike), at most --max-repeat times
                      (default 30) or --max-time (default 1m) of runs
+  --max-repeat N     at most N runs when repeating by --ci (default 30)
+  --max-time D       at most D of runs when repeating by --ci (default 1m)
   --confidence C     level of every interval (default 0.95)
   --region SPEC      also measure one function on its own, with eBPF
                      uprobes (root, or CAP_BPF and CAP_PERFMON): SYMBOL

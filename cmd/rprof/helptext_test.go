@@ -42,3 +42,27 @@ func TestEveryCommandsHelpSpellsFlagsAlike(t *testing.T) {
 func defines(short, name string) bool {
 	return strings.Contains(short, "\n  --"+name+" ") || strings.Contains(short, "\n  --"+name+"\n")
 }
+
+// TestHelpListsEveryFlagOfTheFlagSet keeps each command's long help true
+// to its flag set: every flag -h prints (the FlagSet's own listing) is in
+// 'rprof help COMMAND', and the help names no flag the set lacks.
+func TestHelpListsEveryFlagOfTheFlagSet(t *testing.T) {
+	for _, c := range commands() {
+		t.Run(c.Name, func(t *testing.T) {
+			_, short, _ := rprofCLI(t, c.Name, "-h")
+			_, long, _ := rprofCLI(t, "help", c.Name)
+			set := map[string]bool{}
+			for _, m := range helpFlag.FindAllStringSubmatch(short, -1) {
+				set[m[1]] = true
+				if !defines(long, m[1]) && !strings.Contains(long, "\n  -"+m[1]+" ") {
+					t.Errorf("'rprof help %s' does not list --%s, which the command defines", c.Name, m[1])
+				}
+			}
+			for _, m := range helpFlag.FindAllStringSubmatch(long, -1) {
+				if !set[m[1]] {
+					t.Errorf("'rprof help %s' lists --%s, which the command does not define", c.Name, m[1])
+				}
+			}
+		})
+	}
+}
