@@ -5,23 +5,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"time"
+	"io"
+	"slices"
 
 	"github.com/rprof/rprof/dnn"
-	"github.com/rprof/rprof/internal/launch"
-	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
-	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 )
 
-// Emulated is the counted run of Count "emulate": the program once more
-// under QEMU with rprof's plugin counting every dnnl_primitive_execute
-// call on its own, its calls joined to that run's own verbose trace. QEMU
-// offers up to AVX2, so oneDNN may pick other implementations than in the
-// timed native run; dnn.MatchCounted pairs the groups by problem.
+// Emulated is the counting of Count "emulate": measure's emulate backend
+// ran the program natively (the timed run), then once more under QEMU
+// with rprof's plugin counting every dnnl_primitive_execute call on its
+// own; the calls are joined to that run's own verbose trace. QEMU offers
+// up to AVX2, so oneDNN may pick other implementations than in the timed
+// native run; dnn.MatchCounted pairs the groups by problem.
 type Emulated struct {
 	// Probe is the counted function.
 	Probe regions.Probe
@@ -34,53 +32,16 @@ type Emulated struct {
 	// probed library.
 	Mismatch  string
 	NotLoaded bool
+	// Emulation is how the calls were counted (the whole emulated run's
+	// record, without its work by vector width, which no call has).
 	Emulation roofline.Emulation
 	// Notes are the flags of how the calls were counted.
 	Notes []roofline.Flag
-
-	session *emulate.Session
 }
 
-// prepareEmulation checks the emulator and resolves the library's
-// dnnl_primitive_execute before anything runs.
-func prepareEmulation(ctx context.Context, o Options, env []string) (*Emulated, error) {
-	path, err := targetPath(o.Command[0])
-	if err != nil {
-		return nil, err
-	}
-	q, err := emulate.FindQEMU(ctx)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := regions.ParseSpec(o.Library + ":" + Execute)
-	if err != nil {
-		return nil, fmt.Errorf("%w: library %s: %w", ErrInvalidOptions, o.Library, err)
-	}
-	probes, err := regions.Resolver{Target: path, Env: env}.Resolve([]regions.Spec{spec})
-	if err != nil {
-		return nil, err
-	}
-	model := emulate.HostCacheModel()
-	s, err := emulate.NewSession(q, model)
-	if err != nil {
-		return nil, err
-	}
-	em := &Emulated{session: s, Probe: probes[0]}
-	if err := s.CountCalls(em.Probe.Path, em.Probe.Addr, em.Probe.Size); err != nil {
-		s.Close()
-		return nil, err
-	}
-	em.Emulation = roofline.Emulation{
-		Emulator: fmt.Sprintf("%s %s", emulate.QEMUBinary, q.Version), PluginAPI: q.PluginAPI,
-		ISA: measure.EmulatedISA, CacheModel: model.String(), CacheModelSource: model.Source,
-	}
-	if cpu, err := machine.ReadCPU(os.DirFS("/proc")); err == nil {
-		em.Notes = measure.EmulationNotes(cpu, model)
-	}
-	return em, nil
-}
-
-func (em *Emulated) close() { em.session.Close() }
+// emulationNotes are the codes of the flags of an emulated run that hold
+// for every call counted in it.
+var emulationNotes = []string{roofline.FlagEmulatedISA, roofline.FlagModelled, roofline.FlagNoUncore, roofline.FlagInterleaved}
 
 // EmulatedRunError is an emulated run that gave no counts: Stderr is what
 // the run printed there (kept back while it ran).
@@ -89,43 +50,55 @@ type EmulatedRunError struct {
 	Err    error
 }
 
-func (e *EmulatedRunError) Error() string { return "emulated run: " + e.Err.Error() }
+func (e *EmulatedRunError) Error() string { return e.Err.Error() }
 
 func (e *EmulatedRunError) Unwrap() error { return e.Err }
 
-// run runs the command under emulation (its stdout and stderr kept back)
-// and joins the counted calls to the run's trace.
-func (em *Emulated) run(ctx context.Context, command, env []string) error {
-	path, err := targetPath(command[0])
-	if err != nil {
-		return err
+// runEmulated runs the command natively with the trace into tr, then under
+// measure's emulate backend, counting every call of Execute, and joins
+// the calls to the emulated run's trace. It returns the native run's exit
+// status and the error of passing its stdout on.
+func runEmulated(ctx context.Context, o Options, env []string, tr *dnn.Trace) (em *Emulated, code int, outErr error, err error) {
+	out := &passOn{w: o.Stdout}
+	if out.w == nil {
+		out.w = io.Discard
 	}
-	argv, err := em.session.Argv(path, command)
-	if err != nil {
-		return err
-	}
+	native := tr.Splitter(out)
+	em = &Emulated{Trace: &dnn.Trace{Ordered: true}}
+	emulated := em.Trace.Splitter(io.Discard)
 	var stderr bytes.Buffer
-	start := time.Now()
-	tr := &dnn.Trace{Ordered: true}
-	code, _, err := runTraced(ctx, launch.Spec{Argv: argv, Env: env, Stderr: &stderr}, tr)
-	if err != nil || ctx.Err() != nil {
-		return err
+	var counted *measure.CountedCalls
+	cfg := measure.Config{
+		Command: o.Command, Env: env, Stdin: o.Stdin, Stdout: native, Stderr: o.Stderr,
+		Count: measure.BackendEmulate, Repeat: 1,
+		EmulatedCalls: &measure.CallCounting{Function: o.Library + ":" + Execute, Stdout: emulated, Stderr: &stderr,
+			Started: o.Counting, Done: func(c measure.CountedCalls) { counted = &c }},
 	}
-	em.Emulation.Seconds = time.Since(start).Seconds()
-	res, err := em.session.Result()
+	p, err := o.measure()(ctx, cfg)
+	native.Close()
+	emulated.Close()
 	if err != nil {
-		if errors.Is(err, emulate.ErrNoOutput) {
-			err = fmt.Errorf("%w (the emulated run exited with status %d)", err, code)
+		if ctx.Err() == nil && stderr.Len() > 0 {
+			err = &EmulatedRunError{Stderr: stderr.Bytes(), Err: err}
 		}
-		return &EmulatedRunError{Stderr: stderr.Bytes(), Err: err}
+		return nil, 0, nil, err
 	}
-	em.Trace = tr
-	em.Emulation.Images, em.Emulation.Threads, em.Emulation.ImageThreads = res.Images, res.Threads, res.ImageThreads
-	if f, ok := measure.InterleavingNote(res); ok {
-		em.Notes = append(em.Notes, f)
+	if counted == nil {
+		// Interrupted, or killed, in the native run: nothing was counted.
+		return nil, p.Exit.Code, out.err, nil
 	}
-	em.Join(countedCalls(res))
-	return nil
+	if p.Emulation != nil {
+		em.Emulation = *p.Emulation
+		em.Emulation.WorkByWidth = nil
+	}
+	for _, f := range p.Flags {
+		if slices.Contains(emulationNotes, f.Code) {
+			em.Notes = append(em.Notes, f)
+		}
+	}
+	em.Probe.Path = counted.Path
+	em.Join(countedCalls(*counted))
+	return em, p.Exit.Code, out.err, nil
 }
 
 // CountedCalls is what an emulated run counted of the calls of Execute.
@@ -138,9 +111,9 @@ type CountedCalls struct {
 	Images int
 }
 
-// countedCalls is the calls of the plugin's result.
-func countedCalls(res emulate.Result) CountedCalls {
-	c := CountedCalls{Mapped: res.CallMapped, Images: res.CallImages, Calls: make([]dnn.CallCount, len(res.Calls))}
+// countedCalls is the calls measure counted.
+func countedCalls(res measure.CountedCalls) CountedCalls {
+	c := CountedCalls{Mapped: res.Mapped, Images: res.Images, Calls: make([]dnn.CallCount, len(res.Calls))}
 	for i, call := range res.Calls {
 		work := map[string]float64{}
 		for p, v := range call.Work {

@@ -1,6 +1,8 @@
 package dnnrun
 
 import (
+	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -33,5 +35,13 @@ func TestAgreementFindsCallsShorterThanTheirExecution(t *testing.T) {
 				t.Errorf("calls %d short %d diffs %v; want 3, %d, median %g", a.Calls, a.Short, a.Diffs, tt.short, tt.medDiff)
 			}
 		})
+	}
+}
+
+func TestRunRefusesOptionsItCannotRun(t *testing.T) {
+	for _, o := range []Options{{}, {Command: []string{"true"}, Count: "perf"}} {
+		if _, err := Run(context.Background(), o); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%+v: %v, want ErrInvalidOptions", o, err)
+		}
 	}
 }

@@ -2,16 +2,19 @@
 // verbose trace on and places each primitive it executed on the roofline
 // (rprof dnn): the groups of the trace, timed by oneDNN itself, with the
 // analytic W and Q of package dnn, and optionally counted per call, by
-// uprobes and counters (measure's pmu backend) or under QEMU.
+// uprobes and counters (measure's pmu backend) or under QEMU (measure's
+// emulate backend).
 //
-// Every run of the program goes through internal/launch, as rprof run's
-// do: the same exit statuses, signal forwarding and target resolution.
+// Every run of the program goes through internal/launch, directly or
+// through measure.Run, as rprof run's do: the same exit statuses, signal
+// forwarding and target resolution.
 // The package never prints or exits; its callers render the Result.
 package dnnrun
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -65,10 +68,11 @@ type Options struct {
 	// Machine is where the points were measured (Count "pmu" takes the
 	// probed run's).
 	Machine roofline.Machine
-	// Measure runs the probed run of CountPMU (nil: measure.Run).
+	// Measure runs the probed run of CountPMU and the runs of
+	// CountEmulate (nil: measure.Run).
 	Measure func(context.Context, measure.Config) (*roofline.Point, error)
-	// Counting, when set, is called once the native run ended and the
-	// emulated run of CountEmulate starts, with the emulator's name.
+	// Counting, when set, is called as the emulated run of CountEmulate
+	// starts, with the emulator's name.
 	Counting func(emulator string)
 }
 
@@ -135,15 +139,14 @@ func (p *passOn) Write(b []byte) (int, error) {
 // CountPMU, then once more under emulation with CountEmulate. An
 // interruption (ctx) ends the runs; the result then holds what was read.
 // A trace without executions is no error: see Result.Groups and
-// dnn.Trace.Why. Errors: *launch.Error (not found, not executable),
-// ErrInvalidOptions, measure's errors, *EmulatedRunError, and the
-// emulator's.
+// dnn.Trace.Why. Errors: ErrInvalidOptions, *launch.Error (not found,
+// not executable), measure's errors, and *EmulatedRunError.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	switch {
 	case len(o.Command) == 0 || o.Command[0] == "":
-		return nil, errors.New("dnnrun: empty command")
+		return nil, fmt.Errorf("%w: empty command", ErrInvalidOptions)
 	case o.Count != "" && o.Count != CountPMU && o.Count != CountEmulate:
-		return nil, errors.New("dnnrun: unknown counting mode " + o.Count)
+		return nil, fmt.Errorf("%w: unknown counting mode %q", ErrInvalidOptions, o.Count)
 	}
 	env := o.Env
 	if env == nil {
@@ -163,27 +166,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			o.Machine = m
 		}
 	case CountEmulate:
-		if r.Emulated, err = prepareEmulation(ctx, o, env); err != nil {
+		r.Trace = &dnn.Trace{}
+		if r.Emulated, r.ExitCode, r.StdoutErr, err = runEmulated(ctx, o, env, r.Trace); err != nil {
 			return nil, err
 		}
-		defer r.Emulated.close()
-		fallthrough
+		r.Groups = r.Trace.Groups()
 	default:
 		r.Trace = &dnn.Trace{}
-		var code int
-		if code, r.StdoutErr, err = runTraced(ctx, launch.Spec{Argv: o.Command, Env: env, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr}, r.Trace); err != nil {
+		if r.ExitCode, r.StdoutErr, err = runTraced(ctx, launch.Spec{Argv: o.Command, Env: env, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr}, r.Trace); err != nil {
 			return nil, err
 		}
-		r.ExitCode = code
 		r.Groups = r.Trace.Groups()
-		if r.Emulated != nil && ctx.Err() == nil {
-			if o.Counting != nil {
-				o.Counting(r.Emulated.Emulation.Emulator)
-			}
-			if err := r.Emulated.run(ctx, o.Command, env); err != nil {
-				return nil, err
-			}
-		}
 	}
 	if ctx.Err() == nil && len(r.Groups) > 0 {
 		r.Points = r.Place(o)

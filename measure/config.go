@@ -95,6 +95,12 @@ type Config struct {
 	// regions as they are.
 	CallGroups func(calls []regions.Call) []CallGroup
 
+	// EmulatedCalls, when set, has the "emulate" backend count every call
+	// of one function on its own in its emulated run, and hand the calls
+	// over (rprof dnn: dnnl_primitive_execute); a backend without an
+	// emulated run refuses it.
+	EmulatedCalls *CallCounting
+
 	// probes are the resolved regions (set by Run).
 	probes *regionPlan
 
@@ -121,6 +127,39 @@ type CallGroup struct {
 	Name   string
 	Region int
 	Calls  []regions.Call
+}
+
+// CallCounting is a function whose calls an emulated run counts one by
+// one, callees and all of the process's threads included, and where that
+// run's output and calls go.
+type CallCounting struct {
+	// Function is LIB:SYMBOL, SYMBOL or FILE:0xADDR (regions.ParseSpec),
+	// resolved against the target.
+	Function string
+	// Stdout and Stderr take the emulated run's streams in place of the
+	// target's (nil: the null device).
+	Stdout, Stderr io.Writer
+	// Started, when set, is called as the emulated run starts, with the
+	// emulator's name; Done is given the counted calls once it ended.
+	Started func(emulator string)
+	Done    func(CountedCalls)
+}
+
+// CountedCalls are the calls of CallCounting.Function in an emulated run.
+type CountedCalls struct {
+	// Path is the file that holds the function.
+	Path string
+	// Calls are the calls in the order they returned.
+	Calls []emulate.Call
+	// Mapped says that the run loaded Path; Images is how many processes
+	// called the function.
+	Mapped bool
+	Images int
+}
+
+// callCounter is a backend that counts calls one by one (CallCounting).
+type callCounter interface {
+	countsCalls()
 }
 
 // Node coordinates the ranks of a parallel job on one node, so that
@@ -186,6 +225,11 @@ func (c Config) checkInputs() error {
 	}
 	for _, r := range c.Regions {
 		if _, err := regions.ParseSpec(r); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+	}
+	if c.EmulatedCalls != nil {
+		if _, err := regions.ParseSpec(c.EmulatedCalls.Function); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -54,6 +55,7 @@ type emulateBackend struct {
 	qemu     emulate.QEMU
 	model    emulate.CacheModel
 	cpu      emulate.CPU
+	calls    *CallCounting
 	counters []Counter
 	levels   []string // the traffic levels of counters, in order
 	// done holds each command's emulated counts, by argv.
@@ -99,7 +101,7 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	if err != nil {
 		return Counting{}, err
 	}
-	b.qemu = q
+	b.qemu, b.calls = q, cfg.EmulatedCalls
 	if b.cpu, err = b.emulatedCPU(ctx, cfg.EmulateCPU, d.CPU); err != nil {
 		return Counting{}, err
 	}
@@ -225,6 +227,13 @@ func (b *emulateBackend) Count(ctx context.Context, target launch.Spec) (Outcome
 	return o, nil
 }
 
+func (b *emulateBackend) countsCalls() {}
+
+// emulator names the emulator and its version.
+func (b *emulateBackend) emulator() string {
+	return fmt.Sprintf("%s %s", emulate.QEMUBinary, b.qemu.Version)
+}
+
 func (b *emulateBackend) Idle(context.Context, time.Duration) (Outcome, error) {
 	return Outcome{}, errors.New("emulate: no background counters: nothing to count idle")
 }
@@ -238,12 +247,22 @@ func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path s
 	}
 	defer s.Close()
 	s.CPU = b.cpu
+	spec := target
+	var counted CountedCalls
+	if c := b.calls; c != nil {
+		if counted.Path, err = b.countCalls(s, c.Function, path, target.Env); err != nil {
+			return nil, err
+		}
+		spec.Stdout, spec.Stderr = c.Stdout, c.Stderr
+	}
 	argv, err := s.Argv(path, target.Argv)
 	if err != nil {
 		return nil, err
 	}
-	spec := target
 	spec.Argv, spec.Hooks = argv, nil
+	if b.calls != nil && b.calls.Started != nil {
+		b.calls.Started(b.emulator())
+	}
 	r, err := b.run(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("emulate: %w", err)
@@ -260,6 +279,10 @@ func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path s
 	}
 	if err != nil {
 		return nil, err
+	}
+	if b.calls != nil && b.calls.Done != nil {
+		counted.Calls, counted.Mapped, counted.Images = res.Calls, res.CallMapped, res.CallImages
+		b.calls.Done(counted)
 	}
 	e := &emulatedCounts{signal: r.Signal, exit: r.ExitCode, notes: resultNotes(res)}
 	if r.Signal != "" {
@@ -286,7 +309,7 @@ func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path s
 	}
 	e.functions = functionTable(res)
 	e.emulation = &roofline.Emulation{
-		Emulator:         fmt.Sprintf("%s %s", emulate.QEMUBinary, b.qemu.Version),
+		Emulator:         b.emulator(),
 		PluginAPI:        b.qemu.PluginAPI,
 		ISA:              EmulatedISA,
 		CPU:              EmulatedCPU(b.cpu),
@@ -317,6 +340,21 @@ func environmentBytes(argv, env []string) int64 {
 		n += int64(len(s) + 1)
 	}
 	return n
+}
+
+// countCalls has session s count the calls of function, resolved against
+// the target at path, and returns the file that holds it.
+func (b *emulateBackend) countCalls(s *emulate.Session, function, path string, env []string) (string, error) {
+	spec, err := regions.ParseSpec(function)
+	if err != nil {
+		return "", regionInvalid(err)
+	}
+	probes, err := regions.Resolver{Target: path, Env: env}.Resolve([]regions.Spec{spec})
+	if err != nil {
+		return "", regionInvalid(err)
+	}
+	p := probes[0]
+	return p.Path, s.CountCalls(p.Path, p.Addr, p.Size)
 }
 
 // functionTable keeps the functions with at least 0.1% of W or Q (fewer

@@ -299,3 +299,52 @@ func TestCacheModelComesFromTheFlagThenTheRoofsThenTheHost(t *testing.T) {
 		}
 	}
 }
+
+// A function whose calls are counted one by one is resolved against the
+// native run's target, its emulated run's streams are the caller's, and
+// the caller is told as the run starts and given the calls at its end; a
+// backend without an emulated run refuses it.
+func TestEmulatedCallsAreCountedOnlyUnderEmulation(t *testing.T) {
+	// A sized function of a shared library: getpid in the C library.
+	libc := ""
+	for _, dir := range []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64"} {
+		if m, _ := filepath.Glob(filepath.Join(dir, "*", "libc.so.6")); len(m) > 0 {
+			libc = m[0]
+			break
+		}
+		if _, err := os.Stat(filepath.Join(dir, "libc.so.6")); err == nil {
+			libc = filepath.Join(dir, "libc.so.6")
+			break
+		}
+	}
+	if libc == "" {
+		t.Skip("no libc.so.6 in the usual directories")
+	}
+	var started string
+	var done *CountedCalls
+	var out, errOut strings.Builder
+	cfg := emulatedConfig(1)
+	cfg.EmulatedCalls = &CallCounting{Function: libc + ":getpid", Stdout: &out, Stderr: &errOut,
+		Started: func(e string) { started = e }, Done: func(c CountedCalls) { done = &c }}
+	f := &fakeEmulation{}
+	b := f.backend()
+	run0 := b.run
+	b.run = func(ctx context.Context, s launch.Spec) (launch.Result, error) {
+		if strings.HasSuffix(s.Argv[0], emulate.QEMUBinary) && (s.Stdout != &out || s.Stderr != &errOut || !strings.Contains(s.Argv[2], "call=")) {
+			return launch.Result{}, fmt.Errorf("emulated run %q with other streams or no counted function", s.Argv)
+		}
+		return run0(ctx, s)
+	}
+	if _, err := run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if started != "qemu-x86_64 7.2.22" || done == nil || done.Path == "" {
+		t.Errorf("started %q, done %+v; want the emulator named and the calls handed over", started, done)
+	}
+	if _, err := run(context.Background(), Config{Command: []string{"k"}, EmulatedCalls: cfg.EmulatedCalls}, deps{backend: plainBackend{}, now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("a backend without an emulated run: %v, want ErrInvalidConfig", err)
+	}
+}
+
+// plainBackend counts nothing, and no calls.
+type plainBackend struct{ Backend }

@@ -57,6 +57,9 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 			return nil, err
 		}
 	}
+	if _, ok := b.(callCounter); cfg.EmulatedCalls != nil && !ok {
+		return nil, invalidf("calls are counted one by one under emulation only")
+	}
 	c, err := b.Resolve(ctx, cfg)
 	if err != nil {
 		return nil, err

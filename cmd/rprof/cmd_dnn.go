@@ -162,10 +162,8 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// dnnFailure turns dnnrun.Run's errors into exit statuses, as run's are:
-// bad input 2, a program not found 127 or not executable 126, an
-// interruption 130, an emulated run without counts 125 after what it
-// printed, anything else 125.
+// dnnFailure turns dnnrun.Run's errors into exit statuses, as run's are
+// (measureFailure), after what an emulated run that failed printed.
 func dnnFailure(e *env, err error) error {
 	var ee *dnnrun.EmulatedRunError
 	switch {
@@ -173,7 +171,6 @@ func dnnFailure(e *env, err error) error {
 		return usagef("%v", err)
 	case errors.As(err, &ee):
 		e.stderr.Write(ee.Stderr)
-		return &exitError{code: exitInternal, err: fmt.Errorf("--count emulate: %w", err)}
 	}
 	return measureFailure(err, "")
 }
