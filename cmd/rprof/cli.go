@@ -42,8 +42,8 @@ var exitCodes = []struct {
 	{exitUsage, "bad command line or input document (unknown flag, missing baseline, a document of another schema); nothing was measured"},
 	{exitUndecided, "`gate`: could not decide (too few repetitions, the target failed, the machine differs without roofs to compare)"},
 	{exitInternal, "rprof could not do its work: measuring (no counters, a failing overhead command, a roofs benchmark, another measurement still holding the machine after `--lock-timeout`), reading roofs or writing outputs failed"},
-	{exitNoExec, "`run`, `gate`: the target is not executable"},
-	{exitNotFound, "`run`, `gate`: the target was not found"},
+	{exitNoExec, "`run`, `gate`, `dnn`: the target is not executable"},
+	{exitNotFound, "`run`, `gate`, `dnn`: the target was not found"},
 	{exitInterrupted, "interrupted (Ctrl-C or SIGTERM): `run` writes the point of the repetitions that had ended, flagged `interrupted` (none had: nothing); every other command writes nothing. `run` also exits 130 when SIGINT killed the target, as its own status"},
 }
 
