@@ -6,16 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnbench"
-	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
@@ -164,16 +161,16 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	}
 	roofs, roofsFile := rd.roofs, rd.path
 
-	bind := bindOpenMP(*threads)
+	bind := dnnbench.Bind(*threads)
 	lib, err := openDNN(*library)
 	if err != nil {
 		return &exitError{code: exitInternal, err: dnnLibraryAdvice(err)}
 	}
 	defer lib.Close()
 
-	rule := stats.StopRule{MaxTime: maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: ci.v, MinCount: 5, Method: benchMethod}
+	rule := stats.StopRule{MaxTime: maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: ci.v, MinCount: 5, Method: dnnbench.Method}
 	if *repeat > 0 {
-		rule = stats.Fixed(*repeat, *confidence, benchMethod)
+		rule = stats.Fixed(*repeat, *confidence, dnnbench.Method)
 	}
 	opts := dnnbench.Options{Threads: *threads, Cold: *cold, FlushBytes: *flushBytes, WarmUp: 3, Rule: rule, NoExec: *noExec}
 	results, err := runBenchProblems(ctx, e, lib, problems, opts)
@@ -182,7 +179,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	}
 	v := lib.Version()
 	if *noExec {
-		fmt.Fprintf(e.stderr, "rprof dnn bench: overhead run (oneDNN %s, threads %s): %d problems created, allocated and filled, none executed\n", v, bind.describe(v), len(results))
+		fmt.Fprintf(e.stderr, "rprof dnn bench: overhead run (oneDNN %s, threads %s): %d problems created, allocated and filled, none executed\n", v, bind.Describe(v), len(results))
 		for _, r := range results {
 			fmt.Fprintf(e.stderr, "  %-12s setup %s  %s\n", r.Implementation, r.Setup.Round(time.Microsecond), r.Problem)
 		}
@@ -196,77 +193,6 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
-}
-
-// ompBinding is how bench binds the library's OpenMP threads.
-type ompBinding struct {
-	// env is added to the environment before the library loads.
-	env []string
-	// how says it, after "N threads": "bound one to each of CPUs 0,1
-	// (OMP_PROC_BIND=close, OMP_PLACES={0},{1})".
-	how string
-}
-
-// bindOpenMP puts benchBinding's environment in place; call it before
-// the library loads. libgomp reads its variables once, when libdnnl loads
-// it; os.Setenv reaches the C environment it reads (purego links cgo's or
-// its own setenv hook), as the Linux test checks in a fresh process.
-func bindOpenMP(threads int) ompBinding {
-	allowed, err := affinity.Allowed()
-	bind := benchBinding(allowed, err, threads, os.Getenv)
-	for _, kv := range bind.env {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
-	}
-	return bind
-}
-
-// benchBinding binds the library's threads one to each of the first
-// threads CPUs the process may run on (its affinity: taskset, cgroup
-// cpusets), all of them when threads is 0, as the roofs' oneDNN ceilings
-// are measured. A user's own OMP_PROC_BIND, OMP_PLACES or
-// GOMP_CPU_AFFINITY is kept: they are how one studies the binding.
-func benchBinding(allowed []int, allowedErr error, threads int, getenv func(string) string) ompBinding {
-	if user := affinity.OpenMPUserBinding(getenv); len(user) > 0 {
-		return ompBinding{how: "placed as the environment says (" + strings.Join(user, ", ") + ")"}
-	}
-	if allowedErr != nil || len(allowed) == 0 {
-		return ompBinding{how: fmt.Sprintf("unbound (allowed CPUs unknown: %v)", allowedErr)}
-	}
-	cpus := allowed
-	if threads > 0 && threads < len(allowed) {
-		cpus = allowed[:threads]
-	}
-	env := affinity.OpenMPEnv(cpus)
-	how := "bound one to each of " + cpuList(cpus)
-	switch {
-	case threads > len(allowed):
-		how = "bound to and sharing the allowed " + cpuList(cpus)
-	case len(cpus) == 1:
-		how = "bound to " + cpuList(cpus)
-	}
-	return ompBinding{env: env, how: how + " (" + strings.Join(env, ", ") + ")"}
-}
-
-// describe says the binding for the header; it is OpenMP's, and means
-// nothing to another runtime.
-func (b ompBinding) describe(v dnnbench.Version) string {
-	if v.CPURuntime != "OpenMP" {
-		return "as the " + v.CPURuntime + " runtime places them"
-	}
-	return b.how
-}
-
-// cpuList is "CPU 1" or "CPUs 0,1".
-func cpuList(cpus []int) string {
-	s := make([]string, len(cpus))
-	for i, c := range cpus {
-		s[i] = strconv.Itoa(c)
-	}
-	if len(cpus) == 1 {
-		return "CPU " + s[0]
-	}
-	return "CPUs " + strings.Join(s, ",")
 }
 
 // dnnLibraryAdvice adds the package to install to a library that would
@@ -294,40 +220,20 @@ func experimentList() string {
 	return b.String()
 }
 
-// benchMethod summarises bench's samples: the stopping rule's interval and
-// every figure of a row.
-const benchMethod = stats.DefaultMethod
-
-// benchPoints makes each result a labelled point through dnn's groups, so
-// that a replayed shape and a traced one carry the same label.
+// benchPoints makes each result a labelled point (dnnbench.Points).
 func benchPoints(results []dnnbench.Result, roofs *roofline.Roofs, roofsFile string, confidence float64) []roofline.Point {
-	var groups []*dnn.Group
-	for i := range results {
-		r := &results[i]
-		ms := make([]float64, len(r.Seconds.Samples))
-		for j, s := range r.Seconds.Samples {
-			ms[j] = s * 1e3
-		}
-		groups = append(groups, dnn.NewGroup(&r.Record, ms))
-	}
-	pts := dnn.Points(groups, dnn.PointOptions{
-		Command: []string{"rprof", "dnn", "bench"}, Created: time.Now().UTC(), Confidence: confidence, Method: benchMethod,
-		Roofs: roofs, RoofsFile: roofsFile, CPUs: results[0].Threads, Machine: hereMachine(),
+	return dnnbench.Points(results, dnn.PointOptions{
+		Command: []string{"rprof", "dnn", "bench"}, Created: time.Now().UTC(), Confidence: confidence,
+		Roofs: roofs, RoofsFile: roofsFile, Machine: hereMachine(),
 	})
-	for i := range pts {
-		if results[i].Cold {
-			pts[i].Label += " cold"
-		}
-	}
-	return pts
 }
 
-func writeBenchTable(w io.Writer, v dnnbench.Version, bind ompBinding, results []dnnbench.Result, points []roofline.Point, roofs *roofline.Roofs) {
+func writeBenchTable(w io.Writer, v dnnbench.Version, bind dnnbench.Binding, results []dnnbench.Result, points []roofline.Point, roofs *roofline.Roofs) {
 	caches := "warm caches"
 	if results[0].Cold {
 		caches = "cold caches"
 	}
-	fmt.Fprintf(w, "\n oneDNN %s (%s, %d threads %s), %s; time per execution: median of the samples and its interval, and the fastest sample (a busy machine slows the median first)\n", v, v.CPURuntime, results[0].Threads, bind.describe(v), caches)
+	fmt.Fprintf(w, "\n oneDNN %s (%s, %d threads %s), %s; time per execution: median of the samples and its interval, and the fastest sample (a busy machine slows the median first)\n", v, v.CPURuntime, results[0].Threads, bind.Describe(v), caches)
 	if roofs == nil {
 		fmt.Fprintln(w, " no roofs document: run 'rprof roofs' for the share of peak and the roof reached")
 	}
