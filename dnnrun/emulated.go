@@ -71,6 +71,8 @@ func runEmulated(ctx context.Context, o Options, env []string, tr *dnn.Trace) (e
 	cfg := measure.Config{
 		Command: o.Command, Env: env, Stdin: o.Stdin, Stdout: native, Stderr: o.Stderr,
 		Count: measure.BackendEmulate, Repeat: 1,
+		// The roofs give the cache model their effective sizes, as in run.
+		Roofs: o.Roofs, RoofsPath: o.RoofsPath, Threads: o.Threads,
 		EmulatedCalls: &measure.CallCounting{Function: o.Library + ":" + Execute, Stdout: emulated, Stderr: &stderr,
 			Started: o.Counting, Done: func(c measure.CountedCalls) { counted = &c }},
 	}
