@@ -115,10 +115,20 @@ func (g *group) stopped() bool {
 // suspend passes the target's stop on to rprof, as if the terminal had
 // stopped both: it takes the terminal back and stops its own process
 // group, so that the shell sees its job stopped. Once continued, it hands
-// the terminal back and continues the target's group.
+// the terminal back and continues the target's group. The stop takes
+// effect after kill(2) returns, so it waits for the SIGCONT; a group
+// without a shell's job control (orphaned) discards the SIGTSTP, and then
+// it goes on after a second.
 func (g *group) suspend() {
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, unix.SIGCONT)
+	defer signal.Stop(cont)
 	g.foreground(unix.Getpgrp())
 	unix.Kill(0, unix.SIGTSTP)
+	select {
+	case <-cont:
+	case <-time.After(time.Second):
+	}
 	g.foreground(g.pgid)
 	g.signal(unix.SIGCONT)
 }

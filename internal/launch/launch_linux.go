@@ -224,8 +224,10 @@ func waitForwarding(proc *os.Process, sigs <-chan os.Signal, g *group) (*os.Proc
 		select {
 		case s := <-sigs:
 			// The target may be gone already; then there is nobody
-			// to tell.
+			// to tell. A stopped target must run to act on it, as a
+			// shell's kill of a stopped job does.
 			g.signal(s.(syscall.Signal))
+			g.signal(unix.SIGCONT)
 		case <-chld:
 			if g.stopped() {
 				g.suspend()

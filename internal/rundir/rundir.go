@@ -23,11 +23,13 @@ import (
 const Perm fs.FileMode = 0o700
 
 // Path is the runtime directory of the user with effective uid euid, from
-// the environment's XDG_RUNTIME_DIR: $XDG_RUNTIME_DIR/rprof when set,
-// else /run/rprof for root when /run exists, else rprof-UID in the
-// temporary directory. It touches nothing but a stat of /run.
+// the environment's XDG_RUNTIME_DIR: $XDG_RUNTIME_DIR/rprof when set and
+// that directory is the user's, else /run/rprof for root when /run
+// exists, else rprof-UID in the temporary directory. An XDG_RUNTIME_DIR of
+// another user (kept by su, or sudo -E) is passed over: its owner could
+// replace what rprof makes in it. It touches nothing but stats.
 func Path(getenv func(string) string, euid int) string {
-	if d := getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) && ownedBy(d, euid) {
 		return filepath.Join(d, "rprof")
 	}
 	if euid == 0 {

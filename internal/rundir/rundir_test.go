@@ -7,15 +7,28 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 )
 
 func TestPathChoosesTheRuntimeDirectory(t *testing.T) {
-	tmp := filepath.Join(os.TempDir(), "rprof-1000")
+	me := os.Geteuid()
+	other := 65534
+	if me == other {
+		other = 65533
+	}
+	mine := t.TempDir()
+	othersDir := filepath.Join(t.TempDir(), "other")
+	must(t, os.Mkdir(othersDir, 0o700))
+	chowned := os.Lchown(othersDir, other, other) == nil // root only
 	root := "/run/rprof"
 	if st, err := os.Stat("/run"); err != nil || !st.IsDir() {
 		root = filepath.Join(os.TempDir(), "rprof-0")
+	}
+	fallback := filepath.Join(os.TempDir(), "rprof-"+strconv.Itoa(me))
+	if me == 0 {
+		fallback = root
 	}
 	tests := []struct {
 		name string
@@ -23,14 +36,18 @@ func TestPathChoosesTheRuntimeDirectory(t *testing.T) {
 		euid int
 		want string
 	}{
-		{"XDG_RUNTIME_DIR set", "/run/user/1000", 1000, "/run/user/1000/rprof"},
-		{"XDG_RUNTIME_DIR set for root", "/run/user/0", 0, "/run/user/0/rprof"},
+		{"XDG_RUNTIME_DIR of the user", mine, me, filepath.Join(mine, "rprof")},
 		{"root without XDG_RUNTIME_DIR", "", 0, root},
-		{"a user without XDG_RUNTIME_DIR", "", 1000, tmp},
-		{"a relative XDG_RUNTIME_DIR is ignored", "run", 1000, tmp},
+		{"a user without XDG_RUNTIME_DIR", "", 1000, filepath.Join(os.TempDir(), "rprof-1000")},
+		{"a relative XDG_RUNTIME_DIR is passed over", "run", me, fallback},
+		{"a missing XDG_RUNTIME_DIR is passed over", filepath.Join(mine, "missing"), me, fallback},
+		{"another user's XDG_RUNTIME_DIR (su keeps it) is passed over", othersDir, me, fallback},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.xdg == othersDir && !chowned {
+				t.Skip("cannot give a directory to another user (needs root)")
+			}
 			got := Path(func(k string) string {
 				if k == "XDG_RUNTIME_DIR" {
 					return tt.xdg

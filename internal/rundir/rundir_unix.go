@@ -104,6 +104,12 @@ func adopt(fd int, path string, created bool) (*Dir, error) {
 	return &Dir{f: f, path: path}, nil
 }
 
+// ownedBy reports whether path is a directory of user uid.
+func ownedBy(path string, uid int) bool {
+	var st unix.Stat_t
+	return unix.Stat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == uid
+}
+
 // Path is the directory's name, for messages.
 func (d *Dir) Path() string { return d.path }
 
