@@ -3,7 +3,9 @@ package roofs
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/rprof/rprof/roofline"
 )
@@ -158,6 +160,32 @@ func TestDRAMSettlesOnSeveralAgreeingSizesPastTheLastEdge(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := dramSettled(tt.points, tt.sizes, 2); got != tt.want {
 				t.Errorf("dramSettled = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSweepMemoryLimitIsAQuarterOfMemAvailableOrLessIfAsked(t *testing.T) {
+	meminfo := func(kb string) fstest.MapFS {
+		return fstest.MapFS{"meminfo": {Data: []byte("MemTotal: 33554432 kB\nMemAvailable: " + kb + " kB\n")}}
+	}
+	tests := []struct {
+		name     string
+		procfs   fstest.MapFS
+		max      int64
+		want     int64
+		fromWant string
+	}{
+		{"a quarter of MemAvailable", meminfo("8388608"), 0, 2 << 30, "a quarter of MemAvailable (8 GiB)"},
+		{"a lower limit asked for", meminfo("8388608"), 64 << 20, 64 << 20, "the limit asked for (64 MiB)"},
+		{"a higher limit asked for is not granted", meminfo("1048576"), 4 << 30, 256 << 20, "a quarter of MemAvailable (1 GiB)"},
+		{"MemAvailable unknown", fstest.MapFS{}, 0, defaultMemoryLimit, "MemAvailable being unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sweepMemoryLimit(Options{Procfs: tt.procfs, MaxMemory: tt.max})
+			if got.Bytes != tt.want || !strings.Contains(got.From, tt.fromWant) {
+				t.Errorf("limit %+v, want %d bytes from %q", got, tt.want, tt.fromWant)
 			}
 		})
 	}

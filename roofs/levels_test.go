@@ -164,3 +164,36 @@ func TestCeilingsRejectBadPoints(t *testing.T) {
 		t.Error("a zero rate accepted")
 	}
 }
+
+// TestCeilingsOfAHostDeclaringAFakeL3MeasureIt declares the Zen 4 guest's
+// L3 sixteen times too large (as the Intel guest's 480 MiB): its edge is
+// measured where bandwidth falls, and the ceilings are those read with
+// the true size; declared rightly, the size stands and carries its edge.
+func TestCeilingsOfAHostDeclaringAFakeL3MeasureIt(t *testing.T) {
+	for _, name := range []string{"epyc-f25m17-vm-avx2-triad-1t.json", "epyc-f25m17-vm-avx2-triad-2t.json"} {
+		rec := readRecorded(t, name)
+		fake := slices.Clone(rec.Levels)
+		fake[2].Bytes *= 16
+		right, rightSizes, _, err := ceilings(rec.Points, knownCaches{Levels: rec.Levels, Source: roofline.CacheSourceSysfs, Complete: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, sizes, flags, err := ceilings(rec.Points, knownCaches{Levels: fake, Source: roofline.CacheSourceSysfs, Complete: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l3 := sizes[2]
+		if l3.Source != roofline.CacheSourceMeasured || l3.Bytes < rec.Levels[2].Bytes/2 || l3.Bytes > rec.Levels[2].Bytes*2 || l3.DeclaredBytes != fake[2].Bytes {
+			t.Errorf("%s: L3 %+v, want measured near %s with the declared %s beside it", name, l3, unit.Bytes(rec.Levels[2].Bytes), unit.Bytes(fake[2].Bytes))
+		}
+		if !slices.ContainsFunc(flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagCacheMismatch }) {
+			t.Errorf("%s: flags %+v, want a %s naming both sizes", name, flags, roofline.FlagCacheMismatch)
+		}
+		if !slices.Equal(levelNames(got), levelNames(right)) || got[2].GBytesPerS != right[2].GBytesPerS || got[3].GBytesPerS != right[3].GBytesPerS {
+			t.Errorf("%s: ceilings %+v, want those with the true size %+v", name, got, right)
+		}
+		if r := rightSizes[2]; r.Source != roofline.CacheSourceSysfs || r.Bytes != rec.Levels[2].Bytes || r.EdgeLo == 0 {
+			t.Errorf("%s: declared rightly, L3 %+v: want the sysfs size with its edge", name, r)
+		}
+	}
+}
