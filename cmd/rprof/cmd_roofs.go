@@ -165,8 +165,9 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *maxMemory != "" {
-		if o.MaxMemory, err = machine.ParseSize(*maxMemory); err != nil || o.MaxMemory == 0 {
-			return usagef("--max-memory %q: want a size such as 256M or 2G", *maxMemory)
+		// Below a megabyte the sweep could not even span L2.
+		if o.MaxMemory, err = machine.ParseSize(*maxMemory); err != nil || o.MaxMemory < 1<<20 {
+			return usagef("--max-memory %q: want a size of 1M or more, such as 256M or 2G", *maxMemory)
 		}
 	}
 	if err := checkRoofsOptions(&o, *method, *order); err != nil {

@@ -39,6 +39,8 @@ func TestRoofsRejectsBadInputInOneLine(t *testing.T) {
 		{"missing-blas", []string{"--blas", "/nonexistent/libopenblas.so.0", "-o", out}, exitUsage},
 		{"extra-argument", []string{"-o", out, "now"}, exitUsage},
 		{"dnn-unknown-problem", []string{"--dnn", "ip,conv9x9", "-o", out}, exitUsage},
+		{"max-memory-too-small", []string{"--max-memory", "64K", "-o", out}, exitUsage},
+		{"max-memory-not-a-size", []string{"--max-memory", "lots", "-o", out}, exitUsage},
 		{"dnn-in-process", []string{"--dnn", "ip", "--in-process", "-o", out}, exitUsage},
 		{"unwritable-output", []string{"-o", dir + "not-a-dir/roofs.json"}, exitInternal},
 	}
