@@ -255,30 +255,34 @@ func ceilings(points []sweepPoint, known knownCaches) ([]plateau, []levelSize, [
 
 // declaredCeilings reads the ceilings of a host that declares every
 // cache level: the declared sizes say where to look, and the sweep's
-// edges decide. Each level's edge is found (for all but the last, the
-// drop between its plateau and the next one's, dropAfter; for the last,
-// the step the sweep shows past the level before it, measuredPlateaus), a
-// level whose edge lies more than mismatchFactor from its declared size
-// takes the edge's size (measured), and the ceilings are read at the
-// effective sizes. A level whose edge the sweep does not show keeps its
-// declared size. points and levels are sorted by size.
+// edges decide. Each level's edge is found (the drop between its plateau
+// and the next one's, dropAfter, as crossCheck finds it; for the last
+// level, where the declared sizes leave DRAM no plateau or the sweep no
+// such drop, the step the sweep shows past the level before it,
+// measuredPlateaus), a level whose edge lies more than mismatchFactor
+// from its declared size takes the edge's size (measured), and the
+// ceilings are read at the effective sizes. A level whose edge the sweep
+// does not show keeps its declared size. points and levels are sorted by
+// size.
 func declaredCeilings(points []sweepPoint, levels []cacheLevel, source string) ([]plateau, []levelSize, []roofline.Flag) {
 	n := len(levels)
 	sizes := make([]levelSize, n)
 	for i, l := range levels {
 		sizes[i] = declaredSize(l, source)
 	}
-	if _, found, _ := measuredPlateaus(points, levels[:n-1], source, n); len(found) == n && found[n-1].Source == roofline.CacheSourceMeasured {
-		sizes[n-1].EdgeLo, sizes[n-1].EdgeHi = found[n-1].EdgeLo, found[n-1].EdgeHi
-	}
 	declared, _ := windowPlateaus(points, levels, true)
-	for i := range n - 1 {
+	for i := range n {
 		a := slices.IndexFunc(declared, func(p plateau) bool { return p.Level == levels[i].Name })
 		if a < 0 || a+1 >= len(declared) {
 			continue
 		}
 		if q, p, ok := dropAfter(points, declared[a], declared[a+1]); ok {
 			sizes[i].EdgeLo, sizes[i].EdgeHi = q, p
+		}
+	}
+	if sizes[n-1].EdgeLo == 0 {
+		if _, found, _ := measuredPlateaus(points, levels[:n-1], source, n); len(found) == n && found[n-1].Source == roofline.CacheSourceMeasured {
+			sizes[n-1].EdgeLo, sizes[n-1].EdgeHi = found[n-1].EdgeLo, found[n-1].EdgeHi
 		}
 	}
 	var flags []roofline.Flag
