@@ -86,6 +86,50 @@ func ValidatePoint(path string, p *Point) error {
 			return err
 		}
 	}
+	return validateUncertainty(path, p)
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// validateUncertainty checks that a point's intervals and samples agree
+// with each other: a count of repetitions, a level of confidence, ordered
+// bounds, and as many time samples as repetitions. Readers then never
+// print "± -149%", and every command takes the same statistic from a
+// point (gate and compare use the samples where there are two or more,
+// else the interval).
+func validateUncertainty(path string, p *Point) error {
+	ci := p.CI
+	switch {
+	case ci.N < 0:
+		return &InvalidError{Path: path, Field: "ci.n", Msg: fmt.Sprintf("%d is not a number of repetitions", ci.N)}
+	case math.IsNaN(ci.Confidence) || ci.Confidence < 0 || ci.Confidence >= 1:
+		return &InvalidError{Path: path, Field: "ci.confidence", Msg: fmt.Sprintf("%g is not a confidence level in (0, 1)", ci.Confidence)}
+	case len(p.Samples.Seconds) > 0 && ci.N > 0 && len(p.Samples.Seconds) != ci.N:
+		return &InvalidError{Path: path, Field: "samples.seconds", Msg: fmt.Sprintf("holds %d samples where ci.n says %d repetitions", len(p.Samples.Seconds), ci.N)}
+	}
+	for _, iv := range []struct {
+		field string
+		v     *Interval
+	}{{"ci.seconds", &ci.Seconds}, {"ci.gflops", ci.GFlops}} {
+		if iv.v == nil {
+			continue
+		}
+		// A net figure's bound may be negative (a subtraction); it must
+		// be a number, and the bounds in order.
+		if !finite(iv.v.Lo) || !finite(iv.v.Hi) {
+			return &InvalidError{Path: path, Field: iv.field, Msg: "has a bound that is not a finite number"}
+		}
+		if iv.v.Lo > iv.v.Hi {
+			return &InvalidError{Path: path, Field: iv.field, Msg: fmt.Sprintf("[%g, %g] has its low bound above its high one", iv.v.Lo, iv.v.Hi)}
+		}
+	}
+	for name, xs := range map[string][]float64{"samples.seconds": p.Samples.Seconds, "samples.work_flops": p.Samples.WorkFlops, "samples.traffic_bytes": p.Samples.TrafficBytes} {
+		for i, x := range xs {
+			if !finite(x) {
+				return &InvalidError{Path: path, Field: fmt.Sprintf("%s[%d]", name, i), Msg: "is not a finite number"}
+			}
+		}
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -214,7 +215,32 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		}
 		return usagef("%v", err)
 	}
-	return nil
+	return checkRanges(fs)
+}
+
+// Flags whose zero or negative values mean nothing, in every command that
+// has them: given on the command line, they are refused rather than read
+// as "the default".
+var (
+	fractionFlags = map[string]string{"confidence": "0.95", "alpha": "0.05"} // name: an example
+	countFlags    = []string{"fixed", "invocations", "max-repeat", "repeat"}
+)
+
+// checkRanges refuses a fraction flag outside (0, 1) and a count flag
+// below 1, for the flags the command line set.
+func checkRanges(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		v, perr := strconv.ParseFloat(f.Value.String(), 64)
+		switch {
+		case err != nil || perr != nil:
+		case fractionFlags[f.Name] != "" && !(v > 0 && v < 1):
+			err = usagef("--%s %s: must be in (0, 1), e.g. %s", f.Name, f.Value, fractionFlags[f.Name])
+		case slices.Contains(countFlags, f.Name) && v < 1:
+			err = usagef("--%s %s: must be at least 1", f.Name, f.Value)
+		}
+	})
+	return err
 }
 
 // durationFlag is a time.Duration flag whose error says what is wrong:

@@ -95,10 +95,14 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		}
 		ps, perr := roofline.ReadPoints(f)
 		if perr != nil {
-			if errors.Is(perr, roofline.ErrSchema) {
-				perr = err
+			var se *roofline.SchemaError
+			if errors.As(perr, &se) && errors.Is(err, roofline.ErrSchema) {
+				perr = fmt.Errorf("%s: schema %q is neither a point, a point set nor a roofs document of this rprof's versions: %w", f, se.Got, roofline.ErrSchema)
 			}
-			return &exitError{code: exitInternal, err: fmt.Errorf("%s: %w", f, perr)}
+			// A missing file, another schema (a future one too), an
+			// invalid document: bad input, as for every reader. The
+			// readers' errors name the file.
+			return &exitError{code: exitUsage, err: perr}
 		}
 		points = append(points, ps...)
 	}

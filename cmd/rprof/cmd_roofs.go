@@ -263,13 +263,9 @@ func checkRoofsOptions(o *roofs.Options, method, order string) error {
 	if _, err := roofs.DGEMMSpace(o.DGEMMSpace); err != nil {
 		return usagef("--dgemm-space: %v", err)
 	}
-	switch {
-	case o.Fixed < 0:
-		return usagef("--fixed %d: want a positive count", o.Fixed)
-	case o.Fixed > 0 && o.Quick:
+	// parseFlags refused --fixed and --invocations below 1.
+	if o.Fixed > 0 && o.Quick {
 		return usagef("--fixed and --quick do not go together")
-	case o.Invocations < 0:
-		return usagef("--invocations %d: want a positive count", o.Invocations)
 	}
 	if o.BLAS != "" {
 		if _, err := roofs.LoadBLAS(o.BLAS); err != nil {

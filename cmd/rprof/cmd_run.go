@@ -245,8 +245,6 @@ func setRepetition(cfg *measure.Config, set map[string]bool, repeat int, ci floa
 	switch {
 	case set["ci"] && set["repeat"]:
 		return usagef("--repeat and --ci exclude each other: a fixed number of runs or an adaptive one")
-	case repeat < 1:
-		return usagef("--repeat %d: must be at least 1", repeat)
 	case set["ci"]:
 		cfg.CI, cfg.MaxRepeat, cfg.MaxTime = ci, mf.maxRepeat, mf.maxTime
 	default:

@@ -151,3 +151,61 @@ func TestCommandsUseNamedExitStatuses(t *testing.T) {
 		}
 	}
 }
+
+// A zero or negative value that means nothing is a bad command line in
+// every command that has the flag, never "the default".
+func TestMeaninglessZeroesAreUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		flag string
+		args []string
+	}{
+		{"--confidence 0", []string{"run", "--confidence", "0", "--", "true"}},
+		{"--confidence 1", []string{"run", "--confidence", "1", "--", "true"}},
+		{"--repeat -1", []string{"run", "--repeat", "-1", "--", "true"}},
+		{"--max-repeat 0", []string{"run", "--max-repeat", "0", "--", "true"}},
+		{"--alpha 0", []string{"gate", "--alpha", "0", "--baseline", "b.json", "--", "true"}},
+		{"--alpha 0", []string{"compare", "--alpha", "0", "a.json", "b.json"}},
+		{"--fixed 0", []string{"roofs", "--fixed", "0"}},
+		{"--invocations 0", []string{"roofs", "--invocations", "0"}},
+		{"--confidence 0", []string{"dnn", "--confidence", "0", "--", "true"}},
+		{"--max-repeat 0", []string{"dnn", "bench", "--max-repeat", "0", "conv3x3-nchw"}},
+		{"--repeat 0", []string{"dnn", "bench", "--repeat", "0", "conv3x3-nchw"}},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, _, stderr := rprofCLI(t, c.args...)
+			if code != exitUsage || !strings.Contains(stderr, c.flag+":") {
+				t.Errorf("exit %d, stderr %q; want 2 naming %s", code, stderr, c.flag)
+			}
+		})
+	}
+}
+
+// A document of a future schema, or whose intervals contradict
+// themselves, is bad input (exit 2) for every command that reads it.
+func TestBadDocumentsExitTwoInEveryReader(t *testing.T) {
+	gateOutsideCI(t)
+	dir := t.TempDir()
+	docs := map[string]string{
+		"future schema":     `{"schema": "rprof.point/v99", "label": "x", "seconds": 1}`,
+		"negative n":        `{"schema": "rprof.point/v2", "label": "x", "seconds": 1, "ci": {"confidence": 0.95, "n": -3, "seconds": {"lo": 0.9, "hi": 1.1}}}`,
+		"interval reversed": `{"schema": "rprof.point/v2", "label": "x", "seconds": 1, "ci": {"confidence": 0.95, "n": 3, "seconds": {"lo": 2.5, "hi": 0.5}}}`,
+	}
+	for name, doc := range docs {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
+		os.WriteFile(path, []byte(doc), 0o644)
+		for _, args := range [][]string{
+			{"merge", path},
+			{"compare", path, path},
+			{"plot", "--ascii", path},
+			{"report", "--format", "md", path},
+			{"gate", "--baseline", path, "--label", "x", "--", "true"},
+		} {
+			t.Run(name+"/"+args[0], func(t *testing.T) {
+				code, _, stderr := rprofCLI(t, args...)
+				if code != exitUsage || !strings.Contains(stderr, path) {
+					t.Errorf("exit %d, stderr %q; want 2 naming the file", code, stderr)
+				}
+			})
+		}
+	}
+}
