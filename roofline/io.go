@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -60,6 +61,7 @@ func ReadRoofs(path string) (*Roofs, error) {
 	}
 	// Version 2 differs only by having no GPU roofs: nothing to change.
 	r.Schema = RoofsSchema
+	cleanText(reflect.ValueOf(&r))
 	if err := ValidateRoofs(path, &r); err != nil {
 		return nil, err
 	}
@@ -74,6 +76,7 @@ func ReadPoints(path string) ([]Point, error) {
 		return nil, err
 	}
 	for i := range ps {
+		cleanText(reflect.ValueOf(&ps[i]))
 		where := path
 		if len(ps) > 1 {
 			where = fmt.Sprintf("%s: point %d (%q)", path, i, ps[i].Label)

@@ -69,3 +69,33 @@ func TestReadersCapTheDocumentSize(t *testing.T) {
 		t.Fatalf("ReadPoints of %d bytes = %v, want the size cap", MaxDocBytes+1, err)
 	}
 }
+
+// Text a document carries reaches terminals and Markdown through every
+// command: the readers return it with control characters and escape
+// sequences replaced.
+func TestReadersCleanTheTextOfDocuments(t *testing.T) {
+	dir := t.TempDir()
+	point := filepath.Join(dir, "p.json")
+	os.WriteFile(point, []byte(`{"schema": "`+PointSchema+`", "label": "a\u001b[31mred", "seconds": 1,
+		"work_by_precision": {"fp64\u001b[0m": 1},
+		"machine": {"cpu": {"model_name": "\u001b]0;owned\u0007\u001b[2J"}},
+		"flags": [{"code": "vm", "message": "line\nbreak\u009b"}]}`), 0o644)
+	ps, err := ReadPoints(point)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ps[0]
+	for _, s := range []string{p.Label, p.Machine.CPU.ModelName, p.Flags[0].Message} {
+		if strings.ContainsAny(s, "\x1b\x07\n\u009b") {
+			t.Errorf("%q keeps control characters", s)
+		}
+	}
+	for k := range p.WorkByPrecision {
+		if strings.ContainsRune(k, '\x1b') {
+			t.Errorf("map key %q keeps an escape", k)
+		}
+	}
+	if p.Label != "a?[31mred" {
+		t.Errorf("label %q, want a?[31mred", p.Label)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/internal/lock"
+	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
@@ -98,7 +99,9 @@ Flags:
                      one 'rprof roofs' wrote, if any)
   --threads N        thread scope of the roofs (default: the program's
                      parallelism, CPU time over wall time: see below)
-  --json FILE        write the point document (schema rprof.point/v2)
+  --json FILE        write the point document (schema rprof.point/v2); -
+                     writes it to standard output, and CMD's standard
+                     output then goes to standard error
   --plot FILE        draw the point under the roofs (.png, .svg or .pdf)
   --label NAME       name of the point (default: CMD's base name)
   --lock-timeout D   wait at most D for another rprof measurement on this
@@ -165,6 +168,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	cfg := measure.Config{
 		Command: fset.Args(), Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
 		Label: *label, Confidence: *confidence,
+	}
+	if *jsonPath == output.Stdout {
+		// Standard output is the document's alone (run --json - | jq):
+		// the target's goes to standard error.
+		cfg.Stdout = e.stderr
 	}
 	if len(cfg.Command) == 0 {
 		return usagef("empty command: give the program to measure after the flags")

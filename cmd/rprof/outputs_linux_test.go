@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"os"
@@ -131,5 +132,21 @@ func TestReportRefusesHTMLOnATerminal(t *testing.T) {
 	code = run(context.Background(), []string{"report", "--format", "md", "--roofs", "testdata/run/roofs.json"}, strings.NewReader(""), tty, &stderr)
 	if code != exitOK {
 		t.Errorf("--format md on a terminal: exit %d: %s", code, stderr.String())
+	}
+}
+
+// With --json -, standard output holds the document alone (for a pipe
+// into jq); the target's standard output goes to standard error.
+func TestRunJSONToStdoutKeepsTheTargetsOutputOut(t *testing.T) {
+	code, stdout, stderr := rprofRun(t, "target says hello\n", append([]string{"--work", "1", "--label", "clean", "--json", "-", "--"}, targetArgv(t, "cat")...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p roofline.Point
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil || p.Label != "clean" {
+		t.Fatalf("stdout is not the point alone (%v):\n%s", err, stdout)
+	}
+	if !strings.Contains(stderr, "target says hello") {
+		t.Errorf("the target's output is not on stderr:\n%s", stderr)
 	}
 }
