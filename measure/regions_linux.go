@@ -1,8 +1,13 @@
 package measure
 
 import (
+	"bytes"
+	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"syscall"
 
 	"github.com/rprof/rprof/internal/launch"
 	"github.com/rprof/rprof/regions"
@@ -13,11 +18,16 @@ import (
 // anything runs, checks that probes can be attached here, and picks the
 // counters read per CPU at every probe.
 func planRegions(cfg Config, counters []counterSpec) (*regionPlan, error) {
-	if err := regions.Supported(); err != nil {
-		return nil, err
-	}
+	// A target exec would refuse fails as in a run without regions,
+	// wherever probes could be attached.
 	path, err := launch.ResolveTarget(cfg.Command[0], cfg.Dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkExecutable(cfg.Command[0], path); err != nil {
+		return nil, err
+	}
+	if err := regions.Supported(); err != nil {
 		return nil, err
 	}
 	r := regions.Resolver{Target: path, Env: cfg.Env}
@@ -102,4 +112,23 @@ func calibrate(plan *regionPlan) error {
 		}
 	}
 	return nil
+}
+
+// checkExecutable refuses, as exec(2) would (ENOEXEC), a target that is
+// neither an ELF program nor a script, before its symbols are read: the
+// run fails as one without regions does, not on the ELF reader's "bad
+// magic number".
+func checkExecutable(name, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return &launch.Error{Name: name, Kind: launch.ErrNotExecutable, Err: err}
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if bytes.Equal(head, []byte(elf.ELFMAG)) || bytes.HasPrefix(head, []byte("#!")) {
+		return nil
+	}
+	return &launch.Error{Name: name, Kind: launch.ErrNotExecutable, Err: syscall.ENOEXEC}
 }

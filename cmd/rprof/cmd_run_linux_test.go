@@ -279,6 +279,10 @@ func TestRunRejectsBadInputWithOneLineAndNoDocument(t *testing.T) {
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	noShebang := filepath.Join(dir, "noshebang.sh")
+	if err := os.WriteFile(noShebang, []byte("echo hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	truncated := filepath.Join(dir, "truncated.json")
 	if err := os.WriteFile(truncated, []byte(`{"schema": "rprof.roofs/v1", "compute": [`), 0o644); err != nil {
 		t.Fatal(err)
@@ -301,6 +305,8 @@ func TestRunRejectsBadInputWithOneLineAndNoDocument(t *testing.T) {
 		{"unparsable event", []string{"--work", "1", "-e", "cpu/event=0x3", ok}, exitUsage, `event "cpu/event=0x3"`},
 		{"target not found", []string{"--work", "1", filepath.Join(dir, "missing")}, exitNotFound, "not found"},
 		{"target not executable", []string{"--work", "1", notExec}, exitNoExec, "not executable"},
+		{"script without #!", []string{"--work", "1", noShebang}, exitNoExec, "not executable"},
+		{"script without #!, with a region", []string{"--work", "1", "--region", "main", noShebang}, exitNoExec, "not executable"},
 		{"roofs file missing", []string{"--work", "1", "--roofs", filepath.Join(dir, "none.json"), ok}, exitUsage, "none.json"},
 		{"roofs file truncated", []string{"--work", "1", "--roofs", truncated, ok}, exitUsage, "truncated.json"},
 		{"roofs file of another schema", []string{"--work", "1", "--roofs", other, ok}, exitUsage, `schema "rprof.roofs/v0"`},
