@@ -85,26 +85,9 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 			return usagef("%v", err)
 		}
 	}
-	var points []roofline.Point
-	var roofsDocs []roofline.Roofs
-	for _, f := range fset.Args() {
-		r, err := roofline.ReadRoofs(f)
-		if err == nil {
-			roofsDocs = append(roofsDocs, *r)
-			continue
-		}
-		ps, perr := roofline.ReadPoints(f)
-		if perr != nil {
-			var se *roofline.SchemaError
-			if errors.As(perr, &se) && errors.Is(err, roofline.ErrSchema) {
-				perr = fmt.Errorf("%s: schema %q is neither a point, a point set nor a roofs document of this rprof's versions: %w", f, se.Got, roofline.ErrSchema)
-			}
-			// A missing file, another schema (a future one too), an
-			// invalid document: bad input, as for every reader. The
-			// readers' errors name the file.
-			return &exitError{code: exitUsage, err: perr}
-		}
-		points = append(points, ps...)
+	points, roofsDocs, err := readMergeInputs(fset.Args())
+	if err != nil {
+		return err
 	}
 	switch {
 	case roofsDocs != nil && points != nil:
@@ -153,6 +136,30 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitFailure}
 	}
 	return nil
+}
+
+// readMergeInputs reads merge's documents: ranks' points or nodes' roofs.
+// A missing file, another schema (a future one too), an invalid document:
+// bad input, as for every reader (exit 2). The readers' errors name the
+// file.
+func readMergeInputs(files []string) (points []roofline.Point, roofsDocs []roofline.Roofs, err error) {
+	for _, f := range files {
+		r, err := roofline.ReadRoofs(f)
+		if err == nil {
+			roofsDocs = append(roofsDocs, *r)
+			continue
+		}
+		ps, perr := roofline.ReadPoints(f)
+		if perr != nil {
+			var se *roofline.SchemaError
+			if errors.As(perr, &se) && errors.Is(err, roofline.ErrSchema) {
+				perr = fmt.Errorf("%s: schema %q is neither a point, a point set nor a roofs document of this rprof's versions: %w", f, se.Got, roofline.ErrSchema)
+			}
+			return nil, nil, &exitError{code: exitUsage, err: perr}
+		}
+		points = append(points, ps...)
+	}
+	return points, roofsDocs, nil
 }
 
 // mergeRoofs reads the node roofs: the given file, else the one rank 0's

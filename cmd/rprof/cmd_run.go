@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/internal/chart"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/output"
@@ -169,11 +170,6 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		Command: fset.Args(), Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
 		Label: *label, Confidence: *confidence,
 	}
-	if *jsonPath == output.Stdout {
-		// Standard output is the document's alone (run --json - | jq):
-		// the target's goes to standard error.
-		cfg.Stdout = e.stderr
-	}
 	if len(cfg.Command) == 0 {
 		return usagef("empty command: give the program to measure after the flags")
 	}
@@ -190,16 +186,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err := mf.apply(&cfg, fset); err != nil {
 		return err
 	}
-	if *plotPath != "" {
-		if _, err := chart.FormatOf(*plotPath); err != nil {
-			return usagef("--plot %v", err)
-		}
-	}
-	// Under a launcher, a directory takes one file per rank.
-	if st, err := os.Stat(*jsonPath); isRank && *jsonPath != "" && (strings.HasSuffix(*jsonPath, "/") || err == nil && st.IsDir()) {
-		*jsonPath = rankFile(*jsonPath, id)
-	}
-	if err := checkOutputs([]string{*jsonPath, *plotPath}, roofsInput(mf.roofs)); err != nil {
+	if *jsonPath, err = runOutputs(&cfg, e, *jsonPath, *plotPath, mf.roofs, id, isRank); err != nil {
 		return err
 	}
 	roofs, err := loadRoofs(mf.roofs)
@@ -245,6 +232,25 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	writeRegions(e.stderr, p)
 	return finishRun(ctx, e, cfg, p, *jsonPath, *plotPath, roofs.roofs)
+}
+
+// runOutputs checks run's outputs before anything runs and returns the
+// point's path: under a launcher, a directory takes one file per rank.
+// With --json -, standard output is the document's alone (run --json - |
+// jq): the target's goes to standard error.
+func runOutputs(cfg *measure.Config, e *env, jsonPath, plotPath, roofsFlag string, id cluster.Identity, isRank bool) (string, error) {
+	if plotPath != "" {
+		if _, err := chart.FormatOf(plotPath); err != nil {
+			return "", usagef("--plot %v", err)
+		}
+	}
+	if st, err := os.Stat(jsonPath); isRank && jsonPath != "" && (strings.HasSuffix(jsonPath, "/") || err == nil && st.IsDir()) {
+		jsonPath = rankFile(jsonPath, id)
+	}
+	if jsonPath == output.Stdout {
+		cfg.Stdout = e.stderr
+	}
+	return jsonPath, checkOutputs([]string{jsonPath, plotPath}, roofsInput(roofsFlag))
 }
 
 // setRepetition applies --repeat or --ci (with --max-repeat, --max-time),
