@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 // Sources of a microarchitecture (Identity.Source).
@@ -15,7 +17,7 @@ const (
 	// names a microarchitecture that cannot have them (a hypervisor's
 	// made-up model). The class is a lower bound: the oldest one with
 	// those features.
-	IdentityFeatures = "features"
+	IdentityFeatures = roofline.MicroarchFromFeatures
 )
 
 // Identity is the microarchitecture rprof takes a CPU for, and on what

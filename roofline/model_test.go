@@ -381,3 +381,19 @@ func TestPeakComputeLeavesLibraryRoofsOut(t *testing.T) {
 		t.Errorf("2-thread peak = %+v from library roofs alone; want none", c)
 	}
 }
+
+func TestMicroarchWordsSayWhenTheFeaturesNamedIt(t *testing.T) {
+	for _, tt := range []struct {
+		cpu  CPU
+		want string
+	}{
+		{CPU{}, "-"},
+		{CPU{Microarch: "amdzen5", MicroarchSource: "model"}, "amdzen5"},
+		{CPU{Microarch: "amdzen4"}, "amdzen4"}, // a document before the source was recorded
+		{CPU{Microarch: "sapphirerapids", MicroarchSource: MicroarchFromFeatures}, "sapphirerapids from its features"},
+	} {
+		if got := tt.cpu.MicroarchWords(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.cpu, got, tt.want)
+		}
+	}
+}

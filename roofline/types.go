@@ -114,6 +114,22 @@ type CPU struct {
 	MicroarchNote   string `json:"microarch_note,omitempty"`
 }
 
+// MicroarchFromFeatures is MicroarchSource's value for a microarchitecture
+// inferred from the feature flags (machine.IdentityFeatures).
+const MicroarchFromFeatures = "features"
+
+// MicroarchWords names the microarchitecture for a reader, saying when it
+// was inferred from the features rather than the model; "-" when unknown.
+func (c CPU) MicroarchWords() string {
+	switch {
+	case c.Microarch == "":
+		return "-"
+	case c.MicroarchSource == MicroarchFromFeatures:
+		return c.Microarch + " from its features"
+	}
+	return c.Microarch
+}
+
 // Flag is a validity warning carried with a figure and shown as a footnote.
 type Flag struct {
 	// Code is stable and machine-readable, e.g. "multiplexed", "vm",

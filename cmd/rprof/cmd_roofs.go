@@ -416,21 +416,12 @@ func stepsLine(steps []roofline.Step) string {
 	return "time: " + strings.Join(append(parts, cur), "; ") + "\n"
 }
 
-// microarchWords names the microarchitecture, saying when it was inferred
-// from the features rather than the model.
-func microarchWords(c roofline.CPU) string {
-	if c.MicroarchSource == machine.IdentityFeatures {
-		return c.Microarch + " from its features"
-	}
-	return orDash(c.Microarch)
-}
-
 // writeRoofsTable prints the roofs with their intervals, their share of
 // the theoretical peak and why their evaluations stopped.
 func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 	r := rep.Roofs
 	fmt.Fprintf(w, "roofs of %s (%s, %d cores), measured in %.1f s%s: %d configurations, %d iterations; %s\n",
-		r.Machine.CPU.ModelName, microarchWords(r.Machine.CPU), r.Machine.Cores, r.Tuning.Seconds, partsLine(r.Tuning.PartSeconds),
+		r.Machine.CPU.ModelName, r.Machine.CPU.MicroarchWords(), r.Machine.Cores, r.Tuning.Seconds, partsLine(r.Tuning.PartSeconds),
 		r.Tuning.Configurations, r.Tuning.Evaluations, methodLine(stats.Method(r.Tuning.Method)))
 	fmt.Fprint(w, stepsLine(r.Tuning.Steps))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

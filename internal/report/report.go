@@ -166,7 +166,7 @@ func machinePairs(m roofline.Machine) []pair {
 	out := []pair{
 		{"CPU", orDash(cpu.ModelName)},
 		{"vendor, family, model, stepping", fmt.Sprintf("%s, 0x%X, 0x%X, %d", orDash(cpu.Vendor), cpu.Family, cpu.Model, cpu.Stepping)},
-		{"microarchitecture", orDash(cpu.Microarch)},
+		{"microarchitecture", cpu.MicroarchWords()},
 		{"sockets, cores, threads", fmt.Sprintf("%d, %d, %d", m.Sockets, m.Cores, m.Threads)},
 		{"kernel", orDash(m.Kernel)},
 		{"host", orDash(m.Hostname)},
