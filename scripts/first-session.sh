@@ -64,4 +64,12 @@ if ! awk -v f="$fraction" 'BEGIN { exit !(f >= 0.3 && f <= 1.1) }'; then
 	echo "first-session: the triad kernel reads $fraction of attainable, outside [0.3, 1.1] (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 	exit 1
 fi
-echo "first-session: the README's session ran as written (counters: $counters); the triad kernel reads $fraction of attainable" >&2
+# TRIAD is single-threaded: its parallelism places it under the 1-thread
+# roofs, whatever the machine's size.
+threads=$(grep -o '"threads": *[0-9]*' triad.json | head -n 1 | sed 's/.*: *//')
+rule=$(grep -o '"threads_rule": *"[a-z]*"' triad.json | head -n 1 | sed 's/.*: *"//; s/"$//')
+if [ "$threads" != 1 ] || [ "$rule" != parallelism ]; then
+	echo "first-session: the single-threaded triad was placed under the roofs of ${threads:-no} threads by rule ${rule:-none}, want 1 by its parallelism" >&2
+	exit 1
+fi
+echo "first-session: the README's session ran as written (counters: $counters); the triad kernel reads $fraction of attainable under the 1-thread roofs" >&2
