@@ -179,6 +179,18 @@ func (g *group) reap() {
 	}
 }
 
+// passOnInterrupt: a target that held the terminal and died of SIGINT was
+// most likely interrupted from the keyboard, which reached only its group;
+// before, the terminal interrupted rprof with it. rprof sends itself the
+// SIGINT it would have had, as a shell does when its foreground job dies
+// of one, so that it stops repeating and says it was interrupted. A
+// target that handles SIGINT and exits is taken at its word.
+func (g *group) passOnInterrupt(ws syscall.WaitStatus) {
+	if g.tty != nil && ws.Signaled() && ws.Signal() == unix.SIGINT {
+		unix.Kill(os.Getpid(), unix.SIGINT)
+	}
+}
+
 // end kills what is left of the group and the orphans (processes the
 // target left that were re-parented to rprof, which may have left the
 // group), takes the terminal back, and stops the watchdog.

@@ -134,6 +134,7 @@ func run(ctx context.Context, spec Spec) (_ Result, err error) {
 	outlived := orphans(proc.Pid)
 	g.end(outlived)
 	groupEnded = true
+	g.passOnInterrupt(st.Sys().(syscall.WaitStatus))
 	if err := h.execError(); err != nil {
 		return Result{}, err
 	}

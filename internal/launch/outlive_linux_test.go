@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -227,6 +228,19 @@ func TestTargetDiesWithRprof(t *testing.T) {
 // able to read the terminal (a background group would be stopped by
 // SIGTTIN), and a Ctrl-Z must not leave it stopped for good.
 func TestATargetOwnsTheTerminal(t *testing.T) {
+	if os.Getenv("RPROF_TEST_TTY") == "interrupt" {
+		got := make(chan os.Signal, 1)
+		signal.Notify(got, os.Interrupt)
+		r, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo ready; exec sleep 30"},
+			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Reexec: os.Getenv("RPROF_TEST_RUN_REEXEC") == "true"})
+		select {
+		case <-got:
+			fmt.Println("rprof interrupted too")
+		case <-time.After(time.Second):
+		}
+		fmt.Printf("exit:%d:%v\n", r.ExitCode, err)
+		return
+	}
 	if os.Getenv("RPROF_TEST_TTY") != "" {
 		r, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", `echo ready; read a; echo "read:$a"; read b; echo "read:$b"`},
 			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Reexec: os.Getenv("RPROF_TEST_RUN_REEXEC") == "true"})
@@ -267,6 +281,33 @@ func TestATargetOwnsTheTerminal(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "read:second") {
 			t.Errorf("the second line was not read after Ctrl-Z:\n%q", out.String())
+		}
+	})
+}
+
+// TestCtrlCInterruptsRprofToo: the terminal's SIGINT reaches only the
+// target's group, which holds the terminal; rprof must still learn of it.
+func TestCtrlCInterruptsRprofToo(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to run in a pseudo-terminal")
+	}
+	bothStarts(t, func(t *testing.T, reexec bool) {
+		cmd := exec.Command("script", "-qec", fmt.Sprintf("'%s' -test.run='^TestATargetOwnsTheTerminal$'", os.Args[0]), "/dev/null")
+		cmd.Env = append(os.Environ(), "RPROF_TEST_TTY=interrupt", fmt.Sprintf("RPROF_TEST_RUN_REEXEC=%v", reexec))
+		in, _ := cmd.StdinPipe()
+		defer in.Close()
+		var out syncBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		if !out.await("ready", 30*time.Second) {
+			t.Fatalf("the target never started:\n%q", out.String())
+		}
+		io.WriteString(in, "\x03") // Ctrl-C
+		if !out.await("exit:130:<nil>", 30*time.Second) || !strings.Contains(out.String(), "rprof interrupted too") {
+			t.Errorf("Ctrl-C: want the target killed by SIGINT and rprof interrupted:\n%q", out.String())
 		}
 	})
 }
