@@ -73,6 +73,7 @@ var severities = map[string]Severity{
 	FlagNoUncore:             Caution,
 	FlagUnverified:           Caution,
 	FlagUnverifiedPeak:       Caution,
+	FlagGPUNoPeak:            Caution,
 	FlagBelowNoise:           Caution,
 	FlagApproximate:          Caution,
 	FlagNoFormula:            Caution,
