@@ -2,6 +2,7 @@ package roofs
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +29,12 @@ func TestSweepGrowsUntilDRAMIsEstablishedWithinTheMemoryLimit(t *testing.T) {
 	}
 	alwaysNoisy := func(ws int64) float64 {
 		if ws > 64*mib && (ws/quantum)%2 == 0 {
+			return 0.7
+		}
+		return 1
+	}
+	alternating := func(ws int64) float64 { // every other half-octave past 64 MiB
+		if ws > 64*mib && int(math.Round(2*math.Log2(float64(ws))))%2 == 1 {
 			return 0.7
 		}
 		return 1
@@ -59,6 +66,10 @@ func TestSweepGrowsUntilDRAMIsEstablishedWithinTheMemoryLimit(t *testing.T) {
 			wantTop: [2]int64{700 * mib, 1 << 30}, settled: true, wantL3: [2]int64{32 * mib, 32 * mib}, l3From: roofline.CacheSourceSysfs, dram: true},
 		{name: "a DRAM that never settles stops growing at twice the DRAM floor", known: declared(32 * mib), steps: real, noise: alwaysNoisy, limit: 6 << 30, perOct: 2,
 			wantTop: [2]int64{1000 * mib, 1 << 30}, wantL3: [2]int64{32 * mib, 32 * mib}, l3From: roofline.CacheSourceSysfs, dram: true},
+		{name: "a fake 480 MiB L3 and a DRAM that never settles: the growth stops at twice DRAM's window, not an octave past it", known: declared(480 * mib),
+			steps: []step{{48 * kib, 400}, {2 * mib, 200}, {128 * mib, 100}}, noise: alternating, limit: 6 << 30, perOct: 2,
+			wantTop: [2]int64{1 << 30, 1300 * mib}, wantL3: [2]int64{96 * mib, 192 * mib}, l3From: roofline.CacheSourceMeasured,
+			flags: []string{roofline.FlagCacheMismatch}, dram: true},
 		{name: "MemAvailable below the declared L3: the sweep stays within a quarter and DRAM is not reached", known: declared(480 * mib), steps: real, limit: 256 * mib, perOct: 2,
 			wantTop: [2]int64{250 * mib, 256 * mib}, capped: true, wantL3: [2]int64{16 * mib, 64 * mib}, l3From: roofline.CacheSourceMeasured,
 			flags: []string{roofline.FlagCacheMismatch, roofline.FlagMemoryLimit, roofline.FlagDRAMNotReached}},
