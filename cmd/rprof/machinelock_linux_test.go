@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,24 @@ func TestANestedRprofDoesNotWaitForItsParent(t *testing.T) {
 	}
 	if took := time.Since(start); took > 15*time.Second {
 		t.Errorf("the nested rprof took %v: it waited for its parent", took)
+	}
+}
+
+// A runtime directory that is not private is not used: the run says why
+// and goes ahead, not kept apart from other measurements.
+func TestRunSaysWhyItDoesNotUseAnUnsafeRuntimeDirectory(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	xdg := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", xdg)
+	if err := os.Mkdir(filepath.Join(xdg, "rprof"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	code := run(context.Background(), append([]string{"run", "--work", "1", "--"}, targetArgv(t, "exit", "0")...), strings.NewReader(""), io.Discard, &errb)
+	if stderr := errb.String(); code != 0 || !strings.Contains(stderr, "has mode 0755, not 0700: not private") || !strings.Contains(stderr, "not kept apart") {
+		t.Errorf("exit %d, want 0 with the reason:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(xdg, "rprof", "measure.lock")); err == nil {
+		t.Error("a lock file was made in the refused directory")
 	}
 }
