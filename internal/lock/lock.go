@@ -120,8 +120,10 @@ func (l *Lock) Release() {
 // created when missing, refused with a *rundir.UnsafeError when not
 // private). While other measurements hold it, it waits until the lock is
 // free, the context is done (its error is returned), or the timeout runs
-// out (a *TimeoutError; a timeout of 0 does not wait). When every holder is an ancestor of this
-// process, it returns at once a Lock that is Nested.
+// out (a *TimeoutError; a timeout of 0 does not wait). When every holder
+// /proc/locks names is an ancestor of this process, it returns at once a
+// Lock that is Nested (where the system names no holders, as off Linux,
+// a nested measurement waits like any other).
 func Acquire(ctx context.Context, dir string, req Request) (*Lock, error) {
 	d, err := rundir.Open(dir)
 	if err != nil {
