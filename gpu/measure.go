@@ -73,7 +73,8 @@ type run struct {
 	s       *cuda.Session
 	mod     *cuda.Module
 	arrays  [3]cuda.Ptr
-	arrayN  uint64 // vectors of 16 bytes per array
+	clock   cuda.Ptr // the FMA kernels' ClockRecord
+	arrayN  uint64   // vectors of 16 bytes per array
 	dev     roofline.GPUDevice
 	clocks  roofline.GPUClocks
 	flags   []roofline.Flag
@@ -135,12 +136,16 @@ func (r *run) describe() {
 		Driver: fmt.Sprintf("%d.%d", in.DriverVersion/1000, in.DriverVersion%1000/10)}
 	r.clocks = roofline.GPUClocks{SMClockMHz: r.dev.SMClockMHz, MemClockMHz: r.dev.MemClockMHz, Source: roofline.ClockSourceAttribute}
 	r.flags = append(r.flags, roofline.Flag{Code: roofline.FlagFrequency,
-		Message: fmt.Sprintf("the clocks beside each GPU roof are the driver's peak clocks (SM %.0f MHz, memory %.0f MHz), not measured; the theoretical peaks use them", r.dev.SMClockMHz, r.dev.MemClockMHz)})
+		Message: fmt.Sprintf("the FMA roofs' SM clock is measured by their kernels (cycles over the global timer) where it moved, and their theoretical peaks use it; the memory clock, and every clock of the memory roofs, is the driver's peak (SM %.0f MHz, memory %.0f MHz)", r.dev.SMClockMHz, r.dev.MemClockMHz)})
 }
 
 // alloc allocates the bandwidth kernels' three arrays, each sized for the
 // DRAM level, and zeroes them (the ladder's chains stay finite from 0).
 func (r *run) alloc() error {
+	var err error
+	if r.clock, err = r.s.Alloc(ptx.ClockRecordBytes); err != nil {
+		return fmt.Errorf("allocate on the GPU: %w", err)
+	}
 	bytes := dramArrayBytes(r.s.Info)
 	r.arrayN = bytes / 16
 	for i := range r.arrays {
@@ -159,6 +164,10 @@ func (r *run) alloc() error {
 }
 
 func (r *run) free() {
+	if r.clock != 0 {
+		r.s.Free(r.clock)
+		r.clock = 0
+	}
 	for i, p := range r.arrays {
 		if p != 0 {
 			r.s.Free(p)

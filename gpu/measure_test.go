@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"math"
 	"slices"
@@ -14,14 +15,20 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-// model is a simulated H100 SXM: FMA at 95% of the table's rate once
+// model is a simulated H100 SXM at 1980 MHz: FMA at 95% of the table's rate once
 // ILP x warps per scheduler covers the FMA latency (4 clocks), memory at
 // 3000 GB/s from DRAM, 8000 from L2 and 20000 from L1 once an SM has 1024
 // threads, and 3 us between launches.
 func model(in cudatest.Device) func(l cudatest.Launch) time.Duration {
+	return modelAt(in, 1980)
+}
+
+// modelAt is model with the SMs at smMHz.
+func modelAt(in cudatest.Device, smMHz float64) func(l cudatest.Launch) time.Duration {
 	sms := float64(in.Attrs[cuda.AttrMultiprocessors])
 	l2 := float64(in.Attrs[cuda.AttrL2CacheSize])
-	peak := map[string]float64{"fp64": 33454, "fp32": 66908, "fp16": 133816}
+	at := smMHz / 1980
+	peak := map[string]float64{"fp64": 33454 * at, "fp32": 66908 * at, "fp16": 133816 * at}
 	return func(l cudatest.Launch) time.Duration {
 		k, _ := ptx.Find(l.Kernel)
 		threadsPerSM := float64(l.Grid.Blocks) * float64(l.Grid.Threads) / sms
@@ -235,5 +242,44 @@ func checkMemory(t *testing.T, g *roofline.GPURoofs) {
 	// Memory-bound at the bottom (DRAM's rate), compute-bound at the top.
 	if lo, hi := g.Ladder[0], g.Ladder[8]; !near(lo.GBytesPerS, 3000, 0.02) || !near(hi.GFlops, 0.95*33454, 0.02) {
 		t.Errorf("ladder ends %+v, %+v", lo, hi)
+	}
+}
+
+// An SM clock below the attribute's (a power-limited H100): the FMA
+// kernels' clock records give it, and the theoretical peaks use it.
+func TestFMARoofsRecordTheMeasuredSMClock(t *testing.T) {
+	d := cudatest.H100SXM()
+	f := &cudatest.Fake{Devices: []cudatest.Device{d}, KernelTime: modelAt(d, 1755)}
+	f.OnLaunch = func(l cudatest.Launch, start, took time.Duration) {
+		if k, _ := ptx.Find(l.Kernel); k.Kind != ptx.FMA {
+			return
+		}
+		var b [ptx.ClockRecordBytes]byte
+		ns := uint64(1_700_000_000_000 + start.Nanoseconds())
+		binary.LittleEndian.PutUint64(b[0:], ns)
+		binary.LittleEndian.PutUint64(b[8:], 5_000_000)
+		binary.LittleEndian.PutUint64(b[16:], ns+uint64(took.Nanoseconds()))
+		binary.LittleEndian.PutUint64(b[24:], 5_000_000+uint64(took.Seconds()*1755e6))
+		if !f.Write(l.Params[0], b[:]) {
+			t.Errorf("%s: out is not the clock record's buffer", l.Kernel)
+		}
+	}
+	g, err := Measure(context.Background(), f, Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range g.Compute {
+		if c.Clocks.Source != roofline.ClockSourceMeasured || !near(c.Clocks.SMClockMHz, 1755, 0.001) || c.Clocks.MemClockMHz != 2619 {
+			t.Errorf("%s: clocks %+v", c.Name, c.Clocks)
+		}
+		if !near(c.GFlops/c.TheoreticalGFlops, 0.95, 0.01) {
+			t.Errorf("%s: %.0f of %.0f GFLOP/s", c.Name, c.GFlops, c.TheoreticalGFlops)
+		}
+	}
+	if m := g.Memory[0]; m.Clocks.Source != roofline.ClockSourceAttribute {
+		t.Errorf("DRAM clocks %+v", m.Clocks)
+	}
+	if slices.ContainsFunc(g.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagAboveTheory }) {
+		t.Errorf("flags %+v", g.Flags)
 	}
 }

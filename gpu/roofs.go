@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/rprof/rprof/gpu/cuda"
@@ -9,12 +10,12 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-// fmaConfig is an FMA kernel on a grid: (out, iters); out is never
-// written (the kernels store only an impossible value).
+// fmaConfig is an FMA kernel on a grid: (out, iters); out receives the
+// kernel's ClockRecord.
 func (r *run) fmaConfig(k ptx.Kernel, g cuda.Grid) config {
 	threads := float64(g.Blocks) * float64(g.Threads)
 	return config{kernel: k, grid: g, scalable: true, params: func(iters uint64) ([]uint64, float64, float64) {
-		return []uint64{uint64(r.arrays[0]), iters}, threads * float64(iters) * float64(k.Flops), 0
+		return []uint64{uint64(r.clock), iters}, threads * float64(iters) * float64(k.Flops), 0
 	}}
 }
 
@@ -41,14 +42,45 @@ func (r *run) compute(ctx context.Context, precision string) (roofline.GPUComput
 	if err != nil {
 		return roofline.GPUComputeRoof{}, fmt.Errorf("FMA %s: %w", precision, err)
 	}
+	clocks, err := r.smClock(configs[i], m.count)
+	if err != nil {
+		return roofline.GPUComputeRoof{}, fmt.Errorf("FMA %s: %w", precision, err)
+	}
 	ci, unknown := interval(m.res)
 	roof := roofline.GPUComputeRoof{Name: "gpu-fma-" + precision, Precision: precision,
 		GFlops: m.res.Estimate.Value, CI: ci, IntervalUnknown: unknown,
-		Kernel: k.Name, ILP: k.ILP, Launch: launchOf(configs[i].grid), Clocks: r.clocks}
+		Kernel: k.Name, ILP: k.ILP, Launch: launchOf(configs[i].grid), Clocks: clocks}
 	in := r.s.Info
-	roof.TheoreticalGFlops, roof.PeakSource = theoretical(in.Major, in.Minor, in.SMs, r.clocks.SMClockMHz, precision)
+	roof.TheoreticalGFlops, roof.PeakSource = theoretical(in.Major, in.Minor, in.SMs, clocks.SMClockMHz, precision)
 	return roof, nil
 }
+
+// smClock runs an FMA configuration once more and reads the SM clock its
+// loop ran at from its ClockRecord; the attribute's clocks when the
+// timer did not move.
+func (r *run) smClock(c config, count uint64) (roofline.GPUClocks, error) {
+	fn, err := r.function(c.kernel.Name)
+	if err != nil {
+		return r.clocks, err
+	}
+	p, _, _ := c.params(count)
+	if _, err := r.s.Time(fn, c.grid, p, 1); err != nil {
+		return r.clocks, err
+	}
+	var b [ptx.ClockRecordBytes]byte
+	if err := r.s.Read(b[:], r.clock); err != nil {
+		return r.clocks, err
+	}
+	rec := ptx.ClockRecord{StartNs: le(b[0:]), StartCycles: le(b[8:]), EndNs: le(b[16:]), EndCycles: le(b[24:])}
+	mhz := rec.SMClockMHz()
+	if mhz <= 0 {
+		return r.clocks, nil
+	}
+	return roofline.GPUClocks{SMClockMHz: mhz, MemClockMHz: r.clocks.MemClockMHz, Source: roofline.ClockSourceMeasured}, nil
+}
+
+// le reads a little-endian u64 (device memory on every CUDA GPU).
+func le(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
 // level is a memory level: its name and the working set the bandwidth
 // kernels sweep there, all arrays together.

@@ -39,16 +39,26 @@ type GPULaunch struct {
 }
 
 // GPUClocks are the clocks recorded beside a roof, with where they came
-// from: ClockSourceAttribute (the driver's peak clock: the device may
-// have run slower, or, boosting, faster).
+// from: ClockSourceAttribute (the driver's peak clocks: the device may
+// have run slower, or, boosting, faster) or ClockSourceMeasured (the SM
+// clock measured by the roof's own kernel; the memory clock the
+// driver's).
 type GPUClocks struct {
 	SMClockMHz  float64 `json:"sm_clock_mhz"`
 	MemClockMHz float64 `json:"mem_clock_mhz"`
 	Source      string  `json:"source"`
 }
 
-// ClockSourceAttribute: the clocks are the driver's device attributes.
-const ClockSourceAttribute = "attribute"
+// Sources of GPUClocks.
+const (
+	// ClockSourceAttribute: the clocks are the driver's device
+	// attributes.
+	ClockSourceAttribute = "attribute"
+	// ClockSourceMeasured: the SM clock is the cycles of the kernel's SM
+	// over the global timer's nanoseconds around its loop, on the roof's
+	// own configuration; the memory clock is the attribute.
+	ClockSourceMeasured = "measured-sm"
+)
 
 // GPUComputeRoof is an FMA ceiling of one precision.
 type GPUComputeRoof struct {

@@ -75,6 +75,7 @@ type Driver interface {
 	MemAlloc(p *uint64, bytes uint64) Result
 	MemFree(p uint64) Result
 	MemsetD32(p uint64, v uint32, n uint64) Result
+	MemcpyDtoH(dst *byte, src uint64, bytes uint64) Result
 	// GetErrorName points s at the static name of r ("CUDA_ERROR_...").
 	GetErrorName(r Result, s **byte) Result
 }

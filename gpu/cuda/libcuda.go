@@ -36,6 +36,7 @@ type libcuda struct {
 	memAlloc         func(p *uint64, bytes uint64) Result
 	memFree          func(p uint64) Result
 	memsetD32        func(p uint64, v uint32, n uint64) Result
+	memcpyDtoH       func(dst *byte, src uint64, bytes uint64) Result
 	getErrorName     func(r Result, s **byte) Result
 }
 
@@ -71,6 +72,7 @@ func (l *libcuda) symbols() []struct {
 		{&l.memAlloc, "cuMemAlloc_v2"},
 		{&l.memFree, "cuMemFree_v2"},
 		{&l.memsetD32, "cuMemsetD32_v2"},
+		{&l.memcpyDtoH, "cuMemcpyDtoH_v2"},
 		{&l.getErrorName, "cuGetErrorName"},
 	}
 }
@@ -138,4 +140,7 @@ func (l *libcuda) EventDestroy(ev uintptr) Result                { return l.even
 func (l *libcuda) MemAlloc(p *uint64, bytes uint64) Result       { return l.memAlloc(p, bytes) }
 func (l *libcuda) MemFree(p uint64) Result                       { return l.memFree(p) }
 func (l *libcuda) MemsetD32(p uint64, v uint32, n uint64) Result { return l.memsetD32(p, v, n) }
-func (l *libcuda) GetErrorName(r Result, s **byte) Result        { return l.getErrorName(r, s) }
+func (l *libcuda) MemcpyDtoH(dst *byte, src uint64, bytes uint64) Result {
+	return l.memcpyDtoH(dst, src, bytes)
+}
+func (l *libcuda) GetErrorName(r Result, s **byte) Result { return l.getErrorName(r, s) }

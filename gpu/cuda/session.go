@@ -282,6 +282,16 @@ func (s *Session) Memset32(p Ptr, v uint32, n uint64) error {
 	})
 }
 
+// Read copies len(dst) bytes from p to dst, after the work before it.
+func (s *Session) Read(dst []byte, p Ptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return s.do(func() error {
+		return s.check("cuMemcpyDtoH_v2", s.drv.MemcpyDtoH(&dst[0], uint64(p), uint64(len(dst))))
+	})
+}
+
 // Time launches fn launches times back to back on the default stream,
 // with the kernel's parameters (every one 8 bytes: addresses, counts), and
 // returns the time between events recorded before the first and after the

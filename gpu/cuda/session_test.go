@@ -273,3 +273,26 @@ func TestLoadWithoutALibrary(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestReadCopiesDeviceMemory(t *testing.T) {
+	f := &cudatest.Fake{Devices: []cudatest.Device{cudatest.H100SXM()}}
+	s := open(t, f)
+	p, err := s.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Write(uint64(p)+8, []byte("clocks")) {
+		t.Fatal("fake kept no memory")
+	}
+	got := make([]byte, 6)
+	if err := s.Read(got, p+8); err != nil || string(got) != "clocks" {
+		t.Errorf("read %q, %v", got, err)
+	}
+	if err := s.Read(nil, p); err != nil {
+		t.Errorf("empty read: %v", err)
+	}
+	f.Fail = map[string]cuda.Result{"cuMemcpyDtoH_v2": 700}
+	if err := s.Read(got, p); err == nil {
+		t.Error("failed copy read")
+	}
+}

@@ -46,3 +46,18 @@ func TestTableMatchesTheModule(t *testing.T) {
 		t.Error("module lacks its generated mark")
 	}
 }
+
+func TestClockRecordsSMClock(t *testing.T) {
+	for _, tc := range []struct {
+		rec  ClockRecord
+		want float64
+	}{
+		{ClockRecord{StartNs: 1000, StartCycles: 5000, EndNs: 2_001_000, EndCycles: 5000 + 3_960_000}, 1980},
+		{ClockRecord{StartNs: 1000, StartCycles: 5000, EndNs: 1000, EndCycles: 9000}, 0}, // the timer did not move
+		{}, // never written
+	} {
+		if got := tc.rec.SMClockMHz(); got != tc.want {
+			t.Errorf("%+v: %g MHz, want %g", tc.rec, got, tc.want)
+		}
+	}
+}

@@ -23,8 +23,9 @@ type Kind int
 const (
 	// FMA is a compute kernel: ILP independent chains of fused
 	// multiply-adds per thread, unrolled Unroll times in a loop of
-	// Params (out, iters) iterations; it reads and writes no memory but
-	// a store that never happens.
+	// Params (out, iters) iterations. It reads no memory; thread 0 stores
+	// the clocks around its loop at out (ClockRecord), and no thread
+	// stores anything else.
 	FMA Kind = iota
 	// Bandwidth is a memory kernel over 16-byte vectors, grid-stride:
 	// Params (a, b, c, n, passes); it sweeps its n vectors passes times.
@@ -56,6 +57,25 @@ type Kernel struct {
 	// holds (ILP x Unroll): the ptxas test checks both.
 	SASS        string
 	SASSPerIter int
+}
+
+// ClockRecord is what thread 0 of an FMA kernel stores at out: the
+// global timer (ns) and the SM's cycle counter before its loop, then
+// after it.
+type ClockRecord struct {
+	StartNs, StartCycles, EndNs, EndCycles uint64
+}
+
+// ClockRecordBytes is the size of a ClockRecord in device memory.
+const ClockRecordBytes = 32
+
+// SMClockMHz is the SM clock over the record, 0 when the timer did not
+// move.
+func (c ClockRecord) SMClockMHz() float64 {
+	if c.EndNs <= c.StartNs || c.EndCycles <= c.StartCycles {
+		return 0
+	}
+	return float64(c.EndCycles-c.StartCycles) / float64(c.EndNs-c.StartNs) * 1000
 }
 
 // Find returns the kernel of a name.

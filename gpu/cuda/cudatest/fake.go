@@ -60,6 +60,10 @@ type Fake struct {
 	KernelTime func(l Launch) time.Duration
 	// OnCall, when set, is called with each call's C name as it runs.
 	OnCall func(name string)
+	// OnLaunch, when set, is called with each launch, its start on the
+	// simulated clock and its time, and may write the kernel's results
+	// (Write).
+	OnLaunch func(l Launch, start, took time.Duration)
 
 	mu       sync.Mutex
 	next     uintptr
@@ -69,6 +73,7 @@ type Fake struct {
 	funcs    map[uintptr]string
 	events   map[uintptr]time.Duration
 	allocs   map[uint64]uint64
+	backing  map[uint64][]byte // allocations of up to backedBytes
 	contexts int
 	launches []Launch
 }
@@ -317,11 +322,14 @@ func (f *Fake) LaunchKernel(fn uintptr, gx, _, _, bx, _, _, shared uint32, _ uin
 		l.Params = append(l.Params, *(*uint64)(p))
 	}
 	f.launches = append(f.launches, l)
-	if f.KernelTime == nil {
-		f.clock += time.Millisecond
-	} else {
-		f.clock += f.KernelTime(l)
+	took := time.Millisecond
+	if f.KernelTime != nil {
+		took = f.KernelTime(l)
 	}
+	if f.OnLaunch != nil {
+		f.OnLaunch(l, f.clock, took)
+	}
+	f.clock += took
 	return cuda.Success
 }
 
@@ -389,6 +397,12 @@ func (f *Fake) MemAlloc(p *uint64, bytes uint64) cuda.Result {
 	}
 	*p = uint64(f.handle()) << 32
 	f.allocs[*p] = bytes
+	if bytes <= backedBytes {
+		if f.backing == nil {
+			f.backing = map[uint64][]byte{}
+		}
+		f.backing[*p] = make([]byte, bytes)
+	}
 	return cuda.Success
 }
 
@@ -402,12 +416,45 @@ func (f *Fake) MemFree(p uint64) cuda.Result {
 		return 1 // CUDA_ERROR_INVALID_VALUE
 	}
 	delete(f.allocs, p)
+	delete(f.backing, p)
 	return cuda.Success
 }
 
 func (f *Fake) MemsetD32(uint64, uint32, uint64) cuda.Result {
 	r, _ := f.call("cuMemsetD32_v2")
 	return r
+}
+
+// backedBytes is the largest allocation whose contents the fake keeps.
+const backedBytes = 1 << 20
+
+// Write puts b in device memory at p, within a kept allocation (as a
+// kernel would, from OnLaunch); false when p is not in one.
+func (f *Fake) Write(p uint64, b []byte) bool {
+	for base, mem := range f.backing {
+		if p >= base && p+uint64(len(b)) <= base+uint64(len(mem)) {
+			copy(mem[p-base:], b)
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Fake) MemcpyDtoH(dst *byte, src uint64, bytes uint64) cuda.Result {
+	if r, ok := f.call("cuMemcpyDtoH_v2"); ok {
+		return r
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := unsafe.Slice(dst, bytes)
+	for base, mem := range f.backing {
+		if src >= base && src+bytes <= base+uint64(len(mem)) {
+			copy(out, mem[src-base:])
+			return cuda.Success
+		}
+	}
+	clear(out) // memory the fake does not keep reads as zeros
+	return cuda.Success
 }
 
 // names are the driver's names of the results the fake returns.

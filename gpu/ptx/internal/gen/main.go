@@ -68,7 +68,7 @@ var precs = []prec{
 // The tuning space of the FMA kernels.
 var (
 	ilps    = []int{1, 2, 4, 8}
-	unrolls = []int{4, 8}
+	unrolls = []int{4, 8, 16}
 	// ladder is the FMAs per element of the ERT-style ladder: 2 FLOPs
 	// each over 16 bytes read and written per 8-byte element, so the
 	// intensity runs from 1/8 to 32 FLOP/byte.
@@ -112,6 +112,7 @@ func fmaKernel(p prec, ilp, unroll int) kernel {
 	w.l(".reg .pred %%p<2>;")
 	w.l(".reg .b32 %%r<4>;")
 	w.l(".reg .b64 %%rd<3>;")
+	w.l(".reg .b64 %%t<4>;")
 	w.l(".reg .%s %%a<%d>;", p.reg, ilp)
 	w.l(".reg .%s %%s;", p.bits)
 	if p.name == "fp16" {
@@ -131,6 +132,10 @@ func fmaKernel(p prec, ilp, unroll int) kernel {
 			w.l("%s", s)
 		}
 	}
+	// The clocks around the loop: the global timer (ns) and the SM's
+	// cycle counter, stored by thread 0 (clockRecord).
+	w.l("mov.u64 %%t0, %%globaltimer;")
+	w.l("mov.u64 %%t1, %%clock64;")
 	w.l("setp.eq.u32 %%p0, %%r0, 0;")
 	w.l("@%%p0 bra DONE;")
 	w.l("LOOP:")
@@ -144,6 +149,7 @@ func fmaKernel(p prec, ilp, unroll int) kernel {
 	w.l("setp.ne.u32 %%p1, %%r0, 0;")
 	w.l("@%%p1 bra LOOP;")
 	w.l("DONE:")
+	clockRecord(&w)
 	for j := 1; j < ilp; j++ {
 		w.l("%s %%a0, %%a0, %%a%d;", p.add, j)
 	}
@@ -153,6 +159,20 @@ func fmaKernel(p prec, ilp, unroll int) kernel {
 	row := fmt.Sprintf("{Name: %q, Kind: FMA, Precision: %q, ILP: %d, Unroll: %d, Flops: %d, SASS: %q, SASSPerIter: %d},",
 		name, p.name, ilp, unroll, 2*p.lanes*ilp*unroll, p.sass, ilp*unroll)
 	return kernel{row: row, ptx: w.b.String()}
+}
+
+// clockRecord has thread 0 of the grid store the clocks read before the
+// loop (%t0, %t1) and after it at out: four u64, the global timer and the
+// cycle counter before, then after, so that the host can tell the SM
+// clock the kernel ran at.
+func clockRecord(w *w) {
+	w.l("mov.u64 %%t2, %%globaltimer;")
+	w.l("mov.u64 %%t3, %%clock64;")
+	w.l("setp.ne.u32 %%p1, %%r1, 0;")
+	w.l("@%%p1 bra SKIPCLOCK;")
+	w.l("st.global.v2.u64 [%%rd0], {%%t0, %%t1};")
+	w.l("st.global.v2.u64 [%%rd0+16], {%%t2, %%t3};")
+	w.l("SKIPCLOCK:")
 }
 
 // storeIfAllOnes stores %s (of bits type) at base + index*width when its
