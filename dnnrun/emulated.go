@@ -76,6 +76,9 @@ func runEmulated(ctx context.Context, o Options, env []string, tr *dnn.Trace) (e
 		EmulatedCalls: &measure.CallCounting{Function: o.Library + ":" + Execute, Stdout: emulated, Stderr: &stderr,
 			Started: o.Counting, Done: func(c measure.CountedCalls) { counted = &c }},
 	}
+	if e := o.Emulation; e != nil {
+		cfg.CacheModel, cfg.EmulateCPU, cfg.QEMU = e.CacheModel, e.EmulateCPU, e.QEMU
+	}
 	p, err := o.measure()(ctx, cfg)
 	native.Close()
 	emulated.Close()

@@ -59,6 +59,9 @@ type Options struct {
 	Count   string
 	Events  []string
 	Library string
+	// Emulation holds the options of CountEmulate (measure.Config's
+	// CacheModel, EmulateCPU and QEMU; nil: their defaults).
+	Emulation *measure.Config
 	// Roofs, RoofsPath, Threads and CPUs place the points (see
 	// dnn.PointOptions); Confidence is the level of their intervals.
 	Roofs      *roofline.Roofs

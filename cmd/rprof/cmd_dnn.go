@@ -89,6 +89,13 @@ Flags:
                    (default libdnnl.so, found as the loader would)
   --lock-timeout D with --count pmu, wait at most D for another rprof
                    measurement to finish (default 5m; 0 does not wait)
+  --cache-model M  with --count emulate, the caches simulated, as for
+                   'rprof run' (default: the roofs document's measured
+                   level sizes, else this machine's)
+  --emulate-cpu M  with --count emulate, the CPU QEMU presents: host
+                   (default) or a QEMU model, as for 'rprof run'
+  --qemu PATH      with --count emulate, the qemu-x86_64 binary (default:
+                   $RPROF_QEMU, else qemu-x86_64 in PATH)
 
 Exit status: CMD's own (128+N when signal N killed it); 2 bad command line;
 125 no oneDNN execution to report or an output could not be written; 126
@@ -123,7 +130,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	}
 	r, err := dnnrun.Run(ctx, dnnrun.Options{
 		Command: o.command, Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
-		Count: o.count, Events: o.events, Library: o.library,
+		Count: o.count, Events: o.events, Library: o.library, Emulation: &o.emulation,
 		Roofs: roofs.roofs, RoofsPath: roofs.path, Threads: o.threads, Confidence: o.confidence,
 		Machine: hereMachine(), Measure: e.measure,
 		Counting: func(emulator string) {
@@ -183,6 +190,8 @@ type dnnOptions struct {
 	events                      eventList
 	command                     []string
 	lockTimeout                 time.Duration
+	emulate                     emulateFlags
+	emulation                   measure.Config
 }
 
 func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
@@ -197,7 +206,11 @@ func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
 	fset.Var(&o.events, "e", "with --count pmu, count `EVENT` per call too (perf syntax; repeatable)")
 	fset.StringVar(&o.library, "library", "libdnnl.so", "with --count, the `FILE` holding dnnl_primitive_execute")
 	lockTimeoutVar(fset, &o.lockTimeout)
+	o.emulate.register(fset)
 	if err := parseFlags(fset, args); err != nil {
+		return o, err
+	}
+	if err := o.emulate.apply(&o.emulation, o.count, fset); err != nil {
 		return o, err
 	}
 	o.command = fset.Args()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -239,10 +240,26 @@ func TestDNNCountRefusesWhatItCannotDo(t *testing.T) {
 	}{
 		{[]string{"-e", "page-faults", "--", "true"}, "-e counts events per primitive call: it needs --count pmu"},
 		{[]string{"--count", "perf", "--", "true"}, "--count perf"},
+		{[]string{"--count", "pmu", "--emulate-cpu", "Haswell", "--", "true"}, "--emulate-cpu is an option of --count emulate"},
+		{[]string{"--count", "emulate", "--cache-model", "1K", "--", "true"}, "--cache-model:"},
 	} {
 		code, _, stderr := rprofDNN(t, context.Background(), tt.args...)
 		if code != exitUsage || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, exitUsage, tt.want)
 		}
+	}
+}
+
+// --count emulate's options reach the emulated run as run's do.
+func TestDNNCountEmulatePassesTheEmulationOptions(t *testing.T) {
+	var cfg measure.Config
+	stop := errors.New("recorded")
+	code, _, _ := rprofMeasuring(t, func(_ context.Context, c measure.Config) (*roofline.Point, error) {
+		cfg = c
+		return nil, stop
+	}, "dnn", "--count", "emulate", "--cache-model", "32K/8,1M/16", "--emulate-cpu", "Haswell", "--qemu", "/opt/qemu-x86_64", "--", "true")
+	if code != exitInternal || cfg.Count != measure.BackendEmulate || cfg.CacheModel == nil || cfg.CacheModel.String() != "32K/8,1M/16,line=64" ||
+		cfg.EmulateCPU != "Haswell" || cfg.QEMU != "/opt/qemu-x86_64" || cfg.EmulatedCalls == nil || cfg.EmulatedCalls.Function != "libdnnl.so:"+dnnrun.Execute {
+		t.Errorf("exit %d, config %+v", code, cfg)
 	}
 }

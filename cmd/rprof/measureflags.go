@@ -27,10 +27,43 @@ type measureFlags struct {
 	threads       int
 	maxRepeat     int
 	maxTime       time.Duration
-	cacheModel    string
-	emulateCPU    string
-	qemu          string
-	lockTimeout   time.Duration
+	emulateFlags
+	lockTimeout time.Duration
+}
+
+// emulateFlags are the options of --count emulate, which run, gate and
+// dnn share.
+type emulateFlags struct {
+	cacheModel string
+	emulateCPU string
+	qemu       string
+}
+
+func (m *emulateFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.cacheModel, "cache-model", "", "cache hierarchy of --count emulate: `SIZE/WAYS,...[,line=B]` from L1 down, or none")
+	fs.StringVar(&m.emulateCPU, "emulate-cpu", "host", "CPU `MODEL` QEMU presents under --count emulate: host (this CPU's identity) or a QEMU model (qemu-x86_64 -cpu help)")
+	fs.StringVar(&m.qemu, "qemu", "", "qemu-x86_64 binary `PATH` of --count emulate (default: $"+emulate.QEMUEnv+", else qemu-x86_64 in PATH)")
+}
+
+// apply fills cfg's emulation fields; the flags of fs that were set
+// belong to --count emulate, which count must be.
+func (m *emulateFlags) apply(cfg *measure.Config, count string, fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, f := range []string{"cache-model", "emulate-cpu", "qemu"} {
+		if set[f] && count != measure.BackendEmulate {
+			return usagef("--%s is an option of --count emulate", f)
+		}
+	}
+	cfg.EmulateCPU, cfg.QEMU = m.emulateCPU, m.qemu
+	if set["cache-model"] {
+		cm, err := emulate.ParseCacheModel(m.cacheModel)
+		if err != nil {
+			return usagef("--cache-model: %v", err)
+		}
+		cfg.CacheModel = &cm
+	}
+	return nil
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
@@ -46,9 +79,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.threads, "threads", 0, "thread scope of the roofs")
 	fs.IntVar(&m.maxRepeat, "max-repeat", measure.DefaultMaxRepeat, "at most this many runs when repeating adaptively")
 	durationVar(fs, &m.maxTime, "max-time", measure.DefaultMaxTime, "at most this `duration` of runs when repeating adaptively")
-	fs.StringVar(&m.cacheModel, "cache-model", "", "cache hierarchy of --count emulate: `SIZE/WAYS,...[,line=B]` from L1 down, or none")
-	fs.StringVar(&m.emulateCPU, "emulate-cpu", "host", "CPU `MODEL` QEMU presents under --count emulate: host (this CPU's identity) or a QEMU model (qemu-x86_64 -cpu help)")
-	fs.StringVar(&m.qemu, "qemu", "", "qemu-x86_64 binary `PATH` of --count emulate (default: $"+emulate.QEMUEnv+", else qemu-x86_64 in PATH)")
+	m.emulateFlags.register(fs)
 	lockTimeoutVar(fs, &m.lockTimeout)
 }
 
@@ -59,22 +90,11 @@ func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
 	cfg.Count, cfg.Events, cfg.IdleBaseline = m.count, m.events, m.idle
 	cfg.Regions, cfg.LikwidMarkers = m.regions, m.likwid
 	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, f := range []string{"cache-model", "emulate-cpu", "qemu"} {
-		if set[f] && m.count != measure.BackendEmulate {
-			return usagef("--%s is an option of --count emulate", f)
-		}
+	if err := m.emulateFlags.apply(cfg, m.count, fs); err != nil {
+		return err
 	}
-	cfg.EmulateCPU, cfg.QEMU = m.emulateCPU, m.qemu
-	if set["cache-model"] {
-		cm, err := emulate.ParseCacheModel(m.cacheModel)
-		if err != nil {
-			return usagef("--cache-model: %v", err)
-		}
-		cfg.CacheModel = &cm
-	}
-	overheadSet := set["overhead"]
+	overheadSet := false
+	fs.Visit(func(f *flag.Flag) { overheadSet = overheadSet || f.Name == "overhead" })
 	if overheadSet {
 		cfg.Overhead = strings.Fields(m.overhead)
 		if len(cfg.Overhead) == 0 {
