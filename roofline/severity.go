@@ -64,7 +64,6 @@ var severities = map[string]Severity{
 	FlagDGEMMSkipped:     Info,
 	FlagKernelSkipped:    Info,
 	FlagNoInterval:       Info,
-	FlagGPUNoPeak:        Info,
 
 	// Less certain or less complete than the interval says.
 	FlagMultiplexed:          Caution,
