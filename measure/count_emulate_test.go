@@ -113,7 +113,7 @@ func TestAnEmulatedCPUNamedByTheUserReplacesTheHostsIdentity(t *testing.T) {
 	b := f.backend("avx2", "avx512f")
 	b.find = func(context.Context, string) (emulate.QEMU, error) {
 		script := filepath.Join(t.TempDir(), "qemu-x86_64")
-		help := "#!/bin/sh\necho 'x86 Haswell  Intel Core Processor (Haswell)'; echo 'x86 max  all'\n"
+		help := "#!/bin/sh\necho 'Available CPUs:'; echo 'x86 Haswell  Intel Core Processor (Haswell)'; echo 'x86 max  all'\n"
 		if err := os.WriteFile(script, []byte(help), 0o755); err != nil {
 			return emulate.QEMU{}, err
 		}

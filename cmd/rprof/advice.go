@@ -76,8 +76,6 @@ func qemuFix(e *emulate.UnsupportedQEMUError) string {
 	switch e.Reason {
 	case emulate.QEMUStatic, emulate.QEMUNoPlugins:
 		return dynamic
-	case emulate.QEMUNoBuild:
-		return "this rprof has no plugin build for that QEMU's plugin API; install a qemu-user of a supported version (Debian 12's 7.2, Ubuntu 24.04's 8.2) and name it with --qemu PATH or " + emulate.QEMUEnv
 	}
 	return "install qemu-user of a version rprof supports (" + emulate.Supported() + ") and name it with --qemu PATH or " + emulate.QEMUEnv + " if it is not first in PATH"
 }

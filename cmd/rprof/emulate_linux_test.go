@@ -129,7 +129,7 @@ func TestRunCountEmulateBadInputIsOneLine(t *testing.T) {
 	target := emulateTarget(t)
 	empty := t.TempDir()
 	newer := t.TempDir()
-	if err := os.WriteFile(filepath.Join(newer, emulate.QEMUBinary), []byte("#!/bin/sh\necho 'qemu-x86_64 version 9.2.0'\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(newer, emulate.QEMUBinary), []byte("#!/bin/sh\necho 'qemu-x86_64 version 5.2.0'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -141,8 +141,8 @@ func TestRunCountEmulateBadInputIsOneLine(t *testing.T) {
 	}{
 		{"AVX-512 target", "", []string{target, "avx512"}, exitInternal, "x86-64-v3"},
 		{"qemu-user missing", empty, []string{target, "fma", "1", "0"}, exitInternal, "install the qemu-user package"},
-		{"unsupported QEMU", newer, []string{target, "fma", "1", "0"}, exitInternal, "rprof supports QEMU 6.0 to 8.x (plugin API 1)"},
-		{"QEMU named by --qemu", "", []string{"--qemu", filepath.Join(newer, emulate.QEMUBinary), target, "fma", "1", "0"}, exitInternal, "is QEMU 9.2.0"},
+		{"unsupported QEMU", newer, []string{target, "fma", "1", "0"}, exitInternal, "rprof supports QEMU 6.0 to 8.x (plugin API 1), 9.0 and later (plugin API 2)"},
+		{"QEMU named by --qemu", "", []string{"--qemu", filepath.Join(newer, emulate.QEMUBinary), target, "fma", "1", "0"}, exitInternal, "is QEMU 5.2.0"},
 		{"unknown --emulate-cpu", "", []string{"--emulate-cpu", "Zen9", target, "fma", "1", "0"}, exitUsage, "Haswell"},
 		{"--emulate-cpu without emulate", "", []string{"--count", "pmu", "--emulate-cpu", "Haswell", target}, exitUsage, "--emulate-cpu"},
 		{"bad cache model", "", []string{"--cache-model", "32M", target}, exitUsage, "SIZE/WAYS"},
@@ -153,6 +153,7 @@ func TestRunCountEmulateBadInputIsOneLine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.path != "" {
 				t.Setenv("PATH", tt.path)
+				t.Setenv(emulate.QEMUEnv, "")
 			}
 			args := append([]string{"--count", "emulate"}, tt.args...)
 			code, _, stderr := rprofRun(t, "", args...)

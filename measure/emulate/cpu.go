@@ -113,14 +113,24 @@ func NamedCPU(name, helpText string) (CPU, error) {
 	return CPU{Option: name, Source: "flag"}, nil
 }
 
-// CPUModels lists the x86 models in the output of `qemu-x86_64 -cpu help`
-// ("x86 NAME  description" lines), in its order.
+// CPUModels lists the x86 models in the output of `qemu-x86_64 -cpu help`,
+// in its order: the "Available CPUs:" list, whose lines are "x86 NAME
+// description" (QEMU 7.2) or "  NAME description" (QEMU 10).
 func CPUModels(helpText string) []string {
 	var out []string
+	listing := false
 	for _, line := range strings.Split(helpText, "\n") {
 		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "x86" {
+		switch {
+		case strings.HasPrefix(line, "Available CPUs"):
+			listing = true
+		case !listing:
+		case len(f) == 0 || !strings.HasPrefix(line, " ") && f[0] != "x86":
+			listing = false
+		case f[0] == "x86" && len(f) >= 2:
 			out = append(out, f[1])
+		default:
+			out = append(out, f[0])
 		}
 	}
 	return out

@@ -18,13 +18,16 @@ import (
 //go:embed plugin/rprof-qemu-v1.so
 var pluginV1 []byte
 
+//go:embed plugin/rprof-qemu-v2.so
+var pluginV2 []byte
+
 // support is a range of QEMU releases that load one build of rprof's
 // plugin: those from first (major, minor) up to, not including, the next
 // row's first.
 type support struct {
 	major, minor int
 	api          int    // the plugin API version the build declares
-	plugin       []byte // the library built against it; nil: not built
+	plugin       []byte // the library built against it
 }
 
 // supported lists, oldest first, the QEMU release lines by the plugin API
@@ -32,16 +35,13 @@ type support struct {
 // raised the minimum it loads to 2 and the v1 API's functions changed.
 var supported = []support{
 	{major: 6, minor: 0, api: 1, plugin: pluginV1},
-	{major: 9, minor: 0, api: 2},
+	{major: 9, minor: 0, api: 2, plugin: pluginV2},
 }
 
 // Supported names the supported QEMU releases for messages.
 func Supported() string {
 	var s []string
 	for i, v := range supported {
-		if v.plugin == nil {
-			continue
-		}
 		r := fmt.Sprintf("%d.%d and later", v.major, v.minor)
 		if i+1 < len(supported) {
 			r = fmt.Sprintf("%d.%d to %d.x", v.major, v.minor, supported[i+1].major-1)
@@ -68,8 +68,6 @@ const (
 	QEMUUnknownVersion = "unknown version"
 	// QEMUTooOld: before 6.0, QEMU's plugins had no API version.
 	QEMUTooOld = "too old"
-	// QEMUNoBuild: rprof has no plugin build for this QEMU's plugin API.
-	QEMUNoBuild = "no build"
 	// QEMUStatic: a statically linked QEMU (qemu-user-static, Debian
 	// 13's qemu-user) cannot load plugins.
 	QEMUStatic = "static"
@@ -190,9 +188,6 @@ func Identify(path, versionText string) (QEMU, error) {
 	for i := len(supported) - 1; i >= 0; i-- {
 		s := supported[i]
 		if major > s.major || major == s.major && minor >= s.minor {
-			if s.plugin == nil {
-				return QEMU{}, &UnsupportedQEMUError{Path: path, Version: "QEMU " + version, Reason: QEMUNoBuild}
-			}
 			return QEMU{Path: path, Version: version, PluginAPI: s.api, plugin: s.plugin}, nil
 		}
 	}

@@ -91,11 +91,18 @@ func (s *Session) Argv(path string, argv []string) ([]string, error) {
 		}
 		args = append(args, "call="+c.path, fmt.Sprintf("call_at=%x", c.at), fmt.Sprintf("call_size=%d", c.size))
 	}
+	// The file QEMU loads, for QEMUs whose plugin API cannot say it.
+	interp := interpreter(path)
+	loaded := path
+	if interp != nil {
+		loaded = interp[0]
+	}
+	args = append(args, "exe="+strings.ReplaceAll(loaded, ",", ",,"))
 	out := []string{s.QEMU.Path, "-plugin", s.lib + "," + strings.Join(args, ",")}
 	if s.CPU.Option != "" {
 		out = append(out, "-cpu", s.CPU.Option)
 	}
-	if interp := interpreter(path); interp != nil {
+	if interp != nil {
 		out = append(out, "-0", interp[0], interp[0])
 		out = append(out, interp[1:]...)
 		return append(append(out, path), argv[1:]...), nil

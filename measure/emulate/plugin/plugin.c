@@ -10,6 +10,9 @@
  *   cache=SIZE:WAYS[:SIZE:WAYS...]  the levels from L1 down; none: no
  *                  model (FLOPs only)
  *   qemu=PATH      this qemu binary, to follow execve (optional)
+ *   exe=PATH       the file QEMU loads (the program, or a script's
+ *                  interpreter), for QEMUs whose API cannot say it (10.0's
+ *                  linux-user lacks qemu_plugin_path_to_binary; optional)
  *   cpu=OPTION     the -cpu option of this run, given again to followed
  *                  execs (its commas doubled, as QEMU's option syntax
  *                  escapes them; optional)
@@ -66,9 +69,12 @@ struct tbcount {
 struct level {
 	uint32_t sets, ways;
 	uint64_t mask; /* sets-1 when sets is a power of two, else 0 */
-	uint64_t *tags; /* line+1, most recent first within a set; 0 empty */
+	uint64_t *tags; /* line+1; 0 empty */
+	uint64_t *used; /* when each way was last used (clock); 0 empty */
+	uint8_t *mru;   /* each set's most recently used way, tried first */
 	uint8_t *dirty;
 	uint32_t *owner; /* the block that last wrote a dirty line */
+	uint64_t clock; /* counts this level's uses: LRU order without moves */
 	uint64_t fills, writebacks; /* lines from and to the level below */
 };
 
@@ -109,6 +115,7 @@ struct call {
 static struct {
 	char *out;
 	char *qemu, *self, *args, *cpu;
+	char *exe; /* the image QEMU loaded, when QEMU cannot say (exe=) */
 	int gen;
 	int disas;
 	uint32_t line;
@@ -170,9 +177,11 @@ static struct vcpu *vcpu_new(void)
 			l->sets = 1;
 		l->mask = (l->sets & (l->sets - 1)) == 0 ? l->sets - 1 : 0;
 		l->tags = calloc((size_t)l->sets * l->ways, sizeof(uint64_t));
+		l->used = calloc((size_t)l->sets * l->ways, sizeof(uint64_t));
+		l->mru = calloc(l->sets, 1);
 		l->dirty = calloc((size_t)l->sets * l->ways, 1);
 		l->owner = calloc((size_t)l->sets * l->ways, sizeof(uint32_t));
-		if (!l->tags || !l->dirty || !l->owner)
+		if (!l->tags || !l->used || !l->mru || !l->dirty || !l->owner || l->ways > 256)
 			abort();
 	}
 	return v;
@@ -223,38 +232,35 @@ static inline struct tbinfo *tbinfo_get(uint32_t id)
 
 static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner);
 
-/* slot is line's set in a level (tags, dirty bits, owners of its ways)
- * and the way holding line, or ways when absent. */
-struct slot {
-	uint64_t *t;
-	uint8_t *d;
-	uint32_t *o;
-	uint32_t way;
-};
-
-/* lookup finds line's set and way in level l. */
-static inline struct slot lookup(struct level *l, uint64_t line)
+/* find looks for line in its set of level l: it returns the index of the
+ * way holding it, or of the way to fill (an empty one, else the least
+ * recently used) with *hit 0. One pass over the set, no moves: recency is
+ * each way's last use on the level's clock. */
+static inline size_t find(struct level *l, uint64_t line, int *hit)
 {
 	uint64_t set = l->mask ? (line & l->mask) : (line % l->sets);
-	struct slot s = {l->tags + set * l->ways, l->dirty + set * l->ways, l->owner + set * l->ways,
-	                 0};
-	while (s.way < l->ways && s.t[s.way] != line + 1)
-		s.way++;
-	return s;
-}
-
-/* to_front moves way i of a set to the front (most recent). */
-static inline void to_front(uint64_t *t, uint8_t *d, uint32_t *o, uint32_t i)
-{
-	uint64_t tag = t[i];
-	uint8_t dd = d[i];
-	uint32_t oo = o[i];
-	memmove(t + 1, t, i * sizeof(*t));
-	memmove(d + 1, d, i);
-	memmove(o + 1, o, i * sizeof(*o));
-	t[0] = tag;
-	d[0] = dd;
-	o[0] = oo;
+	size_t base = (size_t)set * l->ways, victim = base;
+	const uint64_t *t = l->tags + base, *u = l->used + base;
+	uint64_t oldest = UINT64_MAX;
+	/* Hits are the common case, most often on the set's most recent
+	 * way: they read only the tags. */
+	if (t[l->mru[set]] == line + 1) {
+		*hit = 1;
+		return base + l->mru[set];
+	}
+	for (uint32_t w = 0; w < l->ways; w++)
+		if (t[w] == line + 1) {
+			*hit = 1;
+			l->mru[set] = (uint8_t)w;
+			return base + w;
+		}
+	for (uint32_t w = 0; w < l->ways; w++)
+		if (u[w] < oldest) {
+			oldest = u[w];
+			victim = base + w;
+		}
+	*hit = 0;
+	return victim;
 }
 
 static void dram(struct vcpu *v, int write, uint32_t tb)
@@ -263,23 +269,21 @@ static void dram(struct vcpu *v, int write, uint32_t tb)
 	tbcount_get(v, tb)->dram += g.line;
 }
 
-/* evict makes room at the front of a set for line, writing a dirty victim
- * at the back down, and puts line there. */
-static inline void evict(struct vcpu *v, int lvl, struct slot s, uint64_t line, int dirty,
-                         uint32_t owner)
+/* fill puts line in way i of level lvl as its most recent, writing the
+ * dirty line it replaces down first. */
+static inline void fill(struct vcpu *v, int lvl, size_t i, uint64_t line, int dirty,
+                        uint32_t owner)
 {
 	struct level *l = &v->lv[lvl];
-	uint32_t i = l->ways - 1;
-	if (s.t[i] && s.d[i]) {
+	if (l->tags[i] && l->dirty[i]) {
 		l->writebacks++;
-		to_level(v, lvl + 1, s.t[i] - 1, s.o[i]);
+		to_level(v, lvl + 1, l->tags[i] - 1, l->owner[i]);
 	}
-	memmove(s.t + 1, s.t, i * sizeof(*s.t));
-	memmove(s.d + 1, s.d, i);
-	memmove(s.o + 1, s.o, i * sizeof(*s.o));
-	s.t[0] = line + 1;
-	s.d[0] = (uint8_t)dirty;
-	s.o[0] = owner;
+	l->tags[i] = line + 1;
+	l->used[i] = ++l->clock;
+	l->mru[i / l->ways] = (uint8_t)(i % l->ways);
+	l->dirty[i] = (uint8_t)dirty;
+	l->owner[i] = owner;
 }
 
 /* access brings line into level lvl (a demand access: a load, a store, or
@@ -293,18 +297,21 @@ static void access_line(struct vcpu *v, int lvl, uint64_t line, int store, uint3
 		return;
 	}
 	struct level *l = &v->lv[lvl];
-	struct slot s = lookup(l, line);
-	if (s.way < l->ways) { /* hit */
-		to_front(s.t, s.d, s.o, s.way);
+	int hit;
+	size_t i = find(l, line, &hit);
+	if (hit) {
+		l->used[i] = ++l->clock;
 		if (store) {
-			s.d[0] = 1;
-			s.o[0] = tb;
+			l->dirty[i] = 1;
+			l->owner[i] = tb;
 		}
 		return;
 	}
+	/* The levels below never write into this one, so way i stays the
+	 * one to fill. */
 	l->fills++;
 	access_line(v, lvl + 1, line, 0, tb);
-	evict(v, lvl, s, line, store, store ? tb : 0);
+	fill(v, lvl, i, line, store, store ? tb : 0);
 }
 
 /* to_level writes a dirty line evicted from the level above into level
@@ -317,13 +324,14 @@ static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner)
 		return;
 	}
 	struct level *l = &v->lv[lvl];
-	struct slot s = lookup(l, line);
-	if (s.way < l->ways) {
-		s.d[s.way] = 1;
-		s.o[s.way] = owner;
+	int hit;
+	size_t i = find(l, line, &hit);
+	if (hit) {
+		l->dirty[i] = 1;
+		l->owner[i] = owner;
 		return;
 	}
-	evict(v, lvl, s, line, 1, owner);
+	fill(v, lvl, i, line, 1, owner);
 }
 
 /* invalidate drops line from every level (a non-temporal store takes it
@@ -332,15 +340,12 @@ static void invalidate(struct vcpu *v, uint64_t line)
 {
 	for (int lvl = 0; lvl < g.nlevels; lvl++) {
 		struct level *l = &v->lv[lvl];
-		struct slot s = lookup(l, line);
-		uint32_t i = s.way, n = l->ways - 1;
-		if (i < l->ways) {
-			memmove(s.t + i, s.t + i + 1, (n - i) * sizeof(*s.t));
-			memmove(s.d + i, s.d + i + 1, n - i);
-			memmove(s.o + i, s.o + i + 1, (n - i) * sizeof(*s.o));
-			s.t[n] = 0;
-			s.d[n] = 0;
-			s.o[n] = 0;
+		int hit;
+		size_t i = find(l, line, &hit);
+		if (hit) {
+			l->tags[i] = l->used[i] = 0;
+			l->dirty[i] = 0;
+			l->owner[i] = 0;
 		}
 	}
 }
@@ -590,7 +595,14 @@ static void disas_record(struct qemu_plugin_insn *insn, struct rp_fp fp)
 	free(text);
 }
 
-static int guest_base_zero(void);
+static int guest_base_zero(uint64_t first);
+
+/* exe_path is the file QEMU loaded: as the API says, else as exe= said. */
+static const char *exe_path(void)
+{
+	const char *exe = qemu_plugin_path_to_binary ? qemu_plugin_path_to_binary() : NULL;
+	return exe ? exe : g.exe;
+}
 
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
@@ -602,7 +614,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 	pthread_mutex_lock(&g.lock);
 	if (g.ntb == 0) /* the program is loaded now, not yet at install */
-		g.host_addrs = guest_base_zero();
+		g.host_addrs = guest_base_zero(info.vaddr);
 	tid = ++g.ntb; /* id 0: no block (a line no store dirtied) */
 	if ((tid >> CHUNK_BITS) >= MAX_CHUNKS) {
 		pthread_mutex_unlock(&g.lock);
@@ -703,7 +715,7 @@ static char *write_output(const char *exec_path)
 	fprintf(f, "rprof-emulate 1\napi %d\npid %d\ngen %d\n", RP_QEMU_PLUGIN_API, (int)getpid(),
 	        g.gen);
 	{
-		const char *exe = qemu_plugin_path_to_binary();
+		const char *exe = exe_path();
 		char real[4096];
 		if (!exe || !realpath(exe, real))
 			snprintf(real, sizeof(real), "%s", exe ? exe : "?");
@@ -801,6 +813,8 @@ static void atfork_child(void)
 			free(v->chunks[c]);
 		for (int l = 0; l < g.nlevels; l++) {
 			free(v->lv[l].tags);
+			free(v->lv[l].used);
+			free(v->lv[l].mru);
 			free(v->lv[l].dirty);
 			free(v->lv[l].owner);
 		}
@@ -851,6 +865,26 @@ static int followable(const char *path, char *interp, size_t n, char *iarg, size
 	return 0;
 }
 
+/* append_opt appends ",name=value" to the -plugin option in buf, its
+ * commas doubled as QEMU's option syntax escapes them; nonzero when buf is
+ * too small. */
+static int append_opt(char *buf, size_t size, int *used, const char *name, const char *value)
+{
+	int n = snprintf(buf + *used, size - (size_t)*used, ",%s=", name);
+	if (n < 0 || (size_t)(*used + n) >= size)
+		return -1;
+	*used += n;
+	for (const char *c = value; *c; c++) {
+		if ((size_t)*used + 3 > size)
+			return -1;
+		buf[(*used)++] = *c;
+		if (*c == ',')
+			buf[(*used)++] = ',';
+	}
+	buf[*used] = 0;
+	return 0;
+}
+
 static void follow_exec(const char *path, char **argv, char **envp)
 {
 	char interp[4096], iarg[4096], plug[8192];
@@ -863,18 +897,11 @@ static void follow_exec(const char *path, char **argv, char **envp)
 	pending_exec_file = write_output(path);
 	if (!g.qemu || !g.self || !followable(path, interp, sizeof(interp), iarg, sizeof(iarg)))
 		return; /* the image runs uncounted; rprof sees no next generation */
-	int used = snprintf(plug, sizeof(plug), "%s,%s,gen=%d%s", g.self, g.args, g.gen + 1,
-	                    g.cpu ? ",cpu=" : "");
-	if (used < 0 || (size_t)used >= sizeof(plug))
+	int used = snprintf(plug, sizeof(plug), "%s,%s,gen=%d", g.self, g.args, g.gen + 1);
+	if (used < 0 || (size_t)used >= sizeof(plug) ||
+	    append_opt(plug, sizeof(plug), &used, "exe", interp[0] ? interp : path) ||
+	    (g.cpu && append_opt(plug, sizeof(plug), &used, "cpu", g.cpu)))
 		return;
-	for (const char *c = g.cpu; c && *c; c++) {
-		if ((size_t)used + 3 > sizeof(plug))
-			return;
-		plug[used++] = *c;
-		if (*c == ',')
-			plug[used++] = ',';
-	}
-	plug[used] = 0;
 	nargv[k++] = g.qemu;
 	nargv[k++] = "-plugin";
 	nargv[k++] = plug;
@@ -948,30 +975,38 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu_idx, int64_t n
 
 /* ---- installation ---- */
 
-/* find_guest_base checks that guest addresses are host addresses (QEMU
+/* guest_base_zero checks that guest addresses are host addresses (QEMU
  * places a 64-bit guest at guest_base 0 unless told otherwise): the host
- * mapping holding the guest's first code address must be the guest
- * program's file. Otherwise rprof cannot read guest memory or name
- * functions, and says so. */
-static int guest_base_zero(void)
+ * mapping holding the program's first code address must be the program's
+ * file; where the API cannot say that address, the one holding the first
+ * translated block (first) must be a file other than QEMU itself (the
+ * program or its interpreter). Otherwise rprof cannot read guest memory
+ * or name functions, and says so. */
+static int guest_base_zero(uint64_t first)
 {
-	const char *exe = qemu_plugin_path_to_binary();
-	uint64_t start = qemu_plugin_start_code();
+	const char *exe = exe_path();
+	uint64_t start = qemu_plugin_start_code ? qemu_plugin_start_code() : 0;
 	FILE *m = fopen("/proc/self/maps", "r");
-	char line[4352], real[4096];
+	char line[4352], real[4096], self[4096];
 	int ok = 0;
-	if (!m || !exe)
+	if (!m || (start && !exe))
 		goto out;
-	if (!realpath(exe, real))
+	if (start && !realpath(exe, real))
 		snprintf(real, sizeof(real), "%s", exe);
+	if (!start && !realpath("/proc/self/exe", self))
+		goto out;
 	while (fgets(line, sizeof(line), m)) {
 		unsigned long long lo, hi, off;
 		char perms[8], path[4096] = "";
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off,
 		           path) < 5)
 			continue;
-		if (start >= lo && start < hi) {
+		if (start && start >= lo && start < hi) {
 			ok = strcmp(path, real) == 0;
+			break;
+		}
+		if (!start && first >= lo && first < hi) {
+			ok = path[0] == '/' && strcmp(path, self) != 0;
 			break;
 		}
 	}
@@ -1011,6 +1046,7 @@ RP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 	size_t used = 0;
 	int have_cache = 0;
 
+	rp_api_install(info);
 	if (info->system_emulation) {
 		fprintf(stderr, "rprof plugin: user-mode emulation only\n");
 		return -1;
@@ -1040,6 +1076,9 @@ RP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 		else if (strncmp(a, "cpu=", 4) == 0) {
 			g.cpu = v;
 			keep = 0; /* follow_exec adds it, escaped again */
+		} else if (strncmp(a, "exe=", 4) == 0) {
+			g.exe = v;
+			keep = 0; /* each image has its own */
 		}
 		else if (strncmp(a, "gen=", 4) == 0) {
 			g.gen = atoi(v);

@@ -1,100 +1,21 @@
 /*
- * rprof's own declarations of the parts of the QEMU TCG plugin API, version
- * 1 (QEMU 7.2), that the plugin uses. Written from the API documentation
- * (docs/devel/tcg-plugins.rst and the per-function documentation of QEMU
- * 7.2's plugin header); see docs/emulate.md for the list of signatures
- * relied on. QEMU resolves these symbols from its own executable when it
- * loads the plugin.
- *
+ * What version 1 of the QEMU TCG plugin API (QEMU 6.0 to 8.2) has of its
+ * own among the parts rprof's plugin uses (the rest: qemu_api_common.h).
  * A newer API version is one more file like this one, declaring what
  * changed and defining rp_insn_bytes() for it; plugin.c stays as it is.
  */
 #ifndef RPROF_QEMU_API_V1_H
 #define RPROF_QEMU_API_V1_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "qemu_api_common.h"
 
 #define RP_QEMU_PLUGIN_API 1
 
-#define RP_EXPORT __attribute__((visibility("default")))
-
-typedef uint64_t qemu_plugin_id_t;
-typedef uint32_t qemu_plugin_meminfo_t;
-
-typedef struct {
-	const char *target_name;
-	struct {
-		int min;
-		int cur;
-	} version;
-	bool system_emulation;
-	union {
-		struct {
-			int smp_vcpus;
-			int max_vcpus;
-		} system;
-	};
-} qemu_info_t;
-
-struct qemu_plugin_tb;
-struct qemu_plugin_insn;
-
-enum qemu_plugin_cb_flags {
-	QEMU_PLUGIN_CB_NO_REGS,
-	QEMU_PLUGIN_CB_R_REGS,
-	QEMU_PLUGIN_CB_RW_REGS,
-};
-
-enum qemu_plugin_mem_rw {
-	QEMU_PLUGIN_MEM_R = 1,
-	QEMU_PLUGIN_MEM_W,
-	QEMU_PLUGIN_MEM_RW,
-};
-
-typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
-typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index);
-typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
-typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
-typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
-                                          uint64_t vaddr, void *userdata);
-typedef void (*qemu_plugin_vcpu_syscall_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index,
-                                              int64_t num, uint64_t a1, uint64_t a2, uint64_t a3,
-                                              uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7,
-                                              uint64_t a8);
-
-void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb);
-void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
-void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
-                                          enum qemu_plugin_cb_flags flags, void *userdata);
-void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
-                                            qemu_plugin_vcpu_udata_cb_t cb,
-                                            enum qemu_plugin_cb_flags flags, void *userdata);
-void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
-                                      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw,
-                                      void *userdata);
-typedef void (*qemu_plugin_vcpu_syscall_ret_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_idx,
-                                                  int64_t num, int64_t ret);
-
-void qemu_plugin_register_vcpu_syscall_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_syscall_cb_t cb);
-void qemu_plugin_register_vcpu_syscall_ret_cb(qemu_plugin_id_t id,
-                                              qemu_plugin_vcpu_syscall_ret_cb_t cb);
-void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
-
-size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
-uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
-struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
-size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
-uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
-char *qemu_plugin_insn_disas(const struct qemu_plugin_insn *insn);
 
-unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
-bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
-
-const char *qemu_plugin_path_to_binary(void);
-uint64_t qemu_plugin_start_code(void);
+/* rp_api_install learns what the running QEMU offers (nothing to learn in
+ * version 1). */
+static inline void rp_api_install(const qemu_info_t *info) { (void)info; }
 
 /* rp_insn_bytes returns the bytes of insn (version 1 hands out a pointer). */
 static inline const uint8_t *rp_insn_bytes(const struct qemu_plugin_insn *insn, uint8_t *buf,
