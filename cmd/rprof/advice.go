@@ -197,7 +197,7 @@ func waysForward(target []string, work, traffic string, qemuErr error) []way {
 	if work == "" {
 		work, traffic = "FLOPS", "BYTES"
 	}
-	emulated := way{What: "count by emulation: W exact, Q from a cache model of this machine's caches (QEMU user mode; 2x to 50x slower than native)",
+	emulated := way{What: "count by emulation: W exact, Q from a cache model of this machine's caches (QEMU user mode; 20x to 340x slower than native)",
 		Command: "rprof run --count emulate -- " + cmd}
 	if qemuErr != nil {
 		emulated.Needs = qemuErr.Error()

@@ -55,7 +55,8 @@ T still comes from native runs (docs/emulate.md).
 Flags:
   --count BACKEND    how W and Q are counted: pmu, the hardware counters
                      through perf_event_open (the default); emulate, under
-                     QEMU (2x to 50x slower than native)
+                     QEMU (measured: 20-40x slower than native for
+                     memory-bound code, 200-340x for dense FMA code)
   --cache-model M    the caches --count emulate simulates, from L1 down:
                      SIZE/WAYS,...[,line=BYTES] (e.g. 48K/12,1M/16,32M/16),
                      or none (W only); default: the roofs document's
