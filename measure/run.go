@@ -46,19 +46,30 @@ type deps struct {
 // errStop ends the repetition loop after a target that failed.
 var errStop = errors.New("target failed")
 
-func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
+// backendFor is the backend of cfg (d's in tests), which must be able to
+// do what cfg asks beyond counting.
+func backendFor(cfg Config, d deps) (Backend, error) {
 	b := d.backend
 	if b == nil {
+		var err error
 		if b, err = newBackend(cfg.Count); err != nil {
 			return nil, err
 		}
 	}
 	if _, ok := b.(callCounter); cfg.EmulatedCalls != nil && !ok {
 		return nil, invalidf("calls are counted one by one under emulation only")
+	}
+	return b, nil
+}
+
+func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	b, err := backendFor(cfg, d)
+	if err != nil {
+		return nil, err
 	}
 	c, err := b.Resolve(ctx, cfg)
 	if err != nil {
