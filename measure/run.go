@@ -87,23 +87,11 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	in := inputs{cfg: cfg, source: c.Source, counters: c.Counters, notes: c.Notes,
 		machine: c.Machine, roofs: cfg.Roofs, created: d.now(), cpus: d.cpus, stdinOnce: readOnce(cfg.Stdin)}
 
-	switch {
-	case cfg.IdleBaseline > 0 && hasBackgroundTraffic(c.Counters):
-		o, err := b.Idle(ctx, cfg.IdleBaseline)
-		if err != nil {
-			return nil, fmt.Errorf("idle baseline: %w", err)
-		}
-		in.idle = &o
-	case cfg.IdleBaseline > 0:
-		in.notes = append(in.notes, roofline.Flag{Code: roofline.FlagNoUncore,
-			Message: "the idle baseline was not measured: no DRAM traffic is counted here"})
+	if err := idleBaseline(ctx, b, c.Counters, &in); err != nil {
+		return nil, err
 	}
 
-	rule := stats.Fixed(cfg.Repeat, cfg.Confidence, stats.MethodMean)
-	if cfg.CI > 0 {
-		rule = stats.StopRule{MaxTime: cfg.MaxTime, MaxCount: cfg.MaxRepeat, Confidence: cfg.Confidence,
-			RelError: cfg.CI, MinCount: minAdaptive, Method: stats.MethodMean}
-	}
+	rule := repetitionRule(cfg)
 	x := &executor{b: b, cfg: cfg}
 	busy := busyMeter(d.cpuTimes, d.cpus)
 	if cfg.Node != nil {
@@ -142,6 +130,32 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	}
 	in.idleCPUs = busy()
 	return buildPoint(in)
+}
+
+// idleBaseline counts the idle baseline into in when one is asked for and
+// there is background traffic to count, and says so when there is none.
+func idleBaseline(ctx context.Context, b Backend, counters []Counter, in *inputs) error {
+	switch {
+	case in.cfg.IdleBaseline > 0 && hasBackgroundTraffic(counters):
+		o, err := b.Idle(ctx, in.cfg.IdleBaseline)
+		if err != nil {
+			return fmt.Errorf("idle baseline: %w", err)
+		}
+		in.idle = &o
+	case in.cfg.IdleBaseline > 0:
+		in.notes = append(in.notes, roofline.Flag{Code: roofline.FlagNoUncore,
+			Message: "the idle baseline was not measured: no DRAM traffic is counted here"})
+	}
+	return nil
+}
+
+// repetitionRule is --repeat's fixed count, or --ci's adaptive rule.
+func repetitionRule(cfg Config) stats.StopRule {
+	if cfg.CI > 0 {
+		return stats.StopRule{MaxTime: cfg.MaxTime, MaxCount: cfg.MaxRepeat, Confidence: cfg.Confidence,
+			RelError: cfg.CI, MinCount: minAdaptive, Method: stats.MethodMean}
+	}
+	return stats.Fixed(cfg.Repeat, cfg.Confidence, stats.MethodMean)
 }
 
 // interruptedFlag says that the point holds only the repetitions run before
