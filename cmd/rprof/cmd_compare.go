@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rprof/rprof/internal/gate"
+	"github.com/rprof/rprof/cmd/rprof/internal/gate"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rprof/rprof/internal/gate"
+	"github.com/rprof/rprof/cmd/rprof/internal/gate"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/measure"

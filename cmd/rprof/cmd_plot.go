@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
-	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	"github.com/rprof/rprof/roofline"
 )
 

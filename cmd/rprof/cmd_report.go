@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/cmd/rprof/internal/chart"
+	rpreport "github.com/rprof/rprof/cmd/rprof/internal/report"
 	"github.com/rprof/rprof/internal/output"
-	rpreport "github.com/rprof/rprof/internal/report"
 )
 
 var cmdReport = &command{

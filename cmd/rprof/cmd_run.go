@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rprof/rprof/cluster"
-	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/measure"

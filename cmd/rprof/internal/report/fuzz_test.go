@@ -11,7 +11,7 @@ import (
 // FuzzReport writes HTML and Markdown reports of any points document the
 // readers accept: an error is fine, a panic is not.
 func FuzzReport(f *testing.F) {
-	testutil.FuzzDrawing(f, "../../roofline", func(roofs *roofline.Roofs, points []roofline.Point) {
+	testutil.FuzzDrawing(f, "../../../../roofline", func(roofs *roofline.Roofs, points []roofline.Point) {
 		in := Input{Roofs: roofs, Points: points}
 		HTML(io.Discard, in)
 		Markdown(io.Discard, in)

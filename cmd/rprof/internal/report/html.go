@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 )
 
 // HTML writes the report as one self-contained HTML page: the charts (one

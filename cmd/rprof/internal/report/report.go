@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	"github.com/rprof/rprof/roofline"
 
 	"github.com/rprof/rprof/internal/unit"

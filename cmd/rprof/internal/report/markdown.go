@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 )
 
 // Markdown writes the report as GitHub-flavoured Markdown, fit for a CI job

@@ -19,7 +19,7 @@ import (
 	"github.com/rprof/rprof/internal/unit"
 )
 
-const fixtures = "../../roofline/testdata/"
+const fixtures = "../../../../roofline/testdata/"
 
 func readRoofs(t *testing.T, name string) *roofline.Roofs {
 	t.Helper()

@@ -16,12 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rprof/rprof/internal/chart"
+	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
 
-const fixtures = "../../roofline/testdata/"
+const fixtures = "../../../../roofline/testdata/"
 
 func input(t *testing.T, roofs string, opts chart.Options, points ...string) Input {
 	t.Helper()
@@ -225,7 +225,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	if testutil.Updating() && !t.Failed() {
 		png, err := os.ReadFile(shot)
 		if err == nil {
-			err = os.WriteFile("../../docs/report.png", png, 0o644)
+			err = os.WriteFile("../../../../docs/report.png", png, 0o644)
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,7 @@
 // Command record times a busy loop on this machine to make the recorded
 // samples of the gate's decision-rule tests:
 //
-//	go run ./internal/gate/testdata/record -out internal/gate/testdata
+//	go run ./cmd/rprof/internal/gate/testdata/record -out cmd/rprof/internal/gate/testdata
 //
 // It writes four point documents. slowdown-old and slowdown-new time a loop
 // of n iterations and of n*(1+slowdown), interleaved so that drifts of the
