@@ -160,7 +160,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	if o.json != "" {
 		set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: r.Points}
 		if err := writeDoc(ctx, e, o.json, set); err != nil {
-			return &exitError{code: exitInternal, err: err}
+			return writeFailure(err)
 		}
 	}
 	if r.ExitCode != 0 {

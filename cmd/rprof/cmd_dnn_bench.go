@@ -189,7 +189,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	writeBenchTable(e.stderr, v, bind, results, points, roofs)
 	if *jsonPath != "" {
 		if err := writeDoc(ctx, e, *jsonPath, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
-			return &exitError{code: exitInternal, err: err}
+			return writeFailure(err)
 		}
 	}
 	return nil

@@ -216,7 +216,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	}
 	if *jsonPath != "" {
 		if err := writeDoc(ctx, e, *jsonPath, p); err != nil {
-			return false, &exitError{code: exitInternal, err: err}
+			return false, writeFailure(err)
 		}
 	}
 	if *update {

@@ -129,7 +129,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 			doc = roofline.PointSet{Schema: roofline.PointSetSchema, Points: out}
 		}
 		if err := writeDoc(ctx, e, *jsonPath, doc); err != nil {
-			return &exitError{code: exitInternal, err: err}
+			return writeFailure(err)
 		}
 	}
 	if incomplete {
@@ -236,7 +236,7 @@ func mergeNodeRoofs(ctx context.Context, e *env, dir string, docs []roofline.Roo
 	for i, t := range types {
 		path := mergedRoofsFiles(dir, i+1)[i+1]
 		if err := writeDoc(ctx, e, path, t.Roofs); err != nil {
-			return &exitError{code: exitInternal, err: err}
+			return writeFailure(err)
 		}
 		fmt.Fprintf(e.stdout, "node type %d: %s\n  nodes %s\n  wrote %s", i+1, t.Key, strings.Join(t.Nodes, ","), path)
 		for _, f := range t.Roofs.Flags {
@@ -252,7 +252,7 @@ func mergeNodeRoofs(ctx context.Context, e *env, dir string, docs []roofline.Roo
 	}
 	path := mergedRoofsFiles(dir, 0)[0]
 	if err := writeDoc(ctx, e, path, job); err != nil {
-		return &exitError{code: exitInternal, err: err}
+		return writeFailure(err)
 	}
 	fmt.Fprintf(e.stdout, "job roofs: node type 1 × %d nodes (assumes perfect scaling; the network is not a roof)\n  wrote %s\n", len(docs), path)
 	return nil

@@ -279,13 +279,13 @@ func finishRun(ctx context.Context, e *env, cfg measure.Config, p *roofline.Poin
 	}
 	if jsonPath != "" {
 		if err := writeDoc(ctx, e, jsonPath, p); err != nil {
-			return &exitError{code: exitInternal, err: err}
+			return writeFailure(err)
 		}
 	}
 	if plotPath != "" {
 		notes, err := chart.Write(ctx, plotPath, roofs, append([]roofline.Point{*p}, p.RegionPoints()...), chart.Options{Threads: p.Threads})
 		if err != nil {
-			return &exitError{code: exitInternal, err: fmt.Errorf("plot: %w", err)}
+			return writeFailure(fmt.Errorf("plot: %w", err))
 		}
 		for _, n := range notes {
 			fmt.Fprintf(e.stderr, "rprof run: plot: %s\n", n)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 
@@ -28,6 +29,16 @@ func checkOutputs(outs []string, ins ...string) error {
 		}
 	}
 	return nil
+}
+
+// writeFailure is the exit status of an output that failed after the
+// work was done: 130 when an interruption ended the wait for a FIFO's
+// reader, else 125.
+func writeFailure(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return &exitError{code: exitInterrupted, err: err}
+	}
+	return &exitError{code: exitInternal, err: err}
 }
 
 // writeDoc writes a JSON document to path ("-": stdout).

@@ -200,6 +200,14 @@ func writePath(ctx context.Context, path string, write func(io.Writer) error) er
 		return err
 	}
 	f, st, linked, err := open(path)
+	if errors.Is(err, errNoReader) {
+		// Whose FIFO it is matters before waiting for its reader.
+		if st, serr := os.Stat(path); serr == nil {
+			if err := checkOwner(resolved, st); err != nil {
+				return err
+			}
+		}
+	}
 	for errors.Is(err, errNoReader) {
 		select {
 		case <-ctx.Done():

@@ -13,11 +13,25 @@ import (
 	"time"
 )
 
-// nobody is the uid files "planted by another user" are given.
+// nobody is the unprivileged user who plants links and files.
 const nobody = 65534
 
-// plant makes path belong to another user (lchown: a link itself), which
-// needs root; it skips otherwise.
+// asNobody runs argv as the unprivileged user, as an attacker sharing
+// /tmp would; it needs root to switch users, and skips otherwise.
+func asNobody(t *testing.T, argv ...string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("running as another user needs root")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("as uid %d: %v: %v\n%s", nobody, argv, err, out)
+	}
+}
+
+// plant gives path to the unprivileged user (lchown: a link itself), for
+// a directory that user cannot write; it needs root and skips otherwise.
 func plant(t *testing.T, path string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -28,13 +42,15 @@ func plant(t *testing.T, path string) {
 	}
 }
 
-// sharedDir is a sticky world-writable directory, as /tmp.
+// sharedDir is a sticky world-writable directory, as /tmp, that every
+// user can reach.
 func sharedDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o777|fs.ModeSticky); err != nil {
 		t.Fatal(err)
 	}
+	os.Chmod(filepath.Dir(dir), 0o755)
 	return dir
 }
 
@@ -43,6 +59,10 @@ func shell(t *testing.T, path string) bool {
 	t.Helper()
 	return exec.Command("sh", "-c", `printf new > "$1"`, "sh", path).Run() == nil
 }
+
+// errSplit marks a case where the write succeeds by replacing the name
+// given, leaving the file it was linked to untouched.
+var errSplit = errors.New("the hard link is split")
 
 func TestWriteFollowsLinksAndRefusesPlantedOnes(t *testing.T) {
 	for _, c := range []struct {
@@ -71,8 +91,7 @@ func TestWriteFollowsLinksAndRefusesPlantedOnes(t *testing.T) {
 			victim := filepath.Join(t.TempDir(), "passwd")
 			os.WriteFile(victim, []byte("old"), 0o644)
 			out := filepath.Join(sharedDir(t), "result.json")
-			os.Symlink(victim, out)
-			plant(t, out)
+			asNobody(t, "ln", "-s", victim, out)
 			return out, victim
 		}, ErrForeign},
 		{"another user's link to a sticky directory is refused", func(t *testing.T) (string, string) {
@@ -80,16 +99,34 @@ func TestWriteFollowsLinksAndRefusesPlantedOnes(t *testing.T) {
 			victim := filepath.Join(private, "p.json")
 			os.WriteFile(victim, []byte("old"), 0o644)
 			link := filepath.Join(sharedDir(t), "d")
-			os.Symlink(private, link)
-			plant(t, link)
+			asNobody(t, "ln", "-s", private, link)
 			return filepath.Join(link, "p.json"), victim
 		}, ErrForeign},
 		{"another user's file in a sticky directory is refused", func(t *testing.T) (string, string) {
 			out := filepath.Join(sharedDir(t), "result.json")
-			os.WriteFile(out, []byte("old"), 0o666)
-			plant(t, out)
+			asNobody(t, "sh", "-c", `printf old > "$1"; chmod 666 "$1"`, "sh", out)
 			return out, out
 		}, ErrForeign},
+		{"another user's FIFO in a sticky directory is refused", func(t *testing.T) (string, string) {
+			out := filepath.Join(sharedDir(t), "result.json")
+			asNobody(t, "mkfifo", "-m", "666", out)
+			// Reading the FIFO would wait for a writer: a file stands
+			// in for what must not change.
+			return out, filepath.Join(t.TempDir(), "untouched")
+		}, ErrForeign},
+		{"another user's hard link to our file in a sticky directory is split", func(t *testing.T) (string, string) {
+			private := t.TempDir()
+			victim := filepath.Join(private, "p.json")
+			os.WriteFile(victim, []byte("old"), 0o644)
+			// Writable by all: fs.protected_hardlinks lets a user link
+			// only to files they may read and write.
+			os.Chmod(victim, 0o666)
+			os.Chmod(private, 0o755)
+			os.Chmod(filepath.Dir(private), 0o755)
+			out := filepath.Join(sharedDir(t), "result.json")
+			asNobody(t, "ln", victim, out)
+			return out, victim
+		}, errSplit},
 		{"another user's link in a plain directory is followed", func(t *testing.T) (string, string) {
 			dir := t.TempDir()
 			victim := filepath.Join(dir, "real.json")
@@ -112,6 +149,13 @@ func TestWriteFollowsLinksAndRefusesPlantedOnes(t *testing.T) {
 			cerr := Check(out)
 			werr := Write(context.Background(), out, nil, writeString("new"))
 			after, _ := os.ReadFile(victim)
+			if c.wantErr == errSplit {
+				got, _ := os.ReadFile(out)
+				if cerr != nil || werr != nil || string(after) != string(before) || string(got) != "new" {
+					t.Fatalf("Check = %v, Write = %v, %s holds %q, %s %q: want the link split, the other name untouched", cerr, werr, out, got, victim, after)
+				}
+				return
+			}
 			if c.wantErr != nil {
 				if !errors.Is(cerr, c.wantErr) || !errors.Is(cerr, ErrNotWritable) || !errors.Is(werr, c.wantErr) {
 					t.Fatalf("Check = %v, Write = %v; want both %v", cerr, werr, c.wantErr)
