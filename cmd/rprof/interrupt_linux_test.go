@@ -66,3 +66,40 @@ func waitFor(t *testing.T, path string) {
 	}
 	t.Fatalf("%s never appeared", path)
 }
+
+// A FIFO without a reader as --json is waited for after measuring, and
+// the first SIGINT ends the wait: exit 130, not a hang.
+func TestRunFIFOWithoutReaderHonoursTheFirstInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	fifo, ready := filepath.Join(dir, "p.fifo"), filepath.Join(dir, "ready")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	args := append([]string{testRprofArg, "run", "--work", "1", "--json", fifo, "--"}, targetArgv(t, "touch", ready)...)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "XDG_CACHE_HOME="+dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ready)
+	// The target has run; rprof now waits for the FIFO's reader.
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted || !strings.Contains(stderr.String(), "FIFO") {
+			t.Fatalf("rprof: %v, want exit %d saying it waited for the FIFO's reader\n%s", err, exitInterrupted, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("rprof still waits 10 s after the SIGINT")
+	}
+	if st, _ := os.Lstat(fifo); st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced by a %v", st.Mode())
+	}
+}
