@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 apt_pkgs=(
 	libopenblas0-pthread libopenblas-dev libblis4-openmp likwid chromium linux-perf
 	qemu-user                           # --count emulate
+	libglib2.0-dev ninja-build pkg-config python3-venv  # builds QEMU 10 (below)
 	libdnnl2 libdnnl-dev python3-torch  # rprof dnn
 	curl                                # fetches oneDNN 3.x (below)
 	openmpi-bin libopenmpi-dev mpich libmpich-dev slurm-wlm munge iproute2  # MPI and Slurm
@@ -115,7 +116,60 @@ else
 	echo "warning: no ptxas and cuobjdump ($why); the SASS test of the PTX kernels will skip" >&2
 fi
 
+# QEMU 10 for the tests of the plugin's v2 build (plugin API 2 and later,
+# QEMU 9.0 on): Debian 13's qemu-user is static and cannot load plugins,
+# so QEMU is built from Debian 13's source package, for x86_64-linux-user
+# with plugins only (348 build steps, about 5 minutes on 2 busy CPUs), into
+# a cache later runs reuse. apt downloads the source and the two build
+# tools Debian 12's are too old for (meson 1.7, pycotap), checked against
+# trixie's signed indexes, from a trixie source added for the download,
+# pinned so that nothing installs from it, and removed right after. A
+# failed build is not a failed run: the v2 tests are left out, and the
+# reason is printed.
+qemu10_version=1:10.0.13+ds-0+deb13u1
+qemu10_dir=${RPROF_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rprof-test}/qemu-10.0.13
+fetch_qemu10() {
+	local dir=$qemu10_dir src=/etc/apt/sources.list.d/rprof-trixie.sources pin=/etc/apt/preferences.d/rprof-trixie
+	[ -x "$dir/qemu-x86_64" ] && return 0
+	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || { echo "not root, or no apt-get"; return 1; }
+	rm -rf "$dir" && mkdir -p "$dir/src" "$dir/tools/root" || return 1
+	printf 'Types: deb deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$src"
+	printf 'Package: *\nPin: release n=trixie\nPin-Priority: 1\n' >"$pin"
+	local got=0
+	apt-get update -qq -o DPkg::Lock::Timeout=300 >/dev/null 2>&1 &&
+		(cd "$dir/src" && apt-get source -qq --download-only -o APT::Sandbox::User=root "qemu=$qemu10_version" >/dev/null 2>&1) &&
+		(cd "$dir/tools" && apt-get download -qq -o APT::Sandbox::User=root meson/trixie python3-pycotap/trixie >/dev/null 2>&1) &&
+		got=1
+	rm -f "$src" "$pin"
+	apt-get update -qq -o DPkg::Lock::Timeout=300 >/dev/null 2>&1 || true
+	[ "$got" = 1 ] || { echo "cannot download QEMU $qemu10_version's source, meson or pycotap from trixie"; return 1; }
+	local d tree=$dir/qemu py=$dir/tools/root/usr/lib/python3/dist-packages
+	for d in "$dir"/tools/*.deb; do dpkg-deb -x "$d" "$dir/tools/root" || return 1; done
+	mkdir -p "$tree/build" && tar -xJf "$dir"/src/qemu_*.orig.tar.xz -C "$tree" --strip-components=1 ||
+		{ echo "cannot unpack QEMU's source"; return 1; }
+	# The +ds source has no firmware blobs and no bundled wheels.
+	(cd "$tree/build" && export PYTHONPATH=$py PATH=$dir/tools/root/usr/bin:$PATH &&
+		../configure --target-list=x86_64-linux-user --enable-plugins --disable-system --disable-tools \
+			--disable-docs --disable-werror --disable-download --disable-install-blobs >"$dir/build.log" 2>&1 &&
+		ninja qemu-x86_64 >>"$dir/build.log" 2>&1) || { echo "QEMU's build failed (see $dir/build.log)"; return 1; }
+	mv "$tree/build/qemu-x86_64" "$dir/qemu-x86_64" && rm -rf "$tree" "$dir/src"
+}
+if why=$(fetch_qemu10); then
+	qemu10=$qemu10_dir/qemu-x86_64
+else
+	qemu10=
+	echo "warning: no QEMU 10 ($why); the plugin's v2 build will not be tested against a real QEMU" >&2
+fi
+
 go test -count=1 "$@" ./...
+
+# The real-QEMU tests again with QEMU 10 and the plugin's v2 build
+# (RPROF_QEMU names the emulator), where the build above succeeded.
+if [ -n "$qemu10" ]; then
+	RPROF_QEMU=$qemu10 go test -count=1 "$@" ./measure/emulate/
+	RPROF_QEMU=$qemu10 go test -count=1 "$@" -run 'Emulat' ./measure/
+	RPROF_QEMU=$qemu10 go test -count=1 "$@" -run 'Emulat|CIEmulate|Validate' ./cmd/rprof/
+fi
 
 # The document readers and what draws documents, fuzzed briefly, without
 # minimising what fails (the failure is printed whole). Each target runs a
