@@ -677,13 +677,10 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, poo
 		if i := slices.IndexFunc(levels, func(l levelSize) bool { return l.Name == p.Level }); i >= 0 {
 			roof.LevelBytes, roof.LevelSource = levels[i].Bytes, levels[i].Source
 		}
-		rep.Roofs.Bandwidth = append(rep.Roofs.Bandwidth, roof)
 		r := env.resultAt[p.WorkingSetBytes]
-		rep.Details = append(rep.Details, Detail{Kind: "bandwidth", Name: p.Level, Threads: len(cpus),
-			Config: fmt.Sprintf("%s at %s", k, unit.Bytes(p.WorkingSetBytes)), Invocations: r.Invocations,
-			Iterations: r.Iterations, Value: p.GBytesPerS, CI: p.CI, Reasons: r.InnerReasons})
-		swept = append(swept, sweptRoof{roof: len(rep.Roofs.Bandwidth) - 1, detail: len(rep.Details) - 1,
-			kernel: kernel, cpus: cpus, ops: ownOperands(pool, env.ops), uneven: env.unevenAt[p.WorkingSetBytes], at: time.Now()})
+		i := rep.addBandwidth(roof, Detail{Config: fmt.Sprintf("%s at %s", k, unit.Bytes(p.WorkingSetBytes)), Invocations: r.Invocations,
+			Iterations: r.Iterations, Reasons: r.InnerReasons})
+		swept = append(swept, sweptRoof{roof: i, kernel: kernel, cpus: cpus, ops: ownOperands(pool, env.ops), uneven: env.unevenAt[p.WorkingSetBytes], at: time.Now()})
 	}
 	return swept, nil
 }

@@ -37,12 +37,12 @@ func calibrate(k kernels.Compute, d time.Duration) int64 {
 }
 
 // measuredCompute is a compute roof as its search left it, for the
-// recheck: its places in the report and the configuration it came from.
+// recheck: its place in the report and the configuration it came from.
 type measuredCompute struct {
-	roof, detail int
-	kernel       string
-	cpus         []int
-	iters        int64
+	roof   int
+	kernel string
+	cpus   []int
+	iters  int64
 	// at is when the search ended.
 	at time.Time
 }
@@ -70,12 +70,10 @@ func measureCompute(ctx context.Context, o Options, rep *Report, t *tally, k ker
 		TheoreticalGFlops: TheoreticalGFlops(units, ghz, len(cpus), k.ISA, k.Precision, k.FMA),
 		FrequencyGHz:      mhz[tuned.Best] / 1000,
 	}
-	rep.Roofs.Compute = append(rep.Roofs.Compute, roof)
+	i := rep.addCompute(roof, Detail{Config: fmt.Sprintf("iters=%d", base*factors[tuned.Best]), Invocations: best.Invocations,
+		Iterations: best.Iterations, Reasons: t.add(tuned.Results...)})
 	noteInterval(rep, k.Name, len(cpus), best.Estimate)
-	rep.Details = append(rep.Details, Detail{Kind: "compute", Name: k.Name, Threads: len(cpus),
-		Config: fmt.Sprintf("iters=%d", base*factors[tuned.Best]), Invocations: best.Invocations,
-		Iterations: best.Iterations, Value: roof.GFlops, CI: roof.CI, Reasons: t.add(tuned.Results...)})
-	return measuredCompute{roof: len(rep.Roofs.Compute) - 1, detail: len(rep.Details) - 1, kernel: k.Name, cpus: cpus,
+	return measuredCompute{roof: i, kernel: k.Name, cpus: cpus,
 		iters: base * factors[tuned.Best], at: time.Now()}, nil
 }
 
@@ -94,6 +92,6 @@ func (o Options) invocation(job Job, mhz *float64) func(context.Context, stats.S
 // sample was too small for one at the confidence asked.
 func noteInterval(rep *Report, name string, threads int, e stats.Estimate) {
 	if !e.Bounded() {
-		rep.flag(roofline.FlagNoInterval, fmt.Sprintf("%s (%s): %d samples are too few for a %.0f%% interval; the sample range is given instead", name, threadsWord(threads), e.N, confidence*100))
+		rep.flag(roofline.FlagNoInterval, fmt.Sprintf("%s (%s): %d samples are too few for a %.0f%% interval; the sample range is given instead", name, threadsWord(threads), e.N, Confidence*100))
 	}
 }

@@ -98,10 +98,10 @@ func TestComputeRecheckMeasuresAgainARoofBelowFewerThreads(t *testing.T) {
 				{Name: k.Name, Threads: 1, GFlops: tt.reference, CI: ci(tt.reference, 0.01)},
 				{Name: k.Name, Threads: 2, GFlops: 0.001, CI: low},
 			}
-			rep.Details = []Detail{{}, {Kind: "compute", Name: k.Name, Threads: 2, Invocations: 1, Iterations: 8, Value: 0.001, CI: low,
+			rep.Details.Compute = []Detail{{}, {Invocations: 1, Iterations: 8,
 				Reasons: map[stats.StopReason]int{stats.StopConverged: 1}}}
 			r := &run{o: Options{Invoker: InProcess{}, Invocations: 1}, rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning},
-				computed: []measuredCompute{{roof: 1, detail: 1, kernel: k.Name, cpus: cpus[:1], iters: 1 << 14, at: time.Now()}}}
+				computed: []measuredCompute{{roof: 1, kernel: k.Name, cpus: cpus[:1], iters: 1 << 14, at: time.Now()}}}
 			if err := recheckComputeRoofs(context.Background(), r); err != nil {
 				t.Fatal(err)
 			}
@@ -135,14 +135,14 @@ func TestBandwidthRecheckMeasuresAnInconsistentRoofTwiceAndFlagsIt(t *testing.T)
 	low := ci(0.001, 0.01)
 	rep.Roofs.Bandwidth = []roofline.BandwidthRoof{{Level: "L1", Threads: 1, GBytesPerS: 1e9, CI: ci(1e9, 0.01), WorkingSetBytes: ws},
 		{Level: "L1", Threads: 2, GBytesPerS: 0.001, CI: low, WorkingSetBytes: ws}}
-	rep.Details = []Detail{{}, {Kind: "bandwidth", Name: "L1", Threads: 2, Invocations: 1, Iterations: 48, Value: 0.001, CI: low,
+	rep.Details.Bandwidth = []Detail{{}, {Invocations: 1, Iterations: 48,
 		Reasons: map[stats.StopReason]int{stats.StopConverged: 1}}}
 	r := &run{rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning},
-		swept: []sweptRoof{{roof: 1, detail: 1, kernel: ks[0], cpus: allowed[:1], ops: ops, at: time.Now()}}}
+		swept: []sweptRoof{{roof: 1, kernel: ks[0], cpus: allowed[:1], ops: ops, at: time.Now()}}}
 	if err := recheckBandwidthRoofs(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	if d := rep.Details[1]; d.Invocations != 3 {
+	if d := rep.Details.Bandwidth[1]; d.Invocations != 3 {
 		t.Errorf("the inconsistent roof has %d invocations, want the sweep's, the recheck's and one more", d.Invocations)
 	}
 	var flagged []string

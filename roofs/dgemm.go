@@ -179,8 +179,7 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagDGEMMSlow, Message: slowAdvice(used, d.GFlops, fma, os.LookupEnv)})
 	}
 	noteInterval(rep, "dgemm", len(cpus), r.Estimate)
-	rep.Details = append(rep.Details, Detail{Kind: "dgemm", Name: "dgemm", Threads: len(cpus), Config: s.String(),
-		Invocations: r.Invocations, Iterations: r.Iterations, Value: d.GFlops, CI: d.CI, Reasons: t.add(found.results...)})
+	rep.Details.DGEMM = &Detail{Config: s.String(), Invocations: r.Invocations, Iterations: r.Iterations, Reasons: t.add(found.results...)}
 	rep.DGEMMPath = used.Path
 	rep.Roofs.DGEMM = d
 	return nil

@@ -46,7 +46,7 @@ func searchFake(t *testing.T, budget time.Duration) (dgemmFound, time.Duration, 
 	}
 	f := &fakeDGEMM{t: time.Unix(0, 0)}
 	rep := &Report{}
-	found, err := searchDGEMM(context.Background(), Options{DGEMMBudget: budget, now: f.now}, rep, "default", space, f.invoke)
+	found, err := searchDGEMM(context.Background(), Options{DGEMMBudget: &budget, now: f.now}, rep, "default", space, f.invoke)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func searchFake(t *testing.T, budget time.Duration) (dgemmFound, time.Duration, 
 }
 
 func TestDGEMMSearchBudget(t *testing.T) {
-	_, whole, rep := searchFake(t, -1)
+	_, whole, rep := searchFake(t, 0)
 	grid := time.Duration(rep.Roofs.Tuning.Steps[0].Seconds * 1e9)
 	tests := []struct {
 		name   string
@@ -62,7 +62,7 @@ func TestDGEMMSearchBudget(t *testing.T) {
 		shape  Shape
 		cut    []string // what the budget flag must say
 	}{
-		{"no budget: the climb reaches seed 000's limits", -1, Shape{4000, 4000, 2048}, nil},
+		{"no budget: the climb reaches seed 000's limits", 0, Shape{4000, 4000, 2048}, nil},
 		// Duels are predicted at the evaluator's 3 invocations a side;
 		// the fake's agree after 2.
 		{"a budget the search fits in with room changes nothing", 2 * whole, Shape{4000, 4000, 2048}, nil},
@@ -93,8 +93,8 @@ func TestDGEMMSearchBudget(t *testing.T) {
 // it started with time left, finds no worse a shape with more time, and
 // says it was cut exactly when it measured less than the whole search.
 func TestDGEMMSearchKeepsItsBudget(t *testing.T) {
-	_, whole, _ := searchFake(t, -1)
-	all, _, _ := searchFake(t, -1)
+	_, whole, _ := searchFake(t, 0)
+	all, _, _ := searchFake(t, 0)
 	// The largest grid shape's evaluation: the most a started shape adds.
 	f := &fakeDGEMM{}
 	for range 3 {
@@ -118,6 +118,7 @@ func TestDGEMMSearchKeepsItsBudget(t *testing.T) {
 }
 
 func TestDGEMMBudgetDefaults(t *testing.T) {
+	minute, none := time.Minute, time.Duration(0)
 	tests := []struct {
 		o    Options
 		want time.Duration
@@ -126,9 +127,9 @@ func TestDGEMMBudgetDefaults(t *testing.T) {
 		{Options{Quick: true}, dgemmSearchBudget},
 		{Options{Fixed: 200}, 0},
 		{Options{DGEMMSpace: "seed"}, 0},
-		{Options{DGEMMSpace: "seed", DGEMMBudget: time.Minute}, time.Minute},
-		{Options{Fixed: 200, DGEMMBudget: time.Minute}, time.Minute},
-		{Options{DGEMMBudget: -1}, -1},
+		{Options{DGEMMSpace: "seed", DGEMMBudget: &minute}, time.Minute},
+		{Options{Fixed: 200, DGEMMBudget: &minute}, time.Minute},
+		{Options{DGEMMBudget: &none}, 0},
 	}
 	for _, tt := range tests {
 		if got := tt.o.dgemmBudget(); got != tt.want {

@@ -72,10 +72,8 @@ func measureDNNRoofs(ctx context.Context, r *run) error {
 				ISA:       implementationISA(call.Implementation),
 				Precision: roofline.Single, Threads: len(cpus),
 				GFlops: res.Estimate.Value, CI: interval(res.Estimate), IntervalUnknown: !res.Estimate.Bounded()}
-			r.rep.Roofs.Compute = append(r.rep.Roofs.Compute, roof)
+			r.rep.addCompute(roof, Detail{Config: pr.p.Descriptor, Invocations: res.Invocations, Iterations: res.Iterations, Reasons: r.tally.add(res)})
 			noteInterval(r.rep, roof.Name, len(cpus), res.Estimate)
-			r.rep.Details = append(r.rep.Details, Detail{Kind: "library", Name: roof.Name, Threads: len(cpus), Config: pr.p.Descriptor,
-				Invocations: res.Invocations, Iterations: res.Iterations, Value: roof.GFlops, CI: roof.CI, Reasons: r.tally.add(res)})
 			r.rep.step("dnn", fmt.Sprintf("%s, %s", pr.name, threadsWord(len(cpus))), time.Since(start))
 		}
 		flagBelowNarrower(r.rep.Roofs.Compute[first:])

@@ -100,8 +100,8 @@ func TestDNNCeilingsAreLibraryRoofsOnEveryScope(t *testing.T) {
 	for i, c := range got {
 		checkRecordedIPRoof(t, i, c, ip.Problem.Descriptor)
 	}
-	if len(r.rep.Details) != 2 || r.rep.Details[0].Kind != "library" || r.rep.Details[0].Config != ip.Problem.Descriptor {
-		t.Errorf("details %+v", r.rep.Details)
+	if d := r.rep.Details.Compute; len(d) != 2 || d[0].Config != ip.Problem.Descriptor {
+		t.Errorf("details %+v", d)
 	}
 	if r.rep.Roofs.Tuning.Configurations != 2 || len(r.rep.Roofs.Tuning.Steps) != 2 || r.rep.Roofs.Tuning.Steps[0].Part != "dnn" {
 		t.Errorf("tuning %+v: want each ceiling counted and timed as a dnn step", r.rep.Roofs.Tuning)

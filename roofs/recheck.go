@@ -16,11 +16,11 @@ import (
 )
 
 // sweptRoof is a bandwidth roof as its sweep left it, for the recheck: its
-// places in the report, and the kernel, CPUs and operands it came from.
+// place in the report, and the kernel, CPUs and operands it came from.
 type sweptRoof struct {
-	roof, detail int
-	kernel       kernels.Bandwidth
-	cpus         []int
+	roof   int
+	kernel kernels.Bandwidth
+	cpus   []int
 	// ops are the scope's own operands where the pool is not shared;
 	// nil where it is: the recheck takes them from the pool then, which
 	// may have grown since (holding the smaller buffer too would double
@@ -91,7 +91,7 @@ func recheckBandwidthRoofs(ctx context.Context, r *run) error {
 // its spare core) and keeps the higher figure; it returns what the
 // bandwidth-moved flag says of it when the two disagree, else "".
 func recheckSwept(ctx context.Context, r *run, s *sweptRoof) (string, error) {
-	roof, detail := &r.rep.Roofs.Bandwidth[s.roof], &r.rep.Details[s.detail]
+	roof, detail := &r.rep.Roofs.Bandwidth[s.roof], &r.rep.Details.Bandwidth[s.roof]
 	budget := bandwidthBudget
 	if roof.Level == dramLevel {
 		budget = dramRecheckBudget
@@ -217,7 +217,6 @@ func addRecheck(value *float64, ci *roofline.Interval, unknown *bool, d *Detail,
 	first, firstCI := *value, *ci
 	if again.Estimate.Value > first {
 		*value, *ci, *unknown = again.Estimate.Value, interval(again.Estimate), !again.Estimate.Bounded()
-		d.Value, d.CI = *value, *ci
 	}
 	return first, firstCI
 }
@@ -292,7 +291,7 @@ func recheckComputeRoofs(ctx context.Context, r *run) error {
 	start := time.Now()
 	var movedText []string
 	for _, m := range low {
-		roof, detail := &r.rep.Roofs.Compute[m.roof], &r.rep.Details[m.detail]
+		roof, detail := &r.rep.Roofs.Compute[m.roof], &r.rep.Details.Compute[m.roof]
 		r.o.progress("compute %s, %s: rechecking", m.kernel, threadsWord(len(m.cpus)))
 		var mhz float64 // the search's clock stays the roof's
 		job := Job{Kind: "compute", CPUs: m.cpus, Kernel: m.kernel, Iters: m.iters}

@@ -52,7 +52,7 @@ func TestRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
 			rep.Roofs.Tuning.StopReasons = map[string]int{}
 			ci := roofline.Interval{Lo: tt.sweep * 0.99, Hi: tt.sweep * 1.01}
 			rep.Roofs.Bandwidth = []roofline.BandwidthRoof{{Level: "L1", Threads: 1, GBytesPerS: tt.sweep, CI: ci, WorkingSetBytes: ws}}
-			rep.Details = []Detail{{Kind: "bandwidth", Name: "L1", Threads: 1, Invocations: 1, Iterations: 48, Value: tt.sweep, CI: ci,
+			rep.Details.Bandwidth = []Detail{{Invocations: 1, Iterations: 48,
 				Reasons: map[stats.StopReason]int{stats.StopConverged: 1}}}
 			o := Options{Progress: func(step string) { progress = append(progress, step) }}
 			r := &run{o: o, rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning}, spare: spare,
@@ -60,7 +60,7 @@ func TestRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
 			if err := recheckBandwidthRoofs(context.Background(), r); err != nil {
 				t.Fatal(err)
 			}
-			roof, d := rep.Roofs.Bandwidth[0], rep.Details[0]
+			roof, d := rep.Roofs.Bandwidth[0], rep.Details.Bandwidth[0]
 			if kept := roof.GBytesPerS == tt.sweep; kept != tt.wantSweep {
 				t.Errorf("roof %v GB/s after a sweep of %v: kept the sweep's %v, want %v", roof.GBytesPerS, tt.sweep, kept, tt.wantSweep)
 			}
@@ -141,14 +141,14 @@ func TestComputeRecheckKeepsTheHigherFigureAndFlagsAMove(t *testing.T) {
 				{Name: "other", Threads: 1, GFlops: 1, TheoreticalGFlops: 1},
 				{Name: "another", Threads: 1, GFlops: 1, TheoreticalGFlops: 1},
 			}
-			rep.Details = []Detail{{Kind: "compute", Name: k.Name, Threads: 1, Invocations: 3, Iterations: 24, Value: tt.first, CI: ci,
+			rep.Details.Compute = []Detail{{Invocations: 3, Iterations: 24,
 				Reasons: map[stats.StopReason]int{stats.StopConverged: 3}}}
 			r := &run{o: Options{Invoker: InProcess{}, Invocations: 1}, rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning},
 				computed: []measuredCompute{{kernel: k.Name, cpus: cpus[:1], iters: 1 << 14, at: time.Now()}}}
 			if err := recheckComputeRoofs(context.Background(), r); err != nil {
 				t.Fatal(err)
 			}
-			roof, d := rep.Roofs.Compute[0], rep.Details[0]
+			roof, d := rep.Roofs.Compute[0], rep.Details.Compute[0]
 			if kept := roof.GFlops == tt.first; kept != tt.wantFirst {
 				t.Errorf("roof %v GFLOP/s after a first %v: kept the first, %v; want %v", roof.GFlops, tt.first, kept, tt.wantFirst)
 			}
@@ -187,8 +187,8 @@ func fmaKernelOrSkip(t *testing.T) (kernels.Compute, []int) {
 // naming the roof.
 func checkRechecked(t *testing.T, value float64, ci roofline.Interval, d Detail, wantInvocations, firstIterations int, flags []roofline.Flag, code, name string) {
 	t.Helper()
-	if ci.Lo > value || ci.Hi < value || d.Value != value || d.CI != ci {
-		t.Errorf("roof %v %v, detail %v %v: the figure and its interval do not go together", value, ci, d.Value, d.CI)
+	if ci.Lo > value || ci.Hi < value {
+		t.Errorf("roof %v %v: the figure and its interval do not go together", value, ci)
 	}
 	if d.Invocations != wantInvocations || d.Iterations <= firstIterations {
 		t.Errorf("detail: %d invocations, %d iterations; want %d invocations and the recheck's iterations added to %d", d.Invocations, d.Iterations, wantInvocations, firstIterations)
@@ -276,7 +276,7 @@ func TestRecheckFlagsAKeptRoofWhoseThreadsRanUnevenly(t *testing.T) {
 	rep.Roofs.Tuning.StopReasons = map[string]int{}
 	ci := roofline.Interval{Lo: 1e9, Hi: 1e9}
 	rep.Roofs.Bandwidth = []roofline.BandwidthRoof{{Level: "L1", Threads: 2, GBytesPerS: 1e9, CI: ci, WorkingSetBytes: ws}}
-	rep.Details = []Detail{{Kind: "bandwidth", Name: "L1", Threads: 2, Value: 1e9, CI: ci, Reasons: map[stats.StopReason]int{}}}
+	rep.Details.Bandwidth = []Detail{{Reasons: map[stats.StopReason]int{}}}
 	r := &run{rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning},
 		swept: []sweptRoof{{kernel: ks[0], cpus: cpus, ops: ops, uneven: unevenness{2, cpus[1], cpus[0]}, at: time.Now()}}}
 	if err := recheckBandwidthRoofs(context.Background(), r); err != nil {

@@ -49,12 +49,12 @@ type Options struct {
 	// DGEMMSpace is the DGEMM search space: "quick", "default" or "seed"
 	// (seed 000's reduced space of 96 shapes).
 	DGEMMSpace string
-	// DGEMMBudget bounds the DGEMM search's wall time: no shape starts,
-	// and no duel of the climb whose predicted time does not fit, once it
-	// is spent. 0 means the default: 25 s, but none with Fixed, whose
-	// baseline must measure every shape, or with the "seed" space, asked
-	// for to measure all of it; negative means none.
-	DGEMMBudget time.Duration
+	// DGEMMBudget, when set, bounds the DGEMM search's wall time: no
+	// shape starts, and no duel of the climb whose predicted time does
+	// not fit, once it is spent; 0 means no bound. nil means the default:
+	// 25 s, but none with Fixed, whose baseline must measure every shape,
+	// or with the "seed" space, asked for to measure all of it.
+	DGEMMBudget *time.Duration
 
 	// DNN lists the oneDNN problems whose ceilings to measure, as library
 	// roofs on every thread scope: seed 004 experiment names or verbose
@@ -83,31 +83,47 @@ type Options struct {
 
 // Detail says how one roof was obtained, for the summary table.
 type Detail struct {
-	// Kind is "compute", "dgemm" or "bandwidth".
-	Kind    string
-	Name    string // roof name, DGEMM shape or memory level
-	Threads int
 	// Config is the winning configuration, e.g. "iters=65536" or
 	// "n=2000 m=4000 k=128".
 	Config      string
 	Invocations int
 	Iterations  int
-	// Value and CI are the roof's figure (GFLOP/s or GB/s).
-	Value float64
-	CI    roofline.Interval
 	// Reasons counts why the evaluations of this roof's configurations
 	// ended.
 	Reasons map[stats.StopReason]int
 }
 
+// Details say how each roof of a Report was obtained, by its place:
+// Compute[i] is Roofs.Compute[i]'s, Bandwidth[i] Roofs.Bandwidth[i]'s and
+// DGEMM Roofs.DGEMM's.
+type Details struct {
+	Compute, Bandwidth []Detail
+	DGEMM              *Detail
+}
+
 // Report is what Measure found.
 type Report struct {
 	Roofs   roofline.Roofs
-	Details []Detail
+	Details Details
 	// Skipped are the harnesses that measured nothing, and why.
 	Skipped []Skip
 	// DGEMMPath is the BLAS library file DGEMM used.
 	DGEMMPath string
+}
+
+// addCompute adds a compute roof and its detail; it returns their place.
+func (r *Report) addCompute(c roofline.ComputeRoof, d Detail) int {
+	r.Roofs.Compute = append(r.Roofs.Compute, c)
+	r.Details.Compute = append(r.Details.Compute, d)
+	return len(r.Roofs.Compute) - 1
+}
+
+// addBandwidth adds a bandwidth roof and its detail; it returns their
+// place.
+func (r *Report) addBandwidth(b roofline.BandwidthRoof, d Detail) int {
+	r.Roofs.Bandwidth = append(r.Roofs.Bandwidth, b)
+	r.Details.Bandwidth = append(r.Details.Bandwidth, d)
+	return len(r.Roofs.Bandwidth) - 1
 }
 
 // Skip says why a harness measured nothing; Harness is its title
@@ -118,11 +134,14 @@ type Skip struct{ Harness, Why string }
 // process may use.
 var ErrThreads = errors.New("not enough CPUs")
 
-// Defaults of the stop rules (seed 000 Table I uses 99% confidence, 1%
-// error, 200 iterations, 10 invocations and 10 s; the budgets here are
-// smaller so that the whole roof set takes under a minute).
+// Confidence is the level of every roof's interval, for the stop rules
+// and for whoever shows the intervals (seed 000 Table I uses 99%).
+const Confidence = 0.99
+
+// Defaults of the stop rules (seed 000 Table I uses 1% error, 200
+// iterations, 10 invocations and 10 s; the budgets here are smaller so
+// that the whole roof set takes under a minute).
 const (
-	confidence   = 0.99
 	relError     = 0.01
 	maxCount     = 200
 	minCount     = 8 // the fewest samples for a 99% order-statistic interval
@@ -139,9 +158,9 @@ func (o Options) method() stats.Method {
 // innerRule is the iteration loop's rule with the given time budget.
 func (o Options) innerRule(budget time.Duration) stats.StopRule {
 	if o.Fixed > 0 {
-		return stats.Fixed(o.Fixed, confidence, o.method())
+		return stats.Fixed(o.Fixed, Confidence, o.method())
 	}
-	return stats.StopRule{MaxTime: budget, MaxCount: maxCount, Confidence: confidence, RelError: relError,
+	return stats.StopRule{MaxTime: budget, MaxCount: maxCount, Confidence: Confidence, RelError: relError,
 		MinCount: minCount, BestMinCount: bestMinCount, Method: o.method()}
 }
 
@@ -160,7 +179,7 @@ func (o Options) evaluator(budget time.Duration) stats.Evaluator {
 	}
 	// The outer loop stops early when the invocations so far agree within
 	// the error asked, or when their pooled interval is below the best.
-	ev.Outer = stats.StopRule{MaxCount: inv, Confidence: confidence, RelError: relError, MinCount: 2, BestMinCount: 2, Method: o.method()}
+	ev.Outer = stats.StopRule{MaxCount: inv, Confidence: Confidence, RelError: relError, MinCount: 2, BestMinCount: 2, Method: o.method()}
 	return ev
 }
 
@@ -171,11 +190,11 @@ func (o Options) clock() func() time.Time {
 	return o.now
 }
 
-// dgemmBudget is the DGEMM search's time budget, <= 0 for none.
+// dgemmBudget is the DGEMM search's time budget, 0 for none.
 func (o Options) dgemmBudget() time.Duration {
 	switch {
-	case o.DGEMMBudget != 0:
-		return o.DGEMMBudget
+	case o.DGEMMBudget != nil:
+		return *o.DGEMMBudget
 	case o.Fixed > 0 || o.DGEMMSpace == "seed":
 		return 0
 	}

@@ -273,6 +273,31 @@ func durationVar(fs *flag.FlagSet, p *time.Duration, name string, value time.Dur
 	fs.Var(durationFlag{p}, name, usage)
 }
 
+// optionalDurationVar defines a duration flag, with durationFlag's errors,
+// that points *p at its value only when given: nil leaves the default to
+// the library that reads it.
+func optionalDurationVar(fs *flag.FlagSet, p **time.Duration, name, usage string) {
+	fs.Var(optionalDuration{p}, name, usage)
+}
+
+type optionalDuration struct{ p **time.Duration }
+
+func (f optionalDuration) String() string {
+	if f.p == nil || *f.p == nil {
+		return ""
+	}
+	return (*f.p).String()
+}
+
+func (f optionalDuration) Set(s string) error {
+	d := new(time.Duration)
+	if err := (durationFlag{d}).Set(s); err != nil {
+		return err
+	}
+	*f.p = d
+	return nil
+}
+
 // printFlags lists the flags as 'rprof help' spells them: --name for
 // long names, -x for one letter (the flag package prints -name for both).
 func printFlags(w io.Writer, fs *flag.FlagSet) {

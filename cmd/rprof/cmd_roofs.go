@@ -134,8 +134,8 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	blas := fs.String("blas", "", "BLAS library path")
 	blasArch := fs.String("blas-arch", "", "OPENBLAS_CORETYPE / BLIS_ARCH_TYPE for the workers")
 	space := fs.String("dgemm-space", "", "quick, default or seed")
-	var dgemmBudget time.Duration
-	durationVar(fs, &dgemmBudget, "dgemm-budget", -1, "DGEMM search time budget, a `duration` (0: none)")
+	var dgemmBudget *time.Duration
+	optionalDurationVar(fs, &dgemmBudget, "dgemm-budget", "DGEMM search time budget, a `duration` (0: none)")
 	noDGEMM := fs.Bool("no-dgemm", false, "skip DGEMM")
 	dnnList := fs.String("dnn", "", "oneDNN problems whose ceilings to measure, comma-separated")
 	inProcess := fs.Bool("in-process", false, "no worker processes")
@@ -151,14 +151,9 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	o := roofs.Options{Quick: *quick, Fixed: *fixed, Invocations: *invocations, BLAS: *blas, NoDGEMM: *noDGEMM, DGEMMSpace: *space}
-	switch {
-	case dgemmBudget == 0:
-		o.DGEMMBudget = -1 // no limit
-	case dgemmBudget > 0:
-		o.DGEMMBudget = dgemmBudget
-	case dgemmBudget != -1:
-		return usagef("--dgemm-budget %v: want a duration of 0 or more", dgemmBudget)
+	o := roofs.Options{Quick: *quick, Fixed: *fixed, Invocations: *invocations, BLAS: *blas, NoDGEMM: *noDGEMM, DGEMMSpace: *space, DGEMMBudget: dgemmBudget}
+	if dgemmBudget != nil && *dgemmBudget < 0 {
+		return usagef("--dgemm-budget %v: want a duration of 0 or more", *dgemmBudget)
 	}
 	var err error
 	if o.Threads, err = parseThreads(*threads); err != nil {
@@ -425,30 +420,20 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 		r.Tuning.Configurations, r.Tuning.Evaluations, methodLine(stats.Method(r.Tuning.Method)))
 	fmt.Fprint(w, stepsLine(r.Tuning.Steps))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "roof\tthreads\tvalue\t99% interval\tof theory\tconfiguration\tstops")
-	details := map[string]roofs.Detail{}
-	for _, d := range rep.Details {
-		details[fmt.Sprintf("%s/%s/%d", d.Kind, d.Name, d.Threads)] = d
-	}
-	for _, c := range r.Compute {
-		kind := "compute"
-		if c.Kind == roofline.ComputeKindLibrary {
-			kind = "library"
-		}
-		d := details[fmt.Sprintf("%s/%s/%d", kind, c.Name, c.Threads)]
+	fmt.Fprintf(tw, "roof\tthreads\tvalue\t%s interval\tof theory\tconfiguration\tstops\n", confidenceWords)
+	for i, c := range r.Compute {
+		d := rep.Details.Compute[i]
 		theory := "-"
 		if c.TheoreticalGFlops > 0 {
 			theory = unit.RoundPercent(c.GFlops/c.TheoreticalGFlops) + " of " + unit.Sig(c.TheoreticalGFlops)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.4g GFLOP/s\t%s\t%s\t%s\t%s\n", c.Name, c.Threads, c.GFlops, tableInterval(c.CI, c.IntervalUnknown), theory, d.Config, reasons(d.Reasons))
 	}
-	for _, d := range rep.Details {
-		if d.Kind == "dgemm" {
-			fmt.Fprintf(tw, "dgemm\t%d\t%.4g GFLOP/s\t%s\t-\t%s\t%s\n", d.Threads, d.Value, tableInterval(d.CI, r.DGEMM != nil && r.DGEMM.IntervalUnknown), d.Config, reasons(d.Reasons))
-		}
+	if g, d := r.DGEMM, rep.Details.DGEMM; g != nil && d != nil {
+		fmt.Fprintf(tw, "dgemm\t%d\t%.4g GFLOP/s\t%s\t-\t%s\t%s\n", g.Threads, g.GFlops, tableInterval(g.CI, g.IntervalUnknown), d.Config, reasons(d.Reasons))
 	}
-	for _, b := range r.Bandwidth {
-		d := details[fmt.Sprintf("bandwidth/%s/%d", b.Level, b.Threads)]
+	for i, b := range r.Bandwidth {
+		d := rep.Details.Bandwidth[i]
 		fmt.Fprintf(tw, "%s\t%d\t%.4g GB/s\t%s\t-\t%s\t%s\n", levelLabel(b, r.Caches), b.Threads, b.GBytesPerS, tableInterval(b.CI, b.IntervalUnknown), d.Config, reasons(d.Reasons))
 	}
 	tw.Flush()
@@ -483,7 +468,10 @@ func writeRoofsTable(w io.Writer, rep *roofs.Report) {
 	}
 }
 
-// tableInterval is a roof's 99% interval in the table, or its samples'
+// confidenceWords is the level of the roofs' intervals, "99%".
+var confidenceWords = unit.RoundPercent(roofs.Confidence)
+
+// tableInterval is a roof's interval in the table, or its samples'
 // range when they were too few for one.
 func tableInterval(ci roofline.Interval, unknown bool) string {
 	if unknown {
@@ -511,11 +499,11 @@ func levelLabel(b roofline.BandwidthRoof, caches []roofline.CacheLevel) string {
 func methodLine(m stats.Method) string {
 	switch m {
 	case stats.MethodMean:
-		return "means with Student-t (normal from 30 samples) 99% intervals"
+		return "means with Student-t (normal from 30 samples) " + confidenceWords + " intervals"
 	case stats.MethodBootstrap:
-		return "medians with bootstrap 99% intervals"
+		return "medians with bootstrap " + confidenceWords + " intervals"
 	}
-	return "medians with order-statistic 99% intervals"
+	return "medians with order-statistic " + confidenceWords + " intervals"
 }
 
 func reasons(m map[stats.StopReason]int) string {

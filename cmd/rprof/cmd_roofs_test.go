@@ -151,13 +151,16 @@ func TestRoofsTableShowsValuesIntervalsTheoryAndStops(t *testing.T) {
 				Configurations: 40, Evaluations: 900, Method: "median"},
 			Flags: []roofline.Flag{{Code: roofline.FlagVM, Message: "measured in a virtual machine"}},
 		},
-		Details: []roofs.Detail{
-			{Kind: "compute", Name: "avx512-fma-fp64", Threads: 1, Config: "iters=65536", Reasons: map[stats.StopReason]int{stats.StopConverged: 1, stats.StopBelowBest: 1}},
-			{Kind: "dgemm", Name: "dgemm", Threads: 1, Config: "n=1000 m=4000 k=1024", Value: 55.5, CI: roofline.Interval{Lo: 55.3, Hi: 55.7},
-				Reasons: map[stats.StopReason]int{stats.StopMaxTime: 3, stats.StopBelowBest: 12}},
-			{Kind: "library", Name: "onednn-ip brgemm:avx512_core fp32", Threads: 2, Config: "mb128ic1024oc1024", Reasons: map[stats.StopReason]int{stats.StopConverged: 1}},
-			{Kind: "bandwidth", Name: "L3", Threads: 1, Config: "avx512-triad at 16 MiB", Reasons: map[stats.StopReason]int{stats.StopMaxTime: 1}},
-			{Kind: "bandwidth", Name: "DRAM", Threads: 1, Config: "triad-nt at 128 MiB", Reasons: map[stats.StopReason]int{stats.StopMaxTime: 1}},
+		Details: roofs.Details{
+			Compute: []roofs.Detail{
+				{Config: "iters=65536", Reasons: map[stats.StopReason]int{stats.StopConverged: 1, stats.StopBelowBest: 1}},
+				{Config: "mb128ic1024oc1024", Reasons: map[stats.StopReason]int{stats.StopConverged: 1}},
+			},
+			DGEMM: &roofs.Detail{Config: "n=1000 m=4000 k=1024", Reasons: map[stats.StopReason]int{stats.StopMaxTime: 3, stats.StopBelowBest: 12}},
+			Bandwidth: []roofs.Detail{
+				{Config: "avx512-triad at 16 MiB", Reasons: map[stats.StopReason]int{stats.StopMaxTime: 1}},
+				{Config: "triad-nt at 128 MiB", Reasons: map[stats.StopReason]int{stats.StopMaxTime: 1}},
+			},
 		},
 		DGEMMPath: "libopenblas.so.0",
 	}
