@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,41 +19,35 @@ func seedDocs(f *testing.F) {
 	f.Add([]byte(`[]`))
 }
 
-// FuzzReadPoints: any bytes give points that pass ValidatePoint, or an
+// FuzzDecodePoints: any bytes give points that pass ValidatePoint, or an
 // error; never a panic.
-func FuzzReadPoints(f *testing.F) {
+func FuzzDecodePoints(f *testing.F) {
 	seedDocs(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "p.json")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		ps, err := ReadPoints(path)
+		path := "p.json"
+		ps, err := DecodePoints(bytes.NewReader(data), path)
 		if err != nil {
 			return
 		}
 		for i := range ps {
 			if err := ValidatePoint(path, &ps[i]); err != nil {
-				t.Fatalf("ReadPoints returned an invalid point: %v", err)
+				t.Fatalf("DecodePoints returned an invalid point: %v", err)
 			}
 		}
 	})
 }
 
-// FuzzReadRoofs: any bytes give valid roofs or an error; never a panic.
-func FuzzReadRoofs(f *testing.F) {
+// FuzzDecodeRoofs: any bytes give valid roofs or an error; never a panic.
+func FuzzDecodeRoofs(f *testing.F) {
 	seedDocs(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "r.json")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := ReadRoofs(path)
+		path := "r.json"
+		r, err := DecodeRoofs(bytes.NewReader(data), path)
 		if err != nil {
 			return
 		}
 		if err := ValidateRoofs(path, r); err != nil {
-			t.Fatalf("ReadRoofs returned invalid roofs: %v", err)
+			t.Fatalf("DecodeRoofs returned invalid roofs: %v", err)
 		}
 		for _, s := range r.ThreadScopes() {
 			r.PlacePoint(&Point{Intensity: ptrTo(1.0), GFlops: ptrTo(1.0)}, s)

@@ -18,7 +18,7 @@ func writeDocFile(t *testing.T, doc string) string {
 }
 
 func TestReadRoofsUpgradesVersion2WithoutGPUs(t *testing.T) {
-	r, err := ReadRoofs(writeDocFile(t, `{"schema": "rprof.roofs/v2", "bandwidth": [{"level": "DRAM", "threads": 1, "gbytes_per_s": 40}]}`))
+	r, err := readRoofs(writeDocFile(t, `{"schema": "rprof.roofs/v2", "bandwidth": [{"level": "DRAM", "threads": 1, "gbytes_per_s": 40}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ const gpuDoc = `{"schema": "rprof.roofs/v3", "gpus": [{"device": {"index": 0, "n
 	"memory": [{"level": "DRAM", "kernel": "read", "gbytes_per_s": %s, "ci": {"lo": 2900, "hi": 3000}, "working_set_bytes": 2147483648}]}]}`
 
 func TestGPUViewIsOneScopeOfTheGPUsRoofs(t *testing.T) {
-	r, err := ReadRoofs(writeDocFile(t, fmt.Sprintf(gpuDoc, "2950")))
+	r, err := readRoofs(writeDocFile(t, fmt.Sprintf(gpuDoc, "2950")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestGPUViewIsOneScopeOfTheGPUsRoofs(t *testing.T) {
 }
 
 func TestReadRoofsRejectsABadGPUFigure(t *testing.T) {
-	_, err := ReadRoofs(writeDocFile(t, fmt.Sprintf(gpuDoc, "-1")))
+	_, err := readRoofs(writeDocFile(t, fmt.Sprintf(gpuDoc, "-1")))
 	if !errors.Is(err, ErrInvalid) {
 		t.Errorf("err = %v", err)
 	}

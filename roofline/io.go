@@ -2,18 +2,13 @@ package roofline
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-
-	"github.com/rprof/rprof/internal/output"
 )
 
 // ErrSchema is returned when a document is of another schema or version.
@@ -36,10 +31,12 @@ func (e *SchemaError) Error() string {
 
 func (e *SchemaError) Is(target error) bool { return target == ErrSchema }
 
-// ReadRoofs reads a roofs document, of the current version or an older
-// one it upgrades (upgradeRoofsV1; version 2 lacks only GPUs).
-func ReadRoofs(path string) (*Roofs, error) {
-	data, err := readCapped(path)
+// DecodeRoofs reads a roofs document from r, of the current version or an
+// older one it upgrades (upgradeRoofsV1; version 2 lacks only GPUs). path
+// names the document in errors, as go/parser's filename does: where the
+// document comes from is the caller's business.
+func DecodeRoofs(r io.Reader, path string) (*Roofs, error) {
+	data, err := readCapped(r, path)
 	if err != nil {
 		return nil, err
 	}
@@ -47,31 +44,32 @@ func ReadRoofs(path string) (*Roofs, error) {
 	if err != nil {
 		return nil, err
 	}
-	var r Roofs
+	var doc Roofs
 	switch schema {
 	case RoofsSchema, RoofsSchemaV2, RoofsSchemaV1:
-		if err := decode(path, data, &r); err != nil {
+		if err := decode(path, data, &doc); err != nil {
 			return nil, err
 		}
 	default:
 		return nil, &SchemaError{Path: path, Got: schema, Want: []string{RoofsSchema, RoofsSchemaV2, RoofsSchemaV1}}
 	}
 	if schema == RoofsSchemaV1 {
-		upgradeRoofsV1(&r)
+		upgradeRoofsV1(&doc)
 	}
 	// Version 2 differs only by having no GPU roofs: nothing to change.
-	r.Schema = RoofsSchema
-	cleanText(reflect.ValueOf(&r))
-	if err := ValidateRoofs(path, &r); err != nil {
+	doc.Schema = RoofsSchema
+	cleanText(reflect.ValueOf(&doc))
+	if err := ValidateRoofs(path, &doc); err != nil {
 		return nil, err
 	}
-	return &r, nil
+	return &doc, nil
 }
 
-// ReadPoints reads a file holding either one point or a point set, and
-// checks every point's figures (ValidatePoint).
-func ReadPoints(path string) ([]Point, error) {
-	ps, err := readPoints(path)
+// DecodePoints reads a document holding either one point or a point set
+// from r, and checks every point's figures (ValidatePoint). path names the
+// document in errors.
+func DecodePoints(r io.Reader, path string) ([]Point, error) {
+	ps, err := decodePoints(r, path)
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +86,8 @@ func ReadPoints(path string) ([]Point, error) {
 	return ps, nil
 }
 
-func readPoints(path string) ([]Point, error) {
-	data, err := readCapped(path)
+func decodePoints(r io.Reader, path string) ([]Point, error) {
+	data, err := readCapped(r, path)
 	if err != nil {
 		return nil, err
 	}
@@ -194,13 +192,8 @@ func upgradeRoofsV1(r *Roofs) {
 }
 
 // readCapped reads a document of at most MaxDocBytes.
-func readCapped(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxDocBytes+1))
+func readCapped(r io.Reader, path string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxDocBytes+1))
 	if err != nil {
 		return nil, err
 	}
@@ -228,35 +221,14 @@ func decode(path string, data []byte, v any) error {
 	return nil
 }
 
-// WriteJSON writes v as indented JSON to path through output.Write:
-// atomically for a regular file, so an interrupted run never leaves half
-// a document.
-func WriteJSON(path string, v any) error {
-	data, err := MarshalDoc(v)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
-	}
-	return output.Write(context.Background(), path, nil, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// MarshalDoc is v as a document: indented JSON and a final newline.
-func MarshalDoc(v any) ([]byte, error) {
+// Encode writes v to w as a document: indented JSON and a final newline.
+// A value that cannot be encoded (a NaN) fails before anything is
+// written.
+func Encode(w io.Writer, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return append(data, '\n'), nil
-}
-
-// DefaultRoofsPath is where `rprof roofs` writes and `rprof run` looks by
-// default: $XDG_CACHE_HOME/rprof/roofs.json (or the OS equivalent).
-func DefaultRoofsPath() (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("find cache directory: %w", err)
-	}
-	return filepath.Join(dir, "rprof", "roofs.json"), nil
+	_, err = w.Write(append(data, '\n'))
+	return err
 }

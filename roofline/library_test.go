@@ -31,7 +31,7 @@ func TestLibraryRoofsDocument(t *testing.T) {
 	}
 	path := filepath.Join("testdata", "roofs_library.json")
 	testutil.Golden(t, path, append(b, '\n'))
-	back, err := roofline.ReadRoofs(path)
+	back, err := testutil.ReadRoofs(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 func readFixtureRoofs(t *testing.T, name string) *Roofs {
 	t.Helper()
-	r, err := ReadRoofs(filepath.Join("testdata", name))
+	r, err := readRoofs(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,23 +159,23 @@ func TestReadersRejectOtherSchemas(t *testing.T) {
 	dir := t.TempDir()
 	roofs := filepath.Join(dir, "roofs.json")
 	point := filepath.Join(dir, "point.json")
-	if err := WriteJSON(roofs, Roofs{Schema: RoofsSchema}); err != nil {
+	if err := writeDoc(roofs, Roofs{Schema: RoofsSchema}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJSON(point, Point{Schema: "rprof.point/v0"}); err != nil {
+	if err := writeDoc(point, Point{Schema: "rprof.point/v0"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadPoints(roofs); !errors.Is(err, ErrSchema) {
-		t.Errorf("ReadPoints(roofs document) = %v, want ErrSchema", err)
+	if _, err := readPoints(roofs); !errors.Is(err, ErrSchema) {
+		t.Errorf("readPoints(roofs document) = %v, want ErrSchema", err)
 	}
-	if _, err := ReadPoints(point); !errors.Is(err, ErrSchema) {
-		t.Errorf("ReadPoints(v0 point) = %v, want ErrSchema", err)
+	if _, err := readPoints(point); !errors.Is(err, ErrSchema) {
+		t.Errorf("readPoints(v0 point) = %v, want ErrSchema", err)
 	}
-	if _, err := ReadRoofs(point); !errors.Is(err, ErrSchema) {
-		t.Errorf("ReadRoofs(point) = %v, want ErrSchema", err)
+	if _, err := readRoofs(point); !errors.Is(err, ErrSchema) {
+		t.Errorf("readRoofs(point) = %v, want ErrSchema", err)
 	}
-	if _, err := ReadRoofs(roofs); err != nil {
-		t.Errorf("ReadRoofs(roofs) = %v", err)
+	if _, err := readRoofs(roofs); err != nil {
+		t.Errorf("readRoofs(roofs) = %v", err)
 	}
 }
 
@@ -289,7 +289,7 @@ func TestReadPointsUpgradesVersion1(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			ps, err := ReadPoints(filepath.Join("testdata", tt.file))
+			ps, err := readPoints(filepath.Join("testdata", tt.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,14 +320,14 @@ func TestReadPointsUpgradesVersion1(t *testing.T) {
 	}
 }
 
-func TestReadPointsReadsWhatWriteJSONWrote(t *testing.T) {
+func TestReadPointsReadsWhatEncodeWrote(t *testing.T) {
 	in := Point{Schema: PointSchema, Label: "x", Seconds: 1, Bound: &Bound{Kind: BoundMemory, Roof: "L3", GBytesPerS: 80},
 		Flags: []Flag{{Code: FlagMultiplexed, Subject: EventSubject("cycles"), Message: "m"}}}
 	path := filepath.Join(t.TempDir(), "p.json")
-	if err := WriteJSON(path, in); err != nil {
+	if err := writeDoc(path, in); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := ReadPoints(path)
+	ps, err := readPoints(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,29 +340,13 @@ func TestReadPointsReadsWhatWriteJSONWrote(t *testing.T) {
 }
 
 func TestReadPointsReadsOnePointOrASet(t *testing.T) {
-	one, err := ReadPoints(filepath.Join("testdata", "point_triad.json"))
+	one, err := readPoints(filepath.Join("testdata", "point_triad.json"))
 	if err != nil || len(one) != 1 {
-		t.Fatalf("ReadPoints(point) = %d points, %v; want 1", len(one), err)
+		t.Fatalf("readPoints(point) = %d points, %v; want 1", len(one), err)
 	}
-	set, err := ReadPoints(filepath.Join("testdata", "points_set.json"))
+	set, err := readPoints(filepath.Join("testdata", "points_set.json"))
 	if err != nil || len(set) < 2 {
-		t.Fatalf("ReadPoints(set) = %d points, %v; want several", len(set), err)
-	}
-}
-
-func TestWriteJSONLeavesNoFileWhenItCannotWrite(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "missing-dir", "roofs.json")
-	if err := WriteJSON(path, Roofs{Schema: RoofsSchema}); err == nil {
-		t.Fatal("WriteJSON into a missing directory succeeded")
-	}
-	// A value that cannot be encoded fails before anything is written.
-	path = filepath.Join(dir, "bad.json")
-	if err := WriteJSON(path, map[string]float64{"x": math.NaN()}); err == nil {
-		t.Fatal("WriteJSON of NaN succeeded")
-	}
-	if entries, _ := filepath.Glob(filepath.Join(dir, "*")); len(entries) != 0 {
-		t.Errorf("files left behind: %v", entries)
+		t.Fatalf("readPoints(set) = %d points, %v; want several", len(set), err)
 	}
 }
 

@@ -29,7 +29,7 @@ func TestReadRoofsUpgradesVersion1LevelSizesIntoEffectiveCaches(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.doc), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r, err := ReadRoofs(path)
+			r, err := readRoofs(path)
 			if err != nil {
 				t.Fatal(err)
 			}

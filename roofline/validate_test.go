@@ -38,9 +38,9 @@ func TestReadersRefuseInvalidDocumentsInOneLine(t *testing.T) {
 			os.WriteFile(path, []byte(doc), 0o644)
 			var err error
 			if tt.roofs {
-				_, err = ReadRoofs(path)
+				_, err = readRoofs(path)
 			} else {
-				_, err = ReadPoints(path)
+				_, err = readPoints(path)
 			}
 			if err == nil {
 				t.Fatal("accepted")
@@ -64,7 +64,7 @@ func TestReadersCapTheDocumentSize(t *testing.T) {
 	}
 	f.Truncate(MaxDocBytes + 1) // sparse: costs no disk
 	f.Close()
-	_, err = ReadPoints(path)
+	_, err = readPoints(path)
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "MiB") {
 		t.Fatalf("ReadPoints of %d bytes = %v, want the size cap", MaxDocBytes+1, err)
 	}
@@ -80,7 +80,7 @@ func TestReadersCleanTheTextOfDocuments(t *testing.T) {
 		"work_by_precision": {"fp64\u001b[0m": 1},
 		"machine": {"cpu": {"model_name": "\u001b]0;owned\u0007\u001b[2J"}},
 		"flags": [{"code": "vm", "message": "line\nbreak\u009b"}]}`), 0o644)
-	ps, err := ReadPoints(point)
+	ps, err := readPoints(point)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ fi
 # target with "context deadline exceeded" when a -fuzztime duration ends
 # while a worker is busy (golang/go#75804, fixed in Go 1.27), as it did in
 # this script once.
-for target in roofline:FuzzReadPoints:15000x roofline:FuzzReadRoofs:15000x cmd/rprof/internal/chart:FuzzRender:15000x cmd/rprof/internal/report:FuzzReport:500x; do
+for target in roofline:FuzzDecodePoints:15000x roofline:FuzzDecodeRoofs:15000x cmd/rprof/internal/chart:FuzzRender:15000x cmd/rprof/internal/report:FuzzReport:500x; do
 	pkg=${target%%:*} rest=${target#*:}
 	go test -run '^$' -fuzz "^${rest%%:*}\$" -fuzztime "${rest#*:}" -fuzzminimizetime 0 "./$pkg"
 done

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -132,7 +133,7 @@ func merged(t *testing.T, bin, dir string, ranks, nodes int) roofline.Point {
 	}
 	job := filepath.Join(t.TempDir(), "job.json")
 	run(t, time.Minute, nil, append([]string{bin, "merge", "--json", job}, files...)...)
-	ps, err := roofline.ReadPoints(job)
+	ps, err := testutil.ReadPoints(job)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func checkTest(name string) error {
 // readPointsInput reads a point or point set given on the command line;
 // failures are bad input (exit 2) with one line naming the file.
 func readPointsInput(path string) ([]roofline.Point, error) {
-	ps, err := roofline.ReadPoints(path)
+	ps, err := readPoints(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: no such file", path)}

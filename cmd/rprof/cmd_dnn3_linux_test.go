@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/internal/testutil"
-	"github.com/rprof/rprof/roofline"
 )
 
 // rprof dnn places a oneDNN 3.7 program's primitives, and rprof dnn bench
@@ -29,7 +28,7 @@ func TestDNNAndBenchOnOneDNN3(t *testing.T) {
 	if !strings.Contains(stderr, "oneDNN v3.") {
 		t.Errorf("the table does not name oneDNN 3.x:\n%s", stderr)
 	}
-	points, err := roofline.ReadPoints(out)
+	points, err := readPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +53,7 @@ func TestDNNAndBenchOnOneDNN3(t *testing.T) {
 	if !strings.Contains(berr.String(), "padded-layout: wei ") {
 		t.Errorf("the padded weights are not flagged:\n%s", berr.String())
 	}
-	bench, err := roofline.ReadPoints(benchOut)
+	bench, err := readPoints(benchOut)
 	if err != nil {
 		t.Fatal(err)
 	}

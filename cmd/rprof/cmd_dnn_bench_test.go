@@ -33,7 +33,7 @@ func benchResult(t *testing.T, samples ...float64) dnnbench.Result {
 // statistic, the median: skewed samples (a busy machine) move the mean,
 // not the row. Too fast a time puts the point above its roof, flagged.
 func TestBenchRowUsesTheMedianForEveryColumn(t *testing.T) {
-	roofs, err := roofline.ReadRoofs(roofsFixture)
+	roofs, err := readRoofs(roofsFixture)
 	if err != nil {
 		t.Fatal(err)
 	}

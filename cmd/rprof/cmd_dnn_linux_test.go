@@ -48,7 +48,7 @@ func dnnAllKinds(t *testing.T, out string, args []string, argv ...string) ([]roo
 	if want := "allkinds: ok\n\xffpartial line without newline"; string(stdout) != want {
 		t.Errorf("stdout %q, want %q", stdout, want)
 	}
-	points, err := roofline.ReadPoints(out)
+	points, err := readPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestDNNBenchRunsExperimentsAndDescriptors(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
-	points, err := roofline.ReadPoints(out)
+	points, err := readPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}

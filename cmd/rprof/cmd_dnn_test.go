@@ -16,7 +16,6 @@ import (
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
 	"github.com/rprof/rprof/internal/testutil"
-	"github.com/rprof/rprof/roofline"
 )
 
 // roofsFixture is a roofs document of a Zen 5 guest with fp32 roofs, to
@@ -36,7 +35,7 @@ func rprofDNN(t *testing.T, ctx context.Context, args ...string) (int, []byte, s
 func TestDNNTableGolden(t *testing.T) {
 	tr := traceOf(t, "../../dnn/testdata/capture-2.6.3-torch.txt")
 	tr.Add("onednn_verbose,exec,cpu,convolution,truncated")
-	roofs, err := roofline.ReadRoofs(roofsFixture)
+	roofs, err := readRoofs(roofsFixture)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,11 +179,11 @@ type cachesJSON struct {
 // at the default path, when it was measured on a CPU of this model name,
 // and where they come from.
 func lastEffectiveCaches(modelName string) ([]roofline.CacheLevel, string) {
-	path, err := roofline.DefaultRoofsPath()
+	path, err := defaultRoofsPath()
 	if err != nil {
 		return nil, ""
 	}
-	r, err := roofline.ReadRoofs(path)
+	r, err := readRoofs(path)
 	if err != nil || r.Machine.CPU.ModelName != modelName || len(r.Caches) == 0 {
 		return nil, ""
 	}

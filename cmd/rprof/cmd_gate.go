@@ -262,7 +262,7 @@ func measureForGate(ctx context.Context, e *env, cfg measure.Config) (*roofline.
 // readBaseline reads the baseline; every failure is one line saying what to
 // do (exit 2).
 func readBaseline(path string) ([]roofline.Point, error) {
-	ps, err := roofline.ReadPoints(path)
+	ps, err := readPoints(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("baseline %s does not exist; create it with --update-baseline", path)}
@@ -298,7 +298,7 @@ func updateBaseline(ctx context.Context, e *env, path string, p *roofline.Point)
 	// each reads and writes under the file's lock, so none is lost.
 	err := output.Update(ctx, path, func() error {
 		var doc any = p
-		existing, err := roofline.ReadPoints(path)
+		existing, err := readPoints(path)
 		if err == nil && (len(existing) > 1 || (len(existing) == 1 && existing[0].Label != p.Label)) {
 			set := roofline.PointSet{Schema: roofline.PointSetSchema}
 			replaced := false

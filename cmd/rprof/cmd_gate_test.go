@@ -62,7 +62,7 @@ func gateOutsideCI(t *testing.T) {
 
 func gateReadPoint(t *testing.T, path string) *roofline.Point {
 	t.Helper()
-	ps, err := roofline.ReadPoints(path)
+	ps, err := readPoints(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestGateUpdatesBaseline(t *testing.T) {
 	if code, _, stderr := rprofMeasuring(t, f.measure(t), "gate", "--baseline", set, "--update-baseline", "--", "./spin"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	ps, err := roofline.ReadPoints(set)
+	ps, err := readPoints(set)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func gpuRoofsDoc(t *testing.T) string {
 			{Level: "L2", Kernel: "read", GBytesPerS: 8000, CI: roofline.Interval{Lo: 7950, Hi: 8050}, Clocks: clocks},
 			{Level: "DRAM", Kernel: "read", GBytesPerS: 3000, CI: roofline.Interval{Lo: 2990, Hi: 3010}, TheoreticalGBytesPerS: 3352, Clocks: clocks}},
 	}}}
-	if err := roofline.WriteJSON(path, doc); err != nil {
+	if err := testutil.WriteDoc(path, doc); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -43,7 +43,7 @@ func TestImportNCUPlacesKernelsUnderTheGPUsRoofs(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
 	testutil.Golden(t, "testdata/import/h100.stderr", []byte(strings.ReplaceAll(stderr, out, "$OUT")))
-	ps, err := roofline.ReadPoints(out)
+	ps, err := readPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,12 +144,12 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 // file.
 func readMergeInputs(files []string) (points []roofline.Point, roofsDocs []roofline.Roofs, err error) {
 	for _, f := range files {
-		r, err := roofline.ReadRoofs(f)
+		r, err := readRoofs(f)
 		if err == nil {
 			roofsDocs = append(roofsDocs, *r)
 			continue
 		}
-		ps, perr := roofline.ReadPoints(f)
+		ps, perr := readPoints(f)
 		if perr != nil {
 			var se *roofline.SchemaError
 			if errors.As(perr, &se) && errors.Is(err, roofline.ErrSchema) {
@@ -168,14 +168,14 @@ func mergeRoofs(path string, points []roofline.Point) (*roofline.Roofs, string, 
 	if path == "" {
 		for _, p := range points {
 			if p.Rank != nil && p.Rank.Rank == 0 && p.RoofsFile != "" {
-				if r, err := roofline.ReadRoofs(p.RoofsFile); err == nil {
+				if r, err := readRoofs(p.RoofsFile); err == nil {
 					return r, p.RoofsFile, nil
 				}
 			}
 		}
 		return nil, "", nil
 	}
-	r, err := roofline.ReadRoofs(path)
+	r, err := readRoofs(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("roofs: %w", err)
 	}

@@ -169,7 +169,7 @@ func loadInputs(roofsPath string, pointFiles []string) (*inputs, error) {
 		in.notes = append(in.notes, fmt.Sprintf("no roofs at %s (run 'rprof roofs' or give --roofs): drawing points only", roofs.missing))
 	}
 	for _, f := range pointFiles {
-		pts, err := roofline.ReadPoints(f)
+		pts, err := readPoints(f)
 		if err != nil {
 			return nil, fmt.Errorf("read points: %w", err)
 		}

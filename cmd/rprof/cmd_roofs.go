@@ -232,7 +232,7 @@ func roofsOutput(e *env, out string) (path string, skip bool, err error) {
 		path = filepath.Join(path, "roofs-"+id.Node+".json")
 	}
 	if path == "" {
-		if path, err = roofline.DefaultRoofsPath(); err != nil {
+		if path, err = defaultRoofsPath(); err != nil {
 			return "", false, err
 		}
 		// The default cache directory is the one directory rprof

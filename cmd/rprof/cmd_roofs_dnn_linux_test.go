@@ -27,7 +27,7 @@ func TestRoofsDNNDrawsAOneDNNCeiling(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	r, err := roofline.ReadRoofs(out)
+	r, err := readRoofs(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func gpuRoofs(ctx context.Context, e *env, path string, o gpu.Options, lockTimeo
 func gpuDocument(path string, g *roofline.GPURoofs, here roofline.Machine) (roofline.Roofs, string) {
 	doc := roofline.Roofs{Schema: roofline.RoofsSchema, Machine: here, Compute: []roofline.ComputeRoof{}, Bandwidth: []roofline.BandwidthRoof{}}
 	note := "a new document with the GPU's roofs only"
-	if old, err := roofline.ReadRoofs(path); err == nil && roofline.ForeignRoofs(old.Machine, here) == "" {
+	if old, err := readRoofs(path); err == nil && roofline.ForeignRoofs(old.Machine, here) == "" {
 		doc, note = *old, "the GPU's roofs added to this machine's roofs there"
 	}
 	doc.Created = time.Now().UTC()

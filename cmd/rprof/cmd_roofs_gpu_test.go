@@ -10,6 +10,7 @@ import (
 
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/gpu/cuda/cudatest"
+	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -72,14 +73,14 @@ func TestRoofsGPUWritesTheGPUSection(t *testing.T) {
 	mine, foreign := filepath.Join(dir, "mine.json"), filepath.Join(dir, "foreign.json")
 	here := hereMachine()
 	cpuRoof := roofline.BandwidthRoof{Level: "DRAM", Threads: 1, GBytesPerS: 40, CI: roofline.Interval{Lo: 39, Hi: 41}}
-	if err := roofline.WriteJSON(mine, roofline.Roofs{Schema: roofline.RoofsSchema, Machine: here, Bandwidth: []roofline.BandwidthRoof{cpuRoof},
+	if err := testutil.WriteDoc(mine, roofline.Roofs{Schema: roofline.RoofsSchema, Machine: here, Bandwidth: []roofline.BandwidthRoof{cpuRoof},
 		GPUs: []roofline.GPURoofs{{Device: roofline.GPUDevice{Index: 0, Name: "old"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	other := here
 	other.Hostname += "-elsewhere"
 	other.CPU.ModelName += " (another)"
-	if err := roofline.WriteJSON(foreign, roofline.Roofs{Schema: roofline.RoofsSchema, Machine: other, Bandwidth: []roofline.BandwidthRoof{cpuRoof}}); err != nil {
+	if err := testutil.WriteDoc(foreign, roofline.Roofs{Schema: roofline.RoofsSchema, Machine: other, Bandwidth: []roofline.BandwidthRoof{cpuRoof}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -95,7 +96,7 @@ func TestRoofsGPUWritesTheGPUSection(t *testing.T) {
 				t.Errorf("table lacks %q:\n%s", want, stderr)
 			}
 		}
-		r, err := roofline.ReadRoofs(tt.path)
+		r, err := readRoofs(tt.path)
 		if err != nil {
 			t.Fatal(err)
 		}

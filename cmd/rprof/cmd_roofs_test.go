@@ -98,7 +98,7 @@ func TestRoofsQuickWritesADocument(t *testing.T) {
 	if stdout != "" {
 		t.Errorf("stdout %q, want nothing (the table goes to stderr)", stdout)
 	}
-	r, err := roofline.ReadRoofs(out)
+	r, err := readRoofs(out)
 	if err != nil {
 		t.Fatal(err)
 	}

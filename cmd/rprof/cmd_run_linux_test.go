@@ -48,7 +48,7 @@ func targetArgv(t *testing.T, args ...string) []string {
 // readRunPoint reads the point rprof wrote.
 func readRunPoint(t *testing.T, path string) roofline.Point {
 	t.Helper()
-	ps, err := roofline.ReadPoints(path)
+	ps, err := readPoints(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +170,13 @@ func maskedPoint(t *testing.T, path string) []byte {
 // roofsOf writes the roofs fixture as measured on m, and returns its path.
 func roofsOf(t *testing.T, m roofline.Machine) string {
 	t.Helper()
-	r, err := roofline.ReadRoofs("testdata/run/roofs.json")
+	r, err := readRoofs("testdata/run/roofs.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Machine = m
 	path := filepath.Join(t.TempDir(), "roofs.json")
-	if err := roofline.WriteJSON(path, r); err != nil {
+	if err := testutil.WriteDoc(path, r); err != nil {
 		t.Fatal(err)
 	}
 	return path

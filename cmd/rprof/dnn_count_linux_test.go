@@ -195,7 +195,7 @@ func TestDNNCountPMUProbesPyTorch(t *testing.T) {
 	if string(stdout) != "eager (2, 10)\nmkldnn (2, 10) True\n" {
 		t.Errorf("stdout %q: the model's output should pass through alone", stdout)
 	}
-	points, err := roofline.ReadPoints(out)
+	points, err := readPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,7 +168,7 @@ func TestDNNCountPMUJoinsProbedCallsToTheTrace(t *testing.T) {
 				t.Errorf("measured with count %q regions %q events %q", cfg.Count, cfg.Regions, cfg.Events)
 			}
 			testutil.Golden(t, "testdata/dnn/probed-"+tt.name+".golden", []byte(stderr))
-			points, err := roofline.ReadPoints(out)
+			points, err := readPoints(out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +216,7 @@ func TestDNNCountPMUFlagsTheGapOfAPaddedLayoutOnly(t *testing.T) {
 	if code, _, stderr := rprofMeasuring(t, probe.measure(t), "dnn", "--count", "pmu", "--json", out, "--", "./allkinds"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	points, err := roofline.ReadPoints(out)
+	points, err := readPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestDNNCountEmulateCountsEveryPrimitiveCall(t *testing.T) {
 	if want := "allkinds: ok\n\xffpartial line without newline"; string(stdout) != want {
 		t.Errorf("stdout %q, want %q", stdout, want)
 	}
-	points, err := roofline.ReadPoints(out)
+	points, err := readPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}

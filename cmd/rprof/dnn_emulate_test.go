@@ -47,7 +47,7 @@ func smallCalls() []dnn.CallCount {
 // the same with a call missing, calls of two processes, and a run that
 // never loaded the library.
 func TestDNNCountEmulateTablesGolden(t *testing.T) {
-	roofs, err := roofline.ReadRoofs(roofsFixture)
+	roofs, err := readRoofs(roofsFixture)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rprof/rprof/roofline"
 )
 
 // TestGateEndToEnd gates a real program whose run time is changed on
@@ -54,7 +53,7 @@ func TestGateEndToEnd(t *testing.T) {
 			t.Errorf("%s: stderr is not one line: %q", tt.name, stderr)
 		}
 	}
-	p, err := roofline.ReadPoints(base)
+	p, err := readPoints(base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestGateUpdateBaselineConcurrentlyKeepsEveryLabel(t *testing.T) {
 			t.Fatalf("update %d: exit %d: %s", i, codes[i], stderrs[i])
 		}
 	}
-	ps, err := roofline.ReadPoints(base)
+	ps, err := readPoints(base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -43,12 +44,12 @@ func writeFailure(err error) error {
 
 // writeDoc writes a JSON document to path ("-": stdout).
 func writeDoc(ctx context.Context, e *env, path string, v any) error {
-	data, err := roofline.MarshalDoc(v)
-	if err != nil {
+	var doc bytes.Buffer
+	if err := roofline.Encode(&doc, v); err != nil {
 		return err
 	}
 	return output.Write(ctx, path, e.stdout, func(w io.Writer) error {
-		_, err := w.Write(data)
+		_, err := w.Write(doc.Bytes())
 		return err
 	})
 }

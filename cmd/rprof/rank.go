@@ -123,7 +123,7 @@ func describeRank(p *roofline.Point, id cluster.Identity, n rankNode) {
 		LocalRank: id.LocalRank, LocalSize: id.LocalSize, Node: id.Node, TrafficOwner: n.Owner(),
 		Start: start, End: end, Version: rprofVersion()}
 	if p.RoofsFile != "" {
-		if r, err := roofline.ReadRoofs(p.RoofsFile); err == nil {
+		if r, err := readRoofs(p.RoofsFile); err == nil {
 			p.Rank.NodeRoofs = roofline.SummarizeRoofs(r)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -13,12 +14,12 @@ func TestLoadRoofsFindsAndReadsTheRoofsOnce(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	t.Setenv("HOME", dir)
-	def, err := roofline.DefaultRoofsPath()
+	def, err := defaultRoofsPath()
 	if err != nil {
 		t.Fatal(err)
 	}
 	point := filepath.Join(dir, "point.json")
-	if err := roofline.WriteJSON(point, roofline.Point{Schema: roofline.PointSchema}); err != nil {
+	if err := testutil.WriteDoc(point, roofline.Point{Schema: roofline.PointSchema}); err != nil {
 		t.Fatal(err)
 	}
 	truncated := filepath.Join(dir, "truncated.json")
@@ -26,7 +27,7 @@ func TestLoadRoofsFindsAndReadsTheRoofsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	given := filepath.Join(dir, "given.json")
-	if err := roofline.WriteJSON(given, roofline.Roofs{Schema: roofline.RoofsSchema}); err != nil {
+	if err := testutil.WriteDoc(given, roofline.Roofs{Schema: roofline.RoofsSchema}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -53,7 +54,7 @@ func TestLoadRoofsFindsAndReadsTheRoofsOnce(t *testing.T) {
 				if err := os.MkdirAll(filepath.Dir(def), 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := roofline.WriteJSON(def, roofline.Roofs{Schema: roofline.RoofsSchema}); err != nil {
+				if err := testutil.WriteDoc(def, roofline.Roofs{Schema: roofline.RoofsSchema}); err != nil {
 					t.Fatal(err)
 				}
 			}

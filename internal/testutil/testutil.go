@@ -187,7 +187,7 @@ func FuzzDrawing(f *testing.F, rooflineDir string, draw func(roofs *roofline.Roo
 			f.Add(b)
 		}
 	}
-	roofs, err := roofline.ReadRoofs(filepath.Join(rooflineDir, "testdata", "roofs_zen5_vm.json"))
+	roofs, err := ReadRoofs(filepath.Join(rooflineDir, "testdata", "roofs_zen5_vm.json"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func FuzzDrawing(f *testing.F, rooflineDir string, draw func(roofs *roofline.Roo
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		points, err := roofline.ReadPoints(path)
+		points, err := ReadPoints(path)
 		if err != nil {
 			return
 		}
@@ -234,4 +234,33 @@ func CheckGenerated(t *testing.T, gen, pkg string, files ...string) {
 			t.Errorf("%s differs from the generator's output: run go generate %s", name, pkg)
 		}
 	}
+}
+
+// ReadRoofs reads the roofs document at path, as rprof's commands do.
+func ReadRoofs(path string) (*roofline.Roofs, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return roofline.DecodeRoofs(f, path)
+}
+
+// ReadPoints reads the point or point set at path, as rprof's commands do.
+func ReadPoints(path string) ([]roofline.Point, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return roofline.DecodePoints(f, path)
+}
+
+// WriteDoc writes v to path as a document (roofline.Encode).
+func WriteDoc(path string, v any) error {
+	var doc bytes.Buffer
+	if err := roofline.Encode(&doc, v); err != nil {
+		return err
+	}
+	return os.WriteFile(path, doc.Bytes(), 0o644)
 }

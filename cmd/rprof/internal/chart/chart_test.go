@@ -23,7 +23,7 @@ const fixtures = "../../../../roofline/testdata/"
 
 func readRoofs(t *testing.T, name string) *roofline.Roofs {
 	t.Helper()
-	r, err := roofline.ReadRoofs(fixtures + name)
+	r, err := testutil.ReadRoofs(fixtures + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func readPoints(t *testing.T, names ...string) []roofline.Point {
 	t.Helper()
 	var out []roofline.Point
 	for _, n := range names {
-		p, err := roofline.ReadPoints(fixtures + n)
+		p, err := testutil.ReadPoints(fixtures + n)
 		if err != nil {
 			t.Fatal(err)
 		}

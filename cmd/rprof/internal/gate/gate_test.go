@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
 
 // load reads a recorded point (see testdata/record).
 func load(t *testing.T, name string) roofline.Point {
 	t.Helper()
-	ps, err := roofline.ReadPoints("testdata/" + name + ".json")
+	ps, err := testutil.ReadPoints("testdata/" + name + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,14 +27,14 @@ func input(t *testing.T, roofs string, opts chart.Options, points ...string) Inp
 	t.Helper()
 	in := Input{Chart: opts}
 	if roofs != "" {
-		r, err := roofline.ReadRoofs(fixtures + roofs)
+		r, err := testutil.ReadRoofs(fixtures + roofs)
 		if err != nil {
 			t.Fatal(err)
 		}
 		in.Roofs, in.RoofsPath = r, roofs
 	}
 	for _, n := range points {
-		p, err := roofline.ReadPoints(fixtures + n)
+		p, err := testutil.ReadPoints(fixtures + n)
 		if err != nil {
 			t.Fatal(err)
 		}

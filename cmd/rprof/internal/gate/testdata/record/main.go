@@ -13,6 +13,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"flag"
 	"fmt"
 	"log"
@@ -140,7 +141,11 @@ func thisMachine() roofline.Machine {
 
 func write(dir, name string, p roofline.Point) {
 	path := filepath.Join(dir, name+".json")
-	if err := roofline.WriteJSON(path, p); err != nil {
+	var doc bytes.Buffer
+	if err := roofline.Encode(&doc, p); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(path, doc.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Fprintf(os.Stderr, "%s: mean %.6f s, n=%d\n", path, p.Seconds, len(p.Samples.Seconds))
