@@ -96,9 +96,9 @@ func TestPeakFiguresOfEachIdentity(t *testing.T) {
 		peak       float64 // 1-thread AVX-512 fp64 FMA, GFLOP/s
 		unverified []string
 	}{
-		// The guest: model 0xA7 (Rocket Lake) with AMX. It ran 1
-		// thread of AVX-512 fp64 FMA at 120.4 GFLOP/s, 2 x 512-bit pipes
-		// at 3.76 GHz.
+		// The guest: model 0xA7 (Rocket Lake) with AMX. One
+		// thread ran fp64 FMA at 120.4 GFLOP/s: 32 FLOP a cycle (2 x
+		// 512-bit pipes) at 3.76 GHz; Rocket Lake's 16 would need 7.5.
 		{tree: "vm-intel-amx", pipes: fpUnits["sapphirerapids"], peak: 3.7 * 8 * 2 * 2,
 			unverified: []string{"UNVERIFIED", "inferred from the CPU's features", "rocketlake"}},
 		{tree: "sapphirerapids", pipes: fpUnits["sapphirerapids"], peak: 3.7 * 8 * 2 * 2, unverified: []string{"UNVERIFIED"}},
