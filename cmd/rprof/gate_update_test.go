@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -50,5 +53,38 @@ func TestGateUpdateBaselineConcurrentlyKeepsEveryLabel(t *testing.T) {
 	sort.Strings(labels)
 	if len(labels) != n {
 		t.Fatalf("%d of %d labels kept: %v", len(labels), n, labels)
+	}
+}
+
+// The same with sixteen rprof processes, each measuring `true` at most three times.
+func TestGateUpdateBaselineFromSixteenProcessesKeepsEveryLabel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 16 rprof processes")
+	}
+	dir := t.TempDir()
+	base := filepath.Join(dir, "baseline.json")
+	const n = 16
+	cmds := make([]*exec.Cmd, n)
+	outs := make([]strings.Builder, n)
+	for i := range n {
+		cmds[i] = exec.Command(os.Args[0], testRprofArg, "gate", "--baseline", base, "--update-baseline",
+			"--label", fmt.Sprintf("kernel-%02d", i), "--work", "1", "--traffic", "1", "--max-repeat", "3", "--", "true")
+		cmds[i].Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "XDG_CACHE_HOME="+dir, "GITHUB_ACTIONS=", "GITHUB_STEP_SUMMARY=")
+		cmds[i].Stderr = &outs[i]
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("update %d: %v\n%s", i, err, outs[i].String())
+		}
+	}
+	ps, err := roofline.ReadPoints(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != n {
+		t.Fatalf("%d of %d labels kept", len(ps), n)
 	}
 }
