@@ -493,3 +493,36 @@ func TestASlowdownLimitOfInfinityTurnsTheTimeCheckOff(t *testing.T) {
 		t.Errorf("3 times slower with the time check off: %v, checks %+v; want a pass on W and Q with time skipped", v.Outcome, v.Checks)
 	}
 }
+
+// gate and compare take the same statistic of a point: the time row's
+// test, from samples where there are two or more, else from the
+// intervals, is the same in the verdict and in the comparison.
+func TestGateAndCompareTestTheSameStatistic(t *testing.T) {
+	old, new := load(t, "noise-old"), load(t, "noise-new")
+	noSamples := func(p roofline.Point) roofline.Point {
+		p.Samples = roofline.Samples{}
+		return p
+	}
+	for name, pts := range map[string][2]roofline.Point{
+		"samples":   {old, new},
+		"intervals": {noSamples(old), noSamples(new)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			v, err := Decide(pts[0], pts[1], DefaultLimits, DefaultOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Compare([]roofline.Point{pts[0]}, []roofline.Point{pts[1]}, DefaultOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, k := v.Pair.Row(MetricTime), c.Pairs[0].Row(MetricTime)
+			if g == nil || k == nil || g.Test == nil || k.Test == nil {
+				t.Fatalf("time rows %+v and %+v: want a test in both", g, k)
+			}
+			if g.Test.P != k.Test.P || g.FromIntervals != k.FromIntervals || g.FromIntervals != (name == "intervals") {
+				t.Errorf("gate p %v (from intervals %v), compare p %v (%v)", g.Test.P, g.FromIntervals, k.Test.P, k.FromIntervals)
+			}
+		})
+	}
+}
