@@ -108,6 +108,10 @@ func NeedsMainThread(args []string) bool {
 	return len(args) > 1 && args[0] == "dnn" && args[1] == "bench"
 }
 
+// ErrThreadsUnset is wrapped when Options.Threads cannot be applied: the
+// library's threading runtime offers rprof no way to set it.
+var ErrThreadsUnset = errors.New("cannot set the thread count")
+
 // Library is a loaded oneDNN. Its methods must be called from the main
 // thread (NeedsMainThread).
 type Library struct{ api api }

@@ -232,7 +232,7 @@ func (c *core) version() Version { return c.ver }
 
 func (c *core) setThreads(n int) error {
 	if c.ompSetNumThreads == nil {
-		return fmt.Errorf("--threads: oneDNN %s uses the %s runtime; only OpenMP's thread count can be set here (set it in the runtime's own way)", c.ver, c.ver.CPURuntime)
+		return fmt.Errorf("%w: oneDNN %s uses the %s runtime; only OpenMP's can be set here", ErrThreadsUnset, c.ver, c.ver.CPURuntime)
 	}
 	c.ompSetNumThreads(int32(n))
 	return nil

@@ -104,6 +104,10 @@ var Experiments = func() []Experiment {
 // ErrProblem is wrapped by the errors of problems the harness cannot run.
 var ErrProblem = errors.New("bad problem")
 
+// ErrNoKind is wrapped when a descriptor does not tell its problem's kind
+// and none was given.
+var ErrNoKind = fmt.Errorf("%w: cannot tell the kind", ErrProblem)
+
 // Lookup returns the experiment of a name.
 func Lookup(name string) (Experiment, bool) {
 	for _, e := range Experiments {
@@ -144,7 +148,7 @@ func ParseProblem(desc, kind, alg, layout string) (Problem, error) {
 	}
 	if p.Kind == "" {
 		if told == "" {
-			return Problem{}, fmt.Errorf("%w: cannot tell the kind of %q; give --kind", ErrProblem, desc)
+			return Problem{}, fmt.Errorf("%w of %q", ErrNoKind, desc)
 		}
 		p.Kind = told
 	}

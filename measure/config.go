@@ -194,6 +194,26 @@ const (
 // caller's input is wrong, nothing was run.
 var ErrInvalidConfig = errors.New("invalid configuration")
 
+// ExclusionError is a Config whose counting backend cannot take an input
+// it was given (the emulate backend counts W and Q itself: neither
+// analytic figures nor events go with it). It matches ErrInvalidConfig.
+type ExclusionError struct {
+	// Backend is the backend asked for, e.g. BackendEmulate.
+	Backend string
+	// Events: the input is Events; else it is analytic Work or Traffic.
+	Events bool
+}
+
+func (e *ExclusionError) Error() string {
+	if e.Events {
+		return fmt.Sprintf("%s: events are counted by the %s backend; the %s backend counts W and Q only", ErrInvalidConfig, DefaultBackend, e.Backend)
+	}
+	return fmt.Sprintf("%s: the %s backend counts W and Q: analytic work and traffic exclude it", ErrInvalidConfig, e.Backend)
+}
+
+// Is makes an ExclusionError match ErrInvalidConfig.
+func (e *ExclusionError) Is(target error) bool { return target == ErrInvalidConfig }
+
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
 }

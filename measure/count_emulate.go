@@ -89,9 +89,9 @@ const maxFunctions = 25
 func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, error) {
 	switch {
 	case cfg.Work != nil || cfg.Traffic != nil:
-		return Counting{}, invalidf("--count emulate counts W and Q: analytic --work and --traffic exclude it")
+		return Counting{}, &ExclusionError{Backend: BackendEmulate}
 	case len(cfg.Events) > 0:
-		return Counting{}, invalidf("-e events are counted by --count pmu; --count emulate counts W and Q only")
+		return Counting{}, &ExclusionError{Backend: BackendEmulate, Events: true}
 	}
 	q, err := b.find(ctx, cfg.QEMU)
 	if err != nil {
@@ -125,7 +125,7 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 		// The host's identity was not presented: say what was instead.
 		notes = slices.DeleteFunc(notes, func(f roofline.Flag) bool { return f.Code == roofline.FlagEmulatedISA })
 		notes = append(notes, roofline.Flag{Code: roofline.FlagEmulatedISA, Subject: roofline.SubjectWork,
-			Message: fmt.Sprintf("the target ran on QEMU's %s model (--emulate-cpu), not as this CPU: libraries that choose their code by CPU model may have counted another path than the native runs took", b.cpu.Option)})
+			Message: fmt.Sprintf("the target ran on QEMU's %s model, named by the user, not as this CPU: libraries that choose their code by CPU model may have counted another path than the native runs took", b.cpu.Option)})
 	}
 	c.Notes = append(c.Notes, notes...)
 	for _, prec := range emulate.Precisions {
@@ -183,7 +183,7 @@ func (b *emulateBackend) emulatedCPU(ctx context.Context, name string, host mach
 	}
 	cpu, err := emulate.NamedCPU(name, help)
 	if err != nil {
-		return emulate.CPU{}, invalidf("--emulate-cpu: %v", err)
+		return emulate.CPU{}, invalidf("emulated CPU: %v", err)
 	}
 	return cpu, nil
 }
@@ -402,7 +402,7 @@ func EmulationNotes(cpu machine.CPUInfo, m emulate.CacheModel) []roofline.Flag {
 			Message: fmt.Sprintf("Q is modelled, not measured: an LRU write-back, write-allocate cache model (%s, sizes from %s) fed by every emulated access, each thread with its own caches; prefetchers and coherence traffic are not modelled", m, m.Source)})
 	} else {
 		notes = append(notes, roofline.Flag{Code: roofline.FlagNotModelled, Subject: roofline.SubjectTraffic,
-			Message: "no cache model (--cache-model none): Q and the intensity were not modelled"})
+			Message: "no cache model, as asked: Q and the intensity were not modelled"})
 	}
 	return notes
 }

@@ -242,13 +242,18 @@ func TestTargetKilledNativelyIsNotEmulated(t *testing.T) {
 }
 
 func TestEmulateRefusesWhatItCannotHonour(t *testing.T) {
-	for _, cfg := range []Config{
-		{Command: []string{"k"}, Count: BackendEmulate, Work: ptr(1)},
-		{Command: []string{"k"}, Count: BackendEmulate, Events: []string{"page-faults"}},
+	for _, tt := range []struct {
+		cfg    Config
+		events bool
+	}{
+		{Config{Command: []string{"k"}, Count: BackendEmulate, Work: ptr(1)}, false},
+		{Config{Command: []string{"k"}, Count: BackendEmulate, Events: []string{"page-faults"}}, true},
 	} {
 		f := &fakeEmulation{}
-		if _, err := run(context.Background(), cfg, deps{backend: f.backend(), now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("%+v: err %v, want ErrInvalidConfig", cfg, err)
+		_, err := run(context.Background(), tt.cfg, deps{backend: f.backend(), now: time.Now, cpus: 2})
+		var ex *ExclusionError
+		if !errors.Is(err, ErrInvalidConfig) || !errors.As(err, &ex) || ex.Backend != BackendEmulate || ex.Events != tt.events {
+			t.Errorf("%+v: err %v, want an ExclusionError (events %v) matching ErrInvalidConfig", tt.cfg, err, tt.events)
 		}
 	}
 }

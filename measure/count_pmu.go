@@ -214,10 +214,10 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagn
 func analyticNote(cfg Config) roofline.Flag {
 	var given []string
 	if cfg.Work != nil {
-		given = append(given, "work (--work)")
+		given = append(given, "work")
 	}
 	if cfg.Traffic != nil {
-		given = append(given, "traffic (--traffic)")
+		given = append(given, "traffic")
 	}
 	msg := "analytic point: " + strings.Join(given, " and ") + " given by the user, not counted; only the time was measured"
 	if cfg.Work == nil || cfg.Traffic == nil {

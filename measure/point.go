@@ -529,7 +529,7 @@ func place(p *roofline.Point, in inputs) {
 	p.ThreadsRule = scope.Rule
 	if scope.Rule == roofline.ScopeRuleParallelism && in.idleCPUs != nil && *in.idleCPUs < busyIdleCPUs && roofline.UsedThreads(p.Parallelism) < in.cpus {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagBusyMachine, Subject: roofline.SubjectPlacement, Message: fmt.Sprintf(
-			"%.2f of the %d CPUs stayed idle on average while the program ran (other processes or the hypervisor had the rest): its parallelism %.2f may be below the threads it ran, and the thread scope it chose (%d) too small (--threads N to choose)",
+			"%.2f of the %d CPUs stayed idle on average while the program ran (other processes or the hypervisor had the rest): its parallelism %.2f may be below the threads it ran, and the thread scope it chose (%d) too small",
 			*in.idleCPUs, in.cpus, p.Parallelism, p.Threads)})
 	}
 }

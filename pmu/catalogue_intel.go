@@ -156,9 +156,10 @@ func unverifiedSet(set trafficSet, why string) trafficSet {
 
 func intelEntries() []archSpec {
 	noFPArith := Problem{
-		Code: "no-work-event",
-		What: "this core has no FP_ARITH_INST_RETIRED event; its only FP-ish counts (AVX_INSTS) cannot tell precision, scalar work or FMA apart",
-		Fix:  "count W analytically (rprof run --work) or on a Broadwell or newer machine",
+		Code:         "no-work-event",
+		What:         "this core has no FP_ARITH_INST_RETIRED event; its only FP-ish counts (AVX_INSTS) cannot tell precision, scalar work or FMA apart",
+		Fix:          "count on a Broadwell or newer machine",
+		AnalyticWork: true,
 	}
 	gracemont := Problem{
 		Code: ProblemECoreUnmeasured,
@@ -204,9 +205,9 @@ func intelEntries() []archSpec {
 		{Microarch: "alderlake", Work: fpArith(coreP, "FP_ARITH_INST_RETIRED", false), NoWork: []Problem{gracemont}, Counters: 8,
 			Traffic: []trafficSet{imcFreeRunning}},
 		{Microarch: "alderlaken", NoWork: []Problem{{
-			Code: "no-work-event",
-			What: "Alder Lake-N has only Gracemont E-cores, which have no FP arithmetic event",
-			Fix:  "count W analytically (rprof run --work)",
+			Code:         "no-work-event",
+			What:         "Alder Lake-N has only Gracemont E-cores, which have no FP arithmetic event",
+			AnalyticWork: true,
 		}}, Traffic: []trafficSet{unverifiedSet(imcFreeRunning, "Alder Lake-N is assumed to expose the Alder Lake free-running IMC counters")}},
 		{Microarch: "meteorlake", Work: append(fpArith(coreP, "FP_ARITH_INST_RETIRED", false), fpFlopsRetired(coreE)...), Counters: 8,
 			Traffic: []trafficSet{unverifiedSet(imcFreeRunning, "which IMC PMU the kernel exposes on Meteor Lake is not verified")}},

@@ -93,6 +93,9 @@ type Problem struct {
 	// of the generic problems are the command's to give, from Code and
 	// the fields below (cmd/rprof's advice).
 	Fix string
+	// AnalyticWork says that W, which this CPU cannot count, may be given
+	// analytically instead: a remedy the command names before Fix.
+	AnalyticWork bool
 	// VM says that a ProblemNoPMU machine is a virtual machine; Hypervisor
 	// names its hypervisor when known (DMI sys_vendor, or detected).
 	VM         bool

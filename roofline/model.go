@@ -324,33 +324,3 @@ func ThreadScope(in ScopeInputs) ScopeChoice {
 	}
 	return c
 }
-
-// ScopeWhy says in words which rule chose p's thread scope, for a run's
-// summary.
-func (p *Point) ScopeWhy() string {
-	switch p.ThreadsRule {
-	case ScopeRuleAsked:
-		return "as asked with --threads"
-	case ScopeRuleRecorded:
-		return "the scope the point was placed under when measured"
-	case ScopeRuleParallelism:
-		used := UsedThreads(p.Parallelism)
-		s := fmt.Sprintf("the program's parallelism: CPU time over wall time %.2f, %s", p.Parallelism, threadsWord(used))
-		if p.Threads != used {
-			s += fmt.Sprintf("; no roofs of %s were measured (rprof roofs --threads %d)", threadsWord(used), used)
-		}
-		return s
-	case ScopeRuleCPUs:
-		return "parallelism unknown: the largest measured scope not above the CPUs it could use"
-	case ScopeRuleSmallest:
-		return "parallelism and CPUs unknown: the smallest measured scope"
-	}
-	return "rule not recorded"
-}
-
-func threadsWord(n int) string {
-	if n == 1 {
-		return "1 thread"
-	}
-	return fmt.Sprintf("%d threads", n)
-}

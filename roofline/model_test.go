@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -253,27 +252,6 @@ func TestUsedThreadsRoundsUpPastTheSlack(t *testing.T) {
 	}{{0, 1}, {0.5, 1}, {1, 1}, {1.25, 1}, {1.2501, 2}, {2, 2}, {2.25, 2}, {2.3, 3}, {7.9, 8}} {
 		if got := UsedThreads(tt.parallelism); got != tt.want {
 			t.Errorf("UsedThreads(%g) = %d, want %d", tt.parallelism, got, tt.want)
-		}
-	}
-}
-
-func TestScopeWhyNamesTheRuleAndTheParallelism(t *testing.T) {
-	tests := []struct {
-		p    Point
-		want []string
-	}{
-		{Point{Threads: 1, ThreadsRule: ScopeRuleParallelism, Parallelism: 1.01}, []string{"parallelism", "1.01", "1 thread"}},
-		{Point{Threads: 4, ThreadsRule: ScopeRuleParallelism, Parallelism: 2.9}, []string{"3 threads", "rprof roofs --threads 3"}},
-		{Point{Threads: 2, ThreadsRule: ScopeRuleAsked}, []string{"--threads"}},
-		{Point{Threads: 2, ThreadsRule: ScopeRuleCPUs}, []string{"parallelism unknown", "CPUs"}},
-		{Point{Threads: 2}, []string{"not recorded"}},
-	}
-	for _, tt := range tests {
-		got := tt.p.ScopeWhy()
-		for _, w := range tt.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%+v: %q lacks %q", tt.p, got, w)
-			}
 		}
 	}
 }

@@ -1,17 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/gpu"
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
 )
 
 // advice turns an error into the line shown to the user, adding the fix for
@@ -51,8 +54,45 @@ func fixFor(err error) string {
 		return "rprof has no event table for this CPU; 'rprof events' shows what is missing"
 	case errors.Is(err, pmu.ErrNotSupported):
 		return "this kernel or machine lacks the event; 'rprof doctor' says what is missing and why"
+	case errors.Is(err, dnnbench.ErrThreadsUnset):
+		return "drop --threads and set the thread count in the runtime's own way"
 	}
 	return gpuFix(err)
+}
+
+// flagFixes are the remedies, naming rprof's flags, that the command adds
+// to the messages of flags in the documents it writes: the libraries say
+// what happened, the command what to pass to change it.
+var flagFixes = map[string]string{
+	roofline.FlagBusyMachine: "--threads N to choose",
+	roofline.FlagHybridScope: "--threads to choose",
+}
+
+// adviseFlags adds to the message of each of flags its remedy from
+// flagFixes, in parentheses.
+func adviseFlags(flags []roofline.Flag) {
+	for i, f := range flags {
+		if fix := flagFixes[f.Code]; fix != "" {
+			flags[i].Message += " (" + fix + ")"
+		}
+	}
+}
+
+// advisedRun is measure.Run with the remedies added to its point's flags.
+func advisedRun(ctx context.Context, cfg measure.Config) (*roofline.Point, error) {
+	p, err := measure.Run(ctx, cfg)
+	if p != nil {
+		adviseFlags(p.Flags)
+	}
+	return p, err
+}
+
+// exclusionAdvice says which of the flags given exclude each other.
+func exclusionAdvice(e *measure.ExclusionError) string {
+	if e.Events {
+		return fmt.Sprintf("-e events are counted by --count %s; --count %s counts W and Q only", measure.DefaultBackend, e.Backend)
+	}
+	return fmt.Sprintf("--count %s counts W and Q: analytic --work and --traffic exclude it", e.Backend)
 }
 
 // gpuFix is the remedy for the GPU measurement's typed errors.
@@ -90,10 +130,17 @@ const (
 	fixSystemWide = "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root"
 )
 
-// problemFix is the remedy of a problem pmu found: the catalogue's own for
-// this CPU when it has one, else the one for its code; "" when nothing
-// needs doing.
+// problemFix is the remedy of a problem pmu found: giving W analytically
+// where the CPU cannot count it, then the catalogue's own for this CPU
+// when it has one, else the one for its code; "" when nothing needs doing.
 func problemFix(pr pmu.Problem) string {
+	if pr.AnalyticWork {
+		fix := "count W analytically (rprof run --work)"
+		if pr.Fix != "" {
+			fix += ", or " + pr.Fix
+		}
+		return fix
+	}
 	if pr.Fix != "" {
 		return pr.Fix
 	}

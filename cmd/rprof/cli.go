@@ -96,7 +96,7 @@ func usagef(format string, args ...any) error {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runEnv(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr, measure: measure.Run}, args)
+	return runEnv(ctx, &env{stdin: stdin, stdout: stdout, stderr: stderr, measure: advisedRun}, args)
 }
 
 // runEnv runs the command args name in e.

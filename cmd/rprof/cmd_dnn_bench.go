@@ -82,6 +82,9 @@ func benchProblems(args []string, kind, alg, layout string) ([]dnnbench.Problem,
 			continue
 		}
 		p, _, err := dnnbench.Resolve(a, kind, alg, layout)
+		if errors.Is(err, dnnbench.ErrNoKind) {
+			err = fmt.Errorf("%w; give --kind", err)
+		}
 		if err != nil {
 			return nil, usagef("bench: %s: %v (not an experiment either; see 'rprof dnn bench -h')", a, err)
 		}

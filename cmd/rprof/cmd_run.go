@@ -229,7 +229,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stderr, "rprof run: note: without --json DIR/ the ranks' points are not kept, and 'rprof merge' has nothing to make the job's point from")
 		}
 	default:
-		writeRunSummary(e.stderr, p, p.ScopeWhy())
+		writeRunSummary(e.stderr, p, scopeWhy(p))
 	}
 	writeRegions(e.stderr, p)
 	return finishRun(ctx, e, cfg, p, *jsonPath, *plotPath, roofs.roofs)
@@ -326,6 +326,10 @@ func runFailure(e *env, err error, target []string) error {
 // interruption 130, anything else rprof could not do 125. prefix, when
 // set, starts the message of the failures that are not bad input.
 func measureFailure(err error, prefix string) error {
+	var ex *measure.ExclusionError
+	if errors.As(err, &ex) {
+		return usagef("%s", exclusionAdvice(ex))
+	}
 	if errors.Is(err, measure.ErrInvalidConfig) {
 		return usagef("%s", strings.TrimPrefix(err.Error(), measure.ErrInvalidConfig.Error()+": "))
 	}

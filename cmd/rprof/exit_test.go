@@ -113,6 +113,9 @@ func TestProblemFixComesFromTheCode(t *testing.T) {
 		{"multiplexed without SMT remedy", pmu.Problem{Code: pmu.ProblemMultiplexed}, nil},
 		{"kernel alias needs nothing", pmu.Problem{Code: pmu.ProblemKernelAlias}, nil},
 		{"catalogue remedy wins", pmu.Problem{Code: pmu.ProblemECoreUnmeasured, Fix: "taskset -c 0-3"}, []string{"taskset -c 0-3"}},
+		{"analytic work", pmu.Problem{Code: pmu.ProblemNoWorkEvent, AnalyticWork: true}, []string{"rprof run --work"}},
+		{"analytic work before the catalogue's remedy", pmu.Problem{Code: pmu.ProblemNoWorkEvent, AnalyticWork: true, Fix: "count on a Broadwell or newer machine"},
+			[]string{"rprof run --work), or count on a Broadwell"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,8 +60,8 @@ func TestRunPlacesRealProgramsUnderTheRoofsOfTheirParallelism(t *testing.T) {
 			default:
 				t.Errorf("parallelism %.2f placed under %d threads, want %d (flags %+v)", p.Parallelism, p.Threads, tt.threads, p.Flags)
 			}
-			if !strings.Contains(stderr, "parallelism") || !strings.Contains(stderr, p.ScopeWhy()) {
-				t.Errorf("the summary does not say which rule chose the scope (%q):\n%s", p.ScopeWhy(), stderr)
+			if !strings.Contains(stderr, "parallelism") || !strings.Contains(stderr, scopeWhy(&p)) {
+				t.Errorf("the summary does not say which rule chose the scope (%q):\n%s", scopeWhy(&p), stderr)
 			}
 		})
 	}
