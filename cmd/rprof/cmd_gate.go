@@ -58,7 +58,9 @@ CMD's standard output is discarded (rprof's is the report); its standard
 error passes through.
 
 --update-baseline measures and writes (or replaces, in a point set) the
-baseline point instead of gating.
+baseline point instead of gating; concurrent updates of one file (a CI
+matrix) take turns, and every point is kept. An interrupted gate judges
+and writes nothing (exit 130).
 
 CI outputs: --markdown FILE (and, when GITHUB_STEP_SUMMARY is set, the same
 appended there), --junit FILE, --benchfmt FILE (baseline and new samples in
