@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -584,4 +585,43 @@ func TestAQEMUWithoutPluginsIsRefusedWithItsReason(t *testing.T) {
 	if _, err := FindQEMU(context.Background()); !errors.As(err, &ue) || ue.Path != bin {
 		t.Errorf("$%s=%s: %v, want that binary checked", QEMUEnv, bin, err)
 	}
+}
+
+// OpenBLAS picks its kernels by CPU family and model: under QEMU's own CPU
+// model it takes its oldest (Opteron, SSE2); with the host's identity it
+// takes an AVX2 kernel set, the nearest to the native one QEMU can run.
+func TestOpenBLASPicksAnAVX2CoreUnderTheHostsIdentity(t *testing.T) {
+	q := needQEMU(t)
+	host, err := machine.ReadCPU(os.DirFS("/proc"))
+	if err != nil || host.Arm || !host.HasFlag("avx2") || !host.HasFlag("fma") {
+		t.Skipf("needs an x86 host with AVX2 and FMA: %v", err)
+	}
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/cblas.h"); err != nil {
+		t.Skip("OpenBLAS is not installed (libopenblas-dev)")
+	}
+	prog := compile(t, "corename.c", "-lopenblas")
+	core := func(cpu CPU) string {
+		s, err := NewSession(q, CacheModel{Line: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		s.CPU = cpu
+		full, err := s.Argv(prog, []string{prog})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(full[0], full[1:]...)
+		// The environment's choice would override dispatch.
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, "OPENBLAS_CORETYPE=") })
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v: %v", full, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got := core(HostCPU(host)); got != "Haswell" && got != "Zen" {
+		t.Errorf("OpenBLAS under the host's identity (%s) chose %q, want an AVX2 core (Haswell, Zen)", HostCPU(host).Option, got)
+	}
+	t.Logf("under QEMU's own CPU model OpenBLAS chose %s", core(CPU{}))
 }
