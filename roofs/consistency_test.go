@@ -9,6 +9,7 @@ import (
 
 	"github.com/rprof/rprof/internal/affinity"
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -100,9 +101,9 @@ func TestComputeRecheckMeasuresAgainARoofBelowFewerThreads(t *testing.T) {
 			}
 			rep.Details.Compute = []Detail{{}, {Invocations: 1, Iterations: 8,
 				Reasons: map[stats.StopReason]int{stats.StopConverged: 1}}}
-			r := &run{o: Options{Invoker: InProcess{}, Invocations: 1}, rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning},
-				computed: []measuredCompute{{roof: 1, kernel: k.Name, cpus: cpus[:1], iters: 1 << 14, at: time.Now()}}}
-			if err := recheckComputeRoofs(context.Background(), r); err != nil {
+			r := &run{o: Options{Invoker: InProcess{}, Invocations: 1}, rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning}}
+			computed := []measuredCompute{{roof: 1, kernel: k.Name, cpus: cpus[:1], iters: 1 << 14, at: time.Now()}}
+			if err := recheckComputeRoofs(context.Background(), r, computed); err != nil {
 				t.Fatal(err)
 			}
 			if got := rep.Roofs.Compute[1].GFlops; got <= 0.001 {
@@ -137,9 +138,9 @@ func TestBandwidthRecheckMeasuresAnInconsistentRoofTwiceAndFlagsIt(t *testing.T)
 		{Level: "L1", Threads: 2, GBytesPerS: 0.001, CI: low, WorkingSetBytes: ws}}
 	rep.Details.Bandwidth = []Detail{{}, {Invocations: 1, Iterations: 48,
 		Reasons: map[stats.StopReason]int{stats.StopConverged: 1}}}
-	r := &run{rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning},
-		swept: []sweptRoof{{roof: 1, kernel: ks[0], cpus: allowed[:1], ops: ops, at: time.Now()}}}
-	if err := recheckBandwidthRoofs(context.Background(), r); err != nil {
+	r := &run{rep: rep, tally: &tally{tuning: &rep.Roofs.Tuning}}
+	swept := &sweptRoofs{roofs: []sweptRoof{{roof: 1, kernel: ks[0], cpus: allowed[:1], ops: ops, at: time.Now()}}}
+	if err := recheckBandwidthRoofs(context.Background(), r, swept, nil, machine.Topology{}); err != nil {
 		t.Fatal(err)
 	}
 	if d := rep.Details.Bandwidth[1]; d.Invocations != 3 {

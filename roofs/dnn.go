@@ -19,10 +19,6 @@ import (
 // hundred milliseconds hold enough of them for the interval to converge.
 const dnnBudget = 300 * time.Millisecond
 
-// askedDNN: the oneDNN harness runs only when library ceilings were asked
-// for (--dnn), never in the default run and its time budget.
-func askedDNN(o Options) bool { return len(o.DNN) > 0 }
-
 // measureDNNRoofs measures, for each problem of o.DNN on each thread
 // scope, the rate oneDNN reaches on it: a library roof, named after the
 // problem and the implementation the library chose.

@@ -13,21 +13,23 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-func harnessNamed(t *testing.T, name string) harness {
+func harnessNamed(t *testing.T, o Options, name string) harness {
 	t.Helper()
-	i := slices.IndexFunc(harnesses, func(h harness) bool { return h.name == name })
+	hs, release := plan(dnnRun(o, nil), host{})
+	t.Cleanup(release)
+	i := slices.IndexFunc(hs, func(h harness) bool { return h.name == name })
 	if i < 0 {
-		t.Fatalf("no %q harness in the table", name)
+		t.Fatalf("no %q harness in the plan", name)
 	}
-	return harnesses[i]
+	return hs[i]
 }
 
 func TestDNNHarnessIsOptInAndServesItsJobs(t *testing.T) {
-	h := harnessNamed(t, "dnn")
-	if h.asked == nil || h.asked(Options{}) || h.asked(Options{Quick: true}) {
+	if !harnessNamed(t, Options{}, "dnn").notAsked || !harnessNamed(t, Options{Quick: true}, "dnn").notAsked {
 		t.Error("the oneDNN harness runs without --dnn: the default run's time budget would grow")
 	}
-	if !h.asked(Options{DNN: []string{"ip"}}) {
+	h := harnessNamed(t, Options{DNN: []string{"ip"}}, "dnn")
+	if h.notAsked {
 		t.Error("the oneDNN harness does not run with --dnn ip")
 	}
 	if h.skipFlag != roofline.FlagLibrarySkipped {
@@ -36,8 +38,10 @@ func TestDNNHarnessIsOptInAndServesItsJobs(t *testing.T) {
 	if run, err := jobRunner("dnn"); err != nil || run == nil {
 		t.Errorf("no runner for dnn jobs: %v", err)
 	}
-	for _, other := range harnesses {
-		if other.name != "dnn" && other.asked != nil {
+	hs, release := plan(dnnRun(Options{}, nil), host{})
+	defer release()
+	for _, other := range hs {
+		if other.name != "dnn" && other.notAsked {
 			t.Errorf("harness %s is opt-in too; only library ceilings are", other.name)
 		}
 	}

@@ -15,6 +15,26 @@ import (
 	"github.com/rprof/rprof/roofs/kernels"
 )
 
+// sweptRoofs are the bandwidth roofs as the sweeps left them, for the
+// recheck, with the pool of operands they share.
+type sweptRoofs struct {
+	roofs []sweptRoof
+	pool  *operandPool
+}
+
+// release drops the sweeps' operands and gives them back to the system
+// now, not at the collector's leisure: a process that measured roofs goes
+// on (tests, a caller of Measure), and a child it forks starts with its
+// resident set. The recheck calls it once done, runHarnesses however the
+// run ends.
+func (s *sweptRoofs) release() {
+	if s == nil {
+		return
+	}
+	s.pool, s.roofs = nil, nil
+	freeDropped()
+}
+
 // sweptRoof is a bandwidth roof as its sweep left it, for the recheck: its
 // place in the report, and the kernel, CPUs and operands it came from.
 type sweptRoof struct {
@@ -44,17 +64,16 @@ type sweptRoof struct {
 // disagree, the flag says so with both figures. A roof still physically
 // inconsistent afterwards (inconsistencies) is measured once more, and
 // flagged if it stays so. The operands are freed afterwards.
-func recheckBandwidthRoofs(ctx context.Context, r *run) error {
-	swept := r.swept
-	r.swept = nil
-	defer r.release()
+func recheckBandwidthRoofs(ctx context.Context, r *run, roofs *sweptRoofs, spare map[int]int, topo machine.Topology) error {
+	swept, pool := roofs.roofs, roofs.pool
+	defer roofs.release()
 	if len(swept) == 0 {
 		return nil
 	}
 	start := time.Now()
 	var movedText, unevenText []string
 	for i := range swept {
-		text, err := recheckSwept(ctx, r, &swept[i])
+		text, err := recheckSwept(ctx, r, pool, spare, &swept[i])
 		if err != nil {
 			return err
 		}
@@ -64,14 +83,14 @@ func recheckBandwidthRoofs(ctx context.Context, r *run) error {
 	}
 	for _, inc := range inconsistencies(&r.rep.Roofs) {
 		if i := slices.IndexFunc(swept, func(s sweptRoof) bool { return s.roof == inc.roof }); !inc.compute && i >= 0 {
-			if _, err := recheckSwept(ctx, r, &swept[i]); err != nil {
+			if _, err := recheckSwept(ctx, r, pool, spare, &swept[i]); err != nil {
 				return err
 			}
 		}
 	}
 	flagInconsistent(r.rep, false)
 	for _, s := range swept {
-		if text := unevenRoof(r.rep.Roofs.Bandwidth[s.roof].Level, s.cpus, s.uneven, r.topo); text != "" {
+		if text := unevenRoof(r.rep.Roofs.Bandwidth[s.roof].Level, s.cpus, s.uneven, topo); text != "" {
 			unevenText = append(unevenText, text)
 		}
 	}
@@ -88,16 +107,17 @@ func recheckBandwidthRoofs(ctx context.Context, r *run) error {
 }
 
 // recheckSwept measures a swept roof's point again (a one-thread roof on
-// its spare core) and keeps the higher figure; it returns what the
-// bandwidth-moved flag says of it when the two disagree, else "".
-func recheckSwept(ctx context.Context, r *run, s *sweptRoof) (string, error) {
+// its spare core), on its own operands or pool's, and keeps the higher
+// figure; it returns what the bandwidth-moved flag says of it when the two
+// disagree, else "".
+func recheckSwept(ctx context.Context, r *run, pool *operandPool, spare map[int]int, s *sweptRoof) (string, error) {
 	roof, detail := &r.rep.Roofs.Bandwidth[s.roof], &r.rep.Details.Bandwidth[s.roof]
 	budget := bandwidthBudget
 	if roof.Level == dramLevel {
 		budget = dramRecheckBudget
 	}
 	cpus, sweptOn, where := s.cpus, "", ""
-	if c, ok := r.spare[s.cpus[0]]; len(s.cpus) == 1 && ok {
+	if c, ok := spare[s.cpus[0]]; len(s.cpus) == 1 && ok {
 		cpus, sweptOn, where = []int{c}, fmt.Sprintf(" on CPU %d", s.cpus[0]), fmt.Sprintf(" on CPU %d", c)
 	}
 	j := &bandwidthJob{kernel: s.kernel, cpus: cpus, inner: r.o.bandwidthRuleWithin(budget), best: map[int64]float64{}}
@@ -108,7 +128,7 @@ func recheckSwept(ctx context.Context, r *run, s *sweptRoof) (string, error) {
 	ops := s.ops
 	if ops == nil {
 		var err error
-		if ops, err = r.pool.operands(ctx, []kernels.Bandwidth{s.kernel}, s.cpus, roof.WorkingSetBytes); err != nil {
+		if ops, err = pool.operands(ctx, []kernels.Bandwidth{s.kernel}, s.cpus, roof.WorkingSetBytes); err != nil {
 			return fail(err)
 		}
 	}
@@ -275,15 +295,14 @@ func farLowCompute(roofs []roofline.ComputeRoof, measured []measuredCompute) []m
 //
 // So is every compute roof below the same kernel's on fewer threads
 // (inconsistencies); one that stays below is flagged.
-func recheckComputeRoofs(ctx context.Context, r *run) error {
-	low := farLowCompute(r.rep.Roofs.Compute, r.computed)
+func recheckComputeRoofs(ctx context.Context, r *run, computed []measuredCompute) error {
+	low := farLowCompute(r.rep.Roofs.Compute, computed)
 	for _, inc := range inconsistencies(&r.rep.Roofs) {
-		i := slices.IndexFunc(r.computed, func(m measuredCompute) bool { return m.roof == inc.roof })
+		i := slices.IndexFunc(computed, func(m measuredCompute) bool { return m.roof == inc.roof })
 		if inc.compute && i >= 0 && !slices.ContainsFunc(low, func(m measuredCompute) bool { return m.roof == inc.roof }) {
-			low = append(low, r.computed[i])
+			low = append(low, computed[i])
 		}
 	}
-	r.computed = nil
 	if len(low) == 0 {
 		return nil
 	}

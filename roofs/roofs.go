@@ -261,10 +261,9 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 
 	units, freq := peakFigures(rep, cpu, o.Sysfs, o.Procfs, clockMHz)
 	rep.step("setup", "machine and clock", time.Since(start))
-	r := &run{o: o, rep: rep, tally: t, scopes: scopes, spare: spare, topo: topo, caches: caches,
-		numaNodes: len(topo.NUMANodes), units: units, ghz: freq.GHz, memLimit: sweepMemoryLimit(o)}
-	defer r.release()
-	if err := runHarnesses(ctx, r); err != nil {
+	r := &run{o: o, rep: rep, tally: t, scopes: scopes}
+	h := host{topo: topo, caches: caches, spare: spare, units: units, ghz: freq.GHz, memLimit: sweepMemoryLimit(o)}
+	if err := runHarnesses(ctx, r, h); err != nil {
 		return nil, err
 	}
 	rep.Roofs.Tuning.Seconds = time.Since(start).Seconds()
