@@ -1,6 +1,9 @@
 // Package cluster tells a process where it stands in a parallel job (its
 // launcher, rank, local rank, node and job) and elects, per node and job,
-// the one process that counts the node's memory-controller traffic.
+// the one process that counts the node's memory-controller traffic; after
+// the job, it merges the ranks' points into the job's and the nodes'
+// (Merge) and the nodes' roofs into one document per node type
+// (MergeRoofs).
 //
 // The identity is read from the environment the launchers set; reading it
 // is pure. The election uses flock(2) on files in a node-local directory

@@ -54,3 +54,4 @@ func TestEncodeWritesIndentedJSONAndANewline(t *testing.T) {
 		t.Errorf("Encode wrote %q", s)
 	}
 }
+func ptrTo(v float64) *float64 { return &v }

@@ -311,7 +311,7 @@ type Point struct {
 	Machine  Machine   `json:"machine"`
 
 	// Rank places the point in a parallel job (rprof run under mpirun or
-	// srun); nil outside one. Job describes a job point made by Merge.
+	// srun); nil outside one. Job describes a job point made by cluster.Merge.
 	Rank *Rank `json:"rank,omitempty"`
 	Job  *Job  `json:"job,omitempty"`
 	// GPU says which GPU kernel the point is (rprof import ncu); nil for

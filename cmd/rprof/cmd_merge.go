@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/roofline"
 
@@ -101,7 +102,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
-	merged, err := roofline.Merge(points, roofs)
+	merged, err := cluster.Merge(points, roofs)
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
@@ -183,7 +184,7 @@ func mergeRoofs(path string, points []roofline.Point) (*roofline.Roofs, string, 
 }
 
 // writeJobSummary prints a job's ranks and nodes, then its point.
-func writeJobSummary(w io.Writer, m roofline.Merged) {
+func writeJobSummary(w io.Writer, m cluster.Merged) {
 	j := m.Point.Job
 	fmt.Fprintf(w, "\n Job %s (%s): %d ranks on %d node(s)", j.ID, j.Launcher, j.Ranks-len(j.Missing), len(j.Nodes))
 	if len(j.Missing) > 0 {
@@ -229,7 +230,7 @@ func mergeNodeRoofs(ctx context.Context, e *env, dir string, docs []roofline.Roo
 	if st, err := os.Stat(dir); dir == "" || err != nil || !st.IsDir() {
 		return usagef("-o DIR: an existing directory for the node types' and the job's roofs documents")
 	}
-	types, job, err := roofline.MergeRoofs(docs)
+	types, job, err := cluster.MergeRoofs(docs)
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}

@@ -1,4 +1,4 @@
-package roofline
+package cluster
 
 import (
 	"errors"
@@ -8,115 +8,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/rprof/rprof/roofline"
 )
-
-// Flag codes of parallel jobs.
-const (
-	// FlagTrafficElsewhere: this rank did not count DRAM traffic; its
-	// node's traffic owner did, for every local rank.
-	FlagTrafficElsewhere = "traffic-elsewhere"
-	// FlagSharedTraffic: another job counted the same memory controllers
-	// during the run, so the node's Q includes its traffic.
-	FlagSharedTraffic = "shared-traffic"
-	// FlagMissingRank: ranks of the job have no point (a rank that died,
-	// or a file not given to merge).
-	FlagMissingRank = "missing-rank"
-	// FlagTrafficOwner: a node has no traffic owner, or several.
-	FlagTrafficOwner = "traffic-owner"
-	// FlagRankTraffic: every rank modelled its own Q (--count emulate),
-	// and the job's Q is their sum; no owner was elected.
-	FlagRankTraffic = "traffic-per-rank"
-	// FlagUnequalRoofs: the nodes' roofs differ.
-	FlagUnequalRoofs = "unequal-roofs"
-	// FlagJobRoofs: a job's roofs are a node's roofs times the nodes.
-	FlagJobRoofs = "job-roofs"
-)
-
-// Rank is a point's place in a parallel job.
-type Rank struct {
-	// Job identifies the launch (e.g. "ompi-562626561", "slurm-12.0").
-	Job      string `json:"job"`
-	Launcher string `json:"launcher"` // openmpi, mpich, slurm
-	Rank     int    `json:"rank"`
-	Size     int    `json:"size"`
-	// LocalRank and LocalSize place the rank among the job's ranks on its
-	// node (LocalSize 0: the launcher did not say).
-	LocalRank int    `json:"local_rank"`
-	LocalSize int    `json:"local_size"`
-	Node      string `json:"node"`
-	// TrafficOwner: this process counted the node's memory-controller
-	// traffic on every socket, over a window covering every local rank's
-	// program; the point's Q is then the node's, not this rank's.
-	TrafficOwner bool `json:"traffic_owner"`
-	// Start and End bound the rank's program (for the owner, End is when
-	// the node's last local rank ended).
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// Version is the rprof build that made the point; Merge refuses to mix
-	// versions.
-	Version string `json:"rprof_version"`
-	// NodeRoofs summarises the roofs the point was placed under, so that
-	// Merge can tell nodes with unequal roofs apart; nil without roofs.
-	NodeRoofs *NodeRoofs `json:"node_roofs,omitempty"`
-}
-
-// NodeRoofs is a roofs document in brief: its widest thread scope's best
-// compute roof and DRAM roof.
-type NodeRoofs struct {
-	Created        time.Time `json:"created"`
-	CPU            string    `json:"cpu"`
-	Threads        int       `json:"threads"`
-	GFlops         float64   `json:"gflops"`
-	DRAMGBytesPerS float64   `json:"dram_gbytes_per_s"`
-}
-
-// SummarizeRoofs is the brief of r used in Rank.NodeRoofs; nil when r has
-// no compute or DRAM roof at its widest scope.
-func SummarizeRoofs(r *Roofs) *NodeRoofs {
-	if r == nil {
-		return nil
-	}
-	scopes := r.ThreadScopes()
-	if len(scopes) == 0 {
-		return nil
-	}
-	t := slices.Max(scopes)
-	peak, ok := r.PeakCompute(t, "")
-	mem, ok2 := r.BandwidthAt("DRAM", t)
-	if !ok || !ok2 {
-		return nil
-	}
-	return &NodeRoofs{Created: r.Created, CPU: r.Machine.CPU.ModelName, Threads: t, GFlops: peak.GFlops, DRAMGBytesPerS: mem.GBytesPerS}
-}
-
-// Job describes a job point: which ranks and nodes it sums.
-type Job struct {
-	ID       string `json:"id"`
-	Launcher string `json:"launcher"`
-	// Ranks is the job's size; Missing lists the ranks with no point.
-	Ranks   int       `json:"ranks"`
-	Missing []int     `json:"missing_ranks,omitempty"`
-	Nodes   []JobNode `json:"nodes"`
-	// Start is the first rank's start, End the last rank's end; the job
-	// point's Seconds is End - Start.
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// SlowestRank took SlowestSeconds, the longest of the ranks' own
-	// times.
-	SlowestRank    int     `json:"slowest_rank"`
-	SlowestSeconds float64 `json:"slowest_rank_seconds"`
-	Version        string  `json:"rprof_version"`
-}
-
-// JobNode is one node of a job.
-type JobNode struct {
-	Node  string `json:"node"`
-	Ranks []int  `json:"ranks"`
-	// Owners are the ranks that counted the node's traffic: exactly one
-	// when all is well.
-	Owners       []int    `json:"traffic_owners"`
-	TrafficBytes *float64 `json:"traffic_bytes"`
-}
 
 // ErrNotRank: a point given to Merge is not a rank of a parallel job.
 var ErrNotRank = errors.New("not a rank's point (made outside mpirun or srun)")
@@ -137,10 +31,10 @@ type Merged struct {
 	// Point is the job point: W summed over ranks (and per precision), Q
 	// summed over the nodes' traffic owners, T from the first rank's start
 	// to the last one's end, placed under the node roofs × nodes.
-	Point Point
+	Point roofline.Point
 	// Nodes are per-node points (W of the node's ranks, its owner's Q, T
 	// from its first start to its last end), under the node roofs.
-	Nodes []Point
+	Nodes []roofline.Point
 }
 
 // Merge groups rank points by job and merges each job. roofs, when not
@@ -150,8 +44,8 @@ type Merged struct {
 // several, owners that shared the memory controllers, unequal roofs) are
 // flags on the job point, never silent; a point that is not a rank's
 // (ErrNotRank) and mixed versions (*VersionError) are errors.
-func Merge(points []Point, roofs *Roofs) ([]Merged, error) {
-	byJob := map[string][]Point{}
+func Merge(points []roofline.Point, roofs *roofline.Roofs) ([]Merged, error) {
+	byJob := map[string][]roofline.Point{}
 	for i, p := range points {
 		if p.Rank == nil {
 			return nil, fmt.Errorf("merge: point %d (%s): %w", i+1, p.Label, ErrNotRank)
@@ -174,7 +68,7 @@ func Merge(points []Point, roofs *Roofs) ([]Merged, error) {
 	return out, nil
 }
 
-func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
+func mergeJob(job string, ranks []roofline.Point, roofs *roofline.Roofs) (Merged, error) {
 	version, err := jobVersion(job, ranks)
 	if err != nil {
 		return Merged{}, err
@@ -183,10 +77,10 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 	ranks, size, missing, flags := oneRankEach(ranks)
 
 	first := ranks[0]
-	jp := Point{Schema: PointSchema, Label: first.Label, Command: first.Command, Source: first.Source,
-		Machine: first.Machine, Events: []EventCount{}, Samples: Samples{}}
+	jp := roofline.Point{Schema: roofline.PointSchema, Label: first.Label, Command: first.Command, Source: first.Source,
+		Machine: first.Machine, Events: []roofline.EventCount{}, Samples: roofline.Samples{}}
 	jp.Machine.Hostname = ""
-	j := &Job{ID: job, Launcher: first.Rank.Launcher, Ranks: size, Missing: missing, Version: version, SlowestRank: -1}
+	j := &roofline.Job{ID: job, Launcher: first.Rank.Launcher, Ranks: size, Missing: missing, Version: version, SlowestRank: -1}
 	nodeRanks := groupNodes(j, ranks)
 	flags = append(flags, sumWork(&jp, ranks)...)
 	if perRankTraffic(ranks) {
@@ -196,7 +90,7 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 	}
 	spanTime(&jp, j, ranks)
 	jp.Seconds = j.End.Sub(j.Start).Seconds()
-	jp.CI = Uncertainty{Confidence: first.CI.Confidence, Method: "none", N: 1, Seconds: Interval{Lo: jp.Seconds, Hi: jp.Seconds}}
+	jp.CI = roofline.Uncertainty{Confidence: first.CI.Confidence, Method: "none", N: 1, Seconds: roofline.Interval{Lo: jp.Seconds, Hi: jp.Seconds}}
 	jp.Samples.Seconds = []float64{jp.Seconds}
 	derive(&jp)
 
@@ -208,7 +102,7 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 		jr := JobRoofs(roofs, nodes)
 		placeUnder(&jp, jr)
 		if nodes > 1 {
-			jp.Flags = append(jp.Flags, Flag{Code: FlagJobRoofs, Subject: SubjectPlacement, Message: fmt.Sprintf("placed under the node roofs × %d nodes: this assumes the nodes scale perfectly; the network is not a roof here", nodes)})
+			jp.Flags = append(jp.Flags, roofline.Flag{Code: roofline.FlagJobRoofs, Subject: roofline.SubjectPlacement, Message: fmt.Sprintf("placed under the node roofs × %d nodes: this assumes the nodes scale perfectly; the network is not a roof here", nodes)})
 		}
 	}
 
@@ -221,14 +115,14 @@ func mergeJob(job string, ranks []Point, roofs *Roofs) (Merged, error) {
 
 // newFlag builds a Flag with a formatted message; the merge helpers below
 // each return their own flags, which mergeJob appends in a fixed order.
-func newFlag(code, subject, format string, args ...any) Flag {
-	return Flag{Code: code, Subject: subject, Message: fmt.Sprintf(format, args...)}
+func newFlag(code, subject, format string, args ...any) roofline.Flag {
+	return roofline.Flag{Code: code, Subject: subject, Message: fmt.Sprintf(format, args...)}
 }
 
 // jobVersion is the one rprof version that wrote all of a job's points:
 // points of different versions may not agree on what they count, so
 // merging them is refused.
-func jobVersion(job string, ranks []Point) (string, error) {
+func jobVersion(job string, ranks []roofline.Point) (string, error) {
 	var versions []string
 	for _, p := range ranks {
 		if !slices.Contains(versions, p.Rank.Version) {
@@ -246,13 +140,13 @@ func jobVersion(job string, ranks []Point) (string, error) {
 // file for a rank is dropped, flagged. It also returns the job's size (the
 // largest size any rank reported) and the ranks below it that have no
 // point, flagged, since W, T and the nodes then cover only part of the job.
-func oneRankEach(ranks []Point) (kept []Point, size int, missing []int, flags []Flag) {
+func oneRankEach(ranks []roofline.Point) (kept []roofline.Point, size int, missing []int, flags []roofline.Flag) {
 	seen := map[int]bool{}
 	kept = ranks[:0:0]
 	for _, p := range ranks {
 		size = max(size, p.Rank.Size)
 		if seen[p.Rank.Rank] {
-			flags = append(flags, newFlag(FlagMissingRank, "", "rank %d has more than one point: the first was used", p.Rank.Rank))
+			flags = append(flags, newFlag(roofline.FlagMissingRank, "", "rank %d has more than one point: the first was used", p.Rank.Rank))
 			continue
 		}
 		seen[p.Rank.Rank] = true
@@ -264,7 +158,7 @@ func oneRankEach(ranks []Point) (kept []Point, size int, missing []int, flags []
 		}
 	}
 	if missing != nil {
-		flags = append(flags, newFlag(FlagMissingRank, "", "%d of the job's %d ranks have no point (ranks %s): a rank died or its file was not given; W, T and the ranks' nodes cover the ranks present only", len(missing), size, intRanges(missing)))
+		flags = append(flags, newFlag(roofline.FlagMissingRank, "", "%d of the job's %d ranks have no point (ranks %s): a rank died or its file was not given; W, T and the ranks' nodes cover the ranks present only", len(missing), size, intRanges(missing)))
 	}
 	return kept, size, missing, flags
 }
@@ -272,16 +166,16 @@ func oneRankEach(ranks []Point) (kept []Point, size int, missing []int, flags []
 // groupNodes fills j.Nodes, in order of their lowest rank, with each node's
 // ranks, traffic owners and owner's traffic, and returns each node's points
 // (same order) for its node point.
-func groupNodes(j *Job, ranks []Point) [][]Point {
+func groupNodes(j *roofline.Job, ranks []roofline.Point) [][]roofline.Point {
 	nodeOf := map[string]int{}
-	var nodeRanks [][]Point
+	var nodeRanks [][]roofline.Point
 	for _, p := range ranks {
 		i, ok := nodeOf[p.Rank.Node]
 		if !ok {
 			i = len(nodeRanks)
 			nodeOf[p.Rank.Node] = i
 			nodeRanks = append(nodeRanks, nil)
-			j.Nodes = append(j.Nodes, JobNode{Node: p.Rank.Node})
+			j.Nodes = append(j.Nodes, roofline.JobNode{Node: p.Rank.Node})
 		}
 		nodeRanks[i] = append(nodeRanks[i], p)
 		j.Nodes[i].Ranks = append(j.Nodes[i].Ranks, p.Rank.Rank)
@@ -294,7 +188,7 @@ func groupNodes(j *Job, ranks []Point) [][]Point {
 	}
 	if perRankTraffic(ranks) {
 		for i := range j.Nodes {
-			q := sumOverRanks(nodeRanks[i], func(p Point) *float64 { return p.TrafficBytes })
+			q := sumOverRanks(nodeRanks[i], func(p roofline.Point) *float64 { return p.TrafficBytes })
 			j.Nodes[i].TrafficBytes = q
 		}
 	}
@@ -304,29 +198,29 @@ func groupNodes(j *Job, ranks []Point) [][]Point {
 // perRankTraffic reports whether every rank's Q is its own: counted under
 // emulation, where each rank's modelled caches see only its accesses, so
 // the job's Q is the sum over ranks and there is no owner to elect.
-func perRankTraffic(ranks []Point) bool {
-	return !slices.ContainsFunc(ranks, func(p Point) bool { return p.Source != SourceEmulated })
+func perRankTraffic(ranks []roofline.Point) bool {
+	return !slices.ContainsFunc(ranks, func(p roofline.Point) bool { return p.Source != roofline.SourceEmulated })
 }
 
 // sumRankTraffic sets jp's Q (and its read and write parts) to the sum of
 // the ranks' own, unknown if any rank's is, and says so.
-func sumRankTraffic(jp *Point, ranks []Point) Flag {
-	jp.TrafficBytes = sumOverRanks(ranks, func(p Point) *float64 { return p.TrafficBytes })
-	jp.ReadBytes = sumOverRanks(ranks, func(p Point) *float64 { return p.ReadBytes })
-	jp.WriteBytes = sumOverRanks(ranks, func(p Point) *float64 { return p.WriteBytes })
+func sumRankTraffic(jp *roofline.Point, ranks []roofline.Point) roofline.Flag {
+	jp.TrafficBytes = sumOverRanks(ranks, func(p roofline.Point) *float64 { return p.TrafficBytes })
+	jp.ReadBytes = sumOverRanks(ranks, func(p roofline.Point) *float64 { return p.ReadBytes })
+	jp.WriteBytes = sumOverRanks(ranks, func(p roofline.Point) *float64 { return p.WriteBytes })
 	if jp.TrafficBytes == nil {
-		return newFlag(FlagRankTraffic, SubjectTraffic, "each rank modelled its own Q under emulation, and at least one rank's is unknown, so the job's Q is unknown")
+		return newFlag(roofline.FlagRankTraffic, roofline.SubjectTraffic, "each rank modelled its own Q under emulation, and at least one rank's is unknown, so the job's Q is unknown")
 	}
-	return newFlag(FlagRankTraffic, SubjectTraffic, "Q is the sum of the %d ranks' own modelled Q (each rank counted under emulation with its own modelled caches; no traffic owner is elected): caches the ranks share on a real node are not modelled", len(ranks))
+	return newFlag(roofline.FlagRankTraffic, roofline.SubjectTraffic, "Q is the sum of the %d ranks' own modelled Q (each rank counted under emulation with its own modelled caches; no traffic owner is elected): caches the ranks share on a real node are not modelled", len(ranks))
 }
 
 // sumWork sets jp's W, summed over ranks; a rank without W makes the
 // job's W unknown, flagged.
-func sumWork(jp *Point, ranks []Point) []Flag {
-	var flags []Flag
-	jp.WorkFlops = sumOverRanks(ranks, func(p Point) *float64 { return p.WorkFlops })
+func sumWork(jp *roofline.Point, ranks []roofline.Point) []roofline.Flag {
+	var flags []roofline.Flag
+	jp.WorkFlops = sumOverRanks(ranks, func(p roofline.Point) *float64 { return p.WorkFlops })
 	if jp.WorkFlops == nil {
-		flags = append(flags, newFlag(FlagMissingCounter, SubjectWork, "work is unknown for at least one rank, so the job's work is unknown"))
+		flags = append(flags, newFlag(roofline.FlagMissingCounter, roofline.SubjectWork, "work is unknown for at least one rank, so the job's work is unknown"))
 	}
 	for _, p := range ranks {
 		for k, v := range p.WorkByPrecision {
@@ -340,7 +234,7 @@ func sumWork(jp *Point, ranks []Point) []Flag {
 }
 
 // sumOverRanks is the sum of get over ranks, or nil if any rank lacks it.
-func sumOverRanks(ranks []Point, get func(Point) *float64) *float64 {
+func sumOverRanks(ranks []roofline.Point, get func(roofline.Point) *float64) *float64 {
 	var s float64
 	for _, p := range ranks {
 		v := get(p)
@@ -355,20 +249,20 @@ func sumOverRanks(ranks []Point, get func(Point) *float64) *float64 {
 // sumTraffic sets jp's Q (and its read and write parts), summed over the
 // traffic owners, one per node. A node with no owner or several makes Q
 // unknown, flagged: its traffic would be missed or counted twice.
-func sumTraffic(jp *Point, nodes []JobNode, ranks []Point) []Flag {
-	var flags []Flag
+func sumTraffic(jp *roofline.Point, nodes []roofline.JobNode, ranks []roofline.Point) []roofline.Flag {
+	var flags []roofline.Flag
 	qKnown := true
 	var q, rd, wr float64
 	rdKnown, wrKnown := true, true
 	for _, n := range nodes {
 		switch len(n.Owners) {
 		case 0:
-			flags = append(flags, newFlag(FlagTrafficOwner, SubjectTraffic, "node %s has no traffic owner among the ranks present: its DRAM traffic was not counted (the owner died, its file is missing, or the lock directory was unusable), so the job's Q is unknown", n.Node))
+			flags = append(flags, newFlag(roofline.FlagTrafficOwner, roofline.SubjectTraffic, "node %s has no traffic owner among the ranks present: its DRAM traffic was not counted (the owner died, its file is missing, or the lock directory was unusable), so the job's Q is unknown", n.Node))
 			qKnown = false
 			continue
 		case 1:
 		default:
-			flags = append(flags, newFlag(FlagTrafficOwner, SubjectTraffic, "node %s has %d traffic owners (ranks %s): its traffic would be counted more than once, so the job's Q is unknown", n.Node, len(n.Owners), intRanges(n.Owners)))
+			flags = append(flags, newFlag(roofline.FlagTrafficOwner, roofline.SubjectTraffic, "node %s has %d traffic owners (ranks %s): its traffic would be counted more than once, so the job's Q is unknown", n.Node, len(n.Owners), intRanges(n.Owners)))
 			qKnown = false
 			continue
 		}
@@ -405,7 +299,7 @@ func addKnown(sum *float64, v *float64) bool {
 // spanTime sets the job's start (first start), end (last end) and slowest
 // rank, and jp's creation time (latest) and exit (the first failing
 // rank's, in rank order).
-func spanTime(jp *Point, j *Job, ranks []Point) {
+func spanTime(jp *roofline.Point, j *roofline.Job, ranks []roofline.Point) {
 	for _, p := range ranks {
 		if j.Start.IsZero() || p.Rank.Start.Before(j.Start) {
 			j.Start = p.Rank.Start
@@ -427,9 +321,9 @@ func spanTime(jp *Point, j *Job, ranks []Point) {
 
 // nodePoint is one node's point: its ranks' W, its owner's Q, T from its
 // first start to its last end.
-func nodePoint(jp Point, n JobNode, ranks []Point, roofs *Roofs) Point {
-	p := Point{Schema: PointSchema, Label: jp.Label + "@" + n.Node, Command: jp.Command, Created: jp.Created,
-		Source: jp.Source, Machine: ranks[0].Machine, Events: []EventCount{}, Exit: jp.Exit}
+func nodePoint(jp roofline.Point, n roofline.JobNode, ranks []roofline.Point, roofs *roofline.Roofs) roofline.Point {
+	p := roofline.Point{Schema: roofline.PointSchema, Label: jp.Label + "@" + n.Node, Command: jp.Command, Created: jp.Created,
+		Source: jp.Source, Machine: ranks[0].Machine, Events: []roofline.EventCount{}, Exit: jp.Exit}
 	var w float64
 	wKnown := true
 	var start, end time.Time
@@ -462,9 +356,9 @@ func nodePoint(jp Point, n JobNode, ranks []Point, roofs *Roofs) Point {
 		o := pointOf(ranks, n.Owners[0])
 		p.TrafficBytes, p.ReadBytes, p.WriteBytes = o.TrafficBytes, o.ReadBytes, o.WriteBytes
 	default:
-		p.Flags = append(p.Flags, Flag{Code: FlagTrafficOwner, Subject: SubjectTraffic, Message: fmt.Sprintf("node %s has %d traffic owners among the ranks present: its Q is unknown", n.Node, len(n.Owners))})
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagTrafficOwner, Subject: roofline.SubjectTraffic, Message: fmt.Sprintf("node %s has %d traffic owners among the ranks present: its Q is unknown", n.Node, len(n.Owners))})
 	}
-	p.Job = &Job{ID: jp.Job.ID, Launcher: jp.Job.Launcher, Ranks: len(ranks), Nodes: []JobNode{n},
+	p.Job = &roofline.Job{ID: jp.Job.ID, Launcher: jp.Job.Launcher, Ranks: len(ranks), Nodes: []roofline.JobNode{n},
 		Start: start, End: end, SlowestRank: -1, Version: jp.Job.Version}
 	for _, r := range ranks {
 		if r.Seconds > p.Job.SlowestSeconds || p.Job.SlowestRank < 0 {
@@ -472,7 +366,7 @@ func nodePoint(jp Point, n JobNode, ranks []Point, roofs *Roofs) Point {
 		}
 	}
 	p.Seconds = end.Sub(start).Seconds()
-	p.CI = Uncertainty{Confidence: jp.CI.Confidence, Method: "none", N: 1, Seconds: Interval{Lo: p.Seconds, Hi: p.Seconds}}
+	p.CI = roofline.Uncertainty{Confidence: jp.CI.Confidence, Method: "none", N: 1, Seconds: roofline.Interval{Lo: p.Seconds, Hi: p.Seconds}}
 	p.Samples.Seconds = []float64{p.Seconds}
 	derive(&p)
 	p.Flags = append(rankFlags(ranks), p.Flags...)
@@ -483,7 +377,7 @@ func nodePoint(jp Point, n JobNode, ranks []Point, roofs *Roofs) Point {
 }
 
 // derive computes intensity and rates from W, Q and T.
-func derive(p *Point) {
+func derive(p *roofline.Point) {
 	if p.WorkFlops != nil && p.TrafficBytes != nil && *p.TrafficBytes > 0 {
 		p.Intensity = ptrTo(*p.WorkFlops / *p.TrafficBytes)
 	}
@@ -498,7 +392,7 @@ func derive(p *Point) {
 }
 
 // placeUnder places p under r at r's widest thread scope.
-func placeUnder(p *Point, r *Roofs) {
+func placeUnder(p *roofline.Point, r *roofline.Roofs) {
 	scopes := r.ThreadScopes()
 	if len(scopes) == 0 {
 		return
@@ -509,7 +403,7 @@ func placeUnder(p *Point, r *Roofs) {
 // JobRoofs is a node's roofs scaled to n nodes: every ceiling and its
 // interval × n, every thread scope × n. It assumes perfect scaling across
 // nodes and says so in a flag.
-func JobRoofs(node *Roofs, n int) *Roofs {
+func JobRoofs(node *roofline.Roofs, n int) *roofline.Roofs {
 	r := *node
 	f := float64(n)
 	r.Compute = slices.Clone(node.Compute)
@@ -517,7 +411,7 @@ func JobRoofs(node *Roofs, n int) *Roofs {
 		c := &r.Compute[i]
 		c.Threads *= n
 		c.GFlops *= f
-		c.CI = Interval{Lo: c.CI.Lo * f, Hi: c.CI.Hi * f}
+		c.CI = roofline.Interval{Lo: c.CI.Lo * f, Hi: c.CI.Hi * f}
 		c.TheoreticalGFlops *= f
 	}
 	r.Bandwidth = slices.Clone(node.Bandwidth)
@@ -525,31 +419,31 @@ func JobRoofs(node *Roofs, n int) *Roofs {
 		b := &r.Bandwidth[i]
 		b.Threads *= n
 		b.GBytesPerS *= f
-		b.CI = Interval{Lo: b.CI.Lo * f, Hi: b.CI.Hi * f}
+		b.CI = roofline.Interval{Lo: b.CI.Lo * f, Hi: b.CI.Hi * f}
 		b.WorkingSetBytes *= int64(n)
 	}
 	if node.DGEMM != nil {
 		d := *node.DGEMM
 		d.Threads *= n
 		d.GFlops *= f
-		d.CI = Interval{Lo: d.CI.Lo * f, Hi: d.CI.Hi * f}
+		d.CI = roofline.Interval{Lo: d.CI.Lo * f, Hi: d.CI.Hi * f}
 		r.DGEMM = &d
 	}
 	r.Machine.Hostname = ""
-	r.Flags = append(slices.Clone(node.Flags), Flag{Code: FlagJobRoofs,
+	r.Flags = append(slices.Clone(node.Flags), roofline.Flag{Code: roofline.FlagJobRoofs,
 		Message: fmt.Sprintf("job roofs: one node's measured roofs × %d nodes (thread scopes too); this assumes the nodes scale perfectly, and the network is not a roof", n)})
 	return &r
 }
 
 // rankFlags are the ranks' flags, each (code, message) once, with the
 // ranks it came from when not all.
-func rankFlags(ranks []Point) []Flag {
+func rankFlags(ranks []roofline.Point) []roofline.Flag {
 	type key struct{ code, subject, msg string }
 	var order []key
 	from := map[key][]int{}
 	for _, p := range ranks {
 		for _, f := range p.Flags {
-			if f.Code == FlagTrafficElsewhere {
+			if f.Code == roofline.FlagTrafficElsewhere {
 				continue // the job point's Q is the owners'
 			}
 			k := key{f.Code, f.Subject, f.Message}
@@ -559,21 +453,21 @@ func rankFlags(ranks []Point) []Flag {
 			from[k] = append(from[k], p.Rank.Rank)
 		}
 	}
-	out := make([]Flag, 0, len(order))
+	out := make([]roofline.Flag, 0, len(order))
 	for _, k := range order {
 		msg := k.msg
 		if len(from[k]) < len(ranks) {
 			msg = fmt.Sprintf("rank %s: %s", intRanges(from[k]), msg)
 		}
-		out = append(out, Flag{Code: k.code, Subject: k.subject, Message: msg})
+		out = append(out, roofline.Flag{Code: k.code, Subject: k.subject, Message: msg})
 	}
 	return out
 }
 
 // roofsFlags flags nodes whose roofs differ by more than 5% (or whose
 // CPUs differ), and ranks placed under no roofs beside ranks placed.
-func roofsFlags(ranks []Point) []Flag {
-	var ref *Rank
+func roofsFlags(ranks []roofline.Point) []roofline.Flag {
+	var ref *roofline.Rank
 	for _, p := range ranks {
 		if p.Rank.NodeRoofs != nil {
 			ref = p.Rank
@@ -586,7 +480,7 @@ func roofsFlags(ranks []Point) []Flag {
 	a := ref.NodeRoofs
 	differ := func(x, y float64) bool { return math.Abs(x-y) > 0.05*math.Max(x, y) }
 	reported := map[string]bool{ref.Node: true}
-	var out []Flag
+	var out []roofline.Flag
 	for _, p := range ranks {
 		b := p.Rank.NodeRoofs
 		if reported[p.Rank.Node] {
@@ -594,9 +488,9 @@ func roofsFlags(ranks []Point) []Flag {
 		}
 		switch {
 		case b == nil:
-			out = append(out, Flag{Code: FlagUnequalRoofs, Subject: SubjectPlacement, Message: fmt.Sprintf("node %s had no roofs while node %s had", p.Rank.Node, ref.Node)})
+			out = append(out, roofline.Flag{Code: roofline.FlagUnequalRoofs, Subject: roofline.SubjectPlacement, Message: fmt.Sprintf("node %s had no roofs while node %s had", p.Rank.Node, ref.Node)})
 		case a.CPU != b.CPU || a.Threads != b.Threads || differ(a.GFlops, b.GFlops) || differ(a.DRAMGBytesPerS, b.DRAMGBytesPerS):
-			out = append(out, Flag{Code: FlagUnequalRoofs, Subject: SubjectPlacement, Message: fmt.Sprintf("the roofs of node %s (%s, %d threads: %.4g GFLOP/s, DRAM %.4g GB/s) differ from node %s's (%s, %d threads: %.4g GFLOP/s, DRAM %.4g GB/s): the job point is placed under one node's roofs × nodes",
+			out = append(out, roofline.Flag{Code: roofline.FlagUnequalRoofs, Subject: roofline.SubjectPlacement, Message: fmt.Sprintf("the roofs of node %s (%s, %d threads: %.4g GFLOP/s, DRAM %.4g GB/s) differ from node %s's (%s, %d threads: %.4g GFLOP/s, DRAM %.4g GB/s): the job point is placed under one node's roofs × nodes",
 				p.Rank.Node, b.CPU, b.Threads, b.GFlops, b.DRAMGBytesPerS, ref.Node, a.CPU, a.Threads, a.GFlops, a.DRAMGBytesPerS)})
 		default:
 			continue
@@ -606,13 +500,13 @@ func roofsFlags(ranks []Point) []Flag {
 	return out
 }
 
-func pointOf(ranks []Point, rank int) Point {
+func pointOf(ranks []roofline.Point, rank int) roofline.Point {
 	for _, p := range ranks {
 		if p.Rank.Rank == rank {
 			return p
 		}
 	}
-	return Point{}
+	return roofline.Point{}
 }
 
 // intRanges prints sorted ints as "0-3,5".

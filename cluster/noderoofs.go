@@ -1,4 +1,4 @@
-package roofline
+package cluster
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 // NodeType is the roofs of the nodes of one type (the same CPU and
@@ -16,14 +18,14 @@ type NodeType struct {
 	Nodes []string
 	// Roofs holds each ceiling measured on every node of the type, at the
 	// lowest value any node reached (the ceiling every node attains).
-	Roofs Roofs
+	Roofs roofline.Roofs
 }
 
 // ErrNoRoofs: no roofs documents to merge.
 var ErrNoRoofs = errors.New("no roofs documents")
 
 // nodeTypeKey groups machines by CPU and topology.
-func nodeTypeKey(m Machine) string {
+func nodeTypeKey(m roofline.Machine) string {
 	return fmt.Sprintf("%s %s family %d model %d, %d sockets, %d cores, %d threads",
 		m.CPU.Vendor, m.CPU.ModelName, m.CPU.Family, m.CPU.Model, m.Sockets, m.Cores, m.Threads)
 }
@@ -34,11 +36,11 @@ func nodeTypeKey(m Machine) string {
 // that type's roofs × the nodes (JobRoofs); with several it is nil: the
 // ceilings of different nodes are measured at different thread scopes,
 // and rprof does not pretend they add up.
-func MergeRoofs(docs []Roofs) (types []NodeType, job *Roofs, err error) {
+func MergeRoofs(docs []roofline.Roofs) (types []NodeType, job *roofline.Roofs, err error) {
 	if len(docs) == 0 {
 		return nil, nil, ErrNoRoofs
 	}
-	byKey := map[string][]Roofs{}
+	byKey := map[string][]roofline.Roofs{}
 	var keys []string
 	for _, d := range docs {
 		k := nodeTypeKey(d.Machine)
@@ -57,7 +59,7 @@ func MergeRoofs(docs []Roofs) (types []NodeType, job *Roofs, err error) {
 	return types, job, nil
 }
 
-func nodeType(key string, docs []Roofs) NodeType {
+func nodeType(key string, docs []roofline.Roofs) NodeType {
 	t := NodeType{Key: key}
 	r := docs[0]
 	r.Machine.Hostname = ""
@@ -68,14 +70,14 @@ func nodeType(key string, docs []Roofs) NodeType {
 	spread := func(what string, vals []float64, nodes []string) {
 		lo, hi := slices.Min(vals), slices.Max(vals)
 		if hi > 1.05*lo {
-			r.Flags = append(r.Flags, Flag{Code: FlagUnequalRoofs, Message: fmt.Sprintf("%s differs between the nodes of this type: %.4g on %s to %.4g on %s; the document keeps the lowest",
+			r.Flags = append(r.Flags, roofline.Flag{Code: roofline.FlagUnequalRoofs, Message: fmt.Sprintf("%s differs between the nodes of this type: %.4g on %s to %.4g on %s; the document keeps the lowest",
 				what, lo, nodes[slices.Index(vals, lo)], hi, nodes[slices.Index(vals, hi)])})
 		}
 	}
 	r.Compute = nil
 	for _, c := range docs[0].Compute {
-		vals, ok := collect(docs, func(d Roofs) (float64, bool) {
-			i := slices.IndexFunc(d.Compute, func(o ComputeRoof) bool { return o.Name == c.Name && o.Threads == c.Threads })
+		vals, ok := everyDoc(docs, func(d roofline.Roofs) (float64, bool) {
+			i := slices.IndexFunc(d.Compute, func(o roofline.ComputeRoof) bool { return o.Name == c.Name && o.Threads == c.Threads })
 			if i < 0 {
 				return 0, false
 			}
@@ -86,7 +88,7 @@ func nodeType(key string, docs []Roofs) NodeType {
 		}
 		low := c
 		for _, d := range docs {
-			if i := slices.IndexFunc(d.Compute, func(o ComputeRoof) bool { return o.Name == c.Name && o.Threads == c.Threads }); d.Compute[i].GFlops < low.GFlops {
+			if i := slices.IndexFunc(d.Compute, func(o roofline.ComputeRoof) bool { return o.Name == c.Name && o.Threads == c.Threads }); d.Compute[i].GFlops < low.GFlops {
 				low = d.Compute[i]
 			}
 		}
@@ -95,10 +97,10 @@ func nodeType(key string, docs []Roofs) NodeType {
 	}
 	r.Bandwidth = nil
 	for _, b := range docs[0].Bandwidth {
-		same := func(o BandwidthRoof) bool {
+		same := func(o roofline.BandwidthRoof) bool {
 			return o.Level == b.Level && o.Kernel == b.Kernel && o.Threads == b.Threads
 		}
-		vals, ok := collect(docs, func(d Roofs) (float64, bool) {
+		vals, ok := everyDoc(docs, func(d roofline.Roofs) (float64, bool) {
 			i := slices.IndexFunc(d.Bandwidth, same)
 			if i < 0 {
 				return 0, false
@@ -118,7 +120,7 @@ func nodeType(key string, docs []Roofs) NodeType {
 		r.Bandwidth = append(r.Bandwidth, low)
 	}
 	r.DGEMM = nil
-	if vals, ok := collect(docs, func(d Roofs) (float64, bool) {
+	if vals, ok := everyDoc(docs, func(d roofline.Roofs) (float64, bool) {
 		if d.DGEMM == nil {
 			return 0, false
 		}
@@ -132,8 +134,8 @@ func nodeType(key string, docs []Roofs) NodeType {
 	return t
 }
 
-// collect is get over every document, ok only when every one has it.
-func collect(docs []Roofs, get func(Roofs) (float64, bool)) ([]float64, bool) {
+// everyDoc is get over every document, ok only when every one has it.
+func everyDoc(docs []roofline.Roofs, get func(roofline.Roofs) (float64, bool)) ([]float64, bool) {
 	vals := make([]float64, len(docs))
 	for i, d := range docs {
 		v, ok := get(d)

@@ -1,14 +1,16 @@
-package roofline
+package cluster
 
 import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/rprof/rprof/roofline"
 )
 
 // nodeRoofs is the fixture measured on host, with its DRAM roofs scaled
 // by dram.
-func nodeRoofs(t *testing.T, host string, dram float64) Roofs {
+func nodeRoofs(t *testing.T, host string, dram float64) roofline.Roofs {
 	r := *readFixtureRoofs(t, "roofs_zen5_vm.json")
 	r.Machine.Hostname = host
 	r.Bandwidth = slices.Clone(r.Bandwidth)
@@ -22,7 +24,7 @@ func nodeRoofs(t *testing.T, host string, dram float64) Roofs {
 
 func TestMergeRoofsOneTypeKeepsTheLowestAndScalesTheJob(t *testing.T) {
 	a, b := nodeRoofs(t, "a", 1), nodeRoofs(t, "b", 0.9)
-	types, job, err := MergeRoofs([]Roofs{a, b})
+	types, job, err := MergeRoofs([]roofline.Roofs{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func TestMergeRoofsOneTypeKeepsTheLowestAndScalesTheJob(t *testing.T) {
 	if got.GBytesPerS != want.GBytesPerS {
 		t.Errorf("type DRAM %g, want node b's lower %g", got.GBytesPerS, want.GBytesPerS)
 	}
-	if !slices.ContainsFunc(types[0].Roofs.Flags, func(f Flag) bool { return f.Code == FlagUnequalRoofs }) {
+	if !slices.ContainsFunc(types[0].Roofs.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagUnequalRoofs }) {
 		t.Error("a 10% DRAM difference between nodes of one type is not flagged")
 	}
 	if job == nil {
@@ -49,7 +51,7 @@ func TestMergeRoofsOneTypeKeepsTheLowestAndScalesTheJob(t *testing.T) {
 func TestMergeRoofsSeveralTypesHaveNoJobRoofs(t *testing.T) {
 	a, b := nodeRoofs(t, "a", 1), nodeRoofs(t, "b", 1)
 	b.Machine.CPU.ModelName = "another CPU"
-	types, job, err := MergeRoofs([]Roofs{a, b})
+	types, job, err := MergeRoofs([]roofline.Roofs{a, b})
 	if err != nil || len(types) != 2 || job != nil {
 		t.Errorf("types %d, job %v, err %v: want 2 types, no job roofs", len(types), job != nil, err)
 	}
