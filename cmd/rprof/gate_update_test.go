@@ -80,7 +80,7 @@ func TestGateUpdateBaselineFromSixteenProcessesKeepsEveryLabel(t *testing.T) {
 			t.Errorf("update %d: %v\n%s", i, err, outs[i].String())
 		}
 	}
-	ps, err := roofline.ReadPoints(base)
+	ps, err := readPoints(base)
 	if err != nil {
 		t.Fatal(err)
 	}
