@@ -523,7 +523,7 @@ func TestTheTargetAndItsExecsSeeTheHostsIdentity(t *testing.T) {
 	}
 	cpu := HostCPU(host)
 	want := fmt.Sprintf("%s %d %d %d avx2=%d avx512f=0\n", host.Vendor, host.Family, host.Model, host.Stepping, b2i(host.HasFlag("avx2")))
-	for _, argv := range [][]string{{prog}, {prog, "exec"}} {
+	for _, argv := range [][]string{{prog}, {prog, "exec"}, {prog, "self"}} {
 		s, err := NewSession(q, CacheModel{Line: 64})
 		if err != nil {
 			t.Fatal(err)

@@ -891,6 +891,10 @@ static void follow_exec(const char *path, char **argv, char **envp)
 	char *nargv[4096];
 	int k = 0;
 
+	/* The guest's /proc/self/exe is its program (QEMU emulates that
+	 * link); the plugin's would be QEMU itself. */
+	if (strcmp(path, "/proc/self/exe") == 0 && exe_path())
+		path = exe_path();
 	if (access(path, X_OK) != 0)
 		return; /* the exec fails as it would natively */
 	free(pending_exec_file);

@@ -1,6 +1,7 @@
 /* Prints the CPU identity CPUID gives (vendor, family, model, stepping,
- * AVX2, AVX-512F); with an argument, execs itself (argv[0], a path) without one first, so a
- * test sees what a followed exec is presented. */
+ * AVX2, AVX-512F); with an argument, execs itself without one first (by
+ * argv[0], a path, or with "self" by /proc/self/exe), so a test sees what
+ * a followed exec is presented. */
 #include <cpuid.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +12,7 @@ int main(int argc, char **argv)
 	unsigned a, b, c, d, a7, b7, c7, d7;
 	char vendor[13];
 	if (argc > 1) {
-		execl(argv[0], argv[0], (char *)0);
+		execl(strcmp(argv[1], "self") == 0 ? "/proc/self/exe" : argv[0], argv[0], (char *)0);
 		return 1;
 	}
 	__cpuid(0, a, b, c, d);
