@@ -11,49 +11,60 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
+// growthCase is a fake machine for the sweep's growth, and what the
+// sweep must make of it.
+type growthCase struct {
+	name    string
+	known   knownCaches
+	steps   []step
+	noise   func(int64) float64
+	limit   int64
+	perOct  int
+	wantTop [2]int64 // the largest size placed lies in [lo, hi]
+	settled bool
+	capped  bool
+	wantL3  [2]int64 // the effective L3 lies in [lo, hi]
+	l3From  string
+	flags   []string
+	dram    bool
+}
+
+// noisyBelow disturbs DRAM sizes under 600 MiB.
+func noisyBelow(ws int64) float64 {
+	if ws > 64*mib && ws < 600*mib && (ws/growthQuantum)%2 == 0 {
+		return 0.7
+	}
+	return 1
+}
+
+// alwaysNoisy disturbs every other DRAM size.
+func alwaysNoisy(ws int64) float64 {
+	if ws > 64*mib && (ws/growthQuantum)%2 == 0 {
+		return 0.7
+	}
+	return 1
+}
+
+// alternating disturbs every other half-octave past 64 MiB.
+func alternating(ws int64) float64 {
+	if ws > 64*mib && int(math.Round(2*math.Log2(float64(ws))))%2 == 1 {
+		return 0.7
+	}
+	return 1
+}
+
+const growthQuantum = 64 * 24
+
 // TestSweepGrowsUntilDRAMIsEstablishedWithinTheMemoryLimit runs the
 // sweep's growth over fake machines: the declared sizes are hints, the
 // measured edges decide, DRAM's plateau ends the sweep, and the memory
 // limit is never passed.
 func TestSweepGrowsUntilDRAMIsEstablishedWithinTheMemoryLimit(t *testing.T) {
-	const quantum = 64 * 24
 	declared := func(l3 int64) knownCaches {
 		return knownCaches{Levels: []cacheLevel{{"L1", 48 * kib}, {"L2", 2 * mib}, {"L3", l3}}, Source: roofline.CacheSourceSysfs, Complete: true}
 	}
 	real := []step{{48 * kib, 400}, {2 * mib, 200}, {32 * mib, 100}}
-	noisyBelow := func(ws int64) float64 { // DRAM sizes under 600 MiB disturbed
-		if ws > 64*mib && ws < 600*mib && (ws/quantum)%2 == 0 {
-			return 0.7
-		}
-		return 1
-	}
-	alwaysNoisy := func(ws int64) float64 {
-		if ws > 64*mib && (ws/quantum)%2 == 0 {
-			return 0.7
-		}
-		return 1
-	}
-	alternating := func(ws int64) float64 { // every other half-octave past 64 MiB
-		if ws > 64*mib && int(math.Round(2*math.Log2(float64(ws))))%2 == 1 {
-			return 0.7
-		}
-		return 1
-	}
-	tests := []struct {
-		name    string
-		known   knownCaches
-		steps   []step
-		noise   func(int64) float64
-		limit   int64
-		perOct  int
-		wantTop [2]int64 // the largest size placed lies in [lo, hi]
-		settled bool
-		capped  bool
-		wantL3  [2]int64 // the effective L3 lies in [lo, hi]
-		l3From  string
-		flags   []string
-		dram    bool
-	}{
+	tests := []growthCase{
 		{name: "a host declaring its sizes right stops at the DRAM floor", known: declared(32 * mib), steps: real, limit: 6 << 30, perOct: 2,
 			wantTop: [2]int64{500 * mib, 512 * mib}, settled: true, wantL3: [2]int64{32 * mib, 32 * mib}, l3From: roofline.CacheSourceSysfs, dram: true},
 		{name: "a fake 480 MiB L3 is measured where bandwidth falls", known: declared(480 * mib), steps: []step{{48 * kib, 400}, {2 * mib, 200}, {128 * mib, 100}}, limit: 6 << 30, perOct: 2,
@@ -77,62 +88,74 @@ func TestSweepGrowsUntilDRAMIsEstablishedWithinTheMemoryLimit(t *testing.T) {
 			wantTop: [2]int64{500 * mib, 1 << 30}, settled: true, wantL3: [2]int64{24 * mib, 48 * mib}, l3From: roofline.CacheSourceMeasured, dram: true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var placed int64
-			extend := func(_ context.Context, sizes []int64) ([]sweepPoint, error) {
-				placed = max(placed, sizes[len(sizes)-1])
-				pts := syntheticAt(sizes, tt.steps, 25, nil)
-				for i := range pts {
-					if tt.noise != nil {
-						f := tt.noise(pts[i].WorkingSetBytes)
-						pts[i].GBytesPerS *= f
-						pts[i].CI.Lo *= f
-						pts[i].CI.Hi *= f
-					}
-				}
-				return pts, nil
+		t.Run(tt.name, func(t *testing.T) { checkGrowth(t, tt) })
+	}
+}
+
+// checkGrowth grows a sweep over tt's fake machine and checks what it
+// placed, where it stopped, its L3, its flags and its DRAM ceiling.
+func checkGrowth(t *testing.T, tt growthCase) {
+	t.Helper()
+	var placed int64
+	extend := func(_ context.Context, sizes []int64) ([]sweepPoint, error) {
+		placed = max(placed, sizes[len(sizes)-1])
+		pts := syntheticAt(sizes, tt.steps, 25, nil)
+		for i := range pts {
+			if tt.noise != nil {
+				f := tt.noise(pts[i].WorkingSetBytes)
+				pts[i].GBytesPerS *= f
+				pts[i].CI.Lo *= f
+				pts[i].CI.Hi *= f
 			}
-			lo, hi, err := sweepSpan(tt.known, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			limit := memoryLimit{Bytes: tt.limit, From: "a quarter of MemAvailable"}
-			g, err := growSweep(context.Background(), extend, quantum, tt.known, lo, hi, tt.perOct, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if placed > tt.limit || placed < tt.wantTop[0] || placed > tt.wantTop[1] {
-				t.Errorf("placed up to %d MiB, want %d to %d MiB and at most the limit %d MiB", placed>>20, tt.wantTop[0]>>20, tt.wantTop[1]>>20, tt.limit>>20)
-			}
-			if g.settled != tt.settled || g.capped != tt.capped {
-				t.Errorf("settled %v, capped %v; want %v, %v", g.settled, g.capped, tt.settled, tt.capped)
-			}
-			i := slices.IndexFunc(g.levels, func(l levelSize) bool { return l.Name == "L3" })
-			if i < 0 {
-				t.Fatalf("no L3 size in %+v", g.levels)
-			}
-			l3 := g.levels[i]
-			if l3.Bytes < tt.wantL3[0] || l3.Bytes > tt.wantL3[1] || l3.Source != tt.l3From {
-				t.Errorf("L3 %+v, want %s between %d and %d MiB", l3, tt.l3From, tt.wantL3[0]>>20, tt.wantL3[1]>>20)
-			}
-			if len(tt.known.Levels) == 3 && l3.DeclaredBytes != tt.known.Levels[2].Bytes {
-				t.Errorf("L3 declared %d, want the host's %d beside the effective size", l3.DeclaredBytes, tt.known.Levels[2].Bytes)
-			}
-			var codes []string
-			for _, f := range append(g.flags, limitFlags(g, limit, hi, placed)...) {
-				if f.Code != roofline.FlagNoPlateau && f.Code != roofline.FlagNoisyPlateau && !slices.Contains(codes, f.Code) {
-					codes = append(codes, f.Code)
-				}
-			}
-			slices.Sort(codes)
-			want := slices.Sorted(slices.Values(tt.flags))
-			if !slices.Equal(codes, want) {
-				t.Errorf("flags %v, want %v (all: %+v)", codes, want, g.flags)
-			}
-			if hasDRAM := slices.ContainsFunc(g.plateaus, func(p plateau) bool { return p.Level == dramLevel }); hasDRAM != tt.dram && !(tt.capped && !tt.settled) {
-				t.Errorf("DRAM ceiling %v, want %v", hasDRAM, tt.dram)
-			}
-		})
+		}
+		return pts, nil
+	}
+	lo, hi, err := sweepSpan(tt.known, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := memoryLimit{Bytes: tt.limit, From: "a quarter of MemAvailable"}
+	g, err := growSweep(context.Background(), extend, growthQuantum, tt.known, lo, hi, tt.perOct, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if placed > tt.limit || placed < tt.wantTop[0] || placed > tt.wantTop[1] {
+		t.Errorf("placed up to %d MiB, want %d to %d MiB and at most the limit %d MiB", placed>>20, tt.wantTop[0]>>20, tt.wantTop[1]>>20, tt.limit>>20)
+	}
+	if g.settled != tt.settled || g.capped != tt.capped {
+		t.Errorf("settled %v, capped %v; want %v, %v", g.settled, g.capped, tt.settled, tt.capped)
+	}
+	checkGrowthL3(t, g, tt)
+	var codes []string
+	for _, f := range append(g.flags, limitFlags(g, limit, hi, placed)...) {
+		if f.Code != roofline.FlagNoPlateau && f.Code != roofline.FlagNoisyPlateau && !slices.Contains(codes, f.Code) {
+			codes = append(codes, f.Code)
+		}
+	}
+	slices.Sort(codes)
+	want := slices.Sorted(slices.Values(tt.flags))
+	if !slices.Equal(codes, want) {
+		t.Errorf("flags %v, want %v (all: %+v)", codes, want, g.flags)
+	}
+	if hasDRAM := slices.ContainsFunc(g.plateaus, func(p plateau) bool { return p.Level == dramLevel }); hasDRAM != tt.dram && !(tt.capped && !tt.settled) {
+		t.Errorf("DRAM ceiling %v, want %v", hasDRAM, tt.dram)
+	}
+}
+
+// checkGrowthL3 checks the effective L3 size a growth found, and that the
+// declared one is kept beside it.
+func checkGrowthL3(t *testing.T, g sweepGrowth, tt growthCase) {
+	t.Helper()
+	i := slices.IndexFunc(g.levels, func(l levelSize) bool { return l.Name == "L3" })
+	if i < 0 {
+		t.Fatalf("no L3 size in %+v", g.levels)
+	}
+	l3 := g.levels[i]
+	if l3.Bytes < tt.wantL3[0] || l3.Bytes > tt.wantL3[1] || l3.Source != tt.l3From {
+		t.Errorf("L3 %+v, want %s between %d and %d MiB", l3, tt.l3From, tt.wantL3[0]>>20, tt.wantL3[1]>>20)
+	}
+	if len(tt.known.Levels) == 3 && l3.DeclaredBytes != tt.known.Levels[2].Bytes {
+		t.Errorf("L3 declared %d, want the host's %d beside the effective size", l3.DeclaredBytes, tt.known.Levels[2].Bytes)
 	}
 }
 

@@ -210,6 +210,9 @@ func (o Options) progress(format string, args ...any) {
 // Measure measures the roofs of this machine.
 func Measure(ctx context.Context, o Options) (*Report, error) {
 	start := time.Now()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	if o.Sysfs == nil {
 		o.Sysfs = os.DirFS("/sys")
 	}
@@ -479,10 +482,7 @@ func scopes(topo machine.Topology, allowed, threads []int) ([][]int, error) {
 	}
 	var out [][]int
 	for _, n := range threads {
-		if n < 1 {
-			return nil, fmt.Errorf("thread scope %d: want at least 1", n)
-		}
-		if n > len(cores) {
+		if n > len(cores) { // Validate refused counts under 1
 			return nil, fmt.Errorf("thread scope %d: rprof may use %d cores here (%d CPUs): %w", n, len(cores), len(allowed), ErrThreads)
 		}
 		out = append(out, cores[:n])

@@ -151,24 +151,27 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	o := roofs.Options{Quick: *quick, Fixed: *fixed, Invocations: *invocations, BLAS: *blas, NoDGEMM: *noDGEMM, DGEMMSpace: *space, DGEMMBudget: dgemmBudget}
-	if dgemmBudget != nil && *dgemmBudget < 0 {
-		return usagef("--dgemm-budget %v: want a duration of 0 or more", *dgemmBudget)
-	}
+	o := roofs.Options{Quick: *quick, Fixed: *fixed, Invocations: *invocations, BLAS: *blas, NoDGEMM: *noDGEMM,
+		DGEMMSpace: *space, DGEMMBudget: dgemmBudget, Method: stats.Method(*method), DNN: splitList(*dnnList)}
 	var err error
 	if o.Threads, err = parseThreads(*threads); err != nil {
 		return err
 	}
 	if *maxMemory != "" {
-		// Below a megabyte the sweep could not even span L2.
-		if o.MaxMemory, err = machine.ParseSize(*maxMemory); err != nil || o.MaxMemory < 1<<20 {
+		if o.MaxMemory, err = machine.ParseSize(*maxMemory); err != nil || o.MaxMemory == 0 {
 			return usagef("--max-memory %q: want a size of 1M or more, such as 256M or 2G", *maxMemory)
 		}
 	}
-	if err := checkRoofsOptions(&o, *method, *order); err != nil {
+	if o.Order, err = stats.ParseOrder(*order); err != nil {
+		return usagef("--order: %v", err)
+	}
+	if o.Invoker, err = roofsInvoker(*inProcess, *blasArch); err != nil {
 		return err
 	}
-	if err := checkDNNCeilings(&o, *dnnList, *inProcess); err != nil {
+	if err := o.Validate(); err != nil {
+		return roofsOptionsUsage(err)
+	}
+	if err := checkDNNLoads(o.DNN); err != nil {
 		return err
 	}
 	path, skip, err := roofsOutput(e, *out)
@@ -177,9 +180,6 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	}
 	if *onGPU {
 		return gpuRoofs(ctx, e, path, gpu.Options{Device: *device, Quick: o.Quick, Fixed: o.Fixed, Method: o.Method}, *lockTimeout)
-	}
-	if o.Invoker, err = roofsInvoker(*inProcess, *blasArch); err != nil {
-		return err
 	}
 	release, err := holdMachine(ctx, e, "roofs", lock.Exclusive, *lockTimeout)
 	if err != nil {
@@ -245,46 +245,52 @@ func roofsOutput(e *env, out string) (path string, skip bool, err error) {
 	return path, false, checkOutputs([]string{path})
 }
 
-// checkRoofsOptions parses --method and --order into o and checks the
-// other options, before anything is measured.
-func checkRoofsOptions(o *roofs.Options, method, order string) error {
-	var err error
-	if o.Method, err = stats.ParseMethod(method); err != nil {
-		return usagef("--method: %v", err)
-	}
-	if o.Order, err = stats.ParseOrder(order); err != nil {
-		return usagef("--order: %v", err)
-	}
-	if _, err := roofs.DGEMMSpace(o.DGEMMSpace); err != nil {
-		return usagef("--dgemm-space: %v", err)
-	}
-	// parseFlags refused --fixed and --invocations below 1.
-	if o.Fixed > 0 && o.Quick {
-		return usagef("--fixed and --quick do not go together")
-	}
-	if o.BLAS != "" {
-		if _, err := roofs.LoadBLAS(o.BLAS); err != nil {
-			return usagef("--blas: %v", err)
-		}
-	}
-	return nil
+// roofsFlags are the flags of the roofs.Options fields, as their errors
+// name them.
+var roofsFlags = map[string]string{
+	"Threads": "--threads", "Quick": "--quick", "Fixed": "--fixed", "Method": "--method", "Order": "--order",
+	"Invocations": "--invocations", "BLAS": "--blas", "NoDGEMM": "--no-dgemm", "DGEMMSpace": "--dgemm-space",
+	"DGEMMBudget": "--dgemm-budget", "DNN": "--dnn", "Invoker": "--in-process", "MaxMemory": "--max-memory",
 }
 
-// checkDNNCeilings puts --dnn's problems into o after checking each one
-// and that oneDNN loads, before anything is measured.
-func checkDNNCeilings(o *roofs.Options, list string, inProcess bool) error {
+// roofsOptionsUsage turns roofs.Options.Validate's refusal into a usage
+// error naming the flags, with the way forward where there is one.
+func roofsOptionsUsage(err error) error {
+	var oe *roofs.OptionError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	var flags []string
+	for _, f := range oe.Fields {
+		flags = append(flags, roofsFlags[f])
+	}
+	msg := oe.Err.Error()
+	switch {
+	case errors.Is(oe.Err, dnnbench.ErrProblem):
+		msg += " (not an experiment either; 'rprof dnn bench -h' lists them)"
+	case slices.Contains(oe.Fields, "Invoker"):
+		msg += "; drop --in-process"
+	}
+	return usagef("%s: %s", strings.Join(flags, " and "), msg)
+}
+
+// splitList is a comma-separated list's items, trimmed; nil for "".
+func splitList(list string) []string {
 	if list == "" {
 		return nil
 	}
-	if inProcess {
-		return usagef("--dnn needs worker processes (oneDNN runs on a worker's main thread, whose stack its kernels need); drop --in-process")
+	var out []string
+	for _, s := range strings.Split(list, ",") {
+		out = append(out, strings.TrimSpace(s))
 	}
-	for _, arg := range strings.Split(list, ",") {
-		arg = strings.TrimSpace(arg)
-		if _, _, err := dnnbench.Resolve(arg, "", "", ""); err != nil {
-			return usagef("--dnn %s: %v (not an experiment either; 'rprof dnn bench -h' lists them)", arg, err)
-		}
-		o.DNN = append(o.DNN, arg)
+	return out
+}
+
+// checkDNNLoads checks that oneDNN loads when its ceilings are asked for,
+// before anything is measured.
+func checkDNNLoads(problems []string) error {
+	if len(problems) == 0 {
+		return nil
 	}
 	lib, err := dnnbench.Open()
 	if err != nil {
@@ -321,7 +327,7 @@ func parseThreads(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
+		if err != nil {
 			return nil, usagef("--threads %q: want thread counts like 1,2", s)
 		}
 		if !slices.Contains(out, n) {
