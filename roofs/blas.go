@@ -14,7 +14,7 @@ var errNoBLAS = errors.New("no BLAS library found")
 
 // BLASHint is how to get a BLAS on Debian and Ubuntu; the CLI prints it
 // when DGEMM was skipped.
-const BLASHint = "apt-get install libopenblas0-pthread (or pass --blas PATH)"
+const BLASHint = "apt-get install libopenblas0-pthread"
 
 // blasCandidates are tried in order when no path is given: the names the
 // dynamic loader resolves on Debian/Ubuntu and Fedora, then the usual oneAPI

@@ -143,7 +143,7 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 	// rather than as every invocation failing.
 	lib, err := blasFor(o.BLAS)
 	if errors.Is(err, errNoBLAS) {
-		return &skipError{why: "no BLAS library found; install one: " + BLASHint}
+		return &skipError{why: "no BLAS library found; install one: " + BLASHint, code: SkipNoBLAS}
 	}
 	if err != nil {
 		return &skipError{why: err.Error()}
@@ -169,7 +169,7 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 		N: s.N, M: s.M, K: s.K, Threads: len(cpus), GFlops: r.Estimate.Value, CI: interval(r.Estimate), IntervalUnknown: !r.Estimate.Bounded()}
 	if len(found.cut) > 0 {
 		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagDGEMMBudget, Message: fmt.Sprintf(
-			"the search's %s budget (--dgemm-budget), not the stop rules, ended it: %s. The roof is the best shape measured, with its own evaluation's interval and stop reasons",
+			"the search's %s budget, not the stop rules, ended it: %s. The roof is the best shape measured, with its own evaluation's interval and stop reasons",
 			o.dgemmBudget(), strings.Join(found.cut, "; "))})
 	}
 	if !used.Threaded && len(cpus) > 1 {
@@ -394,23 +394,23 @@ func slowAdvice(b *BLAS, gflops float64, fma *roofline.ComputeRoof, lookup func(
 	switch {
 	case b.Library == "OpenBLAS" && wide && !avx512Cores[b.CoreName]:
 		if v, ok := lookup("OPENBLAS_CORETYPE"); ok {
-			msg += fmt.Sprintf("; OpenBLAS used its %s kernels because OPENBLAS_CORETYPE=%s is in the environment: unset it, or try --blas-arch SkylakeX", b.CoreName, v)
+			msg += fmt.Sprintf("; OpenBLAS used its %s kernels because OPENBLAS_CORETYPE=%s is in the environment: unset it, or try OPENBLAS_CORETYPE=SkylakeX", b.CoreName, v)
 		} else {
-			msg += fmt.Sprintf("; OpenBLAS chose its %s kernels: try --blas-arch SkylakeX (sets OPENBLAS_CORETYPE; on Zen 5 it nearly doubles Debian's OpenBLAS)", b.CoreName)
+			msg += fmt.Sprintf("; OpenBLAS chose its %s kernels: try OPENBLAS_CORETYPE=SkylakeX (on Zen 5 it nearly doubles Debian's OpenBLAS)", b.CoreName)
 		}
 		if v, ok := lookup("OPENBLAS_L2_SIZE"); ok {
 			msg += fmt.Sprintf("; OPENBLAS_L2_SIZE=%s in the environment also sets its blocking", v)
 		}
 	case b.Library == "BLIS" && !avx512Cores[b.CoreName]:
 		if v, ok := lookup("BLIS_ARCH_TYPE"); ok {
-			msg += fmt.Sprintf("; BLIS used its %s kernels because BLIS_ARCH_TYPE=%s is in the environment: unset it, or try --blas-arch skx, zen4 or zen3", b.CoreName, v)
+			msg += fmt.Sprintf("; BLIS used its %s kernels because BLIS_ARCH_TYPE=%s is in the environment: unset it, or try BLIS_ARCH_TYPE=skx, zen4 or zen3", b.CoreName, v)
 		} else {
-			msg += fmt.Sprintf("; BLIS chose its %s kernels: try --blas-arch skx, zen4 or zen3 (sets BLIS_ARCH_TYPE)", b.CoreName)
+			msg += fmt.Sprintf("; BLIS chose its %s kernels: try BLIS_ARCH_TYPE=skx, zen4 or zen3", b.CoreName)
 		}
 	case b.Library == "unknown":
 		msg += "; the library may not have kernels for this CPU"
 	default:
-		msg += fmt.Sprintf("; %s already uses its %s kernels: the machine may have been busy, or a larger shape may do better (--dgemm-space seed)", b.Library, b.CoreName)
+		msg += fmt.Sprintf("; %s already uses its %s kernels: the machine may have been busy, or a larger shape may do better (the seed search space has them)", b.Library, b.CoreName)
 	}
 	return msg
 }

@@ -28,6 +28,8 @@ type harness struct {
 	// notRun says why the harness is not to run ("" when it is), before
 	// anything is measured (the table says so, the document does not).
 	notRun string
+	// notRunCode is the Skip's Code when notRun is set.
+	notRunCode string
 	// skipFlag is the code of the document's flag when measure finds it
 	// cannot run (none when "").
 	skipFlag string
@@ -63,7 +65,11 @@ type host struct {
 }
 
 // skipError is why a harness has no roofs when that is not a failure.
-type skipError struct{ why string }
+type skipError struct {
+	why string
+	// code is the Skip's Code.
+	code string
+}
 
 func (e *skipError) Error() string { return e.why }
 
@@ -94,7 +100,7 @@ func plan(r *run, h host) (hs []harness, release func()) {
 			swept, err = measureBandwidthRoofs(ctx, r, h.caches, len(h.topo.NUMANodes), h.memLimit)
 			return err
 		}},
-		{name: "dgemm", title: "DGEMM", notRun: dgemmNotRun(r.o), skipFlag: roofline.FlagDGEMMSkipped, measure: func(ctx context.Context) error {
+		{name: "dgemm", title: "DGEMM", notRun: dgemmNotRun(r.o), notRunCode: SkipNoDGEMM, skipFlag: roofline.FlagDGEMMSkipped, measure: func(ctx context.Context) error {
 			return measureDGEMM(ctx, r.o, r.rep, r.tally, widest(r.scopes))
 		}},
 		{name: "compute", title: "compute recheck", measure: func(ctx context.Context) error {
@@ -118,7 +124,7 @@ func (r *run) measure(ctx context.Context, hs []harness) error {
 		}
 		if h.notRun != "" {
 			// Not asked for: said in the table, not flagged.
-			r.rep.Skipped = append(r.rep.Skipped, Skip{Harness: h.title, Why: h.notRun})
+			r.rep.Skipped = append(r.rep.Skipped, Skip{Harness: h.title, Why: h.notRun, Code: h.notRunCode})
 			part(h.name)
 			continue
 		}
@@ -126,7 +132,7 @@ func (r *run) measure(ctx context.Context, hs []harness) error {
 		var skip *skipError
 		switch {
 		case errors.As(err, &skip):
-			r.rep.Skipped = append(r.rep.Skipped, Skip{Harness: h.title, Why: skip.why})
+			r.rep.Skipped = append(r.rep.Skipped, Skip{Harness: h.title, Why: skip.why, Code: skip.code})
 			if h.skipFlag != "" {
 				r.rep.flag(h.skipFlag, h.title+" skipped: "+skip.why)
 			}
@@ -199,7 +205,7 @@ func measureBandwidthRoofs(ctx context.Context, r *run, caches machine.Caches, n
 // dgemmNotRun says why DGEMM is not to run, or "".
 func dgemmNotRun(o Options) string {
 	if o.NoDGEMM {
-		return "not asked for (--no-dgemm)"
+		return "not asked for"
 	}
 	return ""
 }

@@ -127,8 +127,18 @@ func (r *Report) addBandwidth(b roofline.BandwidthRoof, d Detail) int {
 }
 
 // Skip says why a harness measured nothing; Harness is its title
-// ("DGEMM").
-type Skip struct{ Harness, Why string }
+// ("DGEMM"). Code names the cases a caller may act on (the Skip
+// constants), "" for others.
+type Skip struct{ Harness, Why, Code string }
+
+// Codes of skips.
+const (
+	// SkipNoDGEMM: DGEMM was not asked for (Options.NoDGEMM).
+	SkipNoDGEMM = "no-dgemm"
+	// SkipNoBLAS: no BLAS library was found where none was named
+	// (Options.BLAS).
+	SkipNoBLAS = "no-blas"
+)
 
 // ErrThreads is returned when a thread scope asks for more CPUs than the
 // process may use.
@@ -339,7 +349,7 @@ func flagHybrid(rep *Report, topo machine.Topology, scopes [][]int) {
 		}
 		slices.Sort(kinds)
 		if len(kinds) > 1 {
-			rep.flag(roofline.FlagHybridScope, fmt.Sprintf("the %s scope mixes %s cores of a hybrid CPU: its roofs are the mix's (--threads to choose)", threadsWord(len(cpus)), strings.Join(kinds, " and ")))
+			rep.flag(roofline.FlagHybridScope, fmt.Sprintf("the %s scope mixes %s cores of a hybrid CPU: its roofs are the mix's", threadsWord(len(cpus)), strings.Join(kinds, " and ")))
 		}
 	}
 }

@@ -231,7 +231,7 @@ func TestSlowDGEMMAdviceNamesTheFix(t *testing.T) {
 		env       map[string]string
 		want      string
 	}{
-		{"OpenBLAS", "Haswell", nil, "try --blas-arch SkylakeX (sets OPENBLAS_CORETYPE"},
+		{"OpenBLAS", "Haswell", nil, "try OPENBLAS_CORETYPE=SkylakeX"},
 		{"OpenBLAS", "Haswell", map[string]string{"OPENBLAS_CORETYPE": "Haswell"}, "because OPENBLAS_CORETYPE=Haswell is in the environment: unset it"},
 		{"OpenBLAS", "Haswell", map[string]string{"OPENBLAS_L2_SIZE": "262144"}, "OPENBLAS_L2_SIZE=262144 in the environment"},
 		{"OpenBLAS", "Cooperlake", nil, "already uses its Cooperlake kernels"},

@@ -15,6 +15,7 @@ import (
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs"
 )
 
 // advice turns an error into the line shown to the user, adding the fix for
@@ -66,6 +67,42 @@ func fixFor(err error) string {
 var flagFixes = map[string]string{
 	roofline.FlagBusyMachine: "--threads N to choose",
 	roofline.FlagHybridScope: "--threads to choose",
+	roofline.FlagDGEMMBudget: "--dgemm-budget sets the budget",
+}
+
+// blasFlagFix is the remedy, after roofs.BLASHint, where no BLAS was found.
+const blasFlagFix = "(or pass --blas PATH)"
+
+// skipFixes are the remedies, naming rprof's flags, of roofs' skips by
+// their code.
+var skipFixes = map[string]string{
+	roofs.SkipNoDGEMM: "(--no-dgemm)",
+	roofs.SkipNoBLAS:  blasFlagFix,
+}
+
+// adviseRoofs adds the remedies to the flags of a roofs measurement and
+// to its skips; a skip's remedy goes on the flag of its harness too (a
+// run skips DGEMM once, so its dgemm-skipped flag is the skip's).
+func adviseRoofs(rep *roofs.Report) {
+	adviseFlags(rep.Roofs.Flags)
+	if rep.Roofs.DGEMM != nil {
+		adviseFlags(rep.Roofs.DGEMM.Flags)
+	}
+	for i, s := range rep.Skipped {
+		fix := skipFixes[s.Code]
+		if fix == "" {
+			continue
+		}
+		rep.Skipped[i].Why += " " + fix
+		if s.Code != roofs.SkipNoBLAS {
+			continue
+		}
+		for j, f := range rep.Roofs.Flags {
+			if f.Code == roofline.FlagDGEMMSkipped {
+				rep.Roofs.Flags[j].Message += " " + fix
+			}
+		}
+	}
 }
 
 // adviseFlags adds to the message of each of flags its remedy from

@@ -123,7 +123,7 @@ func checkBLAS(live bool) blasCheck {
 	}
 	b, err := roofs.LoadBLAS("")
 	if err != nil {
-		return blasCheck{Checked: true, Error: err.Error() + "; fix: " + roofs.BLASHint}
+		return blasCheck{Checked: true, Error: err.Error() + "; fix: " + roofs.BLASHint + " " + blasFlagFix}
 	}
 	return blasCheck{Checked: true, Usable: true, Library: b.Library, Path: b.Path, Version: b.Version}
 }

@@ -202,6 +202,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return err
 	}
+	adviseRoofs(rep)
 	writeRoofsTable(e.stderr, rep)
 	if err := writeDoc(ctx, e, path, rep.Roofs); err != nil {
 		return err
