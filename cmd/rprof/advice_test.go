@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs"
 )
 
 func TestAdviseFlagsAddsTheFlagNamingRemedyByCode(t *testing.T) {
@@ -28,5 +29,30 @@ func TestAdviseFlagsAddsTheFlagNamingRemedyByCode(t *testing.T) {
 		if !strings.Contains(fix, "--") {
 			t.Errorf("the remedy of %s, %q, names no flag: it belongs in the library's message", code, fix)
 		}
+	}
+}
+
+func TestAdviseRoofsNamesTheFlagsOfSkipsAndFlags(t *testing.T) {
+	rep := &roofs.Report{
+		Roofs: roofline.Roofs{
+			Flags: []roofline.Flag{{Code: roofline.FlagDGEMMSkipped, Message: "DGEMM skipped: no BLAS library found; install one: " + roofs.BLASHint}},
+			DGEMM: &roofline.DGEMM{Flags: []roofline.Flag{{Code: roofline.FlagDGEMMBudget, Message: "the search's 1m budget ended it"}}},
+		},
+		Skipped: []roofs.Skip{{Harness: "DGEMM", Why: "no BLAS library found; install one: " + roofs.BLASHint, Code: roofs.SkipNoBLAS}},
+	}
+	adviseRoofs(rep)
+	if got := rep.Skipped[0].Why; !strings.HasSuffix(got, roofs.BLASHint+" (or pass --blas PATH)") {
+		t.Errorf("skip: %q, want the --blas remedy after the package", got)
+	}
+	if got := rep.Roofs.Flags[0].Message; !strings.HasSuffix(got, "(or pass --blas PATH)") {
+		t.Errorf("dgemm-skipped flag: %q, want the --blas remedy", got)
+	}
+	if got := rep.Roofs.DGEMM.Flags[0].Message; !strings.Contains(got, "--dgemm-budget") {
+		t.Errorf("dgemm-budget flag: %q, want --dgemm-budget named", got)
+	}
+	notAsked := &roofs.Report{Skipped: []roofs.Skip{{Harness: "DGEMM", Why: "not asked for", Code: roofs.SkipNoDGEMM}}}
+	adviseRoofs(notAsked)
+	if got := notAsked.Skipped[0].Why; got != "not asked for (--no-dgemm)" {
+		t.Errorf("skip: %q, want %q", got, "not asked for (--no-dgemm)")
 	}
 }
