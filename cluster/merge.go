@@ -383,10 +383,10 @@ func derive(p *roofline.Point) {
 	}
 	if p.Seconds > 0 {
 		if p.WorkFlops != nil {
-			p.GFlops = ptrTo(*p.WorkFlops / p.Seconds / 1e9)
+			p.GFlops = ptrTo(roofline.Rate(*p.WorkFlops, p.Seconds))
 		}
 		if p.TrafficBytes != nil {
-			p.GBytesPerS = ptrTo(*p.TrafficBytes / p.Seconds / 1e9)
+			p.GBytesPerS = ptrTo(roofline.Rate(*p.TrafficBytes, p.Seconds))
 		}
 	}
 }

@@ -126,13 +126,13 @@ func (g *Group) point(o PointOptions) roofline.Point {
 	}
 	w, q := p.WorkFlops, p.TrafficBytes
 	if w != nil && est.Value > 0 {
-		p.GFlops = ptr(*w / est.Value / 1e9)
+		p.GFlops = ptr(roofline.Rate(*w, est.Value))
 		if ci.Lo > 0 {
-			p.CI.GFlops = &roofline.Interval{Lo: *w / ci.Hi / 1e9, Hi: *w / ci.Lo / 1e9}
+			p.CI.GFlops = &roofline.Interval{Lo: roofline.Rate(*w, ci.Hi), Hi: roofline.Rate(*w, ci.Lo)}
 		}
 	}
 	if q != nil && est.Value > 0 {
-		p.GBytesPerS = ptr(*q / est.Value / 1e9)
+		p.GBytesPerS = ptr(roofline.Rate(*q, est.Value))
 	}
 	if i := intensity(w, q); !math.IsNaN(i) {
 		p.Intensity = &i
@@ -199,7 +199,7 @@ func place(p *roofline.Point, o PointOptions) {
 // alone: the fraction reached is its GB/s over the roof's, and it is
 // above the roof when its GB/s interval is above the roof's.
 func placeTraffic(p *roofline.Point, roofs *roofline.Roofs, threads int) {
-	mem, ok := roofs.BandwidthAt(dramLevel, threads)
+	mem, ok := roofs.BandwidthAt(roofline.LevelDRAM, threads)
 	if p.GBytesPerS == nil || !ok || !(mem.GBytesPerS > 0) {
 		return
 	}
@@ -208,7 +208,7 @@ func placeTraffic(p *roofline.Point, roofs *roofline.Roofs, threads int) {
 	p.FractionOfAttainable = &f
 	lo := *p.GBytesPerS
 	if ci := p.CI.Seconds; ci.Hi > 0 {
-		lo = *p.TrafficBytes / ci.Hi / 1e9
+		lo = roofline.Rate(*p.TrafficBytes, ci.Hi)
 	}
 	if lo > max(mem.CI.Hi, mem.GBytesPerS) {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagAboveRoof, Subject: roofline.SubjectPlacement, Message: fmt.Sprintf(
@@ -216,6 +216,3 @@ func placeTraffic(p *roofline.Point, roofs *roofline.Roofs, threads int) {
 			(f-1)*100, mem.Level, mem.GBytesPerS)})
 	}
 }
-
-// dramLevel is the memory level that compulsory traffic comes from.
-const dramLevel = "DRAM"

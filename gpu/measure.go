@@ -253,7 +253,7 @@ func (r *run) evaluate(ctx context.Context, c config, best float64, flopsRate bo
 		if err != nil {
 			return 0, 0, err
 		}
-		return work / d.Seconds() / 1e9, d, nil
+		return roofline.Rate(work, d.Seconds()), d, nil
 	}
 	ev := stats.Evaluator{Inner: r.o.rule()}
 	m.res, err = ev.Evaluate(ctx, best, func(ctx context.Context, inner stats.StopRule, best float64) (stats.Inner, error) {
@@ -264,8 +264,8 @@ func (r *run) evaluate(ctx context.Context, c config, best float64, flopsRate bo
 	}
 	// The other rate at the same estimate: launches are timed as a whole.
 	secs := work / m.res.Estimate.Value / 1e9
-	m.gflops = m.flops * float64(m.launches) / secs / 1e9
-	m.gbytes = m.bytes * float64(m.launches) / secs / 1e9
+	m.gflops = roofline.Rate(m.flops*float64(m.launches), secs)
+	m.gbytes = roofline.Rate(m.bytes*float64(m.launches), secs)
 	return m, nil
 }
 

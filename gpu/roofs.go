@@ -92,13 +92,13 @@ type level struct {
 // levels are measured in this order; DRAM's launch shape is the ladder's.
 var levels = []level{
 	// DRAM: every array at its full size (dramArrayBytes).
-	{"DRAM", func(_ cuda.Info, arrayBytes uint64) uint64 { return 3 * arrayBytes }},
+	{roofline.LevelDRAM, func(_ cuda.Info, arrayBytes uint64) uint64 { return 3 * arrayBytes }},
 	// L2: a quarter of it, within one partition of the L2s that have two
 	// (an SM reaches the far one slower).
-	{"L2", func(in cuda.Info, _ uint64) uint64 { return uint64(in.L2Bytes) / 4 }},
+	{roofline.LevelL2, func(in cuda.Info, _ uint64) uint64 { return uint64(in.L2Bytes) / 4 }},
 	// L1: 32 KiB per SM, within every L1 of rprof's compute capabilities
 	// (each SM's blocks read their own share, pass after pass).
-	{"L1", func(in cuda.Info, _ uint64) uint64 { return uint64(in.SMs) * 32 << 10 }},
+	{roofline.LevelL1, func(in cuda.Info, _ uint64) uint64 { return uint64(in.SMs) * 32 << 10 }},
 }
 
 // bandwidthConfig is a bandwidth kernel over a working set: (a, b, c, n,
@@ -125,7 +125,7 @@ func (r *run) memory(ctx context.Context, l level) (roofline.GPUMemoryRoof, erro
 		}
 		n := min(ws/16/arraysOf(k), r.arrayN)
 		for _, g := range r.grids() {
-			configs = append(configs, r.bandwidthConfig(k, g, n, l.name == "DRAM"))
+			configs = append(configs, r.bandwidthConfig(k, g, n, l.name == roofline.LevelDRAM))
 		}
 	}
 	i, m, err := r.search(ctx, configs, false)
@@ -138,7 +138,7 @@ func (r *run) memory(ctx context.Context, l level) (roofline.GPUMemoryRoof, erro
 	roof := roofline.GPUMemoryRoof{Level: l.name, Kernel: c.kernel.Op, GBytesPerS: m.res.Estimate.Value, CI: ci,
 		IntervalUnknown: unknown, WorkingSetBytes: int64(p[3] * 16 * arraysOf(c.kernel)),
 		Launch: launchOf(c.grid), Clocks: r.clocks}
-	if l.name == "DRAM" {
+	if l.name == roofline.LevelDRAM {
 		roof.TheoreticalGBytesPerS = dramPeak(r.clocks.MemClockMHz, r.dev.BusWidthBits)
 	}
 	return roof, nil

@@ -1,6 +1,9 @@
 package measure
 
-import "github.com/rprof/rprof/pmu"
+import (
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+)
 
 // flow is one level's traffic in bytes: read, written, and in all
 // ("total"-direction counters count in total only).
@@ -23,7 +26,7 @@ type tally struct {
 	hasWork bool
 	work    float64
 	workBy  map[string]float64
-	// traffic is Q by level (LevelDRAM...), for each level counted.
+	// traffic is Q by level (roofline.LevelDRAM...), for each level counted.
 	traffic map[string]flow
 	// workUnknown and trafficUnknown say a counter of W or of Q never ran
 	// (a run cut short before it was counted, a counter never scheduled):
@@ -36,7 +39,7 @@ type tally struct {
 
 // dram is the DRAM level's traffic, Q, and whether it was counted.
 func (t tally) dram() (flow, bool) {
-	f, ok := t.traffic[LevelDRAM]
+	f, ok := t.traffic[roofline.LevelDRAM]
 	return f, ok
 }
 

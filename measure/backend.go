@@ -72,17 +72,6 @@ const (
 	KindTraffic
 )
 
-// Traffic levels: a traffic counter's Level names the memory level that
-// serves the traffic, as the roofs name their bandwidth roofs: "L2" is
-// traffic between L1 and L2, "DRAM" between the last cache and memory. Q,
-// the point's traffic, is the DRAM level's.
-const (
-	LevelL1   = "L1"
-	LevelL2   = "L2"
-	LevelL3   = "L3"
-	LevelDRAM = "DRAM"
-)
-
 // Counter is one count of an Outcome and what it means.
 type Counter struct {
 	// Name, PMU and Unit are reported in the point's events.
@@ -93,7 +82,7 @@ type Counter struct {
 	// Precision splits W (roofline.Double, roofline.Single...).
 	Precision string
 	// Direction (pmu.Read, pmu.Write, or pmu.Total when not split; read
-	// and write also count in the level's total) and Level (LevelDRAM...)
+	// and write also count in the level's total) and Level (roofline.LevelDRAM...)
 	// place traffic.
 	Direction, Level string
 	// Background counters count the whole machine, not only the target

@@ -133,11 +133,11 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 			Kind: KindWork, Weight: 1, Precision: prec, Exact: true})
 	}
 	if b.model.Enabled() {
-		b.levels = []string{LevelL1}
+		b.levels = []string{roofline.LevelL1}
 		for _, l := range b.model.Levels[1:] {
 			b.levels = append(b.levels, l.Name)
 		}
-		b.levels = append(b.levels, LevelDRAM)
+		b.levels = append(b.levels, roofline.LevelDRAM)
 		for _, l := range b.levels {
 			for _, dir := range []string{pmu.Read, pmu.Write} {
 				c.Counters = append(c.Counters, Counter{Name: fmt.Sprintf("modelled %s %s bytes", l, dir), PMU: BackendEmulate,
@@ -293,7 +293,7 @@ func (b *emulateBackend) emulate(ctx context.Context, target launch.Spec, path s
 	exact := func(v uint64) pmu.Count {
 		return pmu.Count{Raw: v, Enabled: uint64(r.Wall), Running: uint64(r.Wall)}
 	}
-	traffic := map[string]emulate.Traffic{LevelL1: res.Core}
+	traffic := map[string]emulate.Traffic{roofline.LevelL1: res.Core}
 	for _, l := range res.Levels {
 		traffic[l.Lower] = l.Traffic
 	}

@@ -68,7 +68,7 @@ func (s counterSpec) counter() Counter {
 	case KindWork:
 		c.Precision = s.class
 	case KindTraffic:
-		c.Direction, c.Level = s.class, LevelDRAM
+		c.Direction, c.Level = s.class, roofline.LevelDRAM
 	}
 	return c
 }

@@ -278,7 +278,7 @@ func rate(xs, seconds []float64, confidence float64, known bool) (*float64, *roo
 	}
 	var w stats.Welford
 	for i := range xs {
-		w.Add(xs[i] / seconds[i] / 1e9)
+		w.Add(roofline.Rate(xs[i], seconds[i]))
 	}
 	if w.N() < 2 {
 		return ptr(w.Mean()), nil
@@ -549,7 +549,7 @@ func counted(source string) bool {
 }
 
 // levelOrder is the memory hierarchy from the core down.
-var levelOrder = []string{LevelL1, LevelL2, LevelL3, LevelDRAM}
+var levelOrder = []string{roofline.LevelL1, roofline.LevelL2, roofline.LevelL3, roofline.LevelDRAM}
 
 // levelTraffic is the median traffic between each pair of adjacent levels
 // counted, from the core down, with W over each; nil when only DRAM (or

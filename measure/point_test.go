@@ -16,10 +16,10 @@ import (
 var skxCounters = []Counter{
 	{Name: "fp_arith_inst_retired.scalar_double", PMU: "cpu", Kind: KindWork, Weight: 1, Precision: roofline.Double},
 	{Name: "fp_arith_inst_retired.512b_packed_double", PMU: "cpu", Kind: KindWork, Weight: 8, Precision: roofline.Double},
-	{Name: "uncore_imc_0/cas_count_read/", PMU: "uncore_imc_0", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: LevelDRAM, Background: true},
-	{Name: "uncore_imc_0/cas_count_write/", PMU: "uncore_imc_0", Kind: KindTraffic, Weight: 64, Direction: pmu.Write, Level: LevelDRAM, Background: true},
-	{Name: "uncore_imc_1/cas_count_read/", PMU: "uncore_imc_1", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: LevelDRAM, Background: true},
-	{Name: "uncore_imc_1/cas_count_write/", PMU: "uncore_imc_1", Kind: KindTraffic, Weight: 64, Direction: pmu.Write, Level: LevelDRAM, Background: true},
+	{Name: "uncore_imc_0/cas_count_read/", PMU: "uncore_imc_0", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: roofline.LevelDRAM, Background: true},
+	{Name: "uncore_imc_0/cas_count_write/", PMU: "uncore_imc_0", Kind: KindTraffic, Weight: 64, Direction: pmu.Write, Level: roofline.LevelDRAM, Background: true},
+	{Name: "uncore_imc_1/cas_count_read/", PMU: "uncore_imc_1", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: roofline.LevelDRAM, Background: true},
+	{Name: "uncore_imc_1/cas_count_write/", PMU: "uncore_imc_1", Kind: KindTraffic, Weight: 64, Direction: pmu.Write, Level: roofline.LevelDRAM, Background: true},
 	{Name: "page-faults", PMU: "software", Kind: KindEvent},
 }
 
@@ -122,9 +122,9 @@ func TestTallyScalesMultiplexedCountsAndKeepsTotalOutOfReadWrite(t *testing.T) {
 	counters := []Counter{
 		{Name: "fp64", Kind: KindWork, Weight: 2, Precision: roofline.Double},
 		{Name: "fp32", Kind: KindWork, Weight: 4, Precision: roofline.Single},
-		{Name: "data_read", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: LevelDRAM},
-		{Name: "data_total", Kind: KindTraffic, Weight: 64, Direction: pmu.Total, Level: LevelDRAM},
-		{Name: "l2_fill", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: LevelL2},
+		{Name: "data_read", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: roofline.LevelDRAM},
+		{Name: "data_total", Kind: KindTraffic, Weight: 64, Direction: pmu.Total, Level: roofline.LevelDRAM},
+		{Name: "l2_fill", Kind: KindTraffic, Weight: 64, Direction: pmu.Read, Level: roofline.LevelL2},
 	}
 	o := Outcome{Wall: time.Second, Counts: []pmu.Count{
 		{Raw: 1000, Enabled: 4e6, Running: 1e6}, // on a counter a quarter of the time
@@ -141,7 +141,7 @@ func TestTallyScalesMultiplexedCountsAndKeepsTotalOutOfReadWrite(t *testing.T) {
 	if !near(q.total, 150*64) || !near(q.read, 6400) || q.hasWrite || q.write != 0 {
 		t.Errorf("traffic %v read %v write %v (has %v): want Q 9600, read 6400, no write", q.total, q.read, q.write, q.hasWrite)
 	}
-	if l2 := got.traffic[LevelL2]; !near(l2.total, 64000) || !near(l2.read, 64000) || len(got.traffic) != 2 {
+	if l2 := got.traffic[roofline.LevelL2]; !near(l2.total, 64000) || !near(l2.read, 64000) || len(got.traffic) != 2 {
 		t.Errorf("traffic by level %+v: want L2 64000 read apart from DRAM", got.traffic)
 	}
 }

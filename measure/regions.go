@@ -136,7 +136,7 @@ func regionCounts(r *roofline.Region, st regions.Stats, counters []Counter) {
 	if hasWork {
 		r.WorkFlops = ptr(work * scale)
 		r.WorkByPrecision = by
-		r.GFlops = ptr(work / st.CountedSeconds / 1e9)
+		r.GFlops = ptr(roofline.Rate(work, st.CountedSeconds))
 	}
 }
 
@@ -275,7 +275,7 @@ func attribute(r *roofline.Region, st regions.Stats, plan *regionPlan, i, nfun i
 		r.WorkFlops, r.TrafficBytes = ptr(f.WorkFlops), ptr(f.TrafficBytes)
 		r.CountedFraction = 1
 		if st.Seconds > 0 {
-			r.GFlops = ptr(f.WorkFlops / st.Seconds / 1e9)
+			r.GFlops = ptr(roofline.Rate(f.WorkFlops, st.Seconds))
 		}
 		return nil
 	}

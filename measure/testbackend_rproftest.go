@@ -41,7 +41,7 @@ func (b *rproftestBackend) Resolve(ctx context.Context, cfg Config) (Counting, e
 	}
 	if owner {
 		b.counters = append(b.counters, Counter{Name: "rproftest/node-traffic/", Kind: KindTraffic, Weight: 1,
-			Direction: pmu.Total, Level: LevelDRAM, Background: true})
+			Direction: pmu.Total, Level: roofline.LevelDRAM, Background: true})
 	}
 	host, _ := os.Hostname()
 	notes = append(notes, roofline.Flag{Code: roofline.FlagUnverified,

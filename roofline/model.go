@@ -126,7 +126,7 @@ func (r *Roofs) Place(intensity, gflops float64, threads int, precision string) 
 	if !ok {
 		return Placement{}, fmt.Errorf("place point: no compute roof for %d threads", threads)
 	}
-	mem, ok := r.BandwidthAt("DRAM", threads)
+	mem, ok := r.BandwidthAt(LevelDRAM, threads)
 	if !ok {
 		return Placement{}, fmt.Errorf("place point: no DRAM bandwidth roof for %d threads", threads)
 	}

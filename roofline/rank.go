@@ -78,7 +78,7 @@ func SummarizeRoofs(r *Roofs) *NodeRoofs {
 	}
 	t := slices.Max(scopes)
 	peak, ok := r.PeakCompute(t, "")
-	mem, ok2 := r.BandwidthAt("DRAM", t)
+	mem, ok2 := r.BandwidthAt(LevelDRAM, t)
 	if !ok || !ok2 {
 		return nil
 	}

@@ -9,6 +9,22 @@ import (
 	"time"
 )
 
+// Rate is amount per second in the units documents hold rates in: 1e9
+// per second (GFLOP/s of FLOP, GB/s of bytes).
+func Rate(amount, seconds float64) float64 { return amount / seconds / 1e9 }
+
+// Memory levels, as documents name them: a bandwidth roof's Level, a
+// point's LevelBytes keys, a traffic counter's level. A level names the
+// memory that serves the traffic: "L2" is traffic between L1 and L2,
+// "DRAM" between the last cache and memory. Q, a point's traffic, is the
+// DRAM level's.
+const (
+	LevelL1   = "L1"
+	LevelL2   = "L2"
+	LevelL3   = "L3"
+	LevelDRAM = "DRAM"
+)
+
 // Schema versions written. A reader accepts the versions it knows (the
 // current ones and those listed below, which it upgrades on reading): a
 // document of another version is an error, never a silent misreading.
@@ -324,7 +340,7 @@ type Point struct {
 // back (or stored around it, for non-temporal stores to DRAM).
 type LevelTraffic struct {
 	Upper      string  `json:"upper"` // "core", "L1", "L2", "L3"
-	Lower      string  `json:"lower"` // "L1", "L2", "L3", "DRAM"
+	Lower      string  `json:"lower"` // "L1", "L2", "L3", LevelDRAM
 	ReadBytes  float64 `json:"read_bytes"`
 	WriteBytes float64 `json:"write_bytes"`
 	// Intensity is W over this level's read plus written bytes (the

@@ -270,7 +270,7 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, bufs [][]float64)
 			if err := ctx.Err(); err != nil {
 				return 0, 0, err // a cut-short sample is no sample
 			}
-			return bytes / d.Seconds() / 1e9, d, nil
+			return roofline.Rate(bytes, d.Seconds()), d, nil
 		})
 		if j.uneven == nil {
 			j.uneven = map[int64]unevenness{}
@@ -347,9 +347,6 @@ const (
 	bandwidthBudget   = 50 * time.Millisecond
 	bandwidthMinCount = 48
 )
-
-// dramLevel is the name of the level past the last cache.
-const dramLevel = "DRAM"
 
 // dramRecheckBudget bounds the recheck of a DRAM roof: 30 to 40 whole
 // passes instead of the sweep's three to five. One thread's non-temporal
@@ -658,7 +655,7 @@ func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, poo
 	}
 	if !g.settled && g.capped {
 		// What lies past the last cache's edge is not shown to be DRAM.
-		plateaus = slices.DeleteFunc(plateaus, func(p plateau) bool { return p.Level == dramLevel })
+		plateaus = slices.DeleteFunc(plateaus, func(p plateau) bool { return p.Level == roofline.LevelDRAM })
 	}
 	for _, f := range flags {
 		rep.flag(f.Code, fmt.Sprintf("%d-thread sweep: %s", len(cpus), f.Message))

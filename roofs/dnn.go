@@ -163,7 +163,7 @@ func runDNN(ctx context.Context, job Job) (Reply, error) {
 	in := *res.Seconds
 	in.Samples = make([]float64, len(res.Seconds.Samples))
 	for i, s := range res.Seconds.Samples {
-		in.Samples[i] = w / s / 1e9
+		in.Samples[i] = roofline.Rate(w, s)
 	}
 	in.Estimate = job.Inner.Method.Estimate(in.Samples, job.Inner.Confidence)
 	v := lib.Version()

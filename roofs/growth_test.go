@@ -137,7 +137,7 @@ func checkGrowth(t *testing.T, tt growthCase) {
 	if !slices.Equal(codes, want) {
 		t.Errorf("flags %v, want %v (all: %+v)", codes, want, g.flags)
 	}
-	if hasDRAM := slices.ContainsFunc(g.plateaus, func(p plateau) bool { return p.Level == dramLevel }); hasDRAM != tt.dram && !(tt.capped && !tt.settled) {
+	if hasDRAM := slices.ContainsFunc(g.plateaus, func(p plateau) bool { return p.Level == roofline.LevelDRAM }); hasDRAM != tt.dram && !(tt.capped && !tt.settled) {
 		t.Errorf("DRAM ceiling %v, want %v", hasDRAM, tt.dram)
 	}
 }

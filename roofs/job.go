@@ -196,7 +196,7 @@ func runCompute(ctx context.Context, job Job) (Reply, error) {
 		var err error
 		in, err = stats.Iterate(ctx, job.Inner, job.Best, func() (float64, time.Duration, error) {
 			d := g.Run(body)
-			return work / d.Seconds() / 1e9, d, nil
+			return roofline.Rate(work, d.Seconds()), d, nil
 		})
 		return err
 	})
@@ -276,7 +276,7 @@ func runDgemm(ctx context.Context, job Job) (Reply, error) {
 		t0 := time.Now()
 		lib.Dgemm(job.N, job.M, job.K, a, b, c)
 		d := time.Since(t0)
-		return work / d.Seconds() / 1e9, d, nil
+		return roofline.Rate(work, d.Seconds()), d, nil
 	})
 	if err != nil {
 		return Reply{}, err

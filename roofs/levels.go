@@ -167,14 +167,14 @@ func measuredPlateaus(points []sweepPoint, known []cacheLevel, source string, ma
 	}
 	for i, s := range spans {
 		pts := region[s.first : s.last+1]
-		name := dramLevel
+		name := roofline.LevelDRAM
 		if i < len(spans)-1 {
 			name = fmt.Sprintf("L%d", len(known)+i+1)
 			edge := edgeSize(pts[len(pts)-1].WorkingSetBytes, region[s.last+1].WorkingSetBytes)
 			sizes = append(sizes, levelSize{Name: name, Bytes: edge, Source: roofline.CacheSourceMeasured,
 				EdgeLo: pts[len(pts)-1].WorkingSetBytes, EdgeHi: region[s.last+1].WorkingSetBytes})
 		}
-		in := insidePoints(pts, i > 0, name == dramLevel)
+		in := insidePoints(pts, i > 0, name == roofline.LevelDRAM)
 		best := slices.MaxFunc(in, func(a, b sweepPoint) int { return cmp.Compare(a.GBytesPerS, b.GBytesPerS) })
 		out = append(out, plateau{Level: name, GBytesPerS: best.GBytesPerS, CI: best.CI, WorkingSetBytes: best.WorkingSetBytes, Points: len(in)})
 	}

@@ -45,7 +45,7 @@ func scopeCaches(caches []machine.Cache, cpus []int) []cacheLevel {
 
 // plateau is the bandwidth ceiling of one memory level read from a sweep.
 type plateau struct {
-	Level      string // "L1", "L2", "L3", dramLevel
+	Level      string // "L1", "L2", "L3", roofline.LevelDRAM
 	GBytesPerS float64
 	CI         roofline.Interval
 	// WorkingSetBytes is the size of the sweep point the figure comes from.
@@ -136,7 +136,7 @@ func windowPlateaus(points []sweepPoint, levels []cacheLevel, withDRAM bool) ([]
 	}
 	for i := 0; i < n; i++ {
 		var (
-			name   = dramLevel
+			name   = roofline.LevelDRAM
 			lo, hi int64
 			window string
 			capa   int64

@@ -113,7 +113,7 @@ func recheckBandwidthRoofs(ctx context.Context, r *run, roofs *sweptRoofs, spare
 func recheckSwept(ctx context.Context, r *run, pool *operandPool, spare map[int]int, s *sweptRoof) (string, error) {
 	roof, detail := &r.rep.Roofs.Bandwidth[s.roof], &r.rep.Details.Bandwidth[s.roof]
 	budget := bandwidthBudget
-	if roof.Level == dramLevel {
+	if roof.Level == roofline.LevelDRAM {
 		budget = dramRecheckBudget
 	}
 	cpus, sweptOn, where := s.cpus, "", ""
@@ -180,7 +180,7 @@ func inconsistencies(r *roofline.Roofs) []inconsistency {
 			switch {
 			case d.Level == b.Level && d.Threads < b.Threads:
 				than = fmt.Sprintf("its %s GB/s on %s", rateText(d.GBytesPerS, d.CI), threadsWord(d.Threads))
-			case d.Level == dramLevel && b.Level != dramLevel && d.Threads == b.Threads:
+			case d.Level == roofline.LevelDRAM && b.Level != roofline.LevelDRAM && d.Threads == b.Threads:
 				than = fmt.Sprintf("DRAM's %s GB/s on the same threads", rateText(d.GBytesPerS, d.CI))
 			default:
 				continue
@@ -209,7 +209,7 @@ func flagInconsistent(rep *Report, compute bool) {
 // unevenly enough to flag, or is empty. Threads of different core types
 // of a hybrid CPU differ by design (the hybrid-scope flag says so).
 func unevenRoof(level string, cpus []int, u unevenness, topo machine.Topology) string {
-	if len(cpus) < 2 || level == dramLevel || u.ratio < unevenShare || topo.CoreType(u.slow) != topo.CoreType(u.fast) {
+	if len(cpus) < 2 || level == roofline.LevelDRAM || u.ratio < unevenShare || topo.CoreType(u.slow) != topo.CoreType(u.fast) {
 		return ""
 	}
 	return fmt.Sprintf("%s (%s): CPU %d took %.2f× as long as CPU %d", level, threadsWord(len(cpus)), u.slow, u.ratio, u.fast)

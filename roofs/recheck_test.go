@@ -213,7 +213,7 @@ func TestUnevenThreadsAreFlaggedOnlyInMultiThreadCacheRoofsOfOneCoreType(t *test
 	}{
 		{"a slow core in an L1 roof", "L1", []int{0, 1}, unevenness{1.62, 0, 1}, machine.Topology{}, "L1 (2 threads): CPU 0 took 1.62× as long as CPU 1"},
 		{"threads within the noise", "L2", []int{0, 1}, unevenness{1.15, 1, 0}, machine.Topology{}, ""},
-		{"DRAM, which threads share unevenly anyway", dramLevel, []int{0, 1}, unevenness{1.8, 0, 1}, machine.Topology{}, ""},
+		{"DRAM, which threads share unevenly anyway", roofline.LevelDRAM, []int{0, 1}, unevenness{1.8, 0, 1}, machine.Topology{}, ""},
 		{"one thread has nothing to compare", "L1", []int{0}, unevenness{1, 0, 0}, machine.Topology{}, ""},
 		{"a P-core and an E-core differ by design", "L1", []int{1, 2}, unevenness{1.9, 2, 1}, hybrid, ""},
 		{"two P-cores of a hybrid CPU", "L3", []int{0, 1}, unevenness{1.5, 1, 0}, hybrid, "L3 (2 threads): CPU 1 took 1.50× as long as CPU 0"},

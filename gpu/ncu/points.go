@@ -113,8 +113,8 @@ func (k *Kernel) Point(here roofline.Machine, created time.Time) roofline.Point 
 	}
 	q, t := k.Sums[MetricDRAM], k.Sums[MetricTime]
 	g := &roofline.GPUKernel{Kernel: k.Name, Launches: k.Launches, Device: k.Device, DeviceName: k.DeviceName,
-		ComputeCapability: k.CC, Tool: "ncu", LevelBytes: map[string]float64{"DRAM": q}}
-	for level, m := range map[string]string{"L2": MetricL2, "L1": MetricL1} {
+		ComputeCapability: k.CC, Tool: "ncu", LevelBytes: map[string]float64{roofline.LevelDRAM: q}}
+	for level, m := range map[string]string{roofline.LevelL2: MetricL2, roofline.LevelL1: MetricL1} {
 		if v, ok := k.Sums[m]; ok {
 			g.LevelBytes[level] = v
 		}
@@ -130,7 +130,7 @@ func (k *Kernel) Point(here roofline.Machine, created time.Time) roofline.Point 
 		CI: roofline.Uncertainty{N: 1, Seconds: roofline.Interval{Lo: t, Hi: t}}, Events: []roofline.EventCount{},
 		Flags: []roofline.Flag{}, Machine: here, Threads: roofline.GPUThreads, GPU: g}
 	if t > 0 {
-		gflops, gbytes := w/t/1e9, q/t/1e9
+		gflops, gbytes := roofline.Rate(w, t), roofline.Rate(q, t)
 		p.GFlops, p.GBytesPerS = &gflops, &gbytes
 	}
 	if q > 0 {

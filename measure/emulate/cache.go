@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/machine"
+	"github.com/rprof/rprof/roofline"
 )
 
 // Level is one cache level of the model.
@@ -32,9 +33,9 @@ type CacheModel struct {
 // 32 MiB 16-way L3, 64-byte lines).
 func DefaultCacheModel() CacheModel {
 	return CacheModel{Line: 64, Source: "default", Levels: []Level{
-		{Name: "L1", Size: 48 << 10, Ways: 12},
-		{Name: "L2", Size: 1 << 20, Ways: 16},
-		{Name: "L3", Size: 32 << 20, Ways: 16},
+		{Name: roofline.LevelL1, Size: 48 << 10, Ways: 12},
+		{Name: roofline.LevelL2, Size: 1 << 20, Ways: 16},
+		{Name: roofline.LevelL3, Size: 32 << 20, Ways: 16},
 	}}
 }
 

@@ -451,7 +451,7 @@ func combine(imgs []*image, m CacheModel) Result {
 			r.NotCounted = append(r.NotCounted, img.exec)
 		}
 		for i, l := range img.levels {
-			lower := "DRAM"
+			lower := roofline.LevelDRAM
 			if i+1 < len(img.levels) {
 				lower = img.levels[i+1].name
 			}
@@ -464,7 +464,7 @@ func combine(imgs []*image, m CacheModel) Result {
 			}
 			lt.Read += l.fills * uint64(img.line)
 			lt.Write += l.writebacks * uint64(img.line)
-			if lower == "DRAM" {
+			if lower == roofline.LevelDRAM {
 				lt.Write += img.nt
 			}
 		}

@@ -398,7 +398,7 @@ func timedSeries(metric string, p roofline.Point) series {
 			if t <= 0 {
 				return 0, false
 			}
-			return w / t / 1e9 * scale, true
+			return roofline.Rate(w, t) * scale, true
 		}
 	default:
 		return s
