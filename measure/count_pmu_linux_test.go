@@ -16,9 +16,7 @@ import (
 // counts about the baseline's duration, in spec order.
 func TestCountIdleCountsSystemWideEventsForTheDuration(t *testing.T) {
 	ev := pmu.Event{Name: "cpu-clock", PMU: "software", Attr: pmu.Attr{Type: 1, Config: 0}, CPUs: []int{0}}
-	if err := pmu.Probe(ev); errors.Is(err, pmu.ErrPermission) {
-		testutil.SkipUnlessHardware(t, err)
-	}
+	testutil.SkipUnlessHardware(t, pmu.Probe(ev), pmu.ErrPermission)
 	const d = 100 * time.Millisecond
 	o, err := countIdle(context.Background(), []counterSpec{{event: ev, kind: KindTraffic, weight: 1, class: pmu.Total, group: -1}}, d)
 	if err != nil {
@@ -60,12 +58,7 @@ func TestCountPMUPutsReadingsBackInSpecOrder(t *testing.T) {
 	// In user mode only too, as after a paranoid refusal.
 	for _, userOnly := range []bool{false, true} {
 		o, err := countPMU(context.Background(), launch.Spec{Argv: []string{"true"}}, specs, userOnly)
-		if errors.Is(err, pmu.ErrPermission) {
-			testutil.SkipUnlessHardware(t, err)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		testutil.SkipUnlessHardware(t, err, pmu.ErrPermission)
 		if o.ExitCode != 0 || len(o.Counts) != 3 {
 			t.Fatalf("exit %d, %d counts", o.ExitCode, len(o.Counts))
 		}

@@ -279,7 +279,7 @@ func TestHaveHardwareCountersAgreesWithOpeningOne(t *testing.T) {
 }
 
 func TestOpenTaskCountsInstructionsOnHardware(t *testing.T) {
-	testutil.SkipUnlessHardware(t, HaveHardwareCounters())
+	testutil.SkipUnlessHardware(t, HaveHardwareCounters(), ErrNotSupported, ErrPermission)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	c, err := OpenTask(0, [][]Event{{hwInstructions}}, TaskOptions{ExcludeKernel: true})

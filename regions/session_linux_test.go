@@ -375,7 +375,7 @@ func TestOpenBLASDgemmIsALibraryRegion(t *testing.T) {
 // RPROF_REQUIRE_PMU=1).
 func TestHardwareCountersAreReadPerCPUInRegions(t *testing.T) {
 	requireProbes(t)
-	testutil.SkipUnlessHardware(t, pmu.HaveHardwareCounters())
+	testutil.SkipUnlessHardware(t, pmu.HaveHardwareCounters(), pmu.ErrNotSupported, pmu.ErrPermission)
 	target := compile(t, "target-pie", "target.c", "-pthread", "-ldl", "-pie")
 	instructions := pmu.Event{Name: "instructions", PMU: "cpu", Scale: 1,
 		Attr: pmu.Attr{Type: unix.PERF_TYPE_HARDWARE, Config: unix.PERF_COUNT_HW_INSTRUCTIONS}}

@@ -1,7 +1,6 @@
 package roofs
 
 import (
-	"errors"
 	"math"
 	"testing"
 
@@ -11,12 +10,7 @@ import (
 func loadTestBLAS(t *testing.T) *BLAS {
 	t.Helper()
 	b, err := LoadBLAS("")
-	if errors.Is(err, errNoBLAS) {
-		testutil.SkipUnlessHardware(t, err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	testutil.SkipUnlessHardware(t, err, errNoBLAS)
 	return b
 }
 

@@ -152,7 +152,7 @@ func TestDNNCountPMUCountsWorkPerPrimitive(t *testing.T) {
 	if err := regions.Supported(); err != nil {
 		t.Skipf("regions cannot be probed here: %v", err)
 	}
-	testutil.SkipUnlessHardware(t, pmu.HaveHardwareCounters())
+	testutil.SkipUnlessHardware(t, pmu.HaveHardwareCounters(), pmu.ErrNotSupported, pmu.ErrPermission)
 	points, stderr := probedDNNRun(t, "1", nil, buildAllKinds(t))
 	exact := 0
 	for _, p := range points {

@@ -519,7 +519,7 @@ func children(t *testing.T) string {
 }
 
 func TestRunCountsInstructionsOnHardware(t *testing.T) {
-	testutil.SkipUnlessHardware(t, pmu.HaveHardwareCounters())
+	testutil.SkipUnlessHardware(t, pmu.HaveHardwareCounters(), pmu.ErrNotSupported, pmu.ErrPermission)
 	spin := prog(t, "spin")
 	instructions := pmu.Event{Name: "instructions", PMU: "cpu", Attr: pmu.Attr{Type: unix.PERF_TYPE_HARDWARE, Config: unix.PERF_COUNT_HW_INSTRUCTIONS}}
 	const m = 20

@@ -5,12 +5,14 @@ package testutil
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,12 +69,20 @@ func diff(t testing.TB, want, got []byte) string {
 // failures, for runs on machines known to have a hardware PMU.
 const RequirePMUEnv = "RPROF_REQUIRE_PMU"
 
-// SkipUnlessHardware skips the test with reason when err (the result of a
-// hardware probe) is not nil, or fails it when RPROF_REQUIRE_PMU=1.
-func SkipUnlessHardware(t testing.TB, err error) {
+// SkipUnlessHardware checks err, the result of a probe for what a test
+// needs (a hardware PMU, a library). It skips the test with its reason
+// when err matches one of unsupported with errors.Is (the sentinels by
+// which the probed package says the thing is absent here, e.g.
+// pmu.ErrNotSupported), or fails it when RPROF_REQUIRE_PMU=1. Any other
+// error fails the test: a probe that broke is not a machine that lacks
+// the hardware.
+func SkipUnlessHardware(t testing.TB, err error, unsupported ...error) {
 	t.Helper()
 	if err == nil {
 		return
+	}
+	if !slices.ContainsFunc(unsupported, func(s error) bool { return errors.Is(err, s) }) {
+		t.Fatalf("probe failed: %v", err)
 	}
 	if os.Getenv(RequirePMUEnv) == "1" {
 		t.Fatalf("%s=1 but the hardware this test needs is absent: %v", RequirePMUEnv, err)
