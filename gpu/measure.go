@@ -27,10 +27,13 @@ type Options struct {
 	Progress func(step string)
 }
 
-// Stop rules: 99% intervals within 1% as roofs uses; a sample is a run of
+// Confidence is the level of every GPU roof's interval, for the stop
+// rules and for whoever shows the intervals: 99%, as roofs uses.
+const Confidence = 0.99
+
+// Stop rules: intervals within 1% as roofs uses; a sample is a run of
 // back-to-back launches, seconds in all, so the counts are smaller.
 const (
-	confidence   = 0.99
 	relError     = 0.01
 	minCount     = 8
 	bestMinCount = 3
@@ -51,13 +54,13 @@ const launchTime = 500 * time.Microsecond
 
 func (o Options) rule() stats.StopRule {
 	if o.Fixed > 0 {
-		return stats.Fixed(o.Fixed, confidence, o.Method)
+		return stats.Fixed(o.Fixed, Confidence, o.Method)
 	}
 	budget := 400 * time.Millisecond
 	if o.Quick {
 		budget = 60 * time.Millisecond
 	}
-	return stats.StopRule{MaxTime: budget, MaxCount: maxCount, Confidence: confidence, RelError: relError,
+	return stats.StopRule{MaxTime: budget, MaxCount: maxCount, Confidence: Confidence, RelError: relError,
 		MinCount: minCount, BestMinCount: bestMinCount, Method: o.Method}
 }
 

@@ -101,7 +101,7 @@ func writeGPUTable(w io.Writer, g *roofline.GPURoofs, took time.Duration) {
 	fmt.Fprintf(w, "GPU %d: %s (compute capability %s, %d SMs, %s memory; driver %s), measured in %.1f s\n",
 		d.Index, d.Name, d.ComputeCapability, d.SMs, unit.Bytes(d.MemoryBytes), d.Driver, took.Seconds())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "roof\tvalue\t99% interval\tof theory\tconfiguration\tclocks (MHz)")
+	fmt.Fprintf(tw, "roof\tvalue\t%s interval\tof theory\tconfiguration\tclocks (MHz)\n", unit.RoundPercent(gpu.Confidence))
 	for _, c := range g.Compute {
 		fmt.Fprintf(tw, "%s\t%.4g GFLOP/s\t%s\t%s\t%s, %dx%d\t%s\n", c.Name, c.GFlops, tableInterval(c.CI, c.IntervalUnknown),
 			ofTheory(c.GFlops, c.TheoreticalGFlops), c.Kernel, c.Launch.Blocks, c.Launch.Threads, clocksLine(c.Clocks))
