@@ -4,20 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"slices"
-	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 
-	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/machine"
 )
 
@@ -150,12 +146,12 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	if len(r.Groups) == 0 {
 		return noExecutions(e, r.Trace, r.ExitCode)
 	}
-	writeDNNTable(e.stderr, o.command, r.Trace, r.Groups, r.Points, o.top)
+	render.WriteDNNTable(e.stderr, o.command, r.Trace, r.Groups, r.Points, o.top)
 	if r.Probed != nil {
-		writeDNNProbed(e.stderr, r.Probed, r.Groups, r.Points, o.top)
+		render.WriteDNNProbed(e.stderr, r.Probed, r.Groups, r.Points, o.top)
 	}
 	if r.Emulated != nil {
-		writeDNNEmulated(e.stderr, r.Emulated, r.Groups, o.top)
+		render.WriteDNNEmulated(e.stderr, r.Emulated, r.Groups, o.top)
 	}
 	if o.json != "" {
 		set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: r.Points}
@@ -240,94 +236,6 @@ func noExecutions(e *env, tr *dnn.Trace, code int) error {
 		return &exitError{code: code}
 	}
 	return &exitError{code: exitInternal}
-}
-
-// writeDNNTable prints the groups, longest total time first, with numbered
-// footnotes for their flags (each distinct flag once).
-func writeDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.Group, points []roofline.Point, top int) {
-	execs, total := 0, 0.0
-	for _, g := range groups {
-		execs += g.Calls()
-		total += g.TotalMillis()
-	}
-	lib := "oneDNN " + tr.Info.Version
-	if tr.Info.Runtime != "" {
-		lib += ", " + tr.Info.Runtime
-	}
-	fmt.Fprintf(w, "\n oneDNN primitives of '%s' (%s; %d executions in %d groups, %s ms in all):\n", strings.Join(command, " "), strings.TrimSpace(lib), execs, len(groups), unit.Value(total))
-	wq := "W, Q: analytic per call (FLOP; bytes, each tensor once)"
-	if slices.ContainsFunc(points, func(p roofline.Point) bool { return p.Analytic != nil }) {
-		wq = "W, Q: per call, counted (W exact, Q modelled) where the counted table below has the group, else analytic (FLOP; bytes)"
-	}
-	fmt.Fprintf(w, " time: oneDNN's wall time per call (mean, %g%% interval); %s\n", 100*points[0].CI.Confidence, wq)
-	if p := points[0]; p.RoofsFile != "" {
-		fmt.Fprintf(w, " roofs %s, thread scope %d\n", p.RoofsFile, p.Threads)
-	} else {
-		fmt.Fprintln(w, " no roofs document: run 'rprof roofs' to place the groups under this machine's roofs")
-	}
-	fmt.Fprintln(w)
-	var notes []roofline.Flag
-	mark := func(fs []roofline.Flag) string {
-		var b strings.Builder
-		for _, f := range fs {
-			if f.Code == roofline.FlagAnalytic {
-				continue
-			}
-			i := slices.Index(notes, f)
-			if i < 0 {
-				notes = append(notes, f)
-				i = len(notes) - 1
-			}
-			fmt.Fprintf(&b, "[%d]", i+1)
-		}
-		return b.String()
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "#\tcalls\ttotal ms\tms/call\t±\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\tGB/s\t% roof\tbound\t\t primitive")
-	shown := shownRows(len(points), top)
-	for i, p := range points[:shown] {
-		g := groups[i]
-		pm := ""
-		if s, ok := unit.HalfWidthPercent(p.Seconds, p.CI.Seconds.Lo, p.CI.Seconds.Hi); ok && p.CI.N > 1 {
-			pm = s
-		}
-		frac, bound := "", ""
-		if p.FractionOfAttainable != nil {
-			frac = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable)
-			bound = p.Bound.String()
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", i+1, g.Calls(),
-			unit.Value(g.TotalMillis()), unit.Value(p.Seconds*1e3), pm,
-			orUnknown(p.WorkFlops, unit.Count), orUnknown(p.TrafficBytes, unit.Count),
-			orUnknownDash(p.Intensity), orUnknownDash(p.GFlops), orUnknownDash(p.GBytesPerS), frac, bound, mark(p.Flags), p.Label)
-	}
-	tw.Flush()
-	if shown < len(points) {
-		fmt.Fprintf(w, "  ... %d more groups (--top %d); the point set has all\n", len(points)-shown, top)
-	}
-	if len(notes) > 0 {
-		fmt.Fprintln(w)
-		for i, f := range notes {
-			fmt.Fprintf(w, "  [%d] %s: %s\n", i+1, f.Code, f.Message)
-		}
-	}
-	fmt.Fprintln(w)
-}
-
-// shownRows is how many of n groups a table shows with --top top (0:
-// all).
-func shownRows(n, top int) int {
-	if top > 0 && top < n {
-		return top
-	}
-	return n
-}
-
-func orUnknownDash(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return unit.Value(*v)
 }
 
 // hereMachine describes this machine for the points rprof dnn writes

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/internal/stats"
@@ -265,7 +266,7 @@ func writeBenchTable(w io.Writer, v dnnbench.Version, bind dnnbench.Binding, res
 			frac, bound = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable), p.Bound.String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s  %s\n", unit.Value(p.Seconds*1e3), pm, p.CI.N, unit.Value(minSecs*1e3),
-			orUnknown(r.Model.WorkFlops, unit.Count), orUnknown(r.Model.TrafficBytes, unit.Count), orUnknownDash(p.Intensity),
+			render.OrUnknown(r.Model.WorkFlops, unit.Count), render.OrUnknown(r.Model.TrafficBytes, unit.Count), render.OrUnknownDash(p.Intensity),
 			gf, peak, best, frac, bound, r.Implementation, r.Problem)
 	}
 	tw.Flush()

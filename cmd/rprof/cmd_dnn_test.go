@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
 	"github.com/rprof/rprof/internal/testutil"
@@ -45,7 +46,7 @@ func TestDNNTableGolden(t *testing.T) {
 		Roofs: roofs, RoofsFile: "roofs.json", CPUs: dnnrun.LibraryThreads(tr.Info), Trace: tr,
 	})
 	var b bytes.Buffer
-	writeDNNTable(&b, []string{"python3", "cnn.py"}, tr, groups, points, 12)
+	render.WriteDNNTable(&b, []string{"python3", "cnn.py"}, tr, groups, points, 12)
 	testutil.Golden(t, "testdata/dnn/torch-table.golden", b.Bytes())
 	if tr.Skipped != 1 {
 		t.Errorf("skipped %d, want the truncated line", tr.Skipped)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
@@ -200,7 +201,7 @@ func effectiveText(levels []roofline.CacheLevel) string {
 			s += fmt.Sprintf(" (declared %s %s)", unit.Bytes(c.DeclaredBytes), c.DeclaredSource)
 		}
 		if i == 0 || c.Threads != levels[i-1].Threads {
-			scopes = append(scopes, fmt.Sprintf("%s: %s", plural(c.Threads, "thread"), s))
+			scopes = append(scopes, fmt.Sprintf("%s: %s", render.Plural(c.Threads, "thread"), s))
 			continue
 		}
 		scopes[len(scopes)-1] += ", " + s

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/kfs"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
@@ -254,7 +255,7 @@ func writeEventsText(w io.Writer, p pmu.Plan) error {
 		if p.Counters > 0 {
 			limit = fmt.Sprintf("%d counters per thread", p.Counters)
 		}
-		fmt.Fprintf(&b, "\nFP work W = sum of count x FLOPs/count; counted per process, %s in %s (%s):\n", plural(len(p.Work), "event"), plural(len(groups), "group"), limit)
+		fmt.Fprintf(&b, "\nFP work W = sum of count x FLOPs/count; counted per process, %s in %s (%s):\n", render.Plural(len(p.Work), "event"), render.Plural(len(groups), "group"), limit)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  group\tevent\tpmu\ttype\tconfig\tFLOPs/count\tprecision\tsource")
 		for gi, g := range groups {
@@ -267,7 +268,7 @@ func writeEventsText(w io.Writer, p pmu.Plan) error {
 	if len(p.Traffic) == 0 {
 		b.WriteString("\nDRAM traffic Q: no events (see problems)\n")
 	} else {
-		fmt.Fprintf(&b, "\nDRAM traffic Q = sum of count x bytes/count; counted system-wide, one counter per box on each CPU listed (%s):\n", plural(len(p.Traffic), "event"))
+		fmt.Fprintf(&b, "\nDRAM traffic Q = sum of count x bytes/count; counted system-wide, one counter per box on each CPU listed (%s):\n", render.Plural(len(p.Traffic), "event"))
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  event\tpmu\ttype\tconfig\tbytes/count\tdirection\tcpus\tencoded from\tsource")
 		for _, t := range p.Traffic {
@@ -288,13 +289,6 @@ func writeEventsText(w io.Writer, p pmu.Plan) error {
 	writeProblems(&b, p.Problems)
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func cpuLine(p pmu.Plan) string {

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu/ncu"
 	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/roofline"
@@ -146,7 +147,7 @@ func writeImportTable(w io.Writer, points []roofline.Point, unplaced []string) {
 			clock = fmt.Sprintf("%.0f MHz", p.GPU.SMClockMHz)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Label, p.GPU.Launches, unit.SI(p.Seconds, "s"),
-			orUnknownDash(p.GFlops), orUnknownDash(p.Intensity), orUnknownDash(p.GBytesPerS), bound, frac, clock)
+			render.OrUnknownDash(p.GFlops), render.OrUnknownDash(p.Intensity), render.OrUnknownDash(p.GBytesPerS), bound, frac, clock)
 	}
 	tw.Flush()
 	for _, u := range unplaced {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/cluster"
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/roofline"
 
@@ -116,7 +117,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 			for _, n := range m.Nodes {
 				n.RoofsFile = roofsFile
 				fmt.Fprintf(e.stdout, "\n Node %s of job %s: ranks %s", n.Job.Nodes[0].Node, n.Job.ID, joinInts(n.Job.Nodes[0].Ranks))
-				writeRunSummary(e.stdout, &n, "the node's widest")
+				render.WriteRunSummary(e.stdout, &n, "the node's widest")
 				out = append(out, n)
 			}
 		}
@@ -195,15 +196,15 @@ func writeJobSummary(w io.Writer, m cluster.Merged) {
 		owner := "no traffic owner"
 		switch {
 		case m.Point.Source == roofline.SourceEmulated:
-			owner = fmt.Sprintf("ranks' modelled Q summed: %s B", orUnknown(n.TrafficBytes, unit.Count))
+			owner = fmt.Sprintf("ranks' modelled Q summed: %s B", render.OrUnknown(n.TrafficBytes, unit.Count))
 		case len(n.Owners) == 1:
-			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], orUnknown(n.TrafficBytes, unit.Count))
+			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], render.OrUnknown(n.TrafficBytes, unit.Count))
 		case len(n.Owners) > 1:
 			owner = fmt.Sprintf("%d traffic owners", len(n.Owners))
 		}
 		fmt.Fprintf(w, "   node %-20s ranks %-12s %s\n", n.Node, joinInts(n.Ranks), owner)
 	}
-	writeRunSummary(w, &m.Point, "the node roofs' widest scope × nodes")
+	render.WriteRunSummary(w, &m.Point, "the node roofs' widest scope × nodes")
 }
 
 func joinInts(xs []int) string {

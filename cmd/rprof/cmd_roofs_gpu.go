@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu"
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/internal/lock"
@@ -103,11 +104,11 @@ func writeGPUTable(w io.Writer, g *roofline.GPURoofs, took time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "roof\tvalue\t%s interval\tof theory\tconfiguration\tclocks (MHz)\n", unit.RoundPercent(gpu.Confidence))
 	for _, c := range g.Compute {
-		fmt.Fprintf(tw, "%s\t%.4g GFLOP/s\t%s\t%s\t%s, %dx%d\t%s\n", c.Name, c.GFlops, tableInterval(c.CI, c.IntervalUnknown),
+		fmt.Fprintf(tw, "%s\t%.4g GFLOP/s\t%s\t%s\t%s, %dx%d\t%s\n", c.Name, c.GFlops, render.Interval(c.CI, c.IntervalUnknown),
 			ofTheory(c.GFlops, c.TheoreticalGFlops), c.Kernel, c.Launch.Blocks, c.Launch.Threads, clocksLine(c.Clocks))
 	}
 	for _, m := range g.Memory {
-		fmt.Fprintf(tw, "%s\t%.4g GB/s\t%s\t%s\t%s over %s, %dx%d\t%s\n", m.Level, m.GBytesPerS, tableInterval(m.CI, m.IntervalUnknown),
+		fmt.Fprintf(tw, "%s\t%.4g GB/s\t%s\t%s\t%s over %s, %dx%d\t%s\n", m.Level, m.GBytesPerS, render.Interval(m.CI, m.IntervalUnknown),
 			ofTheory(m.GBytesPerS, m.TheoreticalGBytesPerS), m.Kernel, unit.Bytes(m.WorkingSetBytes), m.Launch.Blocks, m.Launch.Threads, clocksLine(m.Clocks))
 	}
 	tw.Flush()

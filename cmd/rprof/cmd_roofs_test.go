@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/internal/testutil"
@@ -165,7 +166,7 @@ func TestRoofsTableShowsValuesIntervalsTheoryAndStops(t *testing.T) {
 		DGEMMPath: "libopenblas.so.0",
 	}
 	var b strings.Builder
-	writeRoofsTable(&b, rep)
+	render.WriteRoofsTable(&b, rep)
 	testutil.Golden(t, "testdata/roofs/table.txt", []byte(b.String()))
 }
 

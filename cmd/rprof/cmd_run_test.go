@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
@@ -185,7 +186,7 @@ func TestRunSummaryOfRecordedPoints(t *testing.T) {
 	}{{"counters", p}, {"no-uncore", noUncore}, {"events", events}} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			writeRunSummary(&b, tt.p, "as asked with --threads")
+			render.WriteRunSummary(&b, tt.p, "as asked with --threads")
 			testutil.Golden(t, "testdata/run/summary-"+tt.name+".txt", b.Bytes())
 		})
 		// The lines a footnote marks follow the flags' codes and subjects:
@@ -197,8 +198,8 @@ func TestRunSummaryOfRecordedPoints(t *testing.T) {
 				q.Flags[i].Message = "reworded"
 			}
 			var want, got bytes.Buffer
-			writeRunSummary(&want, tt.p, "")
-			writeRunSummary(&got, &q, "")
+			render.WriteRunSummary(&want, tt.p, "")
+			render.WriteRunSummary(&got, &q, "")
 			body := func(b bytes.Buffer) string { s, _, _ := strings.Cut(b.String(), "  [1]"); return s }
 			if body(got) != body(want) {
 				t.Errorf("rewording the flags moved footnote marks:\n%s\nwant\n%s", body(got), body(want))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
 	"github.com/rprof/rprof/internal/testutil"
@@ -74,8 +75,8 @@ func TestDNNCountEmulateTablesGolden(t *testing.T) {
 			command := []string{"./allkinds", "small"}
 			points := r.Place(dnnrun.Options{Command: command, Confidence: 0.95, Roofs: roofs, RoofsPath: "roofs.json", Machine: roofs.Machine})
 			var b bytes.Buffer
-			writeDNNTable(&b, command, native, r.Groups, points, 0)
-			writeDNNEmulated(&b, em, r.Groups, 0)
+			render.WriteDNNTable(&b, command, native, r.Groups, points, 0)
+			render.WriteDNNEmulated(&b, em, r.Groups, 0)
 			testutil.Golden(t, "testdata/dnn/emulated-"+tt.name+".golden", b.Bytes())
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/cluster"
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 
@@ -139,16 +140,16 @@ func writeRankSummary(w io.Writer, p *roofline.Point) {
 	q := "DRAM traffic counted by this node's owner"
 	switch {
 	case p.Source == roofline.SourceEmulated:
-		q = fmt.Sprintf("modelled DRAM traffic %s B (this rank's own)", orUnknown(p.TrafficBytes, unit.Count))
+		q = fmt.Sprintf("modelled DRAM traffic %s B (this rank's own)", render.OrUnknown(p.TrafficBytes, unit.Count))
 	case r.TrafficOwner:
-		q = fmt.Sprintf("node DRAM traffic %s B (traffic owner, for the node's %d local ranks)", orUnknown(p.TrafficBytes, unit.Count), r.LocalSize)
+		q = fmt.Sprintf("node DRAM traffic %s B (traffic owner, for the node's %d local ranks)", render.OrUnknown(p.TrafficBytes, unit.Count), r.LocalSize)
 	}
 	flags := ""
 	if n := len(p.Flags); n > 0 {
 		flags = fmt.Sprintf("; flags: %d (in the point file)", n)
 	}
 	fmt.Fprintf(w, "rprof run: rank %d/%d on %s (local %d/%d): work %s FLOP in %.6f s; %s%s\n",
-		r.Rank, r.Size, r.Node, r.LocalRank, r.LocalSize, orUnknown(p.WorkFlops, unit.Count), p.Seconds, q, flags)
+		r.Rank, r.Size, r.Node, r.LocalRank, r.LocalSize, render.OrUnknown(p.WorkFlops, unit.Count), p.Seconds, q, flags)
 }
 
 // rprofVersion names this build: the module version, or the VCS revision

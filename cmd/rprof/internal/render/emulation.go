@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 		return
 	}
 	fmt.Fprintf(w, "\n  counted by %s (plugin API %d), %s; %s, %s; emulated run %.2f s\n",
-		em.Emulator, em.PluginAPI, em.ISA, plural(em.Images, "process image"), plural(em.Threads, "thread"), em.Seconds)
+		em.Emulator, em.PluginAPI, em.ISA, Plural(em.Images, "process image"), Plural(em.Threads, "thread"), em.Seconds)
 	if c := em.CPU; c != nil && c.Vendor != "" {
 		fmt.Fprintf(w, "  the target saw %s family %d model %d (%s) with QEMU's features", c.Vendor, c.Family, c.Model, c.Brand)
 		if len(c.NotEmulated) > 0 {
@@ -62,7 +62,7 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "  \tlevels\tread B\twrite B\tFLOP/B\t\n")
 		for _, l := range p.Levels {
-			fmt.Fprintf(tw, "  \t%s-%s\t%s\t%s\t%s\t\n", l.Upper, l.Lower, unit.Count(l.ReadBytes), unit.Count(l.WriteBytes), orUnknown(l.Intensity, unit.Value))
+			fmt.Fprintf(tw, "  \t%s-%s\t%s\t%s\t%s\t\n", l.Upper, l.Lower, unit.Count(l.ReadBytes), unit.Count(l.WriteBytes), OrUnknown(l.Intensity, unit.Value))
 		}
 		tw.Flush()
 	}
@@ -79,7 +79,7 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 			if f.Object != "" {
 				name += " (" + f.Object + ")"
 			}
-			fmt.Fprintf(tw, "  \t%s\t%s\t%s\t%s\n", unit.Count(f.WorkFlops), unit.Count(f.TrafficBytes), orUnknown(f.Intensity, unit.Value), name)
+			fmt.Fprintf(tw, "  \t%s\t%s\t%s\t%s\n", unit.Count(f.WorkFlops), unit.Count(f.TrafficBytes), OrUnknown(f.Intensity, unit.Value), name)
 		}
 		tw.Flush()
 	}

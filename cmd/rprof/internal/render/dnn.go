@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -16,10 +16,10 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-// writeDNNProbed prints the probed figures of the groups shown in the
+// WriteDNNProbed prints the probed figures of the groups shown in the
 // table (same numbering), with the join's cross-check against oneDNN's
 // own times, and the notes.
-func writeDNNProbed(w io.Writer, pd *dnnrun.Probed, groups []*dnn.Group, points []roofline.Point, top int) {
+func WriteDNNProbed(w io.Writer, pd *dnnrun.Probed, groups []*dnn.Group, points []roofline.Point, top int) {
 	fmt.Fprintf(w, " Probed calls of %s (uprobes; counters per CPU, read at each call's entry and return):\n", dnnrun.Execute)
 	if pd.Mismatch != nil {
 		fmt.Fprintf(w, "  not attributed: %v\n\n", pd.Mismatch)
@@ -170,9 +170,9 @@ func signedDuration(s float64) string {
 	return "+" + fmtDuration(s)
 }
 
-// writeDNNEmulated prints, for the groups shown in the table (same
+// WriteDNNEmulated prints, for the groups shown in the table (same
 // numbering), the counted figures beside the analytic ones.
-func writeDNNEmulated(w io.Writer, em *dnnrun.Emulated, groups []*dnn.Group, top int) {
+func WriteDNNEmulated(w io.Writer, em *dnnrun.Emulated, groups []*dnn.Group, top int) {
 	fmt.Fprintf(w, " Counted beside analytic, per call (%s calls of %s under %s, %s; emulated run %.1f s):\n",
 		dnnrun.Execute, filepath.Base(em.Probe.Path), em.Emulation.Emulator, em.Emulation.ISA, em.Emulation.Seconds)
 	fmt.Fprintf(w, " W counted exactly; Q modelled DRAM bytes (cache model %s); medians over the counted calls\n", em.Emulation.CacheModel)
@@ -201,8 +201,8 @@ func writeDNNEmulated(w io.Writer, em *dnnrun.Emulated, groups []*dnn.Group, top
 			as = m.Group.Describe()
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", i+1, strconv.Itoa(c.Calls),
-			orUnknown(c.WorkFlops, unit.Count), orUnknown(a.WorkFlops, unit.Count), ratioText(c.WorkFlops, a.WorkFlops),
-			orUnknown(c.TrafficBytes, unit.Count), orUnknown(a.TrafficBytes, unit.Count), ratioText(c.TrafficBytes, a.TrafficBytes), as)
+			OrUnknown(c.WorkFlops, unit.Count), OrUnknown(a.WorkFlops, unit.Count), ratioText(c.WorkFlops, a.WorkFlops),
+			OrUnknown(c.TrafficBytes, unit.Count), OrUnknown(a.TrafficBytes, unit.Count), ratioText(c.TrafficBytes, a.TrafficBytes), as)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -216,4 +216,92 @@ func ratioText(counted, analytic *float64) string {
 		return "-"
 	}
 	return strings.TrimSpace(fmt.Sprintf("%.3g", r))
+}
+
+// WriteDNNTable prints the groups, longest total time first, with numbered
+// footnotes for their flags (each distinct flag once).
+func WriteDNNTable(w io.Writer, command []string, tr *dnn.Trace, groups []*dnn.Group, points []roofline.Point, top int) {
+	execs, total := 0, 0.0
+	for _, g := range groups {
+		execs += g.Calls()
+		total += g.TotalMillis()
+	}
+	lib := "oneDNN " + tr.Info.Version
+	if tr.Info.Runtime != "" {
+		lib += ", " + tr.Info.Runtime
+	}
+	fmt.Fprintf(w, "\n oneDNN primitives of '%s' (%s; %d executions in %d groups, %s ms in all):\n", strings.Join(command, " "), strings.TrimSpace(lib), execs, len(groups), unit.Value(total))
+	wq := "W, Q: analytic per call (FLOP; bytes, each tensor once)"
+	if slices.ContainsFunc(points, func(p roofline.Point) bool { return p.Analytic != nil }) {
+		wq = "W, Q: per call, counted (W exact, Q modelled) where the counted table below has the group, else analytic (FLOP; bytes)"
+	}
+	fmt.Fprintf(w, " time: oneDNN's wall time per call (mean, %g%% interval); %s\n", 100*points[0].CI.Confidence, wq)
+	if p := points[0]; p.RoofsFile != "" {
+		fmt.Fprintf(w, " roofs %s, thread scope %d\n", p.RoofsFile, p.Threads)
+	} else {
+		fmt.Fprintln(w, " no roofs document: run 'rprof roofs' to place the groups under this machine's roofs")
+	}
+	fmt.Fprintln(w)
+	var notes []roofline.Flag
+	mark := func(fs []roofline.Flag) string {
+		var b strings.Builder
+		for _, f := range fs {
+			if f.Code == roofline.FlagAnalytic {
+				continue
+			}
+			i := slices.Index(notes, f)
+			if i < 0 {
+				notes = append(notes, f)
+				i = len(notes) - 1
+			}
+			fmt.Fprintf(&b, "[%d]", i+1)
+		}
+		return b.String()
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "#\tcalls\ttotal ms\tms/call\t±\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\tGB/s\t% roof\tbound\t\t primitive")
+	shown := shownRows(len(points), top)
+	for i, p := range points[:shown] {
+		g := groups[i]
+		pm := ""
+		if s, ok := unit.HalfWidthPercent(p.Seconds, p.CI.Seconds.Lo, p.CI.Seconds.Hi); ok && p.CI.N > 1 {
+			pm = s
+		}
+		frac, bound := "", ""
+		if p.FractionOfAttainable != nil {
+			frac = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable)
+			bound = p.Bound.String()
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n", i+1, g.Calls(),
+			unit.Value(g.TotalMillis()), unit.Value(p.Seconds*1e3), pm,
+			OrUnknown(p.WorkFlops, unit.Count), OrUnknown(p.TrafficBytes, unit.Count),
+			OrUnknownDash(p.Intensity), OrUnknownDash(p.GFlops), OrUnknownDash(p.GBytesPerS), frac, bound, mark(p.Flags), p.Label)
+	}
+	tw.Flush()
+	if shown < len(points) {
+		fmt.Fprintf(w, "  ... %d more groups (--top %d); the point set has all\n", len(points)-shown, top)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for i, f := range notes {
+			fmt.Fprintf(w, "  [%d] %s: %s\n", i+1, f.Code, f.Message)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// shownRows is how many of n groups a table shows with --top top (0:
+// all).
+func shownRows(n, top int) int {
+	if top > 0 && top < n {
+		return top
+	}
+	return n
+}
+
+func OrUnknownDash(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return unit.Value(*v)
 }

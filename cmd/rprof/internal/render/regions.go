@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"github.com/rprof/rprof/internal/unit"
 )
 
-// writeRegions prints the regions of a point as a table: per region its
+// WriteRegions prints the regions of a point as a table: per region its
 // calls, times and counted figures, then each region's flags.
-func writeRegions(out io.Writer, p *roofline.Point) {
+func WriteRegions(out io.Writer, p *roofline.Point) {
 	if len(p.Regions) == 0 {
 		return
 	}
@@ -53,7 +53,7 @@ func writeRegions(out io.Writer, p *roofline.Point) {
 		if r.ProbeCostSeconds > 0 {
 			pc = fmtDuration(r.ProbeCostSeconds) + " " + r.ProbeFirst
 		}
-		row = append(row, pc, orUnknown(r.GFlops, unit.Value))
+		row = append(row, pc, OrUnknown(r.GFlops, unit.Value))
 		for _, name := range events {
 			v := "-"
 			for _, ev := range r.Events {
