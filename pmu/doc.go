@@ -1,7 +1,9 @@
 // Package pmu is rprof's interface to the kernel's performance monitoring
-// units: CPU identification and topology, PMU discovery in sysfs, perf's
-// event-string syntax, the catalogue of floating-point-work and
-// DRAM-traffic events per microarchitecture, and perf_event_open.
+// units: PMU discovery in sysfs, perf's event-string syntax, the catalogue
+// of floating-point-work and DRAM-traffic events per microarchitecture,
+// event plans, perf_event_open, and the diagnosis of what this machine can
+// count. It takes the CPU and its topology from package machine, which
+// identifies them.
 //
 // All sysfs and procfs reads go through an injected fs.FS, so a captured
 // tree of another machine can be inspected and tests run on fake trees of
