@@ -123,11 +123,12 @@ func matrixBytes(s Shape) float64 { return 8 * float64(s.N*s.K+s.K*s.M+s.N*s.M) 
 // slowDGEMM is the fraction of the FMA peak below which DGEMM is flagged.
 const slowDGEMM = 0.75
 
-// measureDGEMM measures the DGEMM roof on cpus. The document holds one
-// DGEMM roof, so Measure asks for it on the widest scope only: a search
-// over a narrower one took about ten seconds of the minute a run may take,
-// for a figure no document kept.
-func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []int) error {
+// measureDGEMM measures the DGEMM roof on cpus, and flags it when under
+// slowDGEMM of fma, the fastest fp64 FMA roof on as many threads (nil:
+// none measured). The document holds one DGEMM roof, so Measure asks for
+// it on the widest scope only: a search over a narrower one took about ten
+// seconds of the minute a run may take, for a figure no document kept.
+func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []int, fma *roofline.ComputeRoof) error {
 	name := o.DGEMMSpace
 	if name == "" {
 		name = "default"
@@ -175,7 +176,7 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 	if !used.Threaded && len(cpus) > 1 {
 		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagThreadsUnset, Message: "rprof cannot set this library's thread count; it used its default"})
 	}
-	if fma := bestFMA64(rep.Roofs.Compute, len(cpus)); fma != nil && d.GFlops < slowDGEMM*fma.GFlops {
+	if fma != nil && d.GFlops < slowDGEMM*fma.GFlops {
 		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagDGEMMSlow, Message: slowAdvice(used, d.GFlops, fma, os.LookupEnv)})
 	}
 	noteInterval(rep, "dgemm", len(cpus), r.Estimate)

@@ -101,7 +101,8 @@ func plan(r *run, h host) (hs []harness, release func()) {
 			return err
 		}},
 		{name: "dgemm", title: "DGEMM", notRun: dgemmNotRun(r.o), notRunCode: SkipNoDGEMM, skipFlag: roofline.FlagDGEMMSkipped, measure: func(ctx context.Context) error {
-			return measureDGEMM(ctx, r.o, r.rep, r.tally, widest(r.scopes))
+			cpus := widest(r.scopes)
+			return measureDGEMM(ctx, r.o, r.rep, r.tally, cpus, bestFMA64(r.rep.Roofs.Compute, len(cpus)))
 		}},
 		{name: "compute", title: "compute recheck", measure: func(ctx context.Context) error {
 			return recheckComputeRoofs(ctx, r, computed)

@@ -217,7 +217,7 @@ func TestMissingBLASSkipsDGEMMWithTheFix(t *testing.T) {
 	blasCandidates = []string{"/nonexistent/libopenblas.so.0"}
 	defer func() { blasCandidates = saved }()
 	rep := &Report{}
-	err := measureDGEMM(context.Background(), Options{}, rep, &tally{tuning: &roofline.Tuning{StopReasons: map[string]int{}}}, []int{0})
+	err := measureDGEMM(context.Background(), Options{}, rep, &tally{tuning: &roofline.Tuning{StopReasons: map[string]int{}}}, []int{0}, nil)
 	var skip *skipError
 	if !errors.As(err, &skip) || !strings.Contains(skip.why, "apt-get install libopenblas0-pthread") {
 		t.Errorf("err = %v, want a skip that names the package to install", err)
@@ -418,7 +418,7 @@ func TestDGEMMInterruptedReturnsTheErrorWithoutARoof(t *testing.T) {
 	}
 	rep := &Report{}
 	err := measureDGEMM(context.Background(), Options{Invoker: failingInvoker{context.Canceled}}, rep,
-		&tally{tuning: &roofline.Tuning{StopReasons: map[string]int{}}}, []int{0})
+		&tally{tuning: &roofline.Tuning{StopReasons: map[string]int{}}}, []int{0}, nil)
 	if !errors.Is(err, context.Canceled) || rep.Roofs.DGEMM != nil {
 		t.Errorf("err = %v, DGEMM roof %+v; want context.Canceled and no roof", err, rep.Roofs.DGEMM)
 	}
