@@ -131,8 +131,8 @@ func amdLegacyCaches(cpuid CPUIDFunc) []CPUIDCache {
 // Bounds of a plausible cache instance per level. The largest real ones
 // known: L1D 64 KiB (Neoverse), L2 up to 4 MiB per core (client parts, up
 // to 16 MiB per Arm cluster), L3 96 MiB per Zen 4 X3D CCD and 480 MiB per
-// Granite Rapids socket; the Zen 5 guest's 508 MiB L3 is beyond all of
-// them.
+// Granite Rapids socket; a guest's CPUID may claim more than all of them
+// (docs/roofs.md, "Where the design choices came from").
 var plausibleBytes = map[int][2]int64{
 	1: {4 << 10, 512 << 10},
 	2: {64 << 10, 64 << 20},
@@ -140,8 +140,8 @@ var plausibleBytes = map[int][2]int64{
 }
 
 // maxSizeBits bounds the set bits of a size in KiB: real sizes are a few
-// powers of two (48 KiB = 32+16, 1.25 MiB, 105 MiB = 64+32+8+1); the
-// guest's 1016 x 512 KiB has seven.
+// powers of two (48 KiB = 32+16, 1.25 MiB, 105 MiB = 64+32+8+1), where a
+// guest's made-up size has more.
 const maxSizeBits = 5
 
 // plausibleCPUID splits CPUID's data and unified levels into those to

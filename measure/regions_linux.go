@@ -87,7 +87,8 @@ func attachRegions(pid int, plan *regionPlan) (session, error) {
 }
 
 // calibrationCalls is how many calls of each probed empty function
-// calibration times: about 60 ms at the dearest kind seen (20 µs a call).
+// calibration times: enough for a steady mean, and a fraction of a second
+// at the dearest kinds (docs/regions.md gives their cost per call).
 const calibrationCalls = 1000
 
 // calibrate measures the probes' cost here and gives each region the cost

@@ -8,12 +8,10 @@ import (
 
 // Gang is a set of workers, one pinned to each of its CPUs, that stay
 // pinned and busy from the first Run to the last. Between runs the workers
-// other than the lead spin instead of sleeping. On a Firecracker guest, a
-// one-thread triad with non-temporal stores at a 2 MiB working set read a
-// median 128 to 132 GB/s with samples back to back on one pinned thread,
-// 83 to 89 when every sample pinned afresh (RunPinned), and 71 to 84 with
-// a 50µs spin between samples; a few microseconds between them cost
-// nothing. Back-to-back samples keep the core streaming as a program does.
+// other than the lead spin instead of sleeping: back-to-back samples keep
+// the core streaming as a program does, where pinning afresh for each
+// sample (RunPinned) or pausing between samples read a third lower or
+// more (docs/roofs.md, "Samples run back to back").
 type Gang struct {
 	workers int
 	round   atomic.Uint64 // the lead adds one to start a run

@@ -8,11 +8,9 @@ import (
 // OpenMPEnv is the environment that binds an OpenMP runtime's threads one
 // to each of cpus, in order: OMP_PROC_BIND=close and OMP_PLACES with one
 // place per CPU ("{1},{3}"). The runtime reads it when it loads, so it
-// must be in the environment before the library is. Left to the
-// scheduler on the 2-CPU guest under a load of about 5, the two threads
-// of a oneDNN convolution ran at 29 GFLOP/s, a seventh of one thread's
-// (each call waiting at OpenMP's barriers for a descheduled thread);
-// bound, at 376.
+// must be in the environment before the library is. Unbound threads on
+// a busy machine wait at OpenMP's barriers for a descheduled one, which
+// cost a oneDNN convolution most of its rate (docs/dnn.md).
 func OpenMPEnv(cpus []int) []string {
 	places := make([]string, len(cpus))
 	for i, c := range cpus {

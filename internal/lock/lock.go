@@ -1,8 +1,8 @@
 // Package lock keeps rprof's measurements on one machine from running at
 // once: `rprof roofs` takes the machine exclusively, and runs share it
 // among themselves, because a roofs sweep and a measured target spoil
-// each other's figures (two roofs at once measured DRAM at 11.7 GB/s
-// against 25 alone). It is an flock(2) on a file in the user's private
+// each other's figures (docs/roofs.md, "Where the design choices came
+// from"). It is an flock(2) on a file in the user's private
 // runtime directory (internal/rundir), released by the kernel when the
 // process dies: another user cannot open it, so cannot hold it to block
 // the measurements, nor lead a write through a link planted in its place.
