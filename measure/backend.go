@@ -41,6 +41,27 @@ type Backend interface {
 	// traffic counters. The Outcome holds one count per resolved counter;
 	// the others' are ignored.
 	Idle(ctx context.Context, d time.Duration) (Outcome, error)
+	// Capabilities says what the backend does beyond counting W and Q,
+	// for Run and for callers to ask instead of comparing names.
+	Capabilities() Capabilities
+}
+
+// Capabilities are what a backend can do beyond counting a run's W and Q.
+type Capabilities struct {
+	// Emulates: the backend runs the target under an emulator and takes
+	// the emulator's options (Config.CacheModel, EmulateCPU, QEMU).
+	Emulates bool
+	// AttributesFunctions: the backend counts W and Q by function
+	// (Outcome.Functions), so a function region's W and Q are its own
+	// instructions' from that attribution, not counters its probes read.
+	AttributesFunctions bool
+	// CountsCalls: the backend counts the calls of one function one by
+	// one in a run of its own (Config.EmulatedCalls).
+	CountsCalls bool
+	// SharedTraffic: the backend counts traffic with machine-wide
+	// counters that one rank of a parallel job counts for its whole node
+	// (Config.Node elects it); without it, each rank counts its own.
+	SharedTraffic bool
 }
 
 // Counting is what a backend will count.
@@ -153,6 +174,16 @@ func Backends() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// BackendCapabilities says what the backend called name ("" is
+// DefaultBackend) can do; an unknown name matches ErrInvalidConfig.
+func BackendCapabilities(name string) (Capabilities, error) {
+	b, err := newBackend(name)
+	if err != nil {
+		return Capabilities{}, err
+	}
+	return b.Capabilities(), nil
 }
 
 // newBackend makes the backend called name ("" is DefaultBackend).

@@ -157,11 +157,6 @@ type CountedCalls struct {
 	Images int
 }
 
-// callCounter is a backend that counts calls one by one (CallCounting).
-type callCounter interface {
-	countsCalls()
-}
-
 // Node coordinates the ranks of a parallel job on one node, so that
 // exactly one process counts the node's memory-controller traffic
 // (cluster.Session implements it).

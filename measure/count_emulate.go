@@ -227,7 +227,11 @@ func (b *emulateBackend) Count(ctx context.Context, target launch.Spec) (Outcome
 	return o, nil
 }
 
-func (b *emulateBackend) countsCalls() {}
+// Capabilities: QEMU runs the target, the plugin counts by function and
+// counts calls one by one, and each process models its own traffic.
+func (b *emulateBackend) Capabilities() Capabilities {
+	return Capabilities{Emulates: true, AttributesFunctions: true, CountsCalls: true}
+}
 
 // emulator names the emulator and its version.
 func (b *emulateBackend) emulator() string {

@@ -353,3 +353,5 @@ func TestEmulatedCallsAreCountedOnlyUnderEmulation(t *testing.T) {
 
 // plainBackend counts nothing, and no calls.
 type plainBackend struct{ Backend }
+
+func (plainBackend) Capabilities() Capabilities { return Capabilities{} }

@@ -120,6 +120,10 @@ func (b *pmuBackend) Count(ctx context.Context, target launch.Spec) (Outcome, er
 
 // Idle counts the system-wide specs (memory controllers and system-wide
 // user events) for d with nothing launched.
+// Capabilities: the memory controllers count the whole node's traffic,
+// which one rank counts for all.
+func (b *pmuBackend) Capabilities() Capabilities { return Capabilities{SharedTraffic: true} }
+
 func (b *pmuBackend) Idle(ctx context.Context, d time.Duration) (Outcome, error) {
 	var sys []counterSpec
 	for _, s := range b.specs {

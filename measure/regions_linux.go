@@ -17,7 +17,7 @@ import (
 // planRegions resolves the regions of cfg against the target before
 // anything runs, checks that probes can be attached here, and picks the
 // counters read per CPU at every probe.
-func planRegions(cfg Config, counters []counterSpec) (*regionPlan, error) {
+func planRegions(cfg Config, caps Capabilities, counters []counterSpec) (*regionPlan, error) {
 	// A target exec would refuse fails as in a run without regions,
 	// wherever probes could be attached.
 	path, err := launch.ResolveTarget(cfg.Command[0], cfg.Dir)
@@ -67,7 +67,7 @@ func planRegions(cfg Config, counters []counterSpec) (*regionPlan, error) {
 	if err := calibrate(plan); err != nil {
 		return nil, err
 	}
-	if cfg.Count == BackendEmulate {
+	if caps.AttributesFunctions {
 		plan.attributed = true
 		plan.notes = append(plan.notes, roofline.Flag{Subject: roofline.SubjectRegions, Code: roofline.FlagModelled,
 			Message: "regions: a function region's W (exact) and Q (modelled) are its own instructions' in the emulated run, not its callees'; its calls and times come from uprobes on the native runs, so its GFLOP/s is its own work over its inclusive time"})

@@ -56,7 +56,7 @@ func backendFor(cfg Config, d deps) (Backend, error) {
 			return nil, err
 		}
 	}
-	if _, ok := b.(callCounter); cfg.EmulatedCalls != nil && !ok {
+	if cfg.EmulatedCalls != nil && !b.Capabilities().CountsCalls {
 		return nil, invalidf("calls are counted one by one under emulation only")
 	}
 	return b, nil
@@ -80,7 +80,7 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 		if rc, ok := b.(regionCounter); ok {
 			specs = rc.regionSpecs()
 		}
-		if cfg.probes, err = planRegions(cfg, specs); err != nil {
+		if cfg.probes, err = planRegions(cfg, b.Capabilities(), specs); err != nil {
 			return nil, err
 		}
 	}

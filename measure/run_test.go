@@ -138,6 +138,8 @@ func (f *fixedBackend) Count(ctx context.Context, target launch.Spec) (Outcome, 
 	return o, nil
 }
 
+func (f *fixedBackend) Capabilities() Capabilities { return Capabilities{} }
+
 func (f *fixedBackend) Idle(ctx context.Context, d time.Duration) (Outcome, error) {
 	f.idleRan = true
 	counts := make([]pmu.Count, len(f.counting.Counters))

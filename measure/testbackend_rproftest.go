@@ -66,6 +66,10 @@ func (b *rproftestBackend) Count(ctx context.Context, target launch.Spec) (Outco
 	return o, nil
 }
 
+// Capabilities: its Background counter stands for the node's traffic, as
+// the pmu backend's memory controllers.
+func (b *rproftestBackend) Capabilities() Capabilities { return Capabilities{SharedTraffic: true} }
+
 func (b *rproftestBackend) Idle(ctx context.Context, d time.Duration) (Outcome, error) {
 	return Outcome{Wall: d, Counts: make([]pmu.Count, len(b.counters))}, nil
 }

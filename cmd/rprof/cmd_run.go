@@ -196,8 +196,10 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	cfg.Roofs, cfg.RoofsPath = roofs.roofs, roofs.path
 
 	var node rankNode
+	// An unknown backend is refused by Run, as for a lone process.
+	caps, known := measure.BackendCapabilities(cfg.Count)
 	switch {
-	case isRank && cfg.Count == measure.BackendEmulate:
+	case isRank && known == nil && !caps.SharedTraffic:
 		// Each rank models its own Q: nothing to elect.
 		node = &bystander{}
 		cfg.Node = node

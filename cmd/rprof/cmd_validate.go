@@ -155,7 +155,8 @@ func validationChecks(backend string, model emulate.CacheModel) (checks []check,
 	compute, cs := kernels.ComputeKernels()
 	bandwidth, bs := kernels.BandwidthKernels()
 	skipped = append(cs, bs...)
-	emulated := backend == measure.BackendEmulate
+	caps, _ := measure.BackendCapabilities(backend)
+	emulated := caps.Emulates
 	const computeFlops = 4e6
 	for _, k := range compute {
 		if emulated && k.ISA == "avx512" {
@@ -190,7 +191,11 @@ func validationChecks(backend string, model emulate.CacheModel) (checks []check,
 func validateOne(ctx context.Context, self, backend string, model emulate.CacheModel, c check) (validationRow, error) {
 	cfg := measure.Config{Command: append([]string{self, kernelRole}, c.args...), Count: backend, Repeat: 1,
 		Stdout: io.Discard, Stderr: io.Discard}
-	if backend == measure.BackendEmulate {
+	caps, err := measure.BackendCapabilities(backend)
+	if err != nil {
+		return validationRow{}, err
+	}
+	if caps.Emulates {
 		cfg.CacheModel = &model
 	} else {
 		cfg.Overhead = append([]string{self, kernelRole}, c.empty...)
@@ -205,7 +210,7 @@ func validateOne(ctx context.Context, self, backend string, model emulate.CacheM
 	r := validationRow{backend: backend, kernel: c.name, work: c.work, bytes: c.bytes}
 	r.gotWork, r.workKnown = figure(p.WorkFlops)
 	r.gotBytes, r.bytesKnown = figure(p.TrafficBytes)
-	if backend == measure.BackendEmulate {
+	if caps.AttributesFunctions {
 		// The kernel's own functions: not the Go runtime, nor the
 		// kernels package's initialisation.
 		r.gotWork, r.gotBytes = 0, 0

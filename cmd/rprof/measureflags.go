@@ -50,8 +50,10 @@ func (m *emulateFlags) register(fs *flag.FlagSet) {
 func (m *emulateFlags) apply(cfg *measure.Config, count string, fs *flag.FlagSet) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// An unknown backend emulates nothing; Run names the backends there are.
+	caps, _ := measure.BackendCapabilities(count)
 	for _, f := range []string{"cache-model", "emulate-cpu", "qemu"} {
-		if set[f] && count != measure.BackendEmulate {
+		if set[f] && !caps.Emulates {
 			return usagef("--%s is an option of --count emulate", f)
 		}
 	}
