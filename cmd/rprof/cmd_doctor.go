@@ -180,15 +180,12 @@ type cachesJSON struct {
 // at the default path, when it was measured on a CPU of this model name,
 // and where they come from.
 func lastEffectiveCaches(modelName string) ([]roofline.CacheLevel, string) {
-	path, err := defaultRoofsPath()
-	if err != nil {
+	d, err := loadRoofs("")
+	r := d.roofs
+	if err != nil || r == nil || r.Machine.CPU.ModelName != modelName || len(r.Caches) == 0 {
 		return nil, ""
 	}
-	r, err := readRoofs(path)
-	if err != nil || r.Machine.CPU.ModelName != modelName || len(r.Caches) == 0 {
-		return nil, ""
-	}
-	return r.Caches, fmt.Sprintf("%s of %s", path, r.Created.UTC().Format("2006-01-02 15:04 MST"))
+	return r.Caches, fmt.Sprintf("%s of %s", d.path, r.Created.UTC().Format("2006-01-02 15:04 MST"))
 }
 
 // effectiveText is the doctor's line of effective sizes, e.g. "1 thread:
