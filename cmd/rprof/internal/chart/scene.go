@@ -305,21 +305,8 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 	if name == "" {
 		name = "point"
 	}
-	switch {
-	case p.Intensity == nil:
-		s.notef("point %q left out: intensity unknown (W or Q was not counted)", name)
-		return
-	case p.GFlops == nil && p.WorkFlops == nil:
-		s.notef("point %q left out: GFLOP/s unknown (W was not counted)", name)
-		return
-	case p.GFlops == nil:
-		s.notef("point %q left out: GFLOP/s unknown (the time is unknown: see the point's flags)", name)
-		return
-	case !(*p.Intensity > 0) || math.IsInf(*p.Intensity, 0):
-		s.notef("point %q left out: intensity %g FLOP/byte cannot be shown on a log axis", name, *p.Intensity)
-		return
-	case !(*p.GFlops > 0) || math.IsInf(*p.GFlops, 0):
-		s.notef("point %q left out: %g GFLOP/s cannot be shown on a log axis", name, *p.GFlops)
+	if why := leftOut(p); why != "" {
+		s.notef("point %q left out: %s", name, why)
 		return
 	}
 	// Placed under the roofs of another thread scope, a point would look
@@ -344,21 +331,44 @@ func (s *scene) addPoint(r *roofline.Roofs, p *roofline.Point) {
 		}
 	}
 	if r != nil && !otherScope {
-		pl, err := r.PlacePoint(p, s.threads)
-		if err != nil {
-			s.notef("point %q not placed: %v", name, err)
-		} else {
-			pt.fraction = pl.Fraction
-			pt.attainable = pl.AttainableGFlops
-			pt.bound = pl.Bound.Kind
-			pt.boundRoofLabel = pl.Bound.Roof
-			if pl.AboveRoof(p) && !slices.Contains(pt.flags, roofline.FlagAboveRoof) {
-				pt.flags = append(pt.flags, roofline.FlagAboveRoof)
-				pt.warning = true
-			}
-		}
+		s.place(r, p, name, &pt)
 	}
 	s.points = append(s.points, pt)
+}
+
+// leftOut is why a point cannot be drawn, or "".
+func leftOut(p *roofline.Point) string {
+	switch {
+	case p.Intensity == nil:
+		return "intensity unknown (W or Q was not counted)"
+	case p.GFlops == nil && p.WorkFlops == nil:
+		return "GFLOP/s unknown (W was not counted)"
+	case p.GFlops == nil:
+		return "GFLOP/s unknown (the time is unknown: see the point's flags)"
+	case !(*p.Intensity > 0) || math.IsInf(*p.Intensity, 0):
+		return fmt.Sprintf("intensity %g FLOP/byte cannot be shown on a log axis", *p.Intensity)
+	case !(*p.GFlops > 0) || math.IsInf(*p.GFlops, 0):
+		return fmt.Sprintf("%g GFLOP/s cannot be shown on a log axis", *p.GFlops)
+	}
+	return ""
+}
+
+// place puts pt under the roofs r: its fraction of the attainable, the
+// binding roof, and the above-roof flag when it is above them.
+func (s *scene) place(r *roofline.Roofs, p *roofline.Point, name string, pt *placed) {
+	pl, err := r.PlacePoint(p, s.threads)
+	if err != nil {
+		s.notef("point %q not placed: %v", name, err)
+		return
+	}
+	pt.fraction = pl.Fraction
+	pt.attainable = pl.AttainableGFlops
+	pt.bound = pl.Bound.Kind
+	pt.boundRoofLabel = pl.Bound.Roof
+	if pl.AboveRoof(p) && !slices.Contains(pt.flags, roofline.FlagAboveRoof) {
+		pt.flags = append(pt.flags, roofline.FlagAboveRoof)
+		pt.warning = true
+	}
 }
 
 // setRanges chooses whole-decade axes holding every ridge, point and roof
