@@ -12,7 +12,6 @@ import (
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
-	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
@@ -30,7 +29,7 @@ func advice(err error) string {
 // fixFor is the one-line remedy for pmu's typed errors, "" for others.
 func fixFor(err error) string {
 	var perm *pmu.PermissionError
-	var uq *emulate.UnsupportedQEMUError
+	var uq *measure.UnsupportedQEMUError
 	var lockWait *lock.TimeoutError
 	switch {
 	case errors.As(err, &lockWait) && lockWait.Timeout == 0:
@@ -45,8 +44,8 @@ func fixFor(err error) string {
 		return fixPerProcess + ", or run as root"
 	case errors.Is(err, pmu.ErrNoPMU):
 		return "this machine exposes no hardware PMU (a VM without a virtual PMU?); 'rprof doctor' says what would enable one"
-	case errors.Is(err, emulate.ErrNoQEMU):
-		return "install the qemu-user package (apt-get install qemu-user), or name the binary with --qemu PATH or " + emulate.QEMUEnv
+	case errors.Is(err, measure.ErrNoQEMU):
+		return "install the qemu-user package (apt-get install qemu-user), or name the binary with --qemu PATH or " + measure.QEMUEnv
 	case errors.As(err, &uq):
 		return qemuFix(uq)
 	case errors.Is(err, measure.ErrIllegalInstruction):
@@ -148,13 +147,13 @@ func gpuFix(err error) string {
 
 // qemuFix says which QEMU to install when the one found cannot load
 // rprof's plugin.
-func qemuFix(e *emulate.UnsupportedQEMUError) string {
-	const dynamic = "install a dynamically linked qemu-user built with plugins (Debian 12 or Ubuntu 24.04: apt-get install qemu-user; Debian 13 ships only a static one) and name it with --qemu PATH or " + emulate.QEMUEnv
+func qemuFix(e *measure.UnsupportedQEMUError) string {
+	const dynamic = "install a dynamically linked qemu-user built with plugins (Debian 12 or Ubuntu 24.04: apt-get install qemu-user; Debian 13 ships only a static one) and name it with --qemu PATH or " + measure.QEMUEnv
 	switch e.Reason {
-	case emulate.QEMUStatic, emulate.QEMUNoPlugins:
+	case measure.QEMUStatic, measure.QEMUNoPlugins:
 		return dynamic
 	}
-	return "install qemu-user of a version rprof supports (" + emulate.Supported() + ") and name it with --qemu PATH or " + emulate.QEMUEnv + " if it is not first in PATH"
+	return "install qemu-user of a version rprof supports (" + measure.SupportedQEMU() + ") and name it with --qemu PATH or " + measure.QEMUEnv + " if it is not first in PATH"
 }
 
 // The remedies for refused counting, one wording for the doctor, events and

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/machine"
-	"github.com/rprof/rprof/measure/emulate"
+	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
@@ -88,7 +88,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	if !doc.Usable {
 		qerr := errQEMUUnchecked
 		if d.Live {
-			_, qerr = emulate.FindQEMU(ctx)
+			qerr = measure.CheckQEMU(ctx)
 		}
 		doc.WaysForward = waysForward(exampleTarget, "4e8", "4.8e9", qerr)
 	}

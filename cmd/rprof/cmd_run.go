@@ -16,7 +16,6 @@ import (
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/measure"
-	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 
@@ -315,7 +314,7 @@ func runFailure(e *env, err error, target []string) error {
 	if errors.As(err, &nc) {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		writeRunDiagnosis(e.stderr, nc.Diagnosis)
-		_, qerr := emulate.FindQEMU(context.Background())
+		qerr := measure.CheckQEMU(context.Background())
 		writeWays(e.stderr, waysForward(target, "", "", qerr))
 		return &exitError{code: exitInternal}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/roofline"
 )
@@ -99,7 +100,7 @@ func TestDNNCountEmulateCountsEveryPrimitiveCall(t *testing.T) {
 func TestDNNCountEmulateWithoutQEMUSaysWhatToInstall(t *testing.T) {
 	empty := t.TempDir()
 	t.Setenv("PATH", empty)
-	t.Setenv(emulate.QEMUEnv, "")
+	t.Setenv(measure.QEMUEnv, "")
 	out := filepath.Join(t.TempDir(), "points.json")
 	code, stdout, stderr := rprofDNN(t, context.Background(), "--count", "emulate", "--json", out, "--", "/bin/true")
 	if code != exitInternal || len(stdout) != 0 || !strings.Contains(stderr, "qemu-user") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

@@ -12,7 +12,6 @@ import (
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
-	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 )
@@ -53,7 +52,7 @@ func TestDNNCountEmulateTablesGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	wide := machine.CPUInfo{Vendor: "AuthenticAMD", Flags: []string{"avx2", "fma", "avx512f"}}
-	model, _ := emulate.ParseCacheModel("48K/12,1M/16,32M/16")
+	model, _ := measure.ParseCacheModel("48K/12,1M/16,32M/16")
 	for _, tt := range []struct {
 		name    string
 		counted dnnrun.CountedCalls

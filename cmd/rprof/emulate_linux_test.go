@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/roofline"
 )
@@ -153,7 +154,7 @@ func TestRunCountEmulateBadInputIsOneLine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.path != "" {
 				t.Setenv("PATH", tt.path)
-				t.Setenv(emulate.QEMUEnv, "")
+				t.Setenv(measure.QEMUEnv, "")
 			}
 			args := append([]string{"--count", "emulate"}, tt.args...)
 			code, _, stderr := rprofRun(t, "", args...)

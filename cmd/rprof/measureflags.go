@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/measure"
-	"github.com/rprof/rprof/measure/emulate"
 )
 
 // measureFlags are the flags `rprof run` and `rprof gate` share to say how
@@ -42,7 +41,7 @@ type emulateFlags struct {
 func (m *emulateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.cacheModel, "cache-model", "", "cache hierarchy of --count emulate: `SIZE/WAYS,...[,line=B]` from L1 down, or none")
 	fs.StringVar(&m.emulateCPU, "emulate-cpu", "host", "CPU `MODEL` QEMU presents under --count emulate: host (this CPU's identity) or a QEMU model (qemu-x86_64 -cpu help)")
-	fs.StringVar(&m.qemu, "qemu", "", "qemu-x86_64 binary `PATH` of --count emulate (default: $"+emulate.QEMUEnv+", else qemu-x86_64 in PATH)")
+	fs.StringVar(&m.qemu, "qemu", "", "qemu-x86_64 binary `PATH` of --count emulate (default: $"+measure.QEMUEnv+", else qemu-x86_64 in PATH)")
 }
 
 // apply fills cfg's emulation fields; the flags of fs that were set
@@ -59,7 +58,7 @@ func (m *emulateFlags) apply(cfg *measure.Config, count string, fs *flag.FlagSet
 	}
 	cfg.EmulateCPU, cfg.QEMU = m.emulateCPU, m.qemu
 	if set["cache-model"] {
-		cm, err := emulate.ParseCacheModel(m.cacheModel)
+		cm, err := measure.ParseCacheModel(m.cacheModel)
 		if err != nil {
 			return usagef("--cache-model: %v", err)
 		}
