@@ -101,9 +101,6 @@ type Config struct {
 	// emulated run refuses it.
 	EmulatedCalls *CallCounting
 
-	// probes are the resolved regions (set by Run).
-	probes *regionPlan
-
 	// Roofs is the roofs document to place the point under; nil places
 	// nothing. RoofsPath names it in the point (roofs_file).
 	Roofs     *roofline.Roofs
@@ -213,7 +210,6 @@ func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
 }
 
-// withDefaults checks c and fills its defaults.
 // checkRepetition checks Repeat and CI, which exclude each other.
 func (c Config) checkRepetition() error {
 	switch {
@@ -228,65 +224,71 @@ func (c Config) checkRepetition() error {
 }
 
 // checkInputs checks the overhead command, the analytic values and the
-// region specs.
-func (c Config) checkInputs() error {
+// region specs, giving Regions parsed.
+func (c Config) checkInputs() ([]regions.Spec, error) {
 	if c.Overhead != nil && (len(c.Overhead) == 0 || c.Overhead[0] == "") {
-		return invalidf("empty overhead command")
+		return nil, invalidf("empty overhead command")
 	}
 	for _, v := range []*float64{c.Work, c.Traffic} {
 		if v != nil && !(*v >= 0) {
-			return invalidf("analytic work and traffic must be non-negative numbers, got %g", *v)
+			return nil, invalidf("analytic work and traffic must be non-negative numbers, got %g", *v)
 		}
 	}
+	var specs []regions.Spec
 	for _, r := range c.Regions {
-		if _, err := regions.ParseSpec(r); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		sp, err := regions.ParseSpec(r)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 		}
+		specs = append(specs, sp)
 	}
 	if c.EmulatedCalls != nil {
 		if _, err := regions.ParseSpec(c.EmulatedCalls.Function); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+			return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 		}
 	}
-	return nil
+	return specs, nil
 }
 
-func (c Config) withDefaults() (Config, error) {
+// withDefaults checks c and fills its defaults, giving Regions parsed:
+// Run checks once, here.
+func (c Config) withDefaults() (Config, []regions.Spec, error) {
 	if len(c.Command) == 0 || c.Command[0] == "" {
-		return c, invalidf("empty command")
+		return c, nil, invalidf("empty command")
 	}
 	if err := c.checkRepetition(); err != nil {
-		return c, err
+		return c, nil, err
 	}
 	if c.Confidence == 0 {
 		c.Confidence = DefaultConfidence
 	}
 	if !(c.Confidence > 0 && c.Confidence < 1) {
-		return c, invalidf("confidence must be in (0, 1), got %g", c.Confidence)
+		return c, nil, invalidf("confidence must be in (0, 1), got %g", c.Confidence)
 	}
 	if c.MaxRepeat == 0 {
 		c.MaxRepeat = DefaultMaxRepeat
 	}
 	if c.MaxRepeat < 0 || (c.CI > 0 && c.MaxRepeat < minAdaptive) {
-		return c, invalidf("max-repeat must be at least %d, got %d", minAdaptive, c.MaxRepeat)
+		return c, nil, invalidf("max-repeat must be at least %d, got %d", minAdaptive, c.MaxRepeat)
 	}
 	if c.MaxTime == 0 {
 		c.MaxTime = DefaultMaxTime
 	}
 	if c.MaxTime < 0 || c.IdleBaseline < 0 {
-		return c, invalidf("durations must be positive")
+		return c, nil, invalidf("durations must be positive")
 	}
 	if c.Repeat == 0 && c.CI == 0 {
 		c.Repeat = 1
 	}
-	if err := c.checkInputs(); err != nil {
-		return c, err
+	specs, err := c.checkInputs()
+	if err != nil {
+		return c, nil, err
 	}
 	if c.Threads < 0 {
-		return c, invalidf("threads must be positive, got %d", c.Threads)
+		return c, nil, invalidf("threads must be positive, got %d", c.Threads)
 	}
 	if c.Node != nil && (c.Repeat != 1 || c.Overhead != nil || c.IdleBaseline > 0) {
-		return c, invalidf("a rank of a parallel job runs its target once, without an overhead command or idle baseline: the node's traffic owner counts one window for all local ranks")
+		return c, nil, invalidf("a rank of a parallel job runs its target once, without an overhead command or idle baseline: the node's traffic owner counts one window for all local ranks")
 	}
-	return c, nil
+	return c, specs, nil
 }

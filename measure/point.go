@@ -29,7 +29,9 @@ type rep struct {
 
 // inputs is everything a point is computed from; building it is pure.
 type inputs struct {
-	cfg      Config
+	cfg Config
+	// plan is the regions the target's runs attached (nil: none).
+	plan     *regionPlan
 	source   string
 	counters []Counter
 	reps     []rep
@@ -124,7 +126,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if in.roofs != nil {
 		place(p, in)
 	}
-	if plan, res := cfg.probes, in.reps[len(in.reps)-1].regions; plan != nil && res != nil {
+	if plan, res := in.plan, in.reps[len(in.reps)-1].regions; plan != nil && res != nil {
 		p.Regions = regionPoints(plan, *res, last.Functions, in.roofs, p.Threads)
 		if cfg.CallGroups != nil {
 			if groups := cfg.CallGroups(res.Calls); groups != nil {

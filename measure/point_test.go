@@ -52,7 +52,7 @@ func scaled(o Outcome, f float64) Outcome {
 }
 
 func testConfig() Config {
-	cfg, err := Config{Command: []string{"/bin/kernel", "-n", "10"}}.withDefaults()
+	cfg, _, err := Config{Command: []string{"/bin/kernel", "-n", "10"}}.withDefaults()
 	if err != nil {
 		panic(err)
 	}

@@ -17,7 +17,8 @@ import (
 // planRegions resolves the regions of cfg against the target before
 // anything runs, checks that probes can be attached here, and picks the
 // counters read per CPU at every probe.
-func planRegions(cfg Config, caps Capabilities, counters []counterSpec) (*regionPlan, error) {
+// specs are cfg.Regions, parsed by withDefaults.
+func planRegions(cfg Config, specs []regions.Spec, caps Capabilities, counters []counterSpec) (*regionPlan, error) {
 	// A target exec would refuse fails as in a run without regions,
 	// wherever probes could be attached.
 	path, err := launch.ResolveTarget(cfg.Command[0], cfg.Dir)
@@ -31,14 +32,6 @@ func planRegions(cfg Config, caps Capabilities, counters []counterSpec) (*region
 		return nil, err
 	}
 	r := regions.Resolver{Target: path, Env: cfg.Env}
-	var specs []regions.Spec
-	for _, s := range cfg.Regions {
-		sp, err := regions.ParseSpec(s)
-		if err != nil {
-			return nil, regionInvalid(err)
-		}
-		specs = append(specs, sp)
-	}
 	if len(specs) > regions.MaxRegions {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, &regions.TooManyRegionsError{N: len(specs)})
 	}

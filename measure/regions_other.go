@@ -9,7 +9,7 @@ import (
 	"github.com/rprof/rprof/regions"
 )
 
-func planRegions(Config, Capabilities, []counterSpec) (*regionPlan, error) {
+func planRegions(Config, []regions.Spec, Capabilities, []counterSpec) (*regionPlan, error) {
 	return nil, fmt.Errorf("regions: %w on %s", regions.ErrNotSupported, runtime.GOOS)
 }
 

@@ -63,7 +63,7 @@ func backendFor(cfg Config, d deps) (Backend, error) {
 }
 
 func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, specs, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -75,16 +75,17 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	if err != nil {
 		return nil, err
 	}
+	var plan *regionPlan
 	if len(cfg.Regions) > 0 || cfg.LikwidMarkers {
-		var specs []counterSpec
+		var counters []counterSpec
 		if rc, ok := b.(regionCounter); ok {
-			specs = rc.regionSpecs()
+			counters = rc.regionSpecs()
 		}
-		if cfg.probes, err = planRegions(cfg, b.Capabilities(), specs); err != nil {
+		if plan, err = planRegions(cfg, specs, b.Capabilities(), counters); err != nil {
 			return nil, err
 		}
 	}
-	in := inputs{cfg: cfg, source: c.Source, counters: c.Counters, notes: c.Notes,
+	in := inputs{cfg: cfg, plan: plan, source: c.Source, counters: c.Counters, notes: c.Notes,
 		machine: c.Machine, roofs: cfg.Roofs, created: d.now(), cpus: d.cpus, stdinOnce: readOnce(cfg.Stdin)}
 
 	if err := idleBaseline(ctx, b, c.Counters, &in); err != nil {
@@ -92,7 +93,7 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	}
 
 	rule := repetitionRule(cfg)
-	x := &executor{b: b, cfg: cfg}
+	x := &executor{b: b, cfg: cfg, plan: plan}
 	busy := busyMeter(d.cpuTimes, d.cpus)
 	if cfg.Node != nil {
 		x.hooks = []launch.Hook{{
@@ -199,6 +200,8 @@ func busyMeter(read func() (machine.CPUTimes, error), cpus int) func() *float64 
 type executor struct {
 	b   Backend
 	cfg Config
+	// plan is the regions every run of the target attaches (nil: none).
+	plan *regionPlan
 	// hooks attach to every run, after the backend's own (a rank's
 	// node: see Config.Node).
 	hooks []launch.Hook
@@ -221,9 +224,9 @@ func (x *executor) repetition(ctx context.Context) (rep, error) {
 	}
 	var hooks []launch.Hook
 	var pr *probedRun
-	if x.cfg.probes != nil {
+	if x.plan != nil {
 		// Only the target is probed, not the overhead command.
-		pr = &probedRun{plan: x.cfg.probes}
+		pr = &probedRun{plan: x.plan}
 		defer pr.close()
 		hooks = append(hooks, pr.hook())
 	}
