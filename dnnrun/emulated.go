@@ -70,7 +70,7 @@ func runEmulated(ctx context.Context, o Options, env []string, tr *dnn.Trace) (e
 	var counted *measure.CountedCalls
 	cfg := measure.Config{
 		Command: o.Command, Env: env, Stdin: o.Stdin, Stdout: native, Stderr: o.Stderr,
-		Count: measure.BackendEmulate, Repeat: 1,
+		Count: measure.BackendEmulate, Repeat: 1, Host: o.Host,
 		// The roofs give the cache model their effective sizes, as in run.
 		Roofs: o.Roofs, RoofsPath: o.RoofsPath, Threads: o.Threads,
 		EmulatedCalls: &measure.CallCounting{Function: o.Library + ":" + Execute, Stdout: emulated, Stderr: &stderr,

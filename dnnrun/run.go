@@ -22,6 +22,7 @@ import (
 
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 
@@ -71,6 +72,9 @@ type Options struct {
 	// Machine is where the points were measured (Count "pmu" takes the
 	// probed run's).
 	Machine roofline.Machine
+	// Host is the machine the counting runs describe (measure.Config's
+	// Host; nil: this machine).
+	Host *machine.Host
 	// Measure runs the probed run of CountPMU and the runs of
 	// CountEmulate (nil: measure.Run).
 	Measure func(context.Context, measure.Config) (*roofline.Point, error)

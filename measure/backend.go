@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
@@ -148,14 +149,14 @@ const DefaultBackend = "pmu"
 
 var backends = struct {
 	sync.Mutex
-	m map[string]func() Backend
-}{m: map[string]func() Backend{}}
+	m map[string]func(*machine.Host) Backend
+}{m: map[string]func(*machine.Host) Backend{}}
 
 // Register makes a backend selectable by name (Config.Count, `rprof run
 // --count NAME`). newBackend makes a fresh one for each Run, which may keep
-// state between its calls. Call it from an init function; a name
-// registered twice panics.
-func Register(name string, newBackend func() Backend) {
+// state between its calls, for the host Config.Host names (never nil).
+// Call it from an init function; a name registered twice panics.
+func Register(name string, newBackend func(*machine.Host) Backend) {
 	backends.Lock()
 	defer backends.Unlock()
 	if _, dup := backends.m[name]; dup || name == "" {
@@ -179,15 +180,15 @@ func Backends() []string {
 // BackendCapabilities says what the backend called name ("" is
 // DefaultBackend) can do; an unknown name matches ErrInvalidConfig.
 func BackendCapabilities(name string) (Capabilities, error) {
-	b, err := newBackend(name)
+	b, err := newBackend(name, machine.LiveHost())
 	if err != nil {
 		return Capabilities{}, err
 	}
 	return b.Capabilities(), nil
 }
 
-// newBackend makes the backend called name ("" is DefaultBackend).
-func newBackend(name string) (Backend, error) {
+// newBackend makes the backend called name ("" is DefaultBackend) for h.
+func newBackend(name string, h *machine.Host) (Backend, error) {
 	if name == "" {
 		name = DefaultBackend
 	}
@@ -197,5 +198,5 @@ func newBackend(name string) (Backend, error) {
 	if f == nil {
 		return nil, invalidf("unknown counting backend %q (have: %s)", name, strings.Join(Backends(), ", "))
 	}
-	return f(), nil
+	return f(h), nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
@@ -40,6 +41,10 @@ type Config struct {
 	// Count names the counting backend (see Register): "" or "pmu" counts
 	// with the PMU's counters.
 	Count string
+	// Host is the machine the backend plans for and describes: its sysfs
+	// and procfs trees (nil: this machine's /sys and /proc). Counters and
+	// the target still run on this kernel.
+	Host *machine.Host
 
 	// Label names the point in charts and comparisons (default: the
 	// command's base name).

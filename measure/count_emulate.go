@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -46,11 +45,13 @@ func (e *EmulationKilledError) Error() string {
 // run natively, and that native run gives T. The counts of the emulated
 // run are the same for every repetition: they are deterministic.
 type emulateBackend struct {
-	find          func(ctx context.Context, path string) (emulate.QEMU, error)
-	run           func(context.Context, launch.Spec) (launch.Result, error)
-	diagnose      func() (pmu.Diagnosis, error)
-	hostModel     func() emulate.CacheModel
-	sysfs, procfs fs.FS
+	find func(ctx context.Context, path string) (emulate.QEMU, error)
+	run  func(context.Context, launch.Spec) (launch.Result, error)
+	// host is the machine the target runs on: its description and cache
+	// model.
+	host      *machine.Host
+	diagnose  func(*machine.Host) (pmu.Diagnosis, error)
+	hostModel func(*machine.Host) emulate.CacheModel
 
 	qemu     emulate.QEMU
 	model    emulate.CacheModel
@@ -73,10 +74,10 @@ type emulatedCounts struct {
 	exit   int
 }
 
-func newEmulateBackend() Backend {
+func newEmulateBackend(h *machine.Host) Backend {
 	return &emulateBackend{find: emulate.FindQEMUAt, run: launch.Run, diagnose: pmu.DiagnoseLive,
 		hostModel: emulate.HostCacheModel,
-		sysfs:     os.DirFS("/sys"), procfs: os.DirFS("/proc"), done: map[string]*emulatedCounts{}}
+		host:      h, done: map[string]*emulatedCounts{}}
 }
 
 // EmulatedISA is what QEMU 7.2's TCG offers an x86-64 guest.
@@ -97,7 +98,7 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	if err != nil {
 		return Counting{}, err
 	}
-	d, err := b.diagnose()
+	d, err := b.diagnose(b.host)
 	if err != nil {
 		return Counting{}, err
 	}
@@ -105,8 +106,8 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	if b.cpu, err = b.emulatedCPU(ctx, cfg.EmulateCPU, d.CPU); err != nil {
 		return Counting{}, err
 	}
-	c := Counting{Source: roofline.SourceEmulated, Machine: machine.Describe(d.CPU, d.Topology, b.sysfs, b.procfs)}
-	switch host := b.hostModel(); {
+	c := Counting{Source: roofline.SourceEmulated, Machine: machine.Describe(d.CPU, d.Topology, b.host.Sysfs, b.host.Procfs)}
+	switch host := b.hostModel(b.host); {
 	case cfg.CacheModel != nil:
 		b.model = *cfg.CacheModel
 	case cfg.Roofs != nil && roofline.ForeignRoofs(cfg.Roofs.Machine, c.Machine) == "":

@@ -52,8 +52,8 @@ func TestEmulatedTriadTrafficFollowsTheRoofsMeasuredLLC(t *testing.T) {
 	}}
 	const n = 2_000_000 // 3 arrays of 16 MB
 	q := func(reps int, r *roofline.Roofs) (float64, *roofline.Emulation) {
-		b := newEmulateBackend().(*emulateBackend)
-		b.hostModel = func() emulate.CacheModel { return misdeclaringHost(t) }
+		b := newEmulateBackend(machine.LiveHost()).(*emulateBackend)
+		b.hostModel = func(*machine.Host) emulate.CacheModel { return misdeclaringHost(t) }
 		cfg := Config{Command: []string{triad, strconv.Itoa(n), strconv.Itoa(reps)}, Repeat: 1, Count: BackendEmulate, Roofs: r}
 		p, err := run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2})
 		if err != nil {

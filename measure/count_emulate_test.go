@@ -32,14 +32,14 @@ type fakeEmulation struct {
 }
 
 func (f *fakeEmulation) backend(cpuFlags ...string) *emulateBackend {
-	b := newEmulateBackend().(*emulateBackend)
+	b := newEmulateBackend(machine.LiveHost()).(*emulateBackend)
 	b.find = func(context.Context, string) (emulate.QEMU, error) {
 		return emulate.Identify("/usr/bin/qemu-x86_64", "qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)\n")
 	}
-	b.diagnose = func() (pmu.Diagnosis, error) {
+	b.diagnose = func(*machine.Host) (pmu.Diagnosis, error) {
 		return pmu.Diagnosis{CPU: machine.CPUInfo{Vendor: "AuthenticAMD", Family: 26, Model: 2, ModelName: "AMD EPYC", Flags: cpuFlags}}, nil
 	}
-	b.hostModel = emulate.DefaultCacheModel
+	b.hostModel = func(*machine.Host) emulate.CacheModel { return emulate.DefaultCacheModel() }
 	b.run = func(ctx context.Context, s launch.Spec) (launch.Result, error) {
 		if !strings.HasSuffix(s.Argv[0], emulate.QEMUBinary) {
 			f.native++

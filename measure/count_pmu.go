@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -25,9 +23,11 @@ func init() { Register(DefaultBackend, newPMUBackend) }
 // (perf_event_paranoid=2 without CAP_PERFMON), and keeps to it so that
 // every repetition counts the same.
 type pmuBackend struct {
-	sysfs, procfs fs.FS
-	// diagnose diagnoses the machine whose PMUs are given.
-	diagnose func(pmu.PMUs) (pmu.Diagnosis, error)
+	// host is the machine whose trees plan the counters; they are opened
+	// on the running kernel.
+	host *machine.Host
+	// diagnose diagnoses host, whose PMUs are given.
+	diagnose func(*machine.Host, pmu.PMUs) (pmu.Diagnosis, error)
 	probe    func(pmu.Event) error
 	// count runs one target with specs counted (per-process ones in user
 	// mode only when userOnly); tests replace it.
@@ -37,8 +37,8 @@ type pmuBackend struct {
 	userOnly bool
 }
 
-func newPMUBackend() Backend {
-	return &pmuBackend{sysfs: os.DirFS("/sys"), procfs: os.DirFS("/proc"),
+func newPMUBackend(h *machine.Host) Backend {
+	return &pmuBackend{host: h,
 		diagnose: pmu.DiagnoseCounting, probe: pmu.Probe, count: countPMU}
 }
 
@@ -82,7 +82,7 @@ type resolved struct {
 }
 
 func (b *pmuBackend) Resolve(ctx context.Context, cfg Config) (Counting, error) {
-	res, err := resolve(cfg, b.sysfs, b.procfs, b.diagnose, b.probe)
+	res, err := resolve(cfg, b.host, b.diagnose, b.probe)
 	if err != nil {
 		return Counting{}, err
 	}
@@ -147,7 +147,7 @@ var vmNote = roofline.Flag{Code: roofline.FlagVM,
 // the user's events when each of them opens here. Otherwise it refuses with
 // the diagnosis, before anything is run. Traffic that cannot be counted
 // leaves W and GFLOP/s measured and the intensity unknown, with a flag.
-func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagnosis, error), probe func(pmu.Event) error) (resolved, error) {
+func resolve(cfg Config, h *machine.Host, diagnose func(*machine.Host, pmu.PMUs) (pmu.Diagnosis, error), probe func(pmu.Event) error) (resolved, error) {
 	// Only the PMUs a run can count with are read in full: the core and
 	// memory-controller ones, and those of the user's pmu/terms/ events.
 	var named []string
@@ -156,7 +156,7 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagn
 			named = append(named, name)
 		}
 	}
-	pmus, err := pmu.DiscoverCountingPMUs(sysfs, named)
+	pmus, err := pmu.DiscoverCountingPMUs(h.Sysfs, named)
 	if err != nil {
 		return resolved{}, err
 	}
@@ -168,11 +168,11 @@ func resolve(cfg Config, sysfs, procfs fs.FS, diagnose func(pmu.PMUs) (pmu.Diagn
 		}
 		user = append(user, counterSpec{event: ev, kind: KindEvent})
 	}
-	d, err := diagnose(pmus)
+	d, err := diagnose(h, pmus)
 	if err != nil {
 		return resolved{}, err
 	}
-	res := resolved{machine: machine.Describe(d.CPU, d.Topology, sysfs, procfs)}
+	res := resolved{machine: machine.Describe(d.CPU, d.Topology, h.Sysfs, h.Procfs)}
 	if d.VM {
 		res.notes = append(res.notes, vmNote)
 	}

@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure/emulate"
 )
 
@@ -18,9 +19,9 @@ type CacheModel = emulate.CacheModel
 // down, or "none".
 func ParseCacheModel(s string) (CacheModel, error) { return emulate.ParseCacheModel(s) }
 
-// HostCacheModel is the model of this machine's caches, the emulate
-// backend's default.
-func HostCacheModel() CacheModel { return emulate.HostCacheModel() }
+// HostCacheModel is the model of h's caches (nil: this machine's), the
+// emulate backend's default.
+func HostCacheModel(h *machine.Host) CacheModel { return emulate.HostCacheModel(h) }
 
 // UnsupportedQEMUError: the QEMU found cannot run the emulate backend's
 // plugin; Reason is QEMUStatic, QEMUNoPlugins or a version outside

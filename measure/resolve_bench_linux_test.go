@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/machine"
 )
 
 // BenchmarkResolveStartup reports the part of rprof run's start-up that
@@ -19,7 +20,7 @@ func BenchmarkResolveStartup(b *testing.B) {
 	var ms []float64
 	for b.Loop() {
 		start := time.Now()
-		if _, err := newPMUBackend().Resolve(context.Background(), cfg); err != nil {
+		if _, err := newPMUBackend(machine.LiveHost()).Resolve(context.Background(), cfg); err != nil {
 			b.Fatal(err)
 		}
 		ms = append(ms, time.Since(start).Seconds()*1e3)

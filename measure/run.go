@@ -27,8 +27,10 @@ import (
 // own failures and bad input: ErrInvalidConfig, *NoCountersError,
 // *OverheadError, and errors matching ErrNotFound and ErrNotExecutable.
 func Run(ctx context.Context, cfg Config) (*roofline.Point, error) {
+	// The CPU times are this kernel's, whatever tree Config.Host reads:
+	// they say how busy the machine running the target is.
 	return run(ctx, cfg, deps{now: time.Now, cpus: OnlineCPUs(), cpuTimes: func() (machine.CPUTimes, error) {
-		return machine.ReadCPUTimes(os.DirFS("/proc"))
+		return machine.ReadCPUTimes(os.DirFS(machine.DefaultProcfs))
 	}})
 }
 
@@ -52,7 +54,7 @@ func backendFor(cfg Config, d deps) (Backend, error) {
 	b := d.backend
 	if b == nil {
 		var err error
-		if b, err = newBackend(cfg.Count); err != nil {
+		if b, err = newBackend(cfg.Count, cfg.Host.OrLive()); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
@@ -25,8 +26,7 @@ func machineTree(name string) (sys, proc string) {
 func resolveOn(t *testing.T, name string, cfg Config, probe func(pmu.Event) error) (resolved, error) {
 	t.Helper()
 	sys, proc := machineTree(name)
-	sysfs, procfs := os.DirFS(sys), os.DirFS(proc)
-	return resolve(cfg, sysfs, procfs, func(pmu.PMUs) (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }, probe)
+	return resolve(cfg, machine.NewHost(sys, proc), diagnoseTree, probe)
 }
 
 func countKind(specs []counterSpec, k Kind) int {
@@ -344,9 +344,12 @@ func TestRunOnCapturedMachinesWeighsCountsWithTheCatalogue(t *testing.T) {
 // events with probe.
 func capturedPMU(name string, probe func(pmu.Event) error) *pmuBackend {
 	sys, proc := machineTree(name)
-	sysfs, procfs := os.DirFS(sys), os.DirFS(proc)
-	return &pmuBackend{sysfs: sysfs, procfs: procfs, probe: probe,
-		diagnose: func(pmu.PMUs) (pmu.Diagnosis, error) { return pmu.Diagnose(sysfs, procfs) }}
+	return &pmuBackend{host: machine.NewHost(sys, proc), probe: probe, diagnose: diagnoseTree}
+}
+
+// diagnoseTree diagnoses a captured tree without opening anything.
+func diagnoseTree(h *machine.Host, _ pmu.PMUs) (pmu.Diagnosis, error) {
+	return pmu.Diagnose(h.Sysfs, h.Procfs)
 }
 
 func TestPMUBackendFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing.T) {
@@ -383,7 +386,7 @@ func TestRunCountsWithTheBackendConfigNames(t *testing.T) {
 		t.Errorf("err = %v, want an invalid configuration naming the backends there are", err)
 	}
 	f := &fixedBackend{counting: analyticRes(), outs: timed(1)}
-	Register("fixed-for-test", func() Backend { return f })
+	Register("fixed-for-test", func(*machine.Host) Backend { return f })
 	if _, err := run(context.Background(), Config{Command: []string{"k"}, Count: "fixed-for-test", Work: ptr(1)}, deps{now: time.Now}); err != nil || len(f.ran) != 1 {
 		t.Errorf("err %v, ran %v: want the registered backend to count", err, f.ran)
 	}

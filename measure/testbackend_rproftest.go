@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/launch"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
@@ -24,7 +25,7 @@ import (
 // the pmu backend's memory controllers) counts
 // RPROF_TEST_NODE_TRAFFIC_BYTES: a fixed node-level Q per open. A job's Q
 // must then be nodes × that, not ranks × it.
-func init() { Register("rproftest", func() Backend { return &rproftestBackend{} }) }
+func init() { Register("rproftest", func(*machine.Host) Backend { return &rproftestBackend{} }) }
 
 const (
 	testWorkEnv    = "RPROF_TEST_WORK_FLOPS"

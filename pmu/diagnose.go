@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,18 +79,21 @@ func Diagnose(sysfs, procfs fs.FS) (Diagnosis, error) {
 	return diagnose(sysfs, procfs, nil, nil)
 }
 
-// DiagnoseLive inspects this machine (/sys and /proc) and probes its events
-// by opening each one once.
-func DiagnoseLive() (Diagnosis, error) {
-	return diagnose(os.DirFS("/sys"), os.DirFS("/proc"), nil, &prober{event: Probe, hardware: HaveHardwareCounters, bpf: haveBPFKprobe})
+// DiagnoseLive inspects h's trees (nil: this machine's /sys and /proc) and
+// probes the events by opening each one once, on the running kernel: h
+// should be this machine.
+func DiagnoseLive(h *machine.Host) (Diagnosis, error) {
+	h = h.OrLive()
+	return diagnose(h.Sysfs, h.Procfs, nil, &prober{event: Probe, hardware: HaveHardwareCounters, bpf: haveBPFKprobe})
 }
 
-// DiagnoseCounting inspects this machine as DiagnoseLive does for a
-// counting run: it takes the PMUs already discovered in /sys and leaves
-// out the eBPF probe (two maps and two program loads), which only uprobe
-// regions need: Uprobes is then not probed and not usable.
-func DiagnoseCounting(pmus PMUs) (Diagnosis, error) {
-	return diagnose(os.DirFS("/sys"), os.DirFS("/proc"), pmus, &prober{event: Probe, hardware: HaveHardwareCounters})
+// DiagnoseCounting inspects h as DiagnoseLive does for a counting run: it
+// takes the PMUs already discovered in h's sysfs and leaves out the eBPF
+// probe (two maps and two program loads), which only uprobe regions need:
+// Uprobes is then not probed and not usable.
+func DiagnoseCounting(h *machine.Host, pmus PMUs) (Diagnosis, error) {
+	h = h.OrLive()
+	return diagnose(h.Sysfs, h.Procfs, pmus, &prober{event: Probe, hardware: HaveHardwareCounters})
 }
 
 // prober opens things on the live machine; tests substitute it.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -145,7 +146,7 @@ func TestHypervisorIsNamedFromDMIOrClockSource(t *testing.T) {
 // it against B1's direct probe: without a hardware PMU (as on the KVM
 // guests rprof is built on) it must say so and refuse counting.
 func TestDiagnoseLiveMatchesOpeningAnEvent(t *testing.T) {
-	d, err := DiagnoseLive()
+	d, err := DiagnoseLive(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,6 +318,28 @@ func TestLiveParanoidAboveTwoIsDecidedByTheProbe(t *testing.T) {
 			}
 			if tt.work != nil && !fixed {
 				t.Errorf("refused per-process counting without a per-process probe problem: %v", d.Problems)
+			}
+		})
+	}
+}
+
+// A counting run diagnoses the host it is given: the PMUs and CPU of a
+// captured tree, not this machine's (events are still opened here).
+func TestDiagnoseCountingReadsTheHostsTrees(t *testing.T) {
+	for _, name := range []string{"vm-intel-amx", "zen4", "neoverse-v2"} {
+		t.Run(name, func(t *testing.T) {
+			h := machine.TreeHost(machineFS(t, name))
+			want, err := Diagnose(h.Sysfs, h.Procfs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := DiagnoseCounting(h, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.CPU.ModelName != want.CPU.ModelName || !slices.Equal(d.PMUs, want.PMUs) || d.Topology.Threads != want.Topology.Threads {
+				t.Errorf("CPU %q, PMUs %v, %d threads; want the tree's %q, %v, %d", d.CPU.ModelName, d.PMUs, d.Topology.Threads,
+					want.CPU.ModelName, want.PMUs, want.Topology.Threads)
 			}
 		})
 	}

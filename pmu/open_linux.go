@@ -216,6 +216,8 @@ func openError(ev Event, cpu int, systemWide bool, err error) error {
 			e.Err = noPMUError(err)
 		}
 	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		// The kernel that refused is this one: its own procfs, whatever
+		// tree the command describes.
 		p, perr := ReadParanoid(os.DirFS("/proc"))
 		if perr != nil {
 			p = -99

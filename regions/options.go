@@ -5,7 +5,9 @@ import "github.com/rprof/rprof/pmu"
 // Options configure Attach.
 type Options struct {
 	// Counters are read on the current CPU at every probe (at most
-	// MaxCounters), from per-CPU counters opened on CPUs.
+	// MaxCounters), from per-CPU counters opened on CPUs (nil: this
+	// kernel's online CPUs, never a captured tree's: the counters are
+	// opened on them).
 	Counters []pmu.Event
 	CPUs     []int
 	// Costs holds each function probe's per-call cost (nil: none

@@ -151,7 +151,7 @@ func (s *Session) openMaps(opts Options) error {
 	}
 	cpus := opts.CPUs
 	if cpus == nil {
-		t, err := machine.ReadTopology(os.DirFS("/sys"))
+		t, err := machine.LiveHost().Topology()
 		if err != nil {
 			return fmt.Errorf("regions: %w", err)
 		}

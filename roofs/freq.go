@@ -17,7 +17,8 @@ import (
 // else timed with the clock kernel on cpu (a short probe: it runs right
 // after a benchmark, with the core already busy and its clock up), else
 // /proc/cpuinfo's "cpu MHz" (which in many VMs is the host's nominal clock,
-// not what the core runs at). 0 when none works.
+// not what the core runs at). 0 when none works. It reads this kernel's
+// trees, never Options.Host's: the clock is the one the benchmark ran at.
 func cpuMHz(cpu int) float64 {
 	root := os.DirFS("/")
 	if khz, err := readFirstFloat(root, fmt.Sprintf("sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", cpu)); err == nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -217,7 +218,7 @@ func TestSweepMemoryLimitIsAQuarterOfMemAvailableOrLessIfAsked(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := sweepMemoryLimit(Options{Procfs: tt.procfs, MaxMemory: tt.max})
+			got := sweepMemoryLimit(Options{Host: machine.TreeHost(nil, tt.procfs), MaxMemory: tt.max})
 			if got.Bytes != tt.want || !strings.Contains(got.From, tt.fromWant) {
 				t.Errorf("limit %+v, want %d bytes from %q", got, tt.want, tt.fromWant)
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -70,12 +69,10 @@ type Options struct {
 	Invoker Invoker
 	// Progress, if set, receives a line of text before each step.
 	Progress func(step string)
-	// Sysfs and Procfs are the roots of /sys and /proc (default the real
-	// ones).
-	Sysfs, Procfs fs.FS
-	// CPUID reads cache sizes where sysfs has none (default
-	// machine.HostCPUID; tests pass recorded values).
-	CPUID machine.CPUIDFunc
+	// Host is the machine described: its CPU, topology, declared caches
+	// and MemAvailable (nil: this machine). The benchmarks run here, and
+	// the clock is read from this kernel.
+	Host *machine.Host
 	// MaxMemory, when > 0, is the most a bandwidth sweep places, below
 	// the default of a quarter of MemAvailable.
 	MaxMemory int64
@@ -223,23 +220,15 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	if o.Sysfs == nil {
-		o.Sysfs = os.DirFS("/sys")
-	}
-	if o.Procfs == nil {
-		o.Procfs = os.DirFS("/proc")
-	}
+	o.Host = o.Host.OrLive()
 	if o.Invoker == nil {
 		o.Invoker = InProcess{}
 	}
-	if o.CPUID == nil {
-		o.CPUID = machine.HostCPUID
-	}
-	cpu, err := machine.ReadCPU(o.Procfs)
+	cpu, err := o.Host.CPU()
 	if err != nil {
 		return nil, err
 	}
-	topo, topoErr := machine.ReadTopology(o.Sysfs)
+	topo, topoErr := o.Host.Topology()
 	if topoErr != nil {
 		// A partial or unreadable /sys need not stop the benchmarks: the
 		// CPUs this process may use are enough to place the threads.
@@ -256,7 +245,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{Roofs: roofline.Roofs{
 		Schema:  roofline.RoofsSchema,
 		Created: time.Now().UTC(),
-		Machine: machine.Describe(cpu, topo, o.Sysfs, o.Procfs),
+		Machine: machine.Describe(cpu, topo, o.Host.Sysfs, o.Host.Procfs),
 		Tuning:  roofline.Tuning{StopReasons: map[string]int{}, Method: string(o.method())},
 	}}
 	t := &tally{tuning: &rep.Roofs.Tuning}
@@ -264,7 +253,10 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		rep.flag(roofline.FlagTopologySource, fmt.Sprintf("the CPU topology could not be read (%v): each of the %d CPUs this process may use is taken as a core of one socket", topoErr, len(topo.Online)))
 	}
 	flagHybrid(rep, topo, scopes)
-	caches := machine.ReadCaches(topo, o.CPUID)
+	caches := o.Host.Caches()
+	if topoErr != nil {
+		caches = machine.ReadCaches(topo, o.Host.CPUID())
+	}
 	if caches.Source != roofline.CacheSourceSysfs || len(caches.Notes) > 0 {
 		rep.flag(roofline.FlagCacheSource, cacheNote(caches))
 	}
@@ -272,7 +264,7 @@ func Measure(ctx context.Context, o Options) (*Report, error) {
 		rep.flag(roofline.FlagVM, "measured in a virtual machine: other guests share the host")
 	}
 
-	units, freq := peakFigures(rep, cpu, o.Sysfs, o.Procfs, clockMHz)
+	units, freq := peakFigures(rep, cpu, o.Host.Sysfs, o.Host.Procfs, clockMHz)
 	rep.step("setup", "machine and clock", time.Since(start))
 	r := &run{o: o, rep: rep, tally: t, scopes: scopes}
 	h := host{topo: topo, caches: caches, spare: spare, units: units, ghz: freq.GHz, memLimit: sweepMemoryLimit(o)}
@@ -316,7 +308,7 @@ const defaultMemoryLimit = 2 << 30
 // into swap, or less if asked.
 func sweepMemoryLimit(o Options) memoryLimit {
 	limit := memoryLimit{Bytes: defaultMemoryLimit}
-	if avail, err := machine.MemAvailable(o.Procfs); err != nil {
+	if avail, err := machine.MemAvailable(o.Host.OrLive().Procfs); err != nil {
 		limit.From = fmt.Sprintf("%s, MemAvailable being unknown (%v)", unit.Bytes(limit.Bytes), err)
 	} else {
 		limit = memoryLimit{Bytes: avail / 4, From: fmt.Sprintf("a quarter of MemAvailable (%s)", unit.Bytes(avail))}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/roofs/kernels"
@@ -62,6 +63,8 @@ type Options struct {
 	Kernel   []string
 	Backends []string
 	Model    emulate.CacheModel
+	// Host is the machine the backends describe (nil: this machine).
+	Host *machine.Host
 }
 
 // ErrNothingRan: no backend could run here.
@@ -80,7 +83,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 			rows = append(rows, Row{Backend: b, Kernel: s.Name, Verdict: Skipped, Why: s.Reason})
 		}
 		for _, c := range checks {
-			r, err := One(ctx, o.Kernel, b, o.Model, c)
+			r, err := One(ctx, o.Host, o.Kernel, b, o.Model, c)
 			if err != nil && cannotCount(err) {
 				rows = append(rows, Row{Backend: b, Kernel: "all kernels", Verdict: Skipped, Err: err})
 				break
@@ -157,10 +160,10 @@ func Checks(backend string, model emulate.CacheModel) (checks []Check, skipped [
 	return checks, skipped
 }
 
-// One counts one check under backend, the kernel started as kernel plus
-// the check's arguments, and judges it.
-func One(ctx context.Context, kernel []string, backend string, model emulate.CacheModel, c Check) (Row, error) {
-	cfg := measure.Config{Command: append(append([]string{}, kernel...), c.Args...), Count: backend, Repeat: 1,
+// One counts one check under backend on h, the kernel started as kernel
+// plus the check's arguments, and judges it.
+func One(ctx context.Context, h *machine.Host, kernel []string, backend string, model emulate.CacheModel, c Check) (Row, error) {
+	cfg := measure.Config{Command: append(append([]string{}, kernel...), c.Args...), Count: backend, Host: h, Repeat: 1,
 		Stdout: io.Discard, Stderr: io.Discard}
 	caps, err := measure.BackendCapabilities(backend)
 	if err != nil {

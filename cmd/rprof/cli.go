@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/gpu/cuda"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs"
 )
 
 // Exit statuses, one table for every command (exitCodes; the README's
@@ -60,6 +62,29 @@ type env struct {
 	// cuda loads the CUDA driver for roofs --gpu: nil is cuda.Load; tests
 	// give a fake.
 	cuda func() (cuda.Driver, error)
+	// roofs measures the roofs for roofs: nil is roofs.Measure; tests
+	// give a fake.
+	roofs func(context.Context, roofs.Options) (*roofs.Report, error)
+	// host is the machine the global --sysfs and --procfs name, built
+	// once for the command (nil: this machine, see machine).
+	host *machine.Host
+	// roots are the directories host was built from.
+	roots machineFlags
+}
+
+// machine is the host the command describes: the one the global flags
+// named, else this machine.
+func (e *env) machine() *machine.Host {
+	if e.host == nil {
+		e.host, e.roots = machine.LiveHost(), machineFlags{sysfs: machine.DefaultSysfs, procfs: machine.DefaultProcfs}
+	}
+	return e.host
+}
+
+// machineRoots are the directories of the command's host.
+func (e *env) machineRoots() machineFlags {
+	e.machine()
+	return e.roots
 }
 
 // command is one subcommand. Run parses its own flags from args.
@@ -106,6 +131,15 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		printUsage(stderr)
 		return exitUsage
 	}
+	args, err := parseGlobalFlags(e, args)
+	if err != nil {
+		fmt.Fprintf(stderr, "rprof: %v\n", err)
+		return exitUsage
+	}
+	if len(args) == 0 {
+		printUsage(stderr)
+		return exitUsage
+	}
 	name := args[0]
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		return help(e, args[1:])
@@ -119,7 +153,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(stderr, "rprof: unknown command %q (see 'rprof help')\n", name)
 		return exitUsage
 	}
-	err := cmd.Run(ctx, e, args[1:])
+	err = cmd.Run(ctx, e, args[1:])
 	return report(stderr, cmd, err)
 }
 
@@ -150,6 +184,34 @@ func report(stderr io.Writer, cmd *command, err error) int {
 	return exitInternal
 }
 
+// parseGlobalFlags takes the flags every command shares from the front of
+// args, --sysfs DIR and --procfs DIR (as node_exporter's --path.sysfs and
+// --path.procfs), and builds the command's host from them. It returns the
+// command and its arguments.
+func parseGlobalFlags(e *env, args []string) ([]string, error) {
+	m := machineFlags{sysfs: machine.DefaultSysfs, procfs: machine.DefaultProcfs}
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		name, value, inline := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		dir := map[string]*string{"sysfs": &m.sysfs, "procfs": &m.procfs}[name]
+		if dir == nil {
+			break
+		}
+		args = args[1:]
+		if !inline {
+			if len(args) == 0 {
+				return nil, fmt.Errorf("flag needs an argument: --%s", name)
+			}
+			value, args = args[0], args[1:]
+		}
+		*dir = value
+	}
+	if _, _, err := m.trees(); err != nil {
+		return nil, err
+	}
+	e.host, e.roots = machine.NewHost(m.sysfs, m.procfs), m
+	return args, nil
+}
+
 func lookup(name string) *command {
 	for _, c := range commands() {
 		if c.Name == name {
@@ -178,6 +240,7 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %s\n", c.Name, c.Short)
 	}
+	fmt.Fprintln(w, "\nglobal flags, before the command:\n  --sysfs DIR   root of the sysfs tree every command reads (default /sys)\n  --procfs DIR  root of the procfs tree every command reads (default /proc)")
 	fmt.Fprintln(w, "\nUse 'rprof help <command>' for more about a command, 'rprof --version' for\nthe version.")
 }
 

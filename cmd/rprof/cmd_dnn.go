@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
@@ -13,8 +12,6 @@ import (
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
-
-	"github.com/rprof/rprof/machine"
 )
 
 var cmdDNN = &command{
@@ -128,7 +125,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 		Command: o.command, Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
 		Count: o.count, Events: o.events, Library: o.library, Emulation: &o.emulation,
 		Roofs: roofs.roofs, RoofsPath: roofs.path, Threads: o.threads, Confidence: o.confidence,
-		Machine: hereMachine(), Measure: e.measure,
+		Machine: e.machine().Describe(), Host: e.machine(), Measure: e.measure,
 		Counting: func(emulator string) {
 			fmt.Fprintf(e.stderr, "rprof dnn: counting %s calls under %s (slower than native) ...\n", dnnrun.Execute, emulator)
 		},
@@ -236,16 +233,4 @@ func noExecutions(e *env, tr *dnn.Trace, code int) error {
 		return &exitError{code: code}
 	}
 	return &exitError{code: exitInternal}
-}
-
-// hereMachine describes this machine for the points rprof dnn writes
-// (fields it cannot read stay empty).
-func hereMachine() roofline.Machine {
-	procfs, sysfs := os.DirFS("/proc"), os.DirFS("/sys")
-	cpu, err := machine.ReadCPU(procfs)
-	if err != nil {
-		return roofline.Machine{}
-	}
-	topo, _ := machine.ReadTopology(sysfs)
-	return machine.Describe(cpu, topo, sysfs, procfs)
 }

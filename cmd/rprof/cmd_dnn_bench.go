@@ -189,7 +189,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	points := benchPoints(results, roofs, roofsFile, *confidence)
+	points := benchPoints(results, roofs, roofsFile, *confidence, e.machine().Describe())
 	writeBenchTable(e.stderr, v, bind, results, points, roofs)
 	if *jsonPath != "" {
 		if err := writeDoc(ctx, e, *jsonPath, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
@@ -225,10 +225,10 @@ func experimentList() string {
 }
 
 // benchPoints makes each result a labelled point (dnnbench.Points).
-func benchPoints(results []dnnbench.Result, roofs *roofline.Roofs, roofsFile string, confidence float64) []roofline.Point {
+func benchPoints(results []dnnbench.Result, roofs *roofline.Roofs, roofsFile string, confidence float64, here roofline.Machine) []roofline.Point {
 	return dnnbench.Points(results, dnn.PointOptions{
 		Command: []string{"rprof", "dnn", "bench"}, Created: time.Now().UTC(), Confidence: confidence,
-		Roofs: roofs, RoofsFile: roofsFile, Machine: hereMachine(),
+		Roofs: roofs, RoofsFile: roofsFile, Machine: here,
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/internal/unit"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -49,7 +50,7 @@ func TestBenchRowUsesTheMedianForEveryColumn(t *testing.T) {
 	// Twice the peak: beyond any interval.
 	fast := []float64{med / 4, med / 4, med / 4, med / 4, med / 4, med / 4, med / 4}
 	results := []dnnbench.Result{benchResult(t, skewed...), benchResult(t, fast...)}
-	points := benchPoints(results, roofs, "roofs.json", 0.95)
+	points := benchPoints(results, roofs, "roofs.json", 0.95, machine.LiveHost().Describe())
 	if p := points[0]; p.Seconds != med || p.FractionOfAttainable == nil || math.Abs(*p.GFlops / *p.AttainableGFlops - *p.FractionOfAttainable) > 1e-12 {
 		t.Errorf("skewed: %g s, GFLOP/s %v, fraction %v; want the median %g s and the fraction of its GFLOP/s", p.Seconds, p.GFlops, p.FractionOfAttainable, med)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -57,34 +56,27 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	h, err := m.host(e)
+	if err != nil {
+		return err
+	}
 	var d pmu.Diagnosis
-	var sysfsTree fs.FS = os.DirFS("/sys")
-	if m.live() {
-		if d, err = pmu.DiagnoseLive(); err != nil {
-			return m.treeError(err)
-		}
+	if h.Live {
+		d, err = pmu.DiagnoseLive(h)
 	} else {
-		sysfs, procfs, err := m.trees()
-		if err != nil {
-			return err
-		}
-		sysfsTree = sysfs
-		if d, err = pmu.Diagnose(sysfs, procfs); err != nil {
-			return m.treeError(err)
-		}
+		d, err = pmu.Diagnose(h.Sysfs, h.Procfs)
+	}
+	if err != nil {
+		return m.treeError(err)
 	}
 	blas := checkBLAS(d.Live)
 	doc := doctorJSON(d, blas, m)
-	// CPUID describes this CPU, not a captured tree's.
-	var cpuid machine.CPUIDFunc
+	// CPUID describes this CPU, not a captured tree's (Host.Caches).
+	doc.Caches = cachesDoc(machine.ReadCaches(d.Topology, h.CPUID()))
 	if d.Live {
-		cpuid = machine.HostCPUID
+		doc.Caches.Effective, doc.Caches.EffectiveFrom = lastEffectiveCaches(h)
 	}
-	doc.Caches = cachesDoc(machine.ReadCaches(d.Topology, cpuid))
-	if d.Live {
-		doc.Caches.Effective, doc.Caches.EffectiveFrom = lastEffectiveCaches(d.Plan.CPU.ModelName)
-	}
-	doc.Roofs = roofsPrereqs(d.Live, sysfsTree, len(d.Topology.Online), os.LookupEnv)
+	doc.Roofs = roofsPrereqs(d.Live, h.Sysfs, len(d.Topology.Online), os.LookupEnv)
 	if !doc.Usable {
 		qerr := errQEMUUnchecked
 		if d.Live {
@@ -177,15 +169,18 @@ type cachesJSON struct {
 }
 
 // lastEffectiveCaches are the effective cache sizes of the roofs document
-// at the default path, when it was measured on a CPU of this model name,
+// at the default path, when it was measured on a CPU of h's model name,
 // and where they come from.
-func lastEffectiveCaches(modelName string) ([]roofline.CacheLevel, string) {
+func lastEffectiveCaches(h *machine.Host) ([]roofline.CacheLevel, string) {
 	d, err := loadRoofs("")
-	r := d.roofs
-	if err != nil || r == nil || r.Machine.CPU.ModelName != modelName || len(r.Caches) == 0 {
+	if err != nil || d.roofs == nil {
 		return nil, ""
 	}
-	return r.Caches, fmt.Sprintf("%s of %s", d.path, r.Created.UTC().Format("2006-01-02 15:04 MST"))
+	caches := h.EffectiveCaches(d.roofs)
+	if caches == nil {
+		return nil, ""
+	}
+	return caches, fmt.Sprintf("%s of %s", d.path, d.roofs.Created.UTC().Format("2006-01-02 15:04 MST"))
 }
 
 // effectiveText is the doctor's line of effective sizes, e.g. "1 thread:

@@ -43,19 +43,37 @@ partial tree exits 2.
 	Run: runEvents,
 }
 
-// machineFlags are the --sysfs and --procfs flags of events and doctor.
+// machineFlags are the roots of the sysfs and procfs trees: the global
+// --sysfs and --procfs, which events and doctor also take after their name.
 type machineFlags struct {
 	sysfs, procfs string
 }
 
-func (m *machineFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.sysfs, "sysfs", "/sys", "root of the sysfs `tree` to inspect")
-	fs.StringVar(&m.procfs, "procfs", "/proc", "root of the procfs `tree` to inspect")
+// register defines events' and doctor's own --sysfs and --procfs, which
+// default to the global flags' trees (the help says /sys and /proc).
+func (m *machineFlags) register(fs *flag.FlagSet, global machineFlags) {
+	fs.StringVar(&m.sysfs, "sysfs", machine.DefaultSysfs, "root of the sysfs `tree` to inspect")
+	fs.StringVar(&m.procfs, "procfs", machine.DefaultProcfs, "root of the procfs `tree` to inspect")
+	*m = global
 }
 
 // live reports whether the trees are this machine's own, so that events
 // can be probed by opening them.
-func (m *machineFlags) live() bool { return m.sysfs == "/sys" && m.procfs == "/proc" }
+func (m *machineFlags) live() bool {
+	return m.sysfs == machine.DefaultSysfs && m.procfs == machine.DefaultProcfs
+}
+
+// host is the machine the trees describe: the command's own host when they
+// are the global flags' trees, else one built from them.
+func (m *machineFlags) host(e *env) (*machine.Host, error) {
+	if h := e.machine(); *m == e.roots {
+		return h, nil
+	}
+	if _, _, err := m.trees(); err != nil {
+		return nil, err
+	}
+	return machine.NewHost(m.sysfs, m.procfs), nil
+}
 
 // trees checks both directories and opens them.
 func (m *machineFlags) trees() (sysfs, procfs fs.FS, err error) {
@@ -86,7 +104,7 @@ func (m *machineFlags) treeError(err error) error {
 func parseMachineCommand(e *env, name string, args []string) (asJSON bool, m machineFlags, err error) {
 	fset := newFlagSet(e, name)
 	fset.BoolVar(&asJSON, "json", false, "write JSON")
-	m.register(fset)
+	m.register(fset, e.machineRoots())
 	if err := parseFlags(fset, args); err != nil {
 		return false, m, err
 	}
@@ -101,11 +119,11 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sysfs, procfs, err := m.trees()
+	h, err := m.host(e)
 	if err != nil {
 		return err
 	}
-	plan, err := pmu.LoadPlan(sysfs, procfs)
+	plan, err := pmu.LoadPlan(h.Sysfs, h.Procfs)
 	if err != nil {
 		return m.treeError(err)
 	}

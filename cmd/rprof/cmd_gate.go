@@ -199,6 +199,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	cfg := measure.Config{
 		Command: cmd, Label: *label, Stderr: e.stderr,
 		CI: ci.v, MaxRepeat: mf.maxRepeat, MaxTime: mf.maxTime, Roofs: roofs.roofs, RoofsPath: roofs.path,
+		Host: e.machine(),
 	}
 	if err := mf.apply(&cfg, fset); err != nil {
 		return false, err

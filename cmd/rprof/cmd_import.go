@@ -79,7 +79,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	points, unplaced := importKernels(ncu.Kernels(launches), roofs, hereMachine(), time.Now().UTC())
+	points, unplaced := importKernels(ncu.Kernels(launches), roofs, e.machine().Describe(), time.Now().UTC())
 	writeImportTable(e.stderr, points, unplaced)
 	if len(points) == 0 {
 		return &exitError{code: exitUsage, err: errors.New("no kernel of the report has the metrics to be placed (see 'rprof help import')")}

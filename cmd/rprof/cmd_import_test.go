@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -17,7 +18,7 @@ func gpuRoofsDoc(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "roofs.json")
 	clocks := roofline.GPUClocks{SMClockMHz: 1980, MemClockMHz: 2619, Source: roofline.ClockSourceAttribute}
-	doc := roofline.Roofs{Schema: roofline.RoofsSchema, Machine: hereMachine(), GPUs: []roofline.GPURoofs{{
+	doc := roofline.Roofs{Schema: roofline.RoofsSchema, Machine: machine.LiveHost().Describe(), GPUs: []roofline.GPURoofs{{
 		Device: roofline.GPUDevice{Index: 0, Name: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", SMs: 132},
 		Compute: []roofline.GPUComputeRoof{
 			{Name: "gpu-fma-fp64", Precision: roofline.Double, GFlops: 31000, CI: roofline.Interval{Lo: 30900, Hi: 31100}, TheoreticalGFlops: 33454, Clocks: clocks},

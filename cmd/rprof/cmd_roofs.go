@@ -149,7 +149,8 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	o := roofs.Options{Quick: *quick, Fixed: *fixed, Invocations: *invocations, BLAS: *blas, NoDGEMM: *noDGEMM,
-		DGEMMSpace: *space, DGEMMBudget: dgemmBudget, Method: stats.Method(*method), DNN: splitList(*dnnList)}
+		DGEMMSpace: *space, DGEMMBudget: dgemmBudget, Method: stats.Method(*method), DNN: splitList(*dnnList),
+		Host: e.machine()}
 	var err error
 	if o.Threads, err = parseThreads(*threads); err != nil {
 		return err
@@ -189,7 +190,11 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	defer context.AfterFunc(ctx, func() {
 		p.say("rprof roofs: interrupted: stopping")
 	})()
-	rep, err := roofs.Measure(ctx, o)
+	measureRoofs := e.roofs
+	if measureRoofs == nil {
+		measureRoofs = roofs.Measure
+	}
+	rep, err := measureRoofs(ctx, o)
 	p.clear()
 	switch {
 	case ctx.Err() != nil:

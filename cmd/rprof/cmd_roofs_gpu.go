@@ -72,7 +72,7 @@ func gpuRoofs(ctx context.Context, e *env, path string, o gpu.Options, lockTimeo
 	case err != nil:
 		return &exitError{code: exitInternal, err: err}
 	}
-	doc, note := gpuDocument(path, g, hereMachine())
+	doc, note := gpuDocument(path, g, e.machine().Describe())
 	writeGPUTable(e.stderr, g, time.Since(start))
 	if err := writeDoc(ctx, e, path, doc); err != nil {
 		return err

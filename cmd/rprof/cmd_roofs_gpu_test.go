@@ -11,6 +11,7 @@ import (
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/gpu/cuda/cudatest"
 	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -71,7 +72,7 @@ func TestRoofsGPUFailuresAreOneLine(t *testing.T) {
 func TestRoofsGPUWritesTheGPUSection(t *testing.T) {
 	dir := t.TempDir()
 	mine, foreign := filepath.Join(dir, "mine.json"), filepath.Join(dir, "foreign.json")
-	here := hereMachine()
+	here := machine.LiveHost().Describe()
 	cpuRoof := roofline.BandwidthRoof{Level: "DRAM", Threads: 1, GBytesPerS: 40, CI: roofline.Interval{Lo: 39, Hi: 41}}
 	if err := testutil.WriteDoc(mine, roofline.Roofs{Schema: roofline.RoofsSchema, Machine: here, Bandwidth: []roofline.BandwidthRoof{cpuRoof},
 		GPUs: []roofline.GPURoofs{{Device: roofline.GPUDevice{Index: 0, Name: "old"}}}}); err != nil {

@@ -167,7 +167,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 
 	cfg := measure.Config{
 		Command: fset.Args(), Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
-		Label: *label, Confidence: *confidence,
+		Label: *label, Confidence: *confidence, Host: e.machine(),
 	}
 	if len(cfg.Command) == 0 {
 		return usagef("empty command: give the program to measure after the flags")

@@ -49,7 +49,7 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
-	model := measure.HostCacheModel()
+	model := measure.HostCacheModel(e.machine())
 	if *cacheSpec != "" {
 		m, err := measure.ParseCacheModel(*cacheSpec)
 		if err != nil || !m.Enabled() {
@@ -68,7 +68,7 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
-	rows, err := validate.Run(ctx, validate.Options{Kernel: []string{self, kernelRole}, Backends: backends, Model: model})
+	rows, err := validate.Run(ctx, validate.Options{Kernel: []string{self, kernelRole}, Backends: backends, Model: model, Host: e.machine()})
 	switch {
 	case err != nil && err == ctx.Err():
 		return &exitError{code: exitInterrupted, err: err}

@@ -3,7 +3,6 @@ package emulate
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -199,11 +198,13 @@ func waysFor(level int, size int64, line int) int {
 	return 8
 }
 
-// HostCacheModel is the model of this machine's caches (MachineCacheModel
-// of what machine.ReadCaches finds in /sys and CPUID), else the default.
-func HostCacheModel() CacheModel {
-	if topo, err := machine.ReadTopology(os.DirFS("/sys")); err == nil {
-		if m, ok := MachineCacheModel(machine.ReadCaches(topo, machine.HostCPUID)); ok {
+// HostCacheModel is the model of h's caches (MachineCacheModel of what h
+// finds in sysfs and, on this machine, CPUID), else the default. A nil h
+// is this machine.
+func HostCacheModel(h *machine.Host) CacheModel {
+	h = h.OrLive()
+	if _, err := h.Topology(); err == nil {
+		if m, ok := MachineCacheModel(h.Caches()); ok {
 			return m
 		}
 	}
