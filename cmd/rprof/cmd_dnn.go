@@ -23,8 +23,9 @@ Dnn runs CMD, any program that uses oneDNN (a C or C++ program, PyTorch,
 TensorFlow, OpenVINO), with oneDNN's verbose trace on (ONEDNN_VERBOSE=1,
 DNNL_VERBOSE=1), and places each primitive it executed on the roofline.
 
-CMD's stdout passes through byte for byte; only the lines oneDNN prints
-there (onednn_verbose,... and dnnl_verbose,...) are taken out. Executions
+CMD's stdout passes through byte for byte (to stderr with --json -, whose
+stdout is the point set's alone); only the lines oneDNN prints there
+(onednn_verbose,... and dnnl_verbose,...) are taken out. Executions
 are grouped by kind, implementation, propagation kind, tensors (layouts and
 data types), attributes, algorithm and problem. For each group the table on
 stderr gives the calls, the mean time per call with its interval (oneDNN's
@@ -122,7 +123,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 		defer release()
 	}
 	r, err := dnnrun.Run(ctx, dnnrun.Options{
-		Command: o.command, Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
+		Command: o.command, Stdin: e.stdin, Stdout: targetStdout(e, o.json), Stderr: e.stderr,
 		Count: o.count, Events: o.events, Library: o.library, Emulation: &o.emulation,
 		Roofs: roofs.roofs, RoofsPath: roofs.path, Threads: o.threads, Confidence: o.confidence,
 		Machine: e.machine().Describe(), Host: e.machine(), Measure: e.measure,

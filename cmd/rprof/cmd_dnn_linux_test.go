@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -137,6 +138,28 @@ func TestDNNInterruptedWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("point set written after an interrupt: %v", err)
+	}
+}
+
+// With --json -, standard output holds the point set alone, as for rprof
+// run: the program's own output goes to standard error.
+func TestDNNJSONToStdoutKeepsTheProgramsOutputOut(t *testing.T) {
+	line := "onednn_verbose,exec,cpu,reorder,jit:uni,undef,src_f32::blocked:abcd:f0 dst_f32::blocked:abcd:f0,,,2x2x2x2,0.5"
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], testRprofArg, "dnn", "--json", "-", "--", "sh", "-c", "echo '"+line+"'; echo program says hello")
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "XDG_CACHE_HOME="+dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	var set roofline.PointSet
+	if err := json.Unmarshal(stdout, &set); err != nil || len(set.Points) != 1 {
+		t.Fatalf("stdout is not the point set alone (%v):\n%s", err, stdout)
+	}
+	if lines := "\n" + stderr.String(); !strings.Contains(lines, "\nprogram says hello\n") || strings.Contains(lines, "\nonednn_verbose") {
+		t.Errorf("want the program's output on stderr, its trace taken out:\n%s", stderr.String())
 	}
 }
 

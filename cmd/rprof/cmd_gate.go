@@ -234,7 +234,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		v.Notes = append(v.Notes, timeOnly)
 	}
 	if err := gateOutputs(ctx, e, v, base, *p, *mdPath, *junitPath, *benchPath); err != nil {
-		return false, &exitError{code: exitInternal, err: err}
+		return false, writeFailure(err)
 	}
 	switch v.Outcome {
 	case gate.Regression:

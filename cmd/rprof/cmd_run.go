@@ -14,7 +14,6 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/lock"
-	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
@@ -248,9 +247,7 @@ func runOutputs(cfg *measure.Config, e *env, jsonPath, plotPath, roofsFlag strin
 	if st, err := os.Stat(jsonPath); isRank && jsonPath != "" && (strings.HasSuffix(jsonPath, "/") || err == nil && st.IsDir()) {
 		jsonPath = rankFile(jsonPath, id)
 	}
-	if jsonPath == output.Stdout {
-		cfg.Stdout = e.stderr
-	}
+	cfg.Stdout = targetStdout(e, jsonPath)
 	return jsonPath, checkOutputs([]string{jsonPath, plotPath}, roofsInput(roofsFlag))
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -101,5 +102,28 @@ func TestRunFIFOWithoutReaderHonoursTheFirstInterrupt(t *testing.T) {
 	}
 	if st, _ := os.Lstat(fifo); st.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the FIFO was replaced by a %v", st.Mode())
+	}
+}
+
+// A FIFO without a reader as one of gate's CI outputs is waited for after
+// the verdict, and an interruption ends the wait with 130, as for run.
+func TestGateFIFOWithoutReaderExitsInterrupted(t *testing.T) {
+	for _, flag := range []string{"--markdown", "--junit", "--benchfmt"} {
+		t.Run(flag, func(t *testing.T) {
+			gateOutsideCI(t)
+			fifo := filepath.Join(t.TempDir(), "out.fifo")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+			f := &fakeGateMeasure{results: []fakeGateResult{{point: gateReadPoint(t, "testdata/gate/baseline.json")}}}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer time.AfterFunc(300*time.Millisecond, cancel).Stop()
+			var stdout, stderr strings.Builder
+			e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, measure: f.measure(t)}
+			code := runEnv(ctx, e, []string{"gate", "--baseline", "testdata/gate/baseline.json", flag, fifo, "--", "./spin"})
+			if code != exitInterrupted {
+				t.Errorf("exit %d, want %d: %s", code, exitInterrupted, stderr.String())
+			}
+		})
 	}
 }

@@ -42,6 +42,16 @@ func writeFailure(err error) error {
 	return &exitError{code: exitInternal, err: err}
 }
 
+// targetStdout is where the target's standard output goes: rprof's
+// stdout, unless the document goes there (--json -), when the target's
+// output would corrupt it and goes to stderr instead.
+func targetStdout(e *env, jsonPath string) io.Writer {
+	if jsonPath == output.Stdout {
+		return e.stderr
+	}
+	return e.stdout
+}
+
 // writeDoc writes a JSON document to path ("-": stdout).
 func writeDoc(ctx context.Context, e *env, path string, v any) error {
 	var doc bytes.Buffer
