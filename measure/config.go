@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rprof/rprof/machine"
@@ -211,6 +212,31 @@ func (e *ExclusionError) Error() string {
 // Is makes an ExclusionError match ErrInvalidConfig.
 func (e *ExclusionError) Is(target error) bool { return target == ErrInvalidConfig }
 
+// ConfigError is a Config that cannot be run, naming the fields at fault
+// by their names in Config: one, or those that do not go together. It
+// matches ErrInvalidConfig.
+type ConfigError struct {
+	Fields []string
+	Err    error
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("%v: %s %v", ErrInvalidConfig, strings.Join(e.Fields, " and "), e.Err)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Is makes every ConfigError match ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Validate checks c before anything runs, as Run does first: a caller
+// that does more before running (outputs, roofs, a lock) calls it first
+// too. Errors match ErrInvalidConfig.
+func (c Config) Validate() error {
+	_, _, err := c.withDefaults()
+	return err
+}
+
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
 }
@@ -219,11 +245,11 @@ func invalidf(format string, args ...any) error {
 func (c Config) checkRepetition() error {
 	switch {
 	case c.Repeat < 0:
-		return invalidf("repeat must be at least 1, got %d", c.Repeat)
+		return &ConfigError{Fields: []string{"Repeat"}, Err: fmt.Errorf("%d: must be at least 1", c.Repeat)}
 	case c.CI < 0 || c.CI >= 1:
-		return invalidf("ci must be a fraction of the mean in (0, 1), got %g", c.CI)
+		return &ConfigError{Fields: []string{"CI"}, Err: fmt.Errorf("%g: must be a fraction of the mean in (0, 1)", c.CI)}
 	case c.CI > 0 && c.Repeat > 0:
-		return invalidf("repeat and ci exclude each other: a fixed count or an adaptive one")
+		return &ConfigError{Fields: []string{"Repeat", "CI"}, Err: errors.New("exclude each other: a fixed number of runs or an adaptive one")}
 	}
 	return nil
 }

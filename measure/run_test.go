@@ -245,8 +245,9 @@ func TestRunChecksInputBeforeRunningAnything(t *testing.T) {
 		want func(error) bool
 	}{
 		{"empty command", Config{}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
-		{"negative repeat", Config{Command: []string{"k"}, Repeat: -1}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
-		{"repeat and ci together", Config{Command: []string{"k"}, Repeat: 3, CI: 0.01}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
+		{"negative repeat", Config{Command: []string{"k"}, Repeat: -1}, faultsFields("Repeat")},
+		{"ci above 1", Config{Command: []string{"k"}, CI: 2}, faultsFields("CI")},
+		{"repeat and ci together", Config{Command: []string{"k"}, Repeat: 3, CI: 0.01}, faultsFields("Repeat", "CI")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,6 +260,15 @@ func TestRunChecksInputBeforeRunningAnything(t *testing.T) {
 				t.Errorf("ran %v before rejecting the input", f.ran)
 			}
 		})
+	}
+}
+
+// faultsFields wants a *ConfigError naming fields, which matches
+// ErrInvalidConfig.
+func faultsFields(fields ...string) func(error) bool {
+	return func(err error) bool {
+		var ce *ConfigError
+		return errors.Is(err, ErrInvalidConfig) && errors.As(err, &ce) && slices.Equal(ce.Fields, fields)
 	}
 }
 

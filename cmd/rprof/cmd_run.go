@@ -178,11 +178,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
 	}
-	if err := setRepetition(&cfg, set, *repeat, ci.v, mf); err != nil {
-		return err
-	}
+	setRepetition(&cfg, set, *repeat, ci.v, mf)
 	if err := mf.apply(&cfg, fset); err != nil {
 		return err
+	}
+	// Refused before any output is opened or roofs read, as Run would.
+	if err := cfg.Validate(); err != nil {
+		return measureFailure(err, "")
 	}
 	if *jsonPath, err = runOutputs(&cfg, e, *jsonPath, *plotPath, mf.roofs, id, isRank); err != nil {
 		return err
@@ -251,18 +253,15 @@ func runOutputs(cfg *measure.Config, e *env, jsonPath, plotPath, roofsFlag strin
 	return jsonPath, checkOutputs([]string{jsonPath, plotPath}, roofsInput(roofsFlag))
 }
 
-// setRepetition applies --repeat or --ci (with --max-repeat, --max-time),
-// which exclude each other.
-func setRepetition(cfg *measure.Config, set map[string]bool, repeat int, ci float64, mf measureFlags) error {
-	switch {
-	case set["ci"] && set["repeat"]:
-		return usagef("--repeat and --ci exclude each other: a fixed number of runs or an adaptive one")
-	case set["ci"]:
+// setRepetition applies --repeat and --ci (with --max-repeat,
+// --max-time); measure refuses the two together.
+func setRepetition(cfg *measure.Config, set map[string]bool, repeat int, ci float64, mf measureFlags) {
+	if set["ci"] {
 		cfg.CI, cfg.MaxRepeat, cfg.MaxTime = ci, mf.maxRepeat, mf.maxTime
-	default:
+	}
+	if set["repeat"] || !set["ci"] {
 		cfg.Repeat = repeat
 	}
-	return nil
 }
 
 // finishRun says when --ci was not reached, writes the point and the
@@ -318,6 +317,10 @@ func runFailure(e *env, err error, target []string) error {
 	return measureFailure(err, "")
 }
 
+// configFlags are the flags of the measure.Config fields, as its
+// *ConfigErrors name them.
+var configFlags = map[string]string{"Repeat": "--repeat", "CI": "--ci"}
+
 // measureFailure turns measure.Run's errors into exit statuses (run and
 // gate): bad input 2, a target not found 127 or not executable 126, an
 // interruption 130, anything else rprof could not do 125. prefix, when
@@ -326,6 +329,14 @@ func measureFailure(err error, prefix string) error {
 	var ex *measure.ExclusionError
 	if errors.As(err, &ex) {
 		return usagef("%s", exclusionAdvice(ex))
+	}
+	var ce *measure.ConfigError
+	if errors.As(err, &ce) {
+		var flags []string
+		for _, f := range ce.Fields {
+			flags = append(flags, configFlags[f])
+		}
+		return usagef("%s %v", strings.Join(flags, " and "), ce.Err)
 	}
 	if errors.Is(err, measure.ErrInvalidConfig) {
 		return usagef("%s", strings.TrimPrefix(err.Error(), measure.ErrInvalidConfig.Error()+": "))

@@ -301,6 +301,7 @@ func TestRunRejectsBadInputWithOneLineAndNoDocument(t *testing.T) {
 	}{
 		{"empty command", []string{"--work", "1"}, exitUsage, "empty command"},
 		{"repeat 0", []string{"--work", "1", "--repeat", "0", ok}, exitUsage, "--repeat 0"},
+		{"repeat with ci", []string{"--work", "1", "--repeat", "2", "--ci", "0.02", ok}, exitUsage, "--repeat and --ci exclude each other"},
 		{"chart format unknown", []string{"--work", "1", "--plot", filepath.Join(dir, "chart.gif"), ok}, exitUsage, "chart.gif"},
 		{"unparsable event", []string{"--work", "1", "-e", "cpu/event=0x3", ok}, exitUsage, `event "cpu/event=0x3"`},
 		{"target not found", []string{"--work", "1", filepath.Join(dir, "missing")}, exitNotFound, "not found"},
