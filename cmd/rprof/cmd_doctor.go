@@ -10,10 +10,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
+	"github.com/rprof/rprof/doctor"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/pmu"
-	"github.com/rprof/rprof/regions"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
 
@@ -60,23 +60,15 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var d pmu.Diagnosis
-	if h.Live {
-		d, err = pmu.DiagnoseLive(h)
-	} else {
-		d, err = pmu.Diagnose(h.Sysfs, h.Procfs)
-	}
+	rep, err := doctor.Diagnose(h, os.LookupEnv)
 	if err != nil {
 		return m.treeError(err)
 	}
-	blas := checkBLAS(d.Live)
-	doc := doctorJSON(d, blas, m)
-	// CPUID describes this CPU, not a captured tree's (Host.Caches).
-	doc.Caches = cachesDoc(machine.ReadCaches(d.Topology, h.CPUID()))
+	d := rep.Diagnosis
+	doc := doctorJSON(rep, m)
 	if d.Live {
 		doc.Caches.Effective, doc.Caches.EffectiveFrom = lastEffectiveCaches(h)
 	}
-	doc.Roofs = roofsPrereqs(d.Live, h.Sysfs, len(d.Topology.Online), os.LookupEnv)
 	if !doc.Usable {
 		qerr := errQEMUUnchecked
 		if d.Live {
@@ -108,42 +100,38 @@ type blasCheck struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// checkBLAS loads the BLAS roofs would use; a captured tree says nothing
-// about this machine's libraries, so it is not checked then.
-func checkBLAS(live bool) blasCheck {
-	if !live {
-		return blasCheck{}
+// blasDoc is the BLAS check with its fix.
+func blasDoc(b doctor.BLAS) blasCheck {
+	c := blasCheck{Checked: b.Checked, Usable: b.Usable, Library: b.Library, Path: b.Path, Version: b.Version}
+	if b.Err != nil {
+		c.Error = b.Err.Error() + "; fix: " + roofs.BLASHint + " " + blasFlagFix
 	}
-	b, err := roofs.LoadBLAS("")
-	if err != nil {
-		return blasCheck{Checked: true, Error: err.Error() + "; fix: " + roofs.BLASHint + " " + blasFlagFix}
-	}
-	return blasCheck{Checked: true, Usable: true, Library: b.Library, Path: b.Path, Version: b.Version}
+	return c
 }
 
 // doctorDoc is the JSON of rprof doctor.
 type doctorDoc struct {
-	Machine        string     `json:"machine"` // "this machine" or the trees read
-	Probed         bool       `json:"probed"`
-	CPU            cpuJSON    `json:"cpu"`
-	VM             bool       `json:"vm"`
-	Hypervisor     string     `json:"hypervisor,omitempty"`
-	PMUs           []string   `json:"pmus"`
-	HardwarePMU    bool       `json:"hardware_pmu"`
-	Paranoid       *int       `json:"perf_event_paranoid"`
-	ParanoidAllows string     `json:"paranoid_allows,omitempty"`
-	CapEff         string     `json:"cap_eff,omitempty"`
-	Capabilities   []string   `json:"capabilities"`
-	NMIWatchdog    *int       `json:"nmi_watchdog"`
-	Work           checkJSON  `json:"work"`
-	Traffic        checkJSON  `json:"traffic"`
-	Uprobes        checkJSON  `json:"uprobes"`
-	Regions        checkJSON  `json:"regions"`
-	BLAS           blasCheck  `json:"blas"`
-	Caches         cachesJSON `json:"caches"`
-	Roofs          roofsJSON  `json:"roofs"`
-	Usable         bool       `json:"usable"`
-	Problems       []string   `json:"problems"`
+	Machine        string       `json:"machine"` // "this machine" or the trees read
+	Probed         bool         `json:"probed"`
+	CPU            cpuJSON      `json:"cpu"`
+	VM             bool         `json:"vm"`
+	Hypervisor     string       `json:"hypervisor,omitempty"`
+	PMUs           []string     `json:"pmus"`
+	HardwarePMU    bool         `json:"hardware_pmu"`
+	Paranoid       *int         `json:"perf_event_paranoid"`
+	ParanoidAllows string       `json:"paranoid_allows,omitempty"`
+	CapEff         string       `json:"cap_eff,omitempty"`
+	Capabilities   []string     `json:"capabilities"`
+	NMIWatchdog    *int         `json:"nmi_watchdog"`
+	Work           checkJSON    `json:"work"`
+	Traffic        checkJSON    `json:"traffic"`
+	Uprobes        checkJSON    `json:"uprobes"`
+	Regions        checkJSON    `json:"regions"`
+	BLAS           blasCheck    `json:"blas"`
+	Caches         cachesJSON   `json:"caches"`
+	Roofs          doctor.Roofs `json:"roofs"`
+	Usable         bool         `json:"usable"`
+	Problems       []string     `json:"problems"`
 	// WaysForward: every way to measure anyway, when W or Q cannot be
 	// counted.
 	WaysForward []way         `json:"ways_forward,omitempty"`
@@ -269,33 +257,14 @@ func checkDoc(c pmu.Check) checkJSON {
 	return j
 }
 
-// regionsCheck says whether rprof run --region works here: on this
-// machine, whether the probes' programs, helpers and attach cookies are
-// usable, and what a region gets (W needs FP-work counters). A captured
-// tree cannot tell.
-func regionsCheck(d pmu.Diagnosis) checkJSON {
-	if !d.Live {
-		return checkJSON{Detail: "not probed (a captured tree): see eBPF uprobes"}
-	}
-	if err := regions.Supported(); err != nil {
-		return checkJSON{Probed: true, Error: err.Error()}
-	}
-	detail := "eBPF programs with the helpers probes use (attach cookies, ring buffer, counter reads) load; each region gets calls and times"
-	if d.Work.Usable {
-		detail += ", and W from per-CPU FP-work counters"
-	} else {
-		detail += "; W per region needs the FP-work counters this machine lacks"
-	}
-	return checkJSON{Usable: true, Probed: true, Detail: detail + "; Q is not attributed to regions"}
-}
-
 // capNames are the capabilities that decide what rprof may count.
 var capNames = []struct {
 	bit  uint
 	name string
 }{{21, "CAP_SYS_ADMIN"}, {38, "CAP_PERFMON"}, {39, "CAP_BPF"}}
 
-func doctorJSON(d pmu.Diagnosis, blas blasCheck, m machineFlags) doctorDoc {
+func doctorJSON(rep doctor.Report, m machineFlags) doctorDoc {
+	d := rep.Diagnosis
 	doc := doctorDoc{
 		Machine:     "this machine",
 		Probed:      d.Live,
@@ -307,8 +276,10 @@ func doctorJSON(d pmu.Diagnosis, blas blasCheck, m machineFlags) doctorDoc {
 		Work:        checkDoc(d.Work),
 		Traffic:     checkDoc(d.Traffic),
 		Uprobes:     checkDoc(d.Uprobes),
-		Regions:     regionsCheck(d),
-		BLAS:        blas,
+		Regions:     checkDoc(rep.Regions),
+		BLAS:        blasDoc(rep.BLAS),
+		Caches:      cachesDoc(rep.Caches),
+		Roofs:       rep.Roofs,
 		Usable:      d.Usable(),
 	}
 	if !d.Live {

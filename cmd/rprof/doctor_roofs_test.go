@@ -3,45 +3,26 @@ package main
 import (
 	"strings"
 	"testing"
-	"testing/fstest"
 
+	"github.com/rprof/rprof/doctor"
 	"github.com/rprof/rprof/roofline"
 )
 
 func TestDoctorRoofsLines(t *testing.T) {
 	tests := []struct {
 		name                 string
-		r                    roofsJSON
+		r                    doctor.Roofs
 		kernels, clock, cpus string
 	}{
-		{"captured tree", roofsJSON{Clock: "measured", Online: 16}, "not checked (captured tree)", "no cpufreq: rprof roofs measures the clock", "16 online; allowed not checked"},
-		{"avx512 host, cpuset", roofsJSON{Kernels: []string{"avx512", "avx2"}, FMA: true, Clock: "cpufreq", Online: 8, Allowed: 2}, "avx512, avx2; FMA", "cpufreq cpuinfo_max_freq", "2 allowed of 8 online (cpuset or taskset)"},
-		{"all allowed", roofsJSON{Kernels: []string{}, Clock: "cpufreq", Online: 2, Allowed: 2}, "none: rprof roofs has no compute roof here", "cpufreq", "2 allowed, all online"},
+		{"captured tree", doctor.Roofs{Clock: "measured", Online: 16}, "not checked (captured tree)", "no cpufreq: rprof roofs measures the clock", "16 online; allowed not checked"},
+		{"avx512 host, cpuset", doctor.Roofs{Kernels: []string{"avx512", "avx2"}, FMA: true, Clock: "cpufreq", Online: 8, Allowed: 2}, "avx512, avx2; FMA", "cpufreq cpuinfo_max_freq", "2 allowed of 8 online (cpuset or taskset)"},
+		{"all allowed", doctor.Roofs{Kernels: []string{}, Clock: "cpufreq", Online: 2, Allowed: 2}, "none: rprof roofs has no compute roof here", "cpufreq", "2 allowed, all online"},
 	}
 	for _, tt := range tests {
 		k, c, p := roofsText(tt.r)
 		if !strings.HasPrefix(k, tt.kernels) || !strings.HasPrefix(c, tt.clock) || !strings.HasPrefix(p, tt.cpus) {
 			t.Errorf("%s: %q, %q, %q; want prefixes %q, %q, %q", tt.name, k, c, p, tt.kernels, tt.clock, tt.cpus)
 		}
-	}
-}
-
-// TestDoctorRoofsBLASEnvIsInjected: the BLAS variables come from the lookup
-// given, and a captured tree reads neither them nor this host's kernels.
-func TestDoctorRoofsBLASEnvIsInjected(t *testing.T) {
-	env := map[string]string{"OPENBLAS_CORETYPE": "Haswell", "BLIS_ARCH_TYPE": "zen3", "HOME": "/root"}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	tree := fstest.MapFS{"devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq": {Data: []byte("3000000\n")}}
-	live := roofsPrereqs(true, tree, 4, lookup)
-	if got := strings.Join(live.BLASEnv, " "); got != "OPENBLAS_CORETYPE=Haswell BLIS_ARCH_TYPE=zen3" {
-		t.Errorf("BLAS env %q", got)
-	}
-	if live.Clock != "cpufreq" {
-		t.Errorf("clock %q with cpuinfo_max_freq present", live.Clock)
-	}
-	captured := roofsPrereqs(false, fstest.MapFS{}, 4, lookup)
-	if captured.BLASEnv != nil || captured.Kernels != nil || captured.Allowed != 0 || captured.Clock != "measured" {
-		t.Errorf("captured tree read the host: %+v", captured)
 	}
 }
 
