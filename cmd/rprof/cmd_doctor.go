@@ -111,31 +111,31 @@ func blasDoc(b doctor.BLAS) blasCheck {
 
 // doctorDoc is the JSON of rprof doctor.
 type doctorDoc struct {
-	Machine        string       `json:"machine"` // "this machine" or the trees read
-	Probed         bool         `json:"probed"`
-	CPU            cpuJSON      `json:"cpu"`
-	VM             bool         `json:"vm"`
-	Hypervisor     string       `json:"hypervisor,omitempty"`
-	PMUs           []string     `json:"pmus"`
-	HardwarePMU    bool         `json:"hardware_pmu"`
-	Paranoid       *int         `json:"perf_event_paranoid"`
-	ParanoidAllows string       `json:"paranoid_allows,omitempty"`
-	CapEff         string       `json:"cap_eff,omitempty"`
-	Capabilities   []string     `json:"capabilities"`
-	NMIWatchdog    *int         `json:"nmi_watchdog"`
-	Work           checkJSON    `json:"work"`
-	Traffic        checkJSON    `json:"traffic"`
-	Uprobes        checkJSON    `json:"uprobes"`
-	Regions        checkJSON    `json:"regions"`
-	BLAS           blasCheck    `json:"blas"`
-	Caches         cachesJSON   `json:"caches"`
-	Roofs          doctor.Roofs `json:"roofs"`
-	Usable         bool         `json:"usable"`
-	Problems       []string     `json:"problems"`
+	Machine        string         `json:"machine"` // "this machine" or the trees read
+	Probed         bool           `json:"probed"`
+	CPU            render.CPUJSON `json:"cpu"`
+	VM             bool           `json:"vm"`
+	Hypervisor     string         `json:"hypervisor,omitempty"`
+	PMUs           []string       `json:"pmus"`
+	HardwarePMU    bool           `json:"hardware_pmu"`
+	Paranoid       *int           `json:"perf_event_paranoid"`
+	ParanoidAllows string         `json:"paranoid_allows,omitempty"`
+	CapEff         string         `json:"cap_eff,omitempty"`
+	Capabilities   []string       `json:"capabilities"`
+	NMIWatchdog    *int           `json:"nmi_watchdog"`
+	Work           checkJSON      `json:"work"`
+	Traffic        checkJSON      `json:"traffic"`
+	Uprobes        checkJSON      `json:"uprobes"`
+	Regions        checkJSON      `json:"regions"`
+	BLAS           blasCheck      `json:"blas"`
+	Caches         cachesJSON     `json:"caches"`
+	Roofs          doctor.Roofs   `json:"roofs"`
+	Usable         bool           `json:"usable"`
+	Problems       []string       `json:"problems"`
 	// WaysForward: every way to measure anyway, when W or Q cannot be
 	// counted.
-	WaysForward []way         `json:"ways_forward,omitempty"`
-	Details     []problemJSON `json:"problem_details"`
+	WaysForward []way                `json:"ways_forward,omitempty"`
+	Details     []render.ProblemJSON `json:"problem_details"`
 }
 
 // cachesJSON is where the cache sizes come from: what rprof roofs places
@@ -268,7 +268,7 @@ func doctorJSON(rep doctor.Report, m machineFlags) doctorDoc {
 	doc := doctorDoc{
 		Machine:     "this machine",
 		Probed:      d.Live,
-		CPU:         cpuDoc(d.Plan),
+		CPU:         render.CPUDoc(d.Plan),
 		VM:          d.VM,
 		Hypervisor:  d.Hypervisor,
 		PMUs:        d.PMUs,
@@ -316,7 +316,7 @@ func writeDoctorText(w io.Writer, doc doctorDoc, d pmu.Diagnosis) error {
 	}
 	fmt.Fprintf(&b, "rprof doctor: %s (%s)\n\n", doc.Machine, how)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "CPU\t%s\n", cpuLine(d.Plan))
+	fmt.Fprintf(tw, "CPU\t%s\n", render.CPULine(d.Plan))
 	vm := "no"
 	if doc.VM {
 		vm = "yes"
@@ -371,7 +371,7 @@ func writeDoctorText(w io.Writer, doc doctorDoc, d pmu.Diagnosis) error {
 	fmt.Fprintf(tw, "CPUs\t%s\n", cpusLine)
 	tw.Flush()
 
-	writeProblems(&b, d.Problems)
+	render.WriteProblems(&b, d.Problems, problemFix)
 	if doc.Usable {
 		b.WriteString("\nCounting is usable: rprof run can measure W and Q here.\n")
 	} else {

@@ -370,6 +370,6 @@ func writeRunDiagnosis(w io.Writer, d pmu.Diagnosis) {
 	fmt.Fprintf(tw, "FP work (W)\t%s\n", checkText(checkDoc(d.Work)))
 	fmt.Fprintf(tw, "DRAM traffic (Q)\t%s\n", checkText(checkDoc(d.Traffic)))
 	tw.Flush()
-	writeProblems(&b, d.Problems)
+	render.WriteProblems(&b, d.Problems, problemFix)
 	io.WriteString(w, b.String())
 }
