@@ -70,14 +70,11 @@ func runEmulated(ctx context.Context, o Options, env []string, tr *dnn.Trace) (e
 	var counted *measure.CountedCalls
 	cfg := measure.Config{
 		Command: o.Command, Env: env, Stdin: o.Stdin, Stdout: native, Stderr: o.Stderr,
-		Count: measure.BackendEmulate, Repeat: 1, Host: o.Host,
+		Count: measure.BackendEmulate, Repeat: 1, Host: o.Host, Emulator: o.Emulation,
 		// The roofs give the cache model their effective sizes, as in run.
 		Roofs: o.Roofs, RoofsPath: o.RoofsPath, Threads: o.Threads,
 		EmulatedCalls: &measure.CallCounting{Function: o.Library + ":" + Execute, Stdout: emulated, Stderr: &stderr,
 			Started: o.Counting, Done: func(c measure.CountedCalls) { counted = &c }},
-	}
-	if e := o.Emulation; e != nil {
-		cfg.CacheModel, cfg.EmulateCPU, cfg.QEMU = e.CacheModel, e.EmulateCPU, e.QEMU
 	}
 	p, err := o.measure()(ctx, cfg)
 	native.Close()

@@ -60,9 +60,8 @@ type Options struct {
 	Count   string
 	Events  []string
 	Library string
-	// Emulation holds the options of CountEmulate (measure.Config's
-	// CacheModel, EmulateCPU and QEMU; nil: their defaults).
-	Emulation *measure.Config
+	// Emulation holds the options of CountEmulate (zero: their defaults).
+	Emulation measure.EmulatorOptions
 	// Roofs, RoofsPath, Threads and CPUs place the points (see
 	// dnn.PointOptions); Confidence is the level of their intervals.
 	Roofs      *roofline.Roofs

@@ -50,7 +50,7 @@ type Backend interface {
 // Capabilities are what a backend can do beyond counting a run's W and Q.
 type Capabilities struct {
 	// Emulates: the backend runs the target under an emulator and takes
-	// the emulator's options (Config.CacheModel, EmulateCPU, QEMU).
+	// the emulator's options (Config.Emulator).
 	Emulates bool
 	// AttributesFunctions: the backend counts W and Q by function
 	// (Outcome.Functions), so a function region's W and Q are its own

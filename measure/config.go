@@ -29,15 +29,9 @@ type Config struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
-	// CacheModel is the hierarchy the "emulate" backend simulates (nil: the
-	// default model); a model without levels counts W only.
-	CacheModel *emulate.CacheModel
-	// EmulateCPU is the QEMU CPU model the "emulate" backend presents to
-	// the target ("" or "host": the host's identity, emulate.HostCPU).
-	EmulateCPU string
-	// QEMU is the emulator of the "emulate" backend ("": emulate.FindQEMU
-	// looks for it).
-	QEMU string
+	// Emulator holds the options of a backend that emulates the target
+	// (Capabilities.Emulates); the others ignore it.
+	Emulator EmulatorOptions
 
 	// Count names the counting backend (see Register): "" or "pmu" counts
 	// with the PMU's counters.
@@ -122,6 +116,19 @@ type Config struct {
 	// target once, without an overhead command or idle baseline, so that
 	// the owner's counting window matches the other ranks' programs.
 	Node Node
+}
+
+// EmulatorOptions are the options of a backend that runs the target
+// under an emulator (the "emulate" backend).
+type EmulatorOptions struct {
+	// CacheModel is the hierarchy simulated (nil: the default model); a
+	// model without levels counts W only.
+	CacheModel *emulate.CacheModel
+	// CPU is the QEMU CPU model presented to the target ("" or "host":
+	// the host's identity, emulate.HostCPU).
+	CPU string
+	// QEMU is the emulator ("": emulate.FindQEMU looks for it).
+	QEMU string
 }
 
 // CallGroup is a named part of the calls of function region Region (its

@@ -94,7 +94,7 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	case len(cfg.Events) > 0:
 		return Counting{}, &ExclusionError{Backend: BackendEmulate, Events: true}
 	}
-	q, err := b.find(ctx, cfg.QEMU)
+	q, err := b.find(ctx, cfg.Emulator.QEMU)
 	if err != nil {
 		return Counting{}, err
 	}
@@ -103,13 +103,13 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 		return Counting{}, err
 	}
 	b.qemu, b.calls = q, cfg.EmulatedCalls
-	if b.cpu, err = b.emulatedCPU(ctx, cfg.EmulateCPU, d.CPU); err != nil {
+	if b.cpu, err = b.emulatedCPU(ctx, cfg.Emulator.CPU, d.CPU); err != nil {
 		return Counting{}, err
 	}
 	c := Counting{Source: roofline.SourceEmulated, Machine: machine.Describe(d.CPU, d.Topology, b.host.Sysfs, b.host.Procfs)}
 	switch host := b.hostModel(b.host); {
-	case cfg.CacheModel != nil:
-		b.model = *cfg.CacheModel
+	case cfg.Emulator.CacheModel != nil:
+		b.model = *cfg.Emulator.CacheModel
 	case cfg.Roofs != nil && roofline.ForeignRoofs(cfg.Roofs.Machine, c.Machine) == "":
 		var ok bool
 		if b.model, ok = RoofsCacheModel(cfg.Roofs, host.Line); !ok {

@@ -85,7 +85,7 @@ func emulatedConfig(repeat int) Config {
 	if err != nil {
 		panic(err)
 	}
-	return Config{Command: []string{"k"}, Repeat: repeat, Count: BackendEmulate, CacheModel: &m}
+	return Config{Command: []string{"k"}, Repeat: repeat, Count: BackendEmulate, Emulator: EmulatorOptions{CacheModel: &m}}
 }
 
 func TestEmulatedPointTakesWAndQFromOneEmulatedRunAndTFromNativeRuns(t *testing.T) {
@@ -120,7 +120,7 @@ func TestAnEmulatedCPUNamedByTheUserReplacesTheHostsIdentity(t *testing.T) {
 		return emulate.Identify(script, "qemu-x86_64 version 7.2.22\n")
 	}
 	cfg := emulatedConfig(1)
-	cfg.EmulateCPU = "Haswell"
+	cfg.Emulator.CPU = "Haswell"
 	p, err := run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestAnEmulatedCPUNamedByTheUserReplacesTheHostsIdentity(t *testing.T) {
 	if f.cpuOption != "Haswell" || p.Emulation.CPU.Source != "flag" || isa < 0 || !strings.Contains(p.Flags[isa].Message, "Haswell") {
 		t.Errorf("-cpu %q, emulation.cpu %+v, flags %+v; want Haswell, from the flag, and flagged", f.cpuOption, p.Emulation.CPU, p.Flags)
 	}
-	cfg.EmulateCPU = "Zen9"
+	cfg.Emulator.CPU = "Zen9"
 	if _, err := run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "Haswell, max") {
 		t.Errorf("--emulate-cpu Zen9: %v, want a usage error listing Haswell, max", err)
 	}
@@ -294,7 +294,7 @@ func TestCacheModelComesFromTheFlagThenTheRoofsThenTheHost(t *testing.T) {
 	} {
 		f := &fakeEmulation{}
 		cfg := emulatedConfig(1)
-		cfg.CacheModel, cfg.Roofs = tt.flag, tt.roofs
+		cfg.Emulator.CacheModel, cfg.Roofs = tt.flag, tt.roofs
 		p, err := run(context.Background(), cfg, deps{backend: f.backend(), now: time.Now, cpus: 2})
 		if err != nil {
 			t.Fatal(err)

@@ -170,7 +170,7 @@ func One(ctx context.Context, h *machine.Host, kernel []string, backend string, 
 		return Row{}, err
 	}
 	if caps.Emulates {
-		cfg.CacheModel = &model
+		cfg.Emulator.CacheModel = &model
 	} else {
 		cfg.Overhead = append(append([]string{}, kernel...), c.Empty...)
 	}

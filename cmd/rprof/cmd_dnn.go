@@ -124,7 +124,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	}
 	r, err := dnnrun.Run(ctx, dnnrun.Options{
 		Command: o.command, Stdin: e.stdin, Stdout: targetStdout(e, o.json), Stderr: e.stderr,
-		Count: o.count, Events: o.events, Library: o.library, Emulation: &o.emulation,
+		Count: o.count, Events: o.events, Library: o.library, Emulation: o.emulation,
 		Roofs: roofs.roofs, RoofsPath: roofs.path, Threads: o.threads, Confidence: o.confidence,
 		Machine: e.machine().Describe(), Host: e.machine(), Measure: e.measure,
 		Counting: func(emulator string) {
@@ -185,7 +185,7 @@ type dnnOptions struct {
 	command                     []string
 	lockTimeout                 time.Duration
 	emulate                     emulateFlags
-	emulation                   measure.Config
+	emulation                   measure.EmulatorOptions
 }
 
 func parseDNNFlags(e *env, args []string) (dnnOptions, error) {

@@ -258,8 +258,8 @@ func TestDNNCountEmulatePassesTheEmulationOptions(t *testing.T) {
 		cfg = c
 		return nil, stop
 	}, "dnn", "--count", "emulate", "--cache-model", "32K/8,1M/16", "--emulate-cpu", "Haswell", "--qemu", "/opt/qemu-x86_64", "--", "true")
-	if code != exitInternal || cfg.Count != measure.BackendEmulate || cfg.CacheModel == nil || cfg.CacheModel.String() != "32K/8,1M/16,line=64" ||
-		cfg.EmulateCPU != "Haswell" || cfg.QEMU != "/opt/qemu-x86_64" || cfg.EmulatedCalls == nil || cfg.EmulatedCalls.Function != "libdnnl.so:"+dnnrun.Execute {
+	if code != exitInternal || cfg.Count != measure.BackendEmulate || cfg.Emulator.CacheModel == nil || cfg.Emulator.CacheModel.String() != "32K/8,1M/16,line=64" ||
+		cfg.Emulator.CPU != "Haswell" || cfg.Emulator.QEMU != "/opt/qemu-x86_64" || cfg.EmulatedCalls == nil || cfg.EmulatedCalls.Function != "libdnnl.so:"+dnnrun.Execute {
 		t.Errorf("exit %d, config %+v", code, cfg)
 	}
 }

@@ -44,9 +44,9 @@ func (m *emulateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.qemu, "qemu", "", "qemu-x86_64 binary `PATH` of --count emulate (default: $"+measure.QEMUEnv+", else qemu-x86_64 in PATH)")
 }
 
-// apply fills cfg's emulation fields; the flags of fs that were set
+// apply fills the emulator's options; the flags of fs that were set
 // belong to --count emulate, which count must be.
-func (m *emulateFlags) apply(cfg *measure.Config, count string, fs *flag.FlagSet) error {
+func (m *emulateFlags) apply(opts *measure.EmulatorOptions, count string, fs *flag.FlagSet) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	// An unknown backend emulates nothing; Run names the backends there are.
@@ -56,13 +56,13 @@ func (m *emulateFlags) apply(cfg *measure.Config, count string, fs *flag.FlagSet
 			return usagef("--%s is an option of --count emulate", f)
 		}
 	}
-	cfg.EmulateCPU, cfg.QEMU = m.emulateCPU, m.qemu
+	opts.CPU, opts.QEMU = m.emulateCPU, m.qemu
 	if set["cache-model"] {
 		cm, err := measure.ParseCacheModel(m.cacheModel)
 		if err != nil {
 			return usagef("--cache-model: %v", err)
 		}
-		cfg.CacheModel = &cm
+		opts.CacheModel = &cm
 	}
 	return nil
 }
@@ -91,7 +91,7 @@ func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
 	cfg.Count, cfg.Events, cfg.IdleBaseline = m.count, m.events, m.idle
 	cfg.Regions, cfg.LikwidMarkers = m.regions, m.likwid
 	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
-	if err := m.emulateFlags.apply(cfg, m.count, fs); err != nil {
+	if err := m.emulateFlags.apply(&cfg.Emulator, m.count, fs); err != nil {
 		return err
 	}
 	overheadSet := false
