@@ -205,7 +205,7 @@ func TestRunFlagsRoofsOfAnotherMachine(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stderr, roofline.FlagForeignRoofs+": the roofs were measured on another machine: CPU \"Another CPU Entirely\"") {
+	if !strings.Contains(stderr, roofline.FlagForeignRoofs+" (info): the roofs were measured on another machine: CPU \"Another CPU Entirely\"") {
 		t.Errorf("no foreign-roofs footnote:\n%s", stderr)
 	}
 	// The same roofs, measured here: no flag.
@@ -228,7 +228,7 @@ func TestRunWritesAnAnalyticPoint(t *testing.T) {
 	if svg, err := os.ReadFile(chartFile); err != nil || !strings.Contains(string(svg), "<svg") {
 		t.Errorf("--plot wrote no SVG chart: %v", err)
 	}
-	for _, want := range []string{"analytic W and Q", "2.00 FLOP/B", "bound: memory (DRAM)", "analytic:"} {
+	for _, want := range []string{"analytic W and Q", "2.00 FLOP/B", "bound: memory (DRAM)", "analytic (info):"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stderr)
 		}
@@ -256,7 +256,7 @@ func TestRunExitsWithTheTargetsStatus(t *testing.T) {
 			if p.Exit.Code != tt.code {
 				t.Errorf("point exit %+v, want %d", p.Exit, tt.code)
 			}
-			if tt.flag != "" && (!strings.Contains(stderr, tt.flag+":") || p.CI.N != 1) {
+			if tt.flag != "" && (!strings.Contains(stderr, tt.flag+" (warning):") || p.CI.N != 1) {
 				t.Errorf("want flag %s and repetition stopped after the failed run (n=%d):\n%s", tt.flag, p.CI.N, stderr)
 			}
 		})

@@ -73,7 +73,7 @@ func WriteRegions(out io.Writer, p *roofline.Point) {
 				fmt.Fprintln(out)
 				first = false
 			}
-			fmt.Fprintf(out, "  * %s: %s: %s\n", r.Name, f.Code, f.Message)
+			fmt.Fprintf(out, "  * %s: %s (%s): %s\n", r.Name, f.Code, f.Severity(), f.Message)
 		}
 	}
 	fmt.Fprintln(out)

@@ -90,7 +90,7 @@ func WriteRunSummary(out io.Writer, p *roofline.Point, scope string) {
 	if len(s.fn.flags) > 0 {
 		fmt.Fprintln(out)
 		for i, f := range s.fn.flags {
-			fmt.Fprintf(out, "  [%d] %s: %s\n", i+1, f.Code, f.Message)
+			fmt.Fprintf(out, "  [%d] %s (%s): %s\n", i+1, f.Code, f.Severity(), f.Message)
 		}
 	}
 	fmt.Fprintln(out)
