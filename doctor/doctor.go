@@ -5,6 +5,7 @@
 package doctor
 
 import (
+	"fmt"
 	"io/fs"
 	"slices"
 
@@ -21,6 +22,9 @@ type Report struct {
 	// Diagnosis is the PMU diagnosis: probed where the host is this
 	// machine, read from the trees otherwise.
 	Diagnosis pmu.Diagnosis
+	// Uprobes says whether eBPF programs can be attached to uprobes (for
+	// counting regions of a program).
+	Uprobes pmu.Check
 	// Regions says whether `rprof run --region` works here.
 	Regions pmu.Check
 	// BLAS is the BLAS `rprof roofs` would load.
@@ -77,12 +81,47 @@ func Diagnose(h *machine.Host, lookupEnv func(string) (string, bool)) (Report, e
 	if err != nil {
 		return Report{}, err
 	}
+	r.Uprobes = uprobeCheck(&r.Diagnosis, haveBPFKprobe)
 	d := r.Diagnosis
 	r.Regions = regionsCheck(d)
 	r.BLAS = checkBLAS(d.Live)
 	r.Caches = h.Caches()
 	r.Roofs = roofsPrereqs(d.Live, h.Sysfs, len(d.Topology.Online), lookupEnv)
 	return r, nil
+}
+
+// ProblemBPF: eBPF programs cannot be loaded for want of CAP_BPF (a
+// pmu.Problem code, which the command turns into its fix).
+const ProblemBPF = "bpf"
+
+// Capability bits (include/uapi/linux/capability.h).
+const (
+	capSysAdmin = 21
+	capBPF      = 39
+)
+
+// uprobeCheck says whether uprobes and eBPF programs are there: the uprobe
+// PMU in the tree and, on this machine, a kprobe-type program loaded by
+// bpf. Lacking CAP_BPF adds a ProblemBPF to d's problems.
+func uprobeCheck(d *pmu.Diagnosis, bpf func() error) pmu.Check {
+	if !slices.Contains(d.PMUs, "uprobe") {
+		return pmu.Check{Err: fmt.Errorf("no uprobe PMU in sysfs: %w", pmu.ErrNotSupported)}
+	}
+	c := pmu.Check{Detail: "uprobe PMU present"}
+	if d.Live {
+		c.Probed = true
+		if err := bpf(); err != nil {
+			c.Err = err
+			if d.CapsKnown && d.CapEff&(1<<capBPF|1<<capSysAdmin) == 0 {
+				d.Problems = append(d.Problems, pmu.Problem{Code: ProblemBPF,
+					What: "eBPF programs cannot be loaded: the process lacks CAP_BPF"})
+			}
+			return c
+		}
+		c.Detail += "; eBPF kprobe/uprobe programs load"
+	}
+	c.Usable = true
+	return c
 }
 
 // checkBLAS loads the BLAS roofs would use, on this machine only.

@@ -1,12 +1,15 @@
 package doctor
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/machine"
+	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -59,6 +62,37 @@ func TestDiagnoseACapturedTreeReadsOnlyTheTree(t *testing.T) {
 			}
 			if r.Caches.Source != roofline.CacheSourceSysfs || r.Caches.Instances[len(r.Caches.Instances)-1].SizeBytes != tt.l3 {
 				t.Errorf("caches %+v, want sysfs's, the last level %d bytes", r.Caches, tt.l3)
+			}
+		})
+	}
+}
+
+func TestUprobesAreProbedWhereTheUprobePMUExists(t *testing.T) {
+	refused := fmt.Errorf("load an eBPF kprobe program: %w", pmu.ErrPermission)
+	tests := []struct {
+		name      string
+		d         pmu.Diagnosis
+		bpf       error
+		usable    bool
+		probed    bool
+		problemed bool
+	}{
+		{"loads", pmu.Diagnosis{Live: true, PMUs: []string{"software", "uprobe"}}, nil, true, true, false},
+		{"refused without CAP_BPF", pmu.Diagnosis{Live: true, PMUs: []string{"uprobe"}, CapsKnown: true}, refused, false, true, true},
+		{"refused with CAP_BPF", pmu.Diagnosis{Live: true, PMUs: []string{"uprobe"}, CapsKnown: true, CapEff: 1 << capBPF}, refused, false, true, false},
+		{"no uprobe PMU", pmu.Diagnosis{Live: true, PMUs: []string{"cpu"}}, nil, false, false, false},
+		{"captured tree", pmu.Diagnosis{PMUs: []string{"uprobe"}}, refused, true, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := tt.d
+			c := uprobeCheck(&d, func() error { return tt.bpf })
+			if c.Usable != tt.usable || c.Probed != tt.probed {
+				t.Errorf("uprobes %+v, want usable %v, probed %v", c, tt.usable, tt.probed)
+			}
+			got := slices.ContainsFunc(d.Problems, func(p pmu.Problem) bool { return p.Code == ProblemBPF })
+			if got != tt.problemed {
+				t.Errorf("problems %v: bpf problem %v, want %v", d.Problems, got, tt.problemed)
 			}
 		})
 	}

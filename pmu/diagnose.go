@@ -29,9 +29,6 @@ type Diagnosis struct {
 
 	Work    Check
 	Traffic Check
-	// Uprobes says whether eBPF programs can be attached to uprobes (for
-	// counting regions of a program).
-	Uprobes Check
 
 	// Paranoid is kernel.perf_event_paranoid, valid when ParanoidKnown.
 	Paranoid      int
@@ -69,7 +66,6 @@ type Check struct {
 const (
 	capSysAdmin = 21
 	capPerfmon  = 38
-	capBPF      = 39
 )
 
 // Diagnose inspects a machine from its sysfs and procfs trees without
@@ -84,13 +80,11 @@ func Diagnose(sysfs, procfs fs.FS) (Diagnosis, error) {
 // should be this machine.
 func DiagnoseLive(h *machine.Host) (Diagnosis, error) {
 	h = h.OrLive()
-	return diagnose(h.Sysfs, h.Procfs, nil, &prober{event: Probe, hardware: HaveHardwareCounters, bpf: haveBPFKprobe})
+	return diagnose(h.Sysfs, h.Procfs, nil, &prober{event: Probe, hardware: HaveHardwareCounters})
 }
 
 // DiagnoseCounting inspects h as DiagnoseLive does for a counting run: it
-// takes the PMUs already discovered in h's sysfs and leaves out the eBPF
-// probe (two maps and two program loads), which only uprobe regions need:
-// Uprobes is then not probed and not usable.
+// takes the PMUs already discovered in h's sysfs.
 func DiagnoseCounting(h *machine.Host, pmus PMUs) (Diagnosis, error) {
 	h = h.OrLive()
 	return diagnose(h.Sysfs, h.Procfs, pmus, &prober{event: Probe, hardware: HaveHardwareCounters})
@@ -100,7 +94,6 @@ func DiagnoseCounting(h *machine.Host, pmus PMUs) (Diagnosis, error) {
 type prober struct {
 	event    func(Event) error
 	hardware func() error
-	bpf      func() error
 }
 
 // diagnose reads the trees (with pmus when already discovered) and, when
@@ -130,7 +123,6 @@ func diagnose(sysfs, procfs fs.FS, pmus PMUs, probe *prober) (Diagnosis, error) 
 
 	d.Work = d.workCheck(probe)
 	d.Traffic = d.trafficCheck(probe)
-	d.Uprobes = d.uprobeCheck(m.pmus, probe)
 	return d, nil
 }
 
@@ -238,33 +230,6 @@ func (d *Diagnosis) trafficCheck(probe *prober) Check {
 			d.Problems = append(d.Problems, probeProblem(err, true))
 			return c
 		}
-	}
-	c.Usable = true
-	return c
-}
-
-func (d *Diagnosis) uprobeCheck(pmus PMUs, probe *prober) Check {
-	if pmus["uprobe"] == nil {
-		return Check{Err: fmt.Errorf("no uprobe PMU in sysfs: %w", ErrNotSupported)}
-	}
-	c := Check{Detail: "uprobe PMU present"}
-	if d.Live && probe.bpf == nil {
-		c.Detail += "; eBPF not probed"
-		return c
-	}
-	if d.Live {
-		c.Probed = true
-		if err := probe.bpf(); err != nil {
-			c.Err = err
-			if d.CapsKnown && d.CapEff&(1<<capBPF|1<<capSysAdmin) == 0 {
-				d.Problems = append(d.Problems, Problem{
-					Code: ProblemBPF,
-					What: "eBPF programs cannot be loaded: the process lacks CAP_BPF",
-				})
-			}
-			return c
-		}
-		c.Detail += "; eBPF kprobe/uprobe programs load"
 	}
 	c.Usable = true
 	return c

@@ -123,7 +123,6 @@ const (
 	ProblemECoreUnmeasured = "e-core-unmeasured"
 	ProblemNMIWatchdog     = "nmi-watchdog"
 	ProblemParanoid        = "paranoid"
-	ProblemBPF             = "bpf"
 	ProblemProbe           = "probe"
 )
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/doctor"
 	"github.com/rprof/rprof/gpu"
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/internal/lock"
@@ -205,7 +206,7 @@ func problemFix(pr pmu.Problem) string {
 			return fixSystemWide
 		}
 		return fixPerProcess
-	case pmu.ProblemBPF:
+	case doctor.ProblemBPF:
 		return "setcap cap_bpf,cap_perfmon+ep $(command -v rprof), or run as root"
 	case pmu.ProblemProbe:
 		switch {

@@ -275,7 +275,7 @@ func doctorJSON(rep doctor.Report, m machineFlags) doctorDoc {
 		HardwarePMU: d.HardwarePMU,
 		Work:        checkDoc(d.Work),
 		Traffic:     checkDoc(d.Traffic),
-		Uprobes:     checkDoc(d.Uprobes),
+		Uprobes:     checkDoc(rep.Uprobes),
 		Regions:     checkDoc(rep.Regions),
 		BLAS:        blasDoc(rep.BLAS),
 		Caches:      cachesDoc(rep.Caches),

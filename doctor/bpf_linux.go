@@ -1,4 +1,4 @@
-package pmu
+package doctor
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
+
+	"github.com/rprof/rprof/pmu"
 )
 
 // haveBPFKprobe loads a minimal kprobe-type program, the type uprobe
@@ -18,9 +20,9 @@ func haveBPFKprobe() error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ebpf.ErrNotSupported):
-		return fmt.Errorf("load an eBPF kprobe program: %w (%w)", ErrNotSupported, err)
+		return fmt.Errorf("load an eBPF kprobe program: %w (%w)", pmu.ErrNotSupported, err)
 	case errors.Is(err, os.ErrPermission):
-		return fmt.Errorf("load an eBPF kprobe program: %w (%w)", ErrPermission, err)
+		return fmt.Errorf("load an eBPF kprobe program: %w (%w)", pmu.ErrPermission, err)
 	}
 	return fmt.Errorf("load an eBPF kprobe program: %w", err)
 }
