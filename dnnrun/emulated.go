@@ -73,8 +73,8 @@ func runEmulated(ctx context.Context, o Options, env []string, tr *dnn.Trace) (e
 		Count: measure.BackendEmulate, Repeat: 1, Host: o.Host, Emulator: o.Emulation,
 		// The roofs give the cache model their effective sizes, as in run.
 		Roofs: o.Roofs, RoofsPath: o.RoofsPath, Threads: o.Threads,
-		EmulatedCalls: &measure.CallCounting{Function: o.Library + ":" + Execute, Stdout: emulated, Stderr: &stderr,
-			Started: o.Counting, Done: func(c measure.CountedCalls) { counted = &c }},
+		Hooks: measure.Hooks{EmulatedCalls: &measure.CallCounting{Function: o.Library + ":" + Execute, Stdout: emulated, Stderr: &stderr,
+			Started: o.Counting, Done: func(c measure.CountedCalls) { counted = &c }}},
 	}
 	p, err := o.measure()(ctx, cfg)
 	native.Close()

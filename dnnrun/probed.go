@@ -45,7 +45,7 @@ func runProbed(ctx context.Context, o Options, env []string) (*Probed, error) {
 	cfg := measure.Config{
 		Command: o.Command, Env: env, Stdin: o.Stdin, Stdout: split, Stderr: o.Stderr,
 		Count: measure.DefaultBackend, Events: o.Events, Regions: []string{o.Library + ":" + Execute}, Repeat: 1,
-		Roofs: o.Roofs, RoofsPath: o.RoofsPath, Threads: o.Threads, CallGroups: pd.split, Host: o.Host,
+		Roofs: o.Roofs, RoofsPath: o.RoofsPath, Threads: o.Threads, Hooks: measure.Hooks{CallGroups: pd.split}, Host: o.Host,
 	}
 	p, err := o.measure()(ctx, cfg)
 	split.Close()

@@ -57,7 +57,7 @@ type Capabilities struct {
 	// instructions' from that attribution, not counters its probes read.
 	AttributesFunctions bool
 	// CountsCalls: the backend counts the calls of one function one by
-	// one in a run of its own (Config.EmulatedCalls).
+	// one in a run of its own (Hooks.EmulatedCalls).
 	CountsCalls bool
 	// SharedTraffic: the backend counts traffic with machine-wide
 	// counters that one rank of a parallel job counts for its whole node

@@ -86,20 +86,8 @@ type Config struct {
 	// calls, named by their tags.
 	LikwidMarkers bool
 
-	// CallGroups, when set, is given the completed calls of the function
-	// regions in the target's last run, in the order they returned, and
-	// splits them into groups, each reported as a region of its own in
-	// place of all the run's regions, LIKWID marker regions included
-	// (rprof dnn: the calls of one oneDNN primitive). It runs once the
-	// target's output was copied to Stdout. Returning nil keeps the
-	// regions as they are.
-	CallGroups func(calls []regions.Call) []CallGroup
-
-	// EmulatedCalls, when set, has the "emulate" backend count every call
-	// of one function on its own in its emulated run, and hand the calls
-	// over (rprof dnn: dnnl_primitive_execute); a backend without an
-	// emulated run refuses it.
-	EmulatedCalls *CallCounting
+	// Hooks are a caller's part in the runs (rprof dnn's).
+	Hooks Hooks
 
 	// Roofs is the roofs document to place the point under; nil places
 	// nothing. RoofsPath names it in the point (roofs_file).
@@ -129,6 +117,23 @@ type EmulatorOptions struct {
 	CPU string
 	// QEMU is the emulator ("": emulate.FindQEMU looks for it).
 	QEMU string
+}
+
+// Hooks let a caller take part in Run beyond the point it returns.
+type Hooks struct {
+	// CallGroups, when set, is given the completed calls of the function
+	// regions in the target's last run, in the order they returned, and
+	// splits them into groups, each reported as a region of its own in
+	// place of all the run's regions, LIKWID marker regions included
+	// (rprof dnn: the calls of one oneDNN primitive). It runs once the
+	// target's output was copied to Stdout. Returning nil keeps the
+	// regions as they are.
+	CallGroups func(calls []regions.Call) []CallGroup
+	// EmulatedCalls, when set, has a backend that CountsCalls count every
+	// call of one function on its own in its emulated run, and hand the
+	// calls over (rprof dnn: dnnl_primitive_execute); another backend
+	// refuses it.
+	EmulatedCalls *CallCounting
 }
 
 // CallGroup is a named part of the calls of function region Region (its
@@ -280,8 +285,8 @@ func (c Config) checkInputs() ([]regions.Spec, error) {
 		}
 		specs = append(specs, sp)
 	}
-	if c.EmulatedCalls != nil {
-		if _, err := regions.ParseSpec(c.EmulatedCalls.Function); err != nil {
+	if c.Hooks.EmulatedCalls != nil {
+		if _, err := regions.ParseSpec(c.Hooks.EmulatedCalls.Function); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 		}
 	}

@@ -102,7 +102,7 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, err
 	if err != nil {
 		return Counting{}, err
 	}
-	b.qemu, b.calls = q, cfg.EmulatedCalls
+	b.qemu, b.calls = q, cfg.Hooks.EmulatedCalls
 	if b.cpu, err = b.emulatedCPU(ctx, cfg.Emulator.CPU, d.CPU); err != nil {
 		return Counting{}, err
 	}

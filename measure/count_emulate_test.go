@@ -329,7 +329,7 @@ func TestEmulatedCallsAreCountedOnlyUnderEmulation(t *testing.T) {
 	var done *CountedCalls
 	var out, errOut strings.Builder
 	cfg := emulatedConfig(1)
-	cfg.EmulatedCalls = &CallCounting{Function: libc + ":getpid", Stdout: &out, Stderr: &errOut,
+	cfg.Hooks.EmulatedCalls = &CallCounting{Function: libc + ":getpid", Stdout: &out, Stderr: &errOut,
 		Started: func(e string) { started = e }, Done: func(c CountedCalls) { done = &c }}
 	f := &fakeEmulation{}
 	b := f.backend()
@@ -346,7 +346,7 @@ func TestEmulatedCallsAreCountedOnlyUnderEmulation(t *testing.T) {
 	if started != "qemu-x86_64 7.2.22" || done == nil || done.Path == "" {
 		t.Errorf("started %q, done %+v; want the emulator named and the calls handed over", started, done)
 	}
-	if _, err := run(context.Background(), Config{Command: []string{"k"}, EmulatedCalls: cfg.EmulatedCalls}, deps{backend: plainBackend{}, now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := run(context.Background(), Config{Command: []string{"k"}, Hooks: Hooks{EmulatedCalls: cfg.Hooks.EmulatedCalls}}, deps{backend: plainBackend{}, now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("a backend without an emulated run: %v, want ErrInvalidConfig", err)
 	}
 }

@@ -128,8 +128,8 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	}
 	if plan, res := in.plan, in.reps[len(in.reps)-1].regions; plan != nil && res != nil {
 		p.Regions = regionPoints(plan, *res, last.Functions, in.roofs, p.Threads)
-		if cfg.CallGroups != nil {
-			if groups := cfg.CallGroups(res.Calls); groups != nil {
+		if cfg.Hooks.CallGroups != nil {
+			if groups := cfg.Hooks.CallGroups(res.Calls); groups != nil {
 				p.Regions = groupPoints(plan, *res, groups, in.roofs, p.Threads)
 			}
 		}

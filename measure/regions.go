@@ -155,7 +155,7 @@ func regionPoints(plan *regionPlan, res regions.Result, funcs []roofline.Functio
 	return out
 }
 
-// groupPoints is regionPoints for calls split into groups (Config.CallGroups):
+// groupPoints is regionPoints for calls split into groups (Hooks.CallGroups):
 // each group's calls are summarised as a region of their own, the probe
 // and cost of the region they were calls of.
 func groupPoints(plan *regionPlan, res regions.Result, groups []CallGroup, roofs *roofline.Roofs, threads int) []roofline.Region {

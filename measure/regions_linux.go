@@ -35,7 +35,7 @@ func planRegions(cfg Config, specs []regions.Spec, caps Capabilities, counters [
 	if len(specs) > regions.MaxRegions {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, &regions.TooManyRegionsError{N: len(specs)})
 	}
-	plan := &regionPlan{opts: regions.Options{KeepCalls: cfg.CallGroups != nil}}
+	plan := &regionPlan{opts: regions.Options{KeepCalls: cfg.Hooks.CallGroups != nil}}
 	if plan.probes, err = r.Resolve(specs); err != nil {
 		return nil, regionInvalid(err)
 	}

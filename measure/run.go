@@ -58,7 +58,7 @@ func backendFor(cfg Config, d deps) (Backend, error) {
 			return nil, err
 		}
 	}
-	if cfg.EmulatedCalls != nil && !b.Capabilities().CountsCalls {
+	if cfg.Hooks.EmulatedCalls != nil && !b.Capabilities().CountsCalls {
 		return nil, invalidf("calls are counted one by one under emulation only")
 	}
 	return b, nil

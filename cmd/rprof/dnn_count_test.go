@@ -76,7 +76,7 @@ func (f *recordedProbe) measure(t *testing.T) func(context.Context, measure.Conf
 			}
 			p.Source, p.Flags, p.WorkFlops = roofline.SourceCounters, p.Flags[1:], &all
 		}
-		for _, g := range cfg.CallGroups(calls) {
+		for _, g := range cfg.Hooks.CallGroups(calls) {
 			r := roofline.Region{Name: g.Name, Probe: "/usr/lib/libdnnl.so.2:dnnl_primitive_execute", ProbeFirst: "push",
 				Calls: uint64(len(g.Calls)), ProbeCostSeconds: 2e-6, CountedFraction: 1}
 			var w float64
@@ -259,7 +259,7 @@ func TestDNNCountEmulatePassesTheEmulationOptions(t *testing.T) {
 		return nil, stop
 	}, "dnn", "--count", "emulate", "--cache-model", "32K/8,1M/16", "--emulate-cpu", "Haswell", "--qemu", "/opt/qemu-x86_64", "--", "true")
 	if code != exitInternal || cfg.Count != measure.BackendEmulate || cfg.Emulator.CacheModel == nil || cfg.Emulator.CacheModel.String() != "32K/8,1M/16,line=64" ||
-		cfg.Emulator.CPU != "Haswell" || cfg.Emulator.QEMU != "/opt/qemu-x86_64" || cfg.EmulatedCalls == nil || cfg.EmulatedCalls.Function != "libdnnl.so:"+dnnrun.Execute {
+		cfg.Emulator.CPU != "Haswell" || cfg.Emulator.QEMU != "/opt/qemu-x86_64" || cfg.Hooks.EmulatedCalls == nil || cfg.Hooks.EmulatedCalls.Function != "libdnnl.so:"+dnnrun.Execute {
 		t.Errorf("exit %d, config %+v", code, cfg)
 	}
 }
