@@ -5,10 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
@@ -17,8 +14,6 @@ import (
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
-
-	"github.com/rprof/rprof/internal/unit"
 )
 
 const dnnBenchUsage = `usage: rprof dnn bench [flags] EXPERIMENT|PROBLEM...
@@ -190,7 +185,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	points := benchPoints(results, roofs, roofsFile, *confidence, e.machine().Describe())
-	writeBenchTable(e.stderr, v, bind, results, points, roofs)
+	render.WriteBenchTable(e.stderr, v, bind, results, points, roofs)
 	if *jsonPath != "" {
 		if err := writeDoc(ctx, e, *jsonPath, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
 			return writeFailure(err)
@@ -230,63 +225,4 @@ func benchPoints(results []dnnbench.Result, roofs *roofline.Roofs, roofsFile str
 		Command: []string{"rprof", "dnn", "bench"}, Created: time.Now().UTC(), Confidence: confidence,
 		Roofs: roofs, RoofsFile: roofsFile, Machine: here,
 	})
-}
-
-func writeBenchTable(w io.Writer, v dnnbench.Version, bind dnnbench.Binding, results []dnnbench.Result, points []roofline.Point, roofs *roofline.Roofs) {
-	caches := "warm caches"
-	if results[0].Cold {
-		caches = "cold caches"
-	}
-	fmt.Fprintf(w, "\n oneDNN %s (%s, %d threads %s), %s; time per execution: median of the samples and its interval, and the fastest sample (a busy machine slows the median first)\n", v, v.CPURuntime, results[0].Threads, bind.Describe(v), caches)
-	if roofs == nil {
-		fmt.Fprintln(w, " no roofs document: run 'rprof roofs' for the share of peak and the roof reached")
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ms\t±\tn\tbest ms\tW FLOP\tQ B\tFLOP/B\tGFLOP/s\t% fp32 peak\tbest\t% roof\tbound\t implementation  problem")
-	// Every figure of a row but "best" is the point's: one statistic.
-	for i, r := range results {
-		p := points[i]
-		pm := ""
-		if ci := p.CI.Seconds; ci.Hi > ci.Lo {
-			pm, _ = unit.HalfWidthPercent(p.Seconds, ci.Lo, ci.Hi)
-		}
-		minSecs := r.Seconds.Estimate.Min
-		gf, peak, best, frac, bound := "-", "", "", "", ""
-		if p.GFlops != nil {
-			gf = unit.Value(*p.GFlops)
-			if roofs != nil {
-				if c, ok := roofs.PeakCompute(p.Threads, roofline.Single); ok && c.GFlops > 0 {
-					peak = fmt.Sprintf("%.1f", 100**p.GFlops/c.GFlops)
-					best = fmt.Sprintf("%.1f", 100**p.WorkFlops/minSecs/1e9/c.GFlops)
-				}
-			}
-		}
-		if p.FractionOfAttainable != nil {
-			frac, bound = fmt.Sprintf("%.1f", 100**p.FractionOfAttainable), p.Bound.String()
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t %s  %s\n", unit.Value(p.Seconds*1e3), pm, p.CI.N, unit.Value(minSecs*1e3),
-			render.OrUnknown(r.Model.WorkFlops, unit.Count), render.OrUnknown(r.Model.TrafficBytes, unit.Count), render.OrUnknownDash(p.Intensity),
-			gf, peak, best, frac, bound, r.Implementation, r.Problem)
-	}
-	tw.Flush()
-	var notes []string
-	for _, p := range points {
-		for _, f := range p.Flags {
-			if f.Code == roofline.FlagAnalytic {
-				continue
-			}
-			n := f.Code + ": " + f.Message
-			if !slices.Contains(notes, n) {
-				notes = append(notes, n)
-			}
-		}
-	}
-	if len(notes) > 0 {
-		fmt.Fprintln(w)
-		for _, n := range notes {
-			fmt.Fprintf(w, "  - %s\n", n)
-		}
-	}
-	fmt.Fprintln(w)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/internal/stats"
@@ -58,7 +59,7 @@ func TestBenchRowUsesTheMedianForEveryColumn(t *testing.T) {
 		t.Errorf("twice the peak: flags %v, want above-roof", points[1].Flags)
 	}
 	var b bytes.Buffer
-	writeBenchTable(&b, dnnbench.Version{Major: 3, CPURuntime: "OpenMP"}, dnnbench.Binding{How: "bound to CPU 0"}, results, points, roofs)
+	render.WriteBenchTable(&b, dnnbench.Version{Major: 3, CPURuntime: "OpenMP"}, dnnbench.Binding{How: "bound to CPU 0"}, results, points, roofs)
 	rows := strings.Split(b.String(), "\n")
 	var row string
 	for _, r := range rows {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +13,6 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/roofline"
-
-	"github.com/rprof/rprof/internal/unit"
 )
 
 var cmdMerge = &command{
@@ -111,12 +108,12 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	incomplete := false
 	for _, m := range merged {
 		m.Point.RoofsFile = roofsFile
-		writeJobSummary(e.stdout, m)
+		render.WriteJobSummary(e.stdout, m)
 		out = append(out, m.Point)
 		if *perNode {
 			for _, n := range m.Nodes {
 				n.RoofsFile = roofsFile
-				fmt.Fprintf(e.stdout, "\n Node %s of job %s: ranks %s", n.Job.Nodes[0].Node, n.Job.ID, joinInts(n.Job.Nodes[0].Ranks))
+				fmt.Fprintf(e.stdout, "\n Node %s of job %s: ranks %s", n.Job.Nodes[0].Node, n.Job.ID, render.JoinInts(n.Job.Nodes[0].Ranks))
 				render.WriteRunSummary(e.stdout, &n, "the node's widest")
 				out = append(out, n)
 			}
@@ -182,37 +179,6 @@ func mergeRoofs(path string, points []roofline.Point) (*roofline.Roofs, string, 
 		return nil, "", fmt.Errorf("roofs: %w", err)
 	}
 	return r, path, nil
-}
-
-// writeJobSummary prints a job's ranks and nodes, then its point.
-func writeJobSummary(w io.Writer, m cluster.Merged) {
-	j := m.Point.Job
-	fmt.Fprintf(w, "\n Job %s (%s): %d ranks on %d node(s)", j.ID, j.Launcher, j.Ranks-len(j.Missing), len(j.Nodes))
-	if len(j.Missing) > 0 {
-		fmt.Fprintf(w, ", %d of %d ranks missing", len(j.Missing), j.Ranks)
-	}
-	fmt.Fprintf(w, "; slowest rank %d: %.6f s\n", j.SlowestRank, j.SlowestSeconds)
-	for _, n := range j.Nodes {
-		owner := "no traffic owner"
-		switch {
-		case m.Point.Source == roofline.SourceEmulated:
-			owner = fmt.Sprintf("ranks' modelled Q summed: %s B", render.OrUnknown(n.TrafficBytes, unit.Count))
-		case len(n.Owners) == 1:
-			owner = fmt.Sprintf("traffic owner rank %d: %s B", n.Owners[0], render.OrUnknown(n.TrafficBytes, unit.Count))
-		case len(n.Owners) > 1:
-			owner = fmt.Sprintf("%d traffic owners", len(n.Owners))
-		}
-		fmt.Fprintf(w, "   node %-20s ranks %-12s %s\n", n.Node, joinInts(n.Ranks), owner)
-	}
-	render.WriteRunSummary(w, &m.Point, "the node roofs' widest scope × nodes")
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
 }
 
 // mergedRoofsFiles names merge's roofs documents in dir: the job's, then

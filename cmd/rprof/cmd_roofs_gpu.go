@@ -5,17 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu"
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/internal/lock"
-	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -73,7 +69,7 @@ func gpuRoofs(ctx context.Context, e *env, path string, o gpu.Options, lockTimeo
 		return &exitError{code: exitInternal, err: err}
 	}
 	doc, note := gpuDocument(path, g, e.machine().Describe())
-	writeGPUTable(e.stderr, g, time.Since(start))
+	render.WriteGPUTable(e.stderr, g, time.Since(start))
 	if err := writeDoc(ctx, e, path, doc); err != nil {
 		return err
 	}
@@ -94,45 +90,6 @@ func gpuDocument(path string, g *roofline.GPURoofs, here roofline.Machine) (roof
 	doc.GPUs = slices.DeleteFunc(doc.GPUs, func(o roofline.GPURoofs) bool { return o.Device.Index == g.Device.Index })
 	doc.GPUs = append(doc.GPUs, *g)
 	return doc, note
-}
-
-// writeGPUTable shows a GPU's roofs as the CPU's table does.
-func writeGPUTable(w io.Writer, g *roofline.GPURoofs, took time.Duration) {
-	d := g.Device
-	fmt.Fprintf(w, "GPU %d: %s (compute capability %s, %d SMs, %s memory; driver %s), measured in %.1f s\n",
-		d.Index, d.Name, d.ComputeCapability, d.SMs, unit.Bytes(d.MemoryBytes), d.Driver, took.Seconds())
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "roof\tvalue\t%s interval\tof theory\tconfiguration\tclocks (MHz)\n", unit.RoundPercent(gpu.Confidence))
-	for _, c := range g.Compute {
-		fmt.Fprintf(tw, "%s\t%.4g GFLOP/s\t%s\t%s\t%s, %dx%d\t%s\n", c.Name, c.GFlops, render.Interval(c.CI, c.IntervalUnknown),
-			ofTheory(c.GFlops, c.TheoreticalGFlops), c.Kernel, c.Launch.Blocks, c.Launch.Threads, clocksLine(c.Clocks))
-	}
-	for _, m := range g.Memory {
-		fmt.Fprintf(tw, "%s\t%.4g GB/s\t%s\t%s\t%s over %s, %dx%d\t%s\n", m.Level, m.GBytesPerS, render.Interval(m.CI, m.IntervalUnknown),
-			ofTheory(m.GBytesPerS, m.TheoreticalGBytesPerS), m.Kernel, unit.Bytes(m.WorkingSetBytes), m.Launch.Blocks, m.Launch.Threads, clocksLine(m.Clocks))
-	}
-	tw.Flush()
-	if len(g.Ladder) > 0 {
-		var steps []string
-		for _, s := range g.Ladder {
-			steps = append(steps, fmt.Sprintf("%s: %s", unit.Value(s.FlopsPerByte), unit.Value(s.GFlops)))
-		}
-		fmt.Fprintf(w, "ladder (FLOP/byte: GFLOP/s): %s\n", strings.Join(steps, ", "))
-	}
-	for _, f := range g.Flags {
-		fmt.Fprintf(w, "%s: %s\n", f.Code, f.Message)
-	}
-}
-
-func ofTheory(v, peak float64) string {
-	if peak <= 0 {
-		return "-"
-	}
-	return unit.RoundPercent(v/peak) + " of " + unit.Sig(peak)
-}
-
-func clocksLine(c roofline.GPUClocks) string {
-	return fmt.Sprintf("SM %.0f, memory %.0f (%s)", c.SMClockMHz, c.MemClockMHz, c.Source)
 }
 
 // gpuRoofsVar defines plot's and report's --gpu and --device.
