@@ -50,6 +50,7 @@ RP_EXPORT int qemu_plugin_version = RP_QEMU_PLUGIN_API;
 #define CHUNK (1u << CHUNK_BITS)
 #define MAX_CHUNKS 65536 /* 2^28 translation blocks */
 #define NO_LINE UINT64_MAX
+#define HINT_BITS 12 /* the L1 way hints: 4096 per vCPU */
 
 /* per translation block, fixed at translation */
 struct tbinfo {
@@ -90,6 +91,9 @@ struct vcpu {
 	uint64_t last_line; /* the line the previous access touched */
 	int last_dirty;     /* ...and whether it is dirty in L1 */
 	uint64_t last_nt;   /* the line of the previous non-temporal store */
+	/* hint[h] is the L1 slot (set * ways + way) where a line hashing to h
+	 * was last seen: a hit there needs no search of its set. */
+	uint32_t hint[1u << HINT_BITS];
 	struct totals n;
 	struct level lv[MAX_LEVELS];
 	/* the counted function (call=): nesting depth on this vCPU, and at
@@ -137,6 +141,12 @@ static struct {
 	pthread_mutex_t lock; /* translation and vCPU creation */
 	uint32_t ntb;
 	struct tbinfo **tbs;  /* MAX_CHUNKS chunks of CHUNK blocks */
+#ifdef RP_HAVE_SCOREBOARD
+	/* blocks' executions counted inline, without a callback: per chunk
+	 * of blocks, a scoreboard whose element is the chunk's counts on one
+	 * vCPU (when no call= needs each vCPU's totals as it runs) */
+	struct qemu_plugin_scoreboard **execs;
+#endif
 	struct vcpu **vcpus; /* MAX_VCPUS */
 	FILE *disas_out;
 
@@ -228,39 +238,93 @@ static inline struct tbinfo *tbinfo_get(uint32_t id)
 	return &g.tbs[id >> CHUNK_BITS][id & (CHUNK - 1)];
 }
 
+#ifdef RP_HAVE_SCOREBOARD
+static inline qemu_plugin_u64 execs_entry(uint32_t id)
+{
+	return (qemu_plugin_u64){g.execs[id >> CHUNK_BITS], (id & (CHUNK - 1)) * sizeof(uint64_t)};
+}
+#endif
+
+/* count_inline has QEMU count block id's executions by itself, per vCPU,
+ * when the API can (scoreboards, version 2 on) and no call= needs each
+ * vCPU's totals while it runs; nonzero when it does. Version 1's inline
+ * add is one counter for all vCPUs, added without atomics: threads would
+ * lose counts, so version 1 counts by callback. Runs under g.lock. */
+static int count_inline(struct qemu_plugin_tb *tb, uint32_t id)
+{
+#ifdef RP_HAVE_SCOREBOARD
+	if (g.call_path)
+		return 0;
+	if (!g.execs[id >> CHUNK_BITS])
+		g.execs[id >> CHUNK_BITS] = qemu_plugin_scoreboard_new(CHUNK * sizeof(uint64_t));
+	qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+	                                                  execs_entry(id), 1);
+	return 1;
+#else
+	(void)tb;
+	(void)id;
+	return 0;
+#endif
+}
+
+/* inline_execs is how often all vCPUs ran block id as counted inline. */
+static uint64_t inline_execs(uint32_t id)
+{
+#ifdef RP_HAVE_SCOREBOARD
+	if (g.execs && g.execs[id >> CHUNK_BITS])
+		return qemu_plugin_u64_sum(execs_entry(id));
+#endif
+	(void)id;
+	return 0;
+}
+
+/* inline_reset zeroes the inline counts (a forked child's start). */
+static void inline_reset(void)
+{
+#ifdef RP_HAVE_SCOREBOARD
+	int n = qemu_plugin_num_vcpus();
+	for (int c = 0; g.execs && c < MAX_CHUNKS; c++)
+		for (int i = 0; g.execs[c] && i < n; i++)
+			memset(qemu_plugin_scoreboard_find(g.execs[c], (unsigned)i), 0,
+			       CHUNK * sizeof(uint64_t));
+#endif
+}
+
 /* ---- cache model: set-associative LRU, write-back, write-allocate ---- */
 
 static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner);
 
 /* find looks for line in its set of level l: it returns the index of the
  * way holding it, or of the way to fill (an empty one, else the least
- * recently used) with *hit 0. One pass over the set, no moves: recency is
- * each way's last use on the level's clock. */
+ * recently used: the first of the set's ways with the smallest use time)
+ * with *hit 0. One pass over the set, no moves: recency is each way's
+ * last use on the level's clock. */
 static inline size_t find(struct level *l, uint64_t line, int *hit)
 {
 	uint64_t set = l->mask ? (line & l->mask) : (line % l->sets);
-	size_t base = (size_t)set * l->ways, victim = base;
+	size_t base = (size_t)set * l->ways;
 	const uint64_t *t = l->tags + base, *u = l->used + base;
-	uint64_t oldest = UINT64_MAX;
+	uint64_t oldest = UINT64_MAX, want = line + 1;
+	uint32_t victim = 0;
 	/* Hits are the common case, most often on the set's most recent
 	 * way: they read only the tags. */
-	if (t[l->mru[set]] == line + 1) {
+	if (t[l->mru[set]] == want) {
 		*hit = 1;
 		return base + l->mru[set];
 	}
-	for (uint32_t w = 0; w < l->ways; w++)
-		if (t[w] == line + 1) {
+	for (uint32_t w = 0; w < l->ways; w++) {
+		if (t[w] == want) {
 			*hit = 1;
 			l->mru[set] = (uint8_t)w;
 			return base + w;
 		}
-	for (uint32_t w = 0; w < l->ways; w++)
 		if (u[w] < oldest) {
 			oldest = u[w];
-			victim = base + w;
+			victim = w;
 		}
+	}
 	*hit = 0;
-	return victim;
+	return base + victim;
 }
 
 static void dram(struct vcpu *v, int write, uint32_t tb)
@@ -286,32 +350,40 @@ static inline void fill(struct vcpu *v, int lvl, size_t i, uint64_t line, int di
 	l->owner[i] = owner;
 }
 
+/* use marks way i of level l as just used by a demand access (its hit). */
+static inline void use(struct level *l, size_t i, int store, uint32_t tb)
+{
+	l->used[i] = ++l->clock;
+	if (store) {
+		l->dirty[i] = 1;
+		l->owner[i] = tb;
+	}
+}
+
 /* access brings line into level lvl (a demand access: a load, a store, or
- * a fill for the level above) and updates its recency. DRAM reads count
- * for the accessing block tb; a store makes tb the line's owner, whose
- * DRAM writes its write-back will count for. */
-static void access_line(struct vcpu *v, int lvl, uint64_t line, int store, uint32_t tb)
+ * a fill for the level above) and updates its recency; it returns the
+ * line's way in the level. DRAM reads count for the accessing block tb; a
+ * store makes tb the line's owner, whose DRAM writes its write-back will
+ * count for. */
+static size_t access_line(struct vcpu *v, int lvl, uint64_t line, int store, uint32_t tb)
 {
 	if (lvl == g.nlevels) {
 		dram(v, 0, tb);
-		return;
+		return 0;
 	}
 	struct level *l = &v->lv[lvl];
 	int hit;
 	size_t i = find(l, line, &hit);
 	if (hit) {
-		l->used[i] = ++l->clock;
-		if (store) {
-			l->dirty[i] = 1;
-			l->owner[i] = tb;
-		}
-		return;
+		use(l, i, store, tb);
+		return i;
 	}
 	/* The levels below never write into this one, so way i stays the
 	 * one to fill. */
 	l->fills++;
 	access_line(v, lvl + 1, line, 0, tb);
 	fill(v, lvl, i, line, store, store ? tb : 0);
+	return i;
 }
 
 /* to_level writes a dirty line evicted from the level above into level
@@ -455,7 +527,14 @@ static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t
 		if (line == v->last_line && (!store || v->last_dirty))
 			continue;
 		int was = line == v->last_line && v->last_dirty;
-		access_line(v, 0, line, store, tb);
+		/* An L1 hit where the line was last seen is the whole access:
+		 * the same as access_line's hit, without the search. */
+		uint32_t *h = &v->hint[(line ^ (line >> HINT_BITS) ^ (line >> (2 * HINT_BITS))) &
+		                       ((1u << HINT_BITS) - 1)];
+		if (v->lv[0].tags[*h] == line + 1)
+			use(&v->lv[0], *h, store, tb);
+		else
+			*h = (uint32_t)access_line(v, 0, line, store, tb);
 		v->last_line = line;
 		v->last_dirty = was || store;
 	}
@@ -646,6 +725,8 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			                                 (void *)(((uintptr_t)tid << 1) | fp.nt));
 	}
 	*tbinfo_get(tid) = info;
+	if (work && count_inline(tb, tid))
+		work = 0;
 	pthread_mutex_unlock(&g.lock);
 	if (work)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS,
@@ -733,7 +814,7 @@ static char *write_output(const char *exec_path)
 
 	for (uint32_t id = 0; id <= g.ntb; id++) {
 		struct tbinfo *ti = id ? tbinfo_get(id) : NULL;
-		uint64_t execs = 0, dram_b = 0, core_b = 0;
+		uint64_t execs = inline_execs(id), dram_b = 0, core_b = 0;
 		for (int i = 0; i < MAX_VCPUS; i++) {
 			struct vcpu *v = g.vcpus[i];
 			struct tbcount *c;
@@ -821,6 +902,7 @@ static void atfork_child(void)
 		free(v);
 		g.vcpus[i] = NULL;
 	}
+	inline_reset();
 	g.ncalls = 0;
 	g.calls_active = 0;
 	g.pid = getpid();
@@ -1129,6 +1211,11 @@ RP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 	g.vcpus = calloc(MAX_VCPUS, sizeof(*g.vcpus));
 	if (!g.tbs || !g.vcpus)
 		return -1;
+#ifdef RP_HAVE_SCOREBOARD
+	g.execs = calloc(MAX_CHUNKS, sizeof(*g.execs));
+	if (!g.execs)
+		return -1;
+#endif
 	g.pid = getpid();
 	if (g.disas) {
 		char name[4200];

@@ -2,7 +2,8 @@
  * What version 1 of the QEMU TCG plugin API (QEMU 6.0 to 8.2) has of its
  * own among the parts rprof's plugin uses (the rest: qemu_api_common.h).
  * A newer API version is one more file like this one, declaring what
- * changed and defining rp_insn_bytes() for it; plugin.c stays as it is.
+ * changed and defining rp_insn_bytes() for it (and RP_HAVE_SCOREBOARD where
+ * the version has per-vCPU scoreboards).
  */
 #ifndef RPROF_QEMU_API_V1_H
 #define RPROF_QEMU_API_V1_H

@@ -22,6 +22,25 @@
 size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn, void *dest, size_t len);
 const void *rp_insn_data_v2(const struct qemu_plugin_insn *insn) __asm__("qemu_plugin_insn_data");
 
+/* Scoreboards (version 2 on): an array with one element per vCPU, which
+ * inline operations address per vCPU, so threads never share a counter. */
+#define RP_HAVE_SCOREBOARD 1
+struct qemu_plugin_scoreboard;
+typedef struct {
+	struct qemu_plugin_scoreboard *score;
+	size_t offset;
+} qemu_plugin_u64;
+enum qemu_plugin_op {
+	QEMU_PLUGIN_INLINE_ADD_U64,
+};
+struct qemu_plugin_scoreboard *qemu_plugin_scoreboard_new(size_t element_size);
+void *qemu_plugin_scoreboard_find(struct qemu_plugin_scoreboard *score, unsigned int vcpu_index);
+uint64_t qemu_plugin_u64_sum(qemu_plugin_u64 entry);
+int qemu_plugin_num_vcpus(void);
+void qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(struct qemu_plugin_tb *tb,
+                                                       enum qemu_plugin_op op,
+                                                       qemu_plugin_u64 entry, uint64_t imm);
+
 /* rp_api_cur is the plugin API version of the running QEMU. */
 static int rp_api_cur;
 
