@@ -278,6 +278,17 @@ static uint64_t inline_execs(uint32_t id)
 	return 0;
 }
 
+/* inline_vcpus is how many vCPUs QEMU started, where blocks are counted
+ * inline (a vCPU that only ran them never reached a callback), else 0. */
+static int inline_vcpus(void)
+{
+#ifdef RP_HAVE_SCOREBOARD
+	if (!g.call_path)
+		return qemu_plugin_num_vcpus();
+#endif
+	return 0;
+}
+
 /* inline_reset zeroes the inline counts (a forked child's start). */
 static void inline_reset(void)
 {
@@ -789,6 +800,8 @@ static char *write_output(const char *exec_path)
 			wbs[l] += v->lv[l].writebacks;
 		}
 	}
+	if (nv < inline_vcpus())
+		nv = inline_vcpus();
 	snprintf(tmp, sizeof(tmp), "%s/.%d.%d.tmp", g.out, (int)getpid(), g.gen);
 	f = fopen(tmp, "w");
 	if (!f)
