@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/doctor"
 	"github.com/rprof/rprof/gpu"
@@ -253,15 +253,6 @@ func vmPMUFix(sysVendor string) string {
 	return "give the VM a virtual PMU: " + kvm + "; " + vmware + "; " + cloud + uncore
 }
 
-// way is one way to measure when W or Q cannot be counted: what it gives,
-// and a command line that takes it.
-type way struct {
-	What    string `json:"what"`
-	Command string `json:"command"`
-	// Needs says what must be done first, "" when nothing.
-	Needs string `json:"needs,omitempty"`
-}
-
 // errQEMUUnchecked: the doctor read a captured tree, so whether the
 // machine it came from has a usable QEMU is unknown.
 var errQEMUUnchecked = errors.New("not checked (a captured tree): the machine needs a qemu-user rprof supports")
@@ -276,12 +267,12 @@ var exampleTarget = []string{"./examples/triad", "20000000", "10"}
 // software events. target is the command to measure; work and traffic
 // the figures to give for it ("" for placeholders); qemuErr why QEMU
 // cannot be used here, nil when it can.
-func waysForward(target []string, work, traffic string, qemuErr error) []way {
+func waysForward(target []string, work, traffic string, qemuErr error) []render.Way {
 	cmd := shellJoin(target)
 	if work == "" {
 		work, traffic = "FLOPS", "BYTES"
 	}
-	emulated := way{What: "count by emulation: W exact, Q from a cache model of this machine's caches (QEMU user mode; 20x to 340x slower than native)",
+	emulated := render.Way{What: "count by emulation: W exact, Q from a cache model of this machine's caches (QEMU user mode; 20x to 340x slower than native)",
 		Command: "rprof run --count emulate -- " + cmd}
 	if qemuErr != nil {
 		emulated.Needs = qemuErr.Error()
@@ -289,22 +280,11 @@ func waysForward(target []string, work, traffic string, qemuErr error) []way {
 			emulated.Needs += "; " + fix
 		}
 	}
-	return []way{
+	return []render.Way{
 		{What: "fix the problems above (a virtual PMU gives W; Q needs bare metal), then count", Command: "rprof run -- " + cmd},
 		emulated,
 		{What: "give the work and traffic you computed: T is measured, the point is marked analytic", Command: "rprof run --work " + work + " --traffic " + traffic + " -- " + cmd},
 		{What: "count software events only: times and events, no roofline point", Command: "rprof run -e task-clock,page-faults,context-switches -- " + cmd},
-	}
-}
-
-// writeWays writes the ways forward as a numbered list.
-func writeWays(w io.Writer, ways []way) {
-	fmt.Fprintln(w, "\nWays forward:")
-	for i, wy := range ways {
-		fmt.Fprintf(w, "  %d. %s:\n       %s\n", i+1, wy.What, wy.Command)
-		if wy.Needs != "" {
-			fmt.Fprintf(w, "     needs: %s\n", wy.Needs)
-		}
 	}
 }
 

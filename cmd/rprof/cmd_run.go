@@ -311,7 +311,7 @@ func runFailure(e *env, err error, target []string) error {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		writeRunDiagnosis(e.stderr, nc.Diagnosis)
 		qerr := measure.CheckQEMU(context.Background())
-		writeWays(e.stderr, waysForward(target, "", "", qerr))
+		render.WriteWays(e.stderr, waysForward(target, "", "", qerr))
 		return &exitError{code: exitInternal}
 	}
 	return measureFailure(err, "")
@@ -367,8 +367,8 @@ func measureFailure(err error, prefix string) error {
 func writeRunDiagnosis(w io.Writer, d pmu.Diagnosis) {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "FP work (W)\t%s\n", checkText(checkDoc(d.Work)))
-	fmt.Fprintf(tw, "DRAM traffic (Q)\t%s\n", checkText(checkDoc(d.Traffic)))
+	fmt.Fprintf(tw, "FP work (W)\t%s\n", render.CheckText(render.CheckDoc(d.Work)))
+	fmt.Fprintf(tw, "DRAM traffic (Q)\t%s\n", render.CheckText(render.CheckDoc(d.Traffic)))
 	tw.Flush()
 	render.WriteProblems(&b, d.Problems, problemFix)
 	io.WriteString(w, b.String())

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/pmu"
 )
@@ -52,7 +53,7 @@ func TestDoctorOnThisMachine(t *testing.T) {
 	if stderr != "" {
 		t.Fatalf("stderr %q", stderr)
 	}
-	var doc doctorDoc
+	var doc render.DoctorDoc
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("%v:\n%s", err, stdout)
 	}

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"strings"
@@ -32,7 +32,7 @@ func TestDoctorSaysTheEffectiveCacheSizesBesideTheDeclaredOnes(t *testing.T) {
 		{Level: "L3", Threads: 1, Bytes: 136 << 20, Source: roofline.CacheSourceMeasured, DeclaredBytes: 480 << 20, DeclaredSource: roofline.CacheSourceSysfs},
 		{Level: "L3", Threads: 2, Bytes: 180 << 20, Source: roofline.CacheSourceMeasured},
 	}
-	got := cachesText(cachesJSON{Source: "sysfs", Complete: true, Levels: []cacheJSON{{Level: 3, Type: "Unified", Bytes: 480 << 20, Instances: 1}},
+	got := cachesText(CachesJSON{Source: "sysfs", Complete: true, Levels: []CacheJSON{{Level: 3, Type: "Unified", Bytes: 480 << 20, Instances: 1}},
 		Effective: levels, EffectiveFrom: "roofs.json of 2026-11-27 06:00 UTC"})
 	want := "sysfs: L3 480 MiB x1\n\t  effective, as rprof roofs measured them (roofs.json of 2026-11-27 06:00 UTC): " +
 		"1 thread: L1 48 KiB sysfs, L3 136 MiB measured (declared 480 MiB sysfs); 2 threads: L3 180 MiB measured"
