@@ -32,8 +32,9 @@ OPENBLAS_L2_SIZE, BLIS_ARCH_TYPE), the clock source of theoretical peaks
 (cpufreq, else measured) and the CPUs allowed (cpuset) against those
 online. Each problem comes with its exact fix.
 
-With --sysfs or --procfs it reads a tree captured on another machine;
-nothing can be opened there, so checks say "not probed".
+With --sysfs or --procfs (here or before the command, as every command
+takes them) it reads a tree captured on another machine; nothing can be
+opened there, so checks say "not probed".
 
 Exit status: 0 when both FP work and DRAM traffic can be counted, 1 when
 either cannot, 2 for a missing, unreadable or partial tree.

@@ -28,8 +28,9 @@ the source of the encoding. It then lists what cannot be counted and why,
 with the fix, and every entry the sources do not confirm (UNVERIFIED).
 
 --sysfs and --procfs read a tree captured on another machine instead of
-/sys and /proc (both default to this machine's). A missing, unreadable or
-partial tree exits 2.
+/sys and /proc (both default to this machine's); given here or before the
+command, as every command takes them. A missing, unreadable or partial
+tree exits 2.
 
   --json          write the list as JSON
   --sysfs DIR     root of the sysfs tree (default /sys)
