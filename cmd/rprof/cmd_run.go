@@ -52,7 +52,7 @@ T still comes from native runs (docs/emulate.md).
 Flags:
   --count BACKEND    how W and Q are counted: pmu, the hardware counters
                      through perf_event_open (the default); emulate, under
-                     QEMU (measured: 20-40x slower than native for
+                     QEMU (measured: 10-40x slower than native for
                      memory-bound code, 200-340x for dense FMA code)
   --cache-model M    the caches --count emulate simulates, from L1 down:
                      SIZE/WAYS,...[,line=BYTES] (e.g. 48K/12,1M/16,32M/16),
