@@ -19,21 +19,15 @@ import (
 	"github.com/rprof/rprof/internal/unit"
 )
 
-// A bandwidth sample is whole passes over the working set, as many as
-// last about baseSample, as a compute sample does; a pass that takes
-// longer (from about 20 MiB up, DRAM's 512 MiB pass takes 5 to 10 ms) is
-// one sample. Over longer samples the same kernels read lower in the
-// caches on the Zen 5 guest, one thread, written operands, medians of 60 ms
-// of samples in two rounds: L1 load 415 GB/s with 0.2 ms samples and 388
-// to 402 with 2 ms, L2 load 228 to 229 and 213 to 216, L3 (16 MiB) triad
-// 106 and 98. The fastest samples fall much less (the 90th percentile:
-// L1 416 to 403, L2 229 to 219): a longer sample is not slower work but
-// one more likely to hold an interruption (the guest's tick, an exit to
-// the host, a neighbour on the core), which the median of short samples
-// leaves out, as it does for the compute kernels. DRAM is the exception: samples of one
-// 0.2 ms chunk of the pass at a time read 5 to 50% lower than whole passes
-// in three interleaved runs (1 thread 42.9 to 50.9 GB/s against 45.5 to
-// 56.4; 2 threads 49.3 to 94.1 against 94.1 to 112.1).
+// A bandwidth sample is whole passes over the working set, as many as last
+// about baseSample, as a compute sample does; a pass that takes longer
+// (from about 20 MiB up, DRAM's 512 MiB pass takes 5 to 10 ms) is one
+// sample. Short samples, because a longer one is not slower work but one
+// more likely to hold an interruption (the guest's tick, an exit to the
+// host, a neighbour on the core), which the median of short samples leaves
+// out, as it does for the compute kernels. DRAM is the exception: there
+// samples of a chunk of the pass at a time read lower than whole passes
+// (docs/roofs.md).
 //
 // warmupTime is how long whole passes run before a size's samples: the
 // caches fill, the clock settles, and the passes timed give the rate the
@@ -70,12 +64,11 @@ type unevenness struct {
 // thread's buffer (kernels.Bandwidth.Carve).
 type arrays struct{ a, b, c []float64 }
 
-// allocOperands allocates every thread's operand buffer for working sets
-// up to ws and first-touches it on the pinned threads, so that the pages
-// are placed near the CPU that uses them. Every kernel and size takes its
-// arrays from it: first-touching a gigabyte costs more than measuring it;
-// so much that, on a loaded 2-vCPU guest, first-touching a 512 MiB size
-// took 13 s: an interrupt stops it between chunks.
+// allocOperands allocates every thread's operand buffer for working sets up
+// to ws and first-touches it on the pinned threads, so that the pages are
+// placed near the CPU that uses them. Every kernel and size takes its
+// arrays from it: first-touching a gigabyte costs more than measuring it
+// (docs/roofs.md), and an interrupt stops it between chunks.
 func allocOperands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws int64) ([][]float64, error) {
 	n, err := operandLen(ks, len(cpus), ws)
 	if err != nil {
@@ -95,14 +88,12 @@ func allocOperands(ctx context.Context, ks []kernels.Bandwidth, cpus []int, ws i
 	return bufs, nil
 }
 
-// operandLen is the length of each of threads threads' operand buffers
-// for working sets up to ws: one buffer serves every kernel, whatever
-// arrays it runs over (kernels.SharedLen). Three separate arrays, b for
-// the kernels over b alone and a and c of half its length for daxpy, made
-// a 1 GiB sweep place 2 GiB; on the Firecracker guest, whose host takes
-// back the memory a guest frees, placing 1 GiB on two vCPUs took 1.4 to
-// 1.5 s after 6 s idle (3 fresh processes), so half the pages is about
-// that much less of --quick.
+// operandLen is the length of each of threads threads' operand buffers for
+// working sets up to ws: one buffer serves every kernel, whatever arrays it
+// runs over (kernels.SharedLen). Three separate arrays (b for the kernels
+// over b alone, a and c of half its length for daxpy) placed twice the
+// pages, and placing pages is much of a quick run where the host takes back
+// the memory a guest frees (docs/roofs.md).
 func operandLen(ks []kernels.Bandwidth, threads int, ws int64) (int, error) {
 	for _, k := range ks {
 		if int(float64(ws)/float64(threads)/k.WorkingSetPerElement()) <= 0 {
@@ -122,22 +113,18 @@ func firstTouch(x []float64, stop *atomic.Bool) []float64 {
 	return x
 }
 
-// operandPool keeps the sweeps' operands from one thread scope to the
-// next. On this Firecracker guest the host takes back the memory a guest
-// frees (its balloon reports free pages), so every fresh page costs a
-// fault in the guest and one in the host: placing a 1 GiB sweep's operands
-// took 1 to 4 s with huge pages and twice that without, the largest part
-// of --quick. Reusing them is safe where every CPU shares one memory node
-// (shared); with several nodes each scope places its own, each thread's
-// pages near its CPU.
+// operandPool keeps the sweeps' operands from one thread scope to the next.
+// Where the host takes back the memory a guest frees (a balloon reporting
+// free pages), every fresh page costs a fault in the guest and one in the
+// host, the largest part of a quick run (docs/roofs.md). Reusing them is
+// safe where every CPU shares one memory node (shared); with several nodes
+// each scope places its own, each thread's pages near its CPU.
 type operandPool struct {
 	shared bool
 	// placers are the CPUs that first-touch shared buffers, together:
 	// with one memory node, where a page is placed does not matter, and
-	// on the Firecracker guest two vCPUs placing a 1 GiB sweep's operands
-	// in halves took a median 0.48 s against 0.83 s for one (6 fresh
-	// processes each, interleaved, load 8.3 to 8.8; single runs 0.34 to
-	// 6.6 s: the host's own faults vary that much).
+	// placing in halves on two CPUs takes about half the time where the
+	// host's faults dominate it (docs/roofs.md).
 	placers []int
 	buf     []float64
 }
@@ -227,9 +214,9 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, bufs [][]float64)
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	// The warm-up runs passes in doubling batches, reading the clock
-	// between batches only: at L1 a pass is about 60 ns, and a clock read
-	// or a shared counter's cache line per pass made it look three times
-	// longer.
+	// between batches only: at L1 a pass takes tens of nanoseconds, and
+	// a clock read or a shared counter's cache line per pass made it
+	// look several times longer (docs/roofs.md).
 	var passes int // worker 0's: the sample's length is set from it
 	warm := func(w int) {
 		start, done := time.Now(), 0
@@ -337,24 +324,20 @@ func interval(e stats.Estimate) roofline.Interval {
 
 // bandwidthBudget bounds one size's iteration loop: in the caches it holds
 // the most samples (200) of about baseSample; at DRAM sizes only two to
-// four whole passes, and raising it to hold eight left the DRAM ceiling's
-// mean difference from --fixed 200 where it was (+1.6% over four paired
-// rounds, BenchmarkDRAMEarlyVsFixed) and cut that part's speedup from 47x
-// to 21x, so it stays. bandwidthMinCount is the fewest samples before a
-// size may converge: sixteen samples of 0.2 ms could all fall into one
-// episode of interference (a few milliseconds); 48 span about 10 ms.
+// four whole passes, raising it brought the DRAM ceiling no closer to
+// --fixed's and cost much of that part's speedup (docs/roofs.md).
+// bandwidthMinCount is the fewest samples before a size may converge:
+// sixteen samples of 0.2 ms could all fall into one episode of interference
+// (a few milliseconds); 48 span about 10 ms.
 const (
 	bandwidthBudget   = 50 * time.Millisecond
 	bandwidthMinCount = 48
 )
 
 // dramRecheckBudget bounds the recheck of a DRAM roof: 30 to 40 whole
-// passes instead of the sweep's three to five. One thread's non-temporal
-// triad over 512 MiB read 44.0 to 48.4 GB/s with the sweep's 50 ms and
-// 48.6 to 56.6 with 400 ms on the Zen 5 guest, higher in each of four
-// interleaved rounds: its passes speed up over the first tenths of a
-// second (43 GB/s for the first, 50 to 53 from the twentieth), and
-// likwid-bench's one-second runs read 41 to 56.
+// passes instead of the sweep's three to five. DRAM passes speed up over
+// the first tenths of a second, so the longer recheck reads what the
+// machine sustains (docs/roofs.md).
 const dramRecheckBudget = 400 * time.Millisecond
 
 // bandwidthRule is the stop rule of one size's evaluation: --quick halves
@@ -518,9 +501,9 @@ func sweepSpan(known knownCaches, threads int) (lo, hi int64, err error) {
 		}
 		lo, hi = kl, max(hi, kh)
 	}
-	// Whole octaves below hi, so that the sweep's sizes fall on hi and on
-	// every octave it grows by, rather than up to twice past it (2
-	// threads of a 48 KiB L1 had swept to 1.5 GiB).
+	// Whole octaves below hi, so that the sweep's sizes fall on hi and
+	// on every octave it grows by, rather than up to twice past it
+	// (docs/roofs.md).
 	lo = hi >> int(math.Floor(math.Log2(float64(hi)/float64(lo))))
 	return lo, hi, nil
 }
@@ -574,9 +557,9 @@ func growSweep(ctx context.Context, extend func(context.Context, []int64) ([]swe
 		if g.settled || top >= want || top >= limit.Bytes {
 			return g, nil
 		}
-		// An octave more, but not past growthTop: the Intel guest's first
-		// pass ended at 960 MiB (twice its declared L3), and another
-		// octave would place 1.9 GiB to read DRAM's window up to 1.1 GiB.
+		// An octave more, but not past growthTop: an octave past it
+		// places twice the memory to read a window DRAM's plateau
+		// already covers (docs/roofs.md).
 		top = min(2*top, want, limit.Bytes)
 	}
 }
@@ -618,9 +601,9 @@ func measuredSizes(sizes []levelSize) string {
 // size: a level's roof is what the best kernel reaches there, and the
 // kernel is recorded with it, named with its ISA. Every ISA is swept: the
 // widest is not always the fastest (on Zen 4, which splits 512-bit
-// operations, AVX2 moved 40-42 GB/s of DRAM TRIAD against 28-36 for
-// AVX-512), and stop condition 4 ends a kernel's evaluation early where it
-// cannot beat the best so far.
+// operations, AVX2 beat AVX-512 in DRAM (docs/roofs.md)), and stop
+// condition 4 ends a kernel's evaluation early where it cannot beat the
+// best so far.
 func measureBandwidth(ctx context.Context, o Options, rep *Report, t *tally, pool *operandPool, ks []kernels.Bandwidth, cpus []int, caches machine.Caches, limit memoryLimit) ([]sweptRoof, error) {
 	known := knownCaches{Levels: scopeCaches(caches.Instances, cpus), Source: caches.Source}
 	known.Complete = caches.Complete && len(known.Levels) > 0

@@ -25,9 +25,9 @@ func (s Shape) String() string { return fmt.Sprintf("n=%d m=%d k=%d", s.N, s.M, 
 // per Intel's advice, k in 64..2048: 96 shapes); "default" is the part of
 // it whose calls take at most about 0.3 s on one core (n in 1000..2000, m
 // in 1000..4000, k in 128..1024: 18 shapes; seed 000's optima had k = 128
-// with MKL, Debian's OpenBLAS on this Zen 4 VM prefers k of 1024 and more
-// and a wide m), so a run fits a minute, and the search goes on past its
-// edge from its best shape (climb); "quick" is two shapes.
+// with MKL, Debian's OpenBLAS prefers larger k and a wide m: docs/roofs.md,
+// DGEMM), so a run fits a minute, and the search goes on past its edge from
+// its best shape (climb); "quick" is two shapes.
 func DGEMMSpace(name string) ([]Shape, error) {
 	var ns, ms, ks []int
 	switch name {
@@ -58,14 +58,10 @@ func DGEMMSpace(name string) ([]Shape, error) {
 const dgemmBudget = 200 * time.Millisecond
 
 // dgemmSearchBudget bounds the DGEMM search as a whole (Options.DGEMMBudget
-// overrides it). Without it the search took 45 to 46 s of an 80 s default
-// run on the Zen 5 guest (OpenBLAS Haswell kernels, 2 threads: one call at
-// n = m = 4000, k = 2048 takes 0.66 s, and every invocation is a fresh
-// process that first fills its matrices). Replayed on a fake clock with
-// that guest's rates (1% noise, 30 ms process start, matrices filled at
-// 2 GB/s), the whole search took 22 s: the space 11 s, the climb's two
-// duels to n = m = 4000, k = 2048 another 11 s; 20 s left out the last
-// duel, 25 s did not.
+// overrides it). Without it the search took over half of a default run,
+// every invocation being a fresh process that first fills its matrices; the
+// budget is the least that held the climb's last duel when the search was
+// replayed on a fake clock at a guest's rates (docs/roofs.md).
 const dgemmSearchBudget = 25 * time.Second
 
 // searchBudget is what is left of a search's time budget.
@@ -264,17 +260,13 @@ func searchDGEMM(ctx context.Context, o Options, rep *Report, name string, space
 	return f, nil
 }
 
-// climbStart is the grid shape the climb starts from: the one with the
-// most work among the measured shapes whose interval overlaps the best's.
-// A BLAS's rate grows with the shape up to a plateau, and on a shared
-// host one invocation moves by more than the grid's shapes differ: on
-// the Zen 5 guest (2 threads, OpenBLAS Haswell kernels) invocations of
-// one shape read 77 to 96 GFLOP/s within seconds. In one of three
-// searches the best of the grid was then n = m = 1000, k = 512, inside
-// the space, so nothing was climbed and the roof was 89.0 GFLOP/s, while
-// the C loop's best shapes (n, m of 2000 to 4000, k = 2048) read 97 to 99.
-// The duels of the climb, interleaved, settle what the grid's noise
-// cannot.
+// climbStart is the grid shape the climb starts from: the one with the most
+// work among the measured shapes whose interval overlaps the best's. A
+// BLAS's rate grows with the shape up to a plateau, and on a shared host
+// one invocation moves by more than the grid's shapes differ: a small
+// shape's lucky invocation can win the grid, leave the climb nothing to do
+// and the roof low (docs/roofs.md). The duels of the climb, interleaved,
+// settle what the grid's noise cannot.
 func climbStart(space []Shape, results []stats.Result, best int) int {
 	start := best
 	work := func(s Shape) float64 { return dgemmFlops(s.N, s.M, s.K) }
@@ -385,10 +377,9 @@ func bestFMA64(roofs []roofline.ComputeRoof, threads int) *roofline.ComputeRoof 
 // slowAdvice says how far DGEMM is below the FMA kernels and names the
 // known fix when the library chose kernels narrower than the CPU's widest
 // (Debian's OpenBLAS and BLIS predate Zen 4 and 5 and fall back to AVX2 or
-// generic code there), or the variable in the environment that forced
-// them (an OPENBLAS_CORETYPE=Haswell left there halved DGEMM on the Zen 5
-// guest, 103.7 against 174.2 GFLOP/s on 2 threads). lookup reads the
-// environment (os.LookupEnv).
+// generic code there), or the variable in the environment that forced them
+// (an OPENBLAS_CORETYPE=Haswell left there halved DGEMM (docs/roofs.md)).
+// lookup reads the environment (os.LookupEnv).
 func slowAdvice(b *BLAS, gflops float64, fma *roofline.ComputeRoof, lookup func(string) (string, bool)) string {
 	msg := fmt.Sprintf("DGEMM reached %.4g GFLOP/s, %.0f%% of the %s kernel's %.4g (%s)", gflops, 100*gflops/fma.GFlops, fma.Name, fma.GFlops, threadsWord(fma.Threads))
 	wide := fma.ISA == "avx512"

@@ -77,13 +77,11 @@ func measureDNNRoofs(ctx context.Context, r *run) error {
 	return nil
 }
 
-// flagBelowNarrower flags each of one problem's library roofs that is
-// below the same problem's on fewer threads: its threads waited for each
-// other. Before the threads were bound (affinity.OpenMPEnv), the 2-thread
-// convolutions on the 2-CPU guest under a load of about 5 ran at 29
-// GFLOP/s, a seventh of one thread's, with tight intervals; a CPU taken
-// by other work, or a problem too small to split, still gives that
-// picture.
+// flagBelowNarrower flags each of one problem's library roofs that is below
+// the same problem's on fewer threads: its threads waited for each other.
+// Unbound OpenMP threads gave that picture, with tight intervals
+// (docs/dnn.md); bound (affinity.OpenMPEnv), a CPU taken by other work or a
+// problem too small to split still can.
 func flagBelowNarrower(roofs []roofline.ComputeRoof) {
 	for i := range roofs {
 		for _, n := range roofs {

@@ -42,14 +42,11 @@ type clockProbe struct {
 	runs         int
 }
 
-// Unpinned, without warm-up, best of five ~1 ms runs read 3.22 to 3.61 GHz
-// on the Zen 5 guest whose cores run at 3.69, and one roof's clock read
-// 2.46: a run was preempted or migrated, or the core was still idle. Many
-// short runs beat a few long ones on a busy machine: a run is spoiled by
-// any preemption inside it, so the shorter it is the likelier one of them
-// runs undisturbed (at load 20 on 2 vCPUs, pinned and warmed, the best of
-// 15 runs of 5 ms read 1.30 to 3.48 GHz in five tries, the best of 60 runs
-// of 0.5 ms 3.725 to 3.736 in eight, and the 10-run probe 3.666 to 3.676).
+// The probes run pinned and warmed: unpinned and cold, a run is preempted
+// or migrated, or its core still idle, and reads low. Many short runs beat
+// a few long ones on a busy machine: a run is spoiled by any preemption
+// inside it, so the shorter it is the likelier one of them runs undisturbed
+// (docs/roofs.md).
 var (
 	// forPeaks is the one measurement theoretical peaks use.
 	forPeaks = clockProbe{warmUp: 20 * time.Millisecond, each: time.Millisecond / 2, runs: 60}

@@ -75,11 +75,11 @@ func (e *skipError) Error() string { return e.why }
 
 // runHarnesses measures the harnesses in turn. DGEMM comes after the
 // memory-bound sweeps: right after seconds of FMA kernels on every core,
-// this VM's DGEMM ran 1.4% slower than after idling (3 pairs, C loop), as
-// if the host lowered the clock. The bandwidth roofs, and FMA roofs far
-// below their scope's others, are rechecked after it, at another moment
-// of the machine's (the time counts as bandwidth's and compute's). The
-// sweeps' operands go back to the system however it ends.
+// DGEMM ran slower than after idling, as if the host lowered the clock
+// (docs/roofs.md). The bandwidth roofs, and FMA roofs far below their
+// scope's others, are rechecked after it, at another moment of the
+// machine's (the time counts as bandwidth's and compute's). The sweeps'
+// operands go back to the system however it ends.
 func runHarnesses(ctx context.Context, r *run, h host) error {
 	hs, release := plan(r, h)
 	defer release()

@@ -262,14 +262,12 @@ func runDgemm(ctx context.Context, job Job) (Reply, error) {
 		b[i] = 1 - float64(i%5)/8
 	}
 	fill(c, 0)
-	// Pre-heat with a full call, as seed 000 and the C loop it is compared
-	// with do: it starts the library's threads and faults in its packing
-	// buffers. After a 256^3 call instead, the first full call on the
-	// Firecracker guest ran at a median 0.75 of the later ones (18 fresh
-	// workers at 2000x4000x1024, 4000x4000x2048 and 2000x2000x512, 2
-	// threads, load 4 to 6), against 1.0 after a full one; where the time
-	// budget holds one call, that first call was the figure, and the search
-	// favoured shapes small enough for several.
+	// Pre-heat with a full call, as seed 000 and the C loop it is
+	// compared with do: it starts the library's threads and faults in
+	// its packing buffers. After a small call instead, the first full
+	// call ran a quarter slower than the later ones (docs/roofs.md);
+	// where the time budget holds one call, that first call was the
+	// figure, and the search favoured shapes small enough for several.
 	lib.Dgemm(job.N, job.M, job.K, a, b, c)
 	work := dgemmFlops(job.N, job.M, job.K)
 	in, err := stats.Iterate(ctx, job.Inner, job.Best, func() (float64, time.Duration, error) {

@@ -17,11 +17,9 @@ type fmaPipes struct {
 // some client and low-end server SKUs of the same generation have fewer
 // or narrower pipes (e.g. Xeon Bronze/Silver Skylake: one 512-bit FMA).
 var fpUnits = map[string]fmaPipes{
-	// Measured on a Zen 5 guest (family 26 model 2, EPYC): one thread ran
-	// AVX-512 FMA at 112.7 GFLOP/s fp64 and 224.6 fp32, and AVX2 FMA fp32
-	// at 111.7: 512-bit FMAs retire twice the flops of 256-bit ones (a
-	// full-width datapath, unlike Zen 4's two halves), and 224.6 GFLOP/s
-	// is 16 lanes x 2 flops x 2 pipes at 3.5 GHz.
+	// Measured (Source; docs/roofs.md): Zen 5's 512-bit FMAs retire
+	// twice the flops of 256-bit ones, a full-width datapath, unlike
+	// Zen 4's two halves.
 	"amdzen5": {FMAUnits: 2, Bits: 512, Verified: true,
 		Source: "measured on an EPYC Zen 5 guest: AVX-512 FMA 112.7 GFLOP/s fp64 and 224.6 fp32, AVX2 fp32 111.7, on one thread"},
 	"amdzen4":        {FMAUnits: 2, Bits: 256, Source: "AMD Zen 4 software optimization guide (UNVERIFIED)"},

@@ -63,10 +63,10 @@ const (
 	dramFactor   = 4
 	// L1's ceiling comes from working sets up to three quarters of it.
 	l1InsideNum, l1InsideDen = 3, 4
-	// dramMinBytes is the smallest working set DRAM is read from, whatever
-	// sysfs says of the caches: a VM's guest may be shown a last-level cache
-	// smaller than the host's (here 32 MiB, while 2 threads still moved
-	// 101 GB/s, twice likwid-bench's DRAM figure, at 128 MiB).
+	// dramMinBytes is the smallest working set DRAM is read from,
+	// whatever sysfs says of the caches: a VM's guest may be shown a
+	// last-level cache smaller than the host's (one that still moves
+	// cache rates at four times its size (docs/roofs.md)).
 	dramMinBytes = 512 << 20
 	// Sweep sizes are rounded to whole loop blocks, so a size aimed at a
 	// window's edge can land a few percent outside; points this close
@@ -145,10 +145,11 @@ func windowPlateaus(points []sweepPoint, levels []cacheLevel, withDRAM bool) ([]
 			name, capa = levels[i].Name, levels[i].Bytes
 			hi = capa / insideFactor
 			if i == 0 {
-				// Nothing smaller lingers in L1 and sequential streams
-				// miss little below its size: likwid-bench's L1 figure on
-				// the Zen 5 guest came from 32 of its 48 KiB, 6% above
-				// rprof's from 24 KiB.
+				// Nothing smaller lingers in L1 and
+				// sequential streams miss little below its
+				// size: likwid-bench's L1 figure, read from
+				// two thirds of L1, was above rprof's from
+				// half (docs/roofs.md).
 				hi = capa * l1InsideNum / l1InsideDen
 			}
 			if i > 0 {

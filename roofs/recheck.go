@@ -56,14 +56,14 @@ type sweptRoof struct {
 // working set) once more at the end of the run, after DGEMM, and keeps the
 // higher of the two estimates with its interval. A host's memory and last
 // cache are shared with its other guests, which take seconds to minutes of
-// them at a time: on the Zen 5 guest the 2-thread DRAM roof read 55 to
-// 110 GB/s from one run to the next, and likwid-bench 41 to 116. A roof is
-// what the machine can do, so a point held down at the sweep's moment is
-// measured again at another, and a one-thread roof on its spare core
-// (spareCores), since a host slows one core at a time too; where the two
-// disagree, the flag says so with both figures. A roof still physically
-// inconsistent afterwards (inconsistencies) is measured once more, and
-// flagged if it stays so. The operands are freed afterwards.
+// them at a time: a DRAM roof can read half as much in one run as in the
+// next (docs/roofs.md). A roof is what the machine can do, so a point held
+// down at the sweep's moment is measured again at another, and a one-thread
+// roof on its spare core (spareCores), since a host slows one core at a
+// time too; where the two disagree, the flag says so with both figures. A
+// roof still physically inconsistent afterwards (inconsistencies) is
+// measured once more, and flagged if it stays so. The operands are freed
+// afterwards.
 func recheckBandwidthRoofs(ctx context.Context, r *run, roofs *sweptRoofs, spare map[int]int, topo machine.Topology) error {
 	swept, pool := roofs.roofs, roofs.pool
 	defer roofs.release()
@@ -216,13 +216,11 @@ func unevenRoof(level string, cpus []int, u unevenness, topo machine.Topology) s
 }
 
 // unevenShare is how much longer than the fastest the slowest thread of a
-// multi-thread cache roof must take over its share to be flagged. On the
-// Zen 5 guest (2 threads, avx512 triad, 2026-11-23 19:30 UTC) the
-// threads' times were within 1.05 to 1.15 of each other at 48 KiB and
-// 1 MiB while two threads read 935 to 947 GB/s at L1, and 1.6 to 1.9
-// apart when they read 643 to 676. DRAM is left out: there the threads
-// share one memory system and split it unevenly even on a quiet host
-// (1.09 to 1.17 apart at 512 MiB).
+// multi-thread cache roof must take over its share to be flagged. It lies
+// between the threads' spread when a roof reads well and when it is held
+// down (docs/roofs.md, "With the uneven-threads flag"). DRAM is left out:
+// there the threads share one memory system and split it unevenly even on a
+// quiet host.
 const unevenShare = 1.3
 
 // addRecheck adds a recheck's evaluation to a roof's detail and makes the
@@ -255,16 +253,11 @@ func moved(a, b float64, aCI, bCI roofline.Interval) bool {
 func apart(a, b roofline.Interval) bool { return a.Lo > b.Hi || a.Hi < b.Lo }
 
 // farLowShare is how far below its scope's highest share of theoretical
-// peak an FMA roof must be to be measured again. On the Zen 5 guest the
-// FMA roofs of a scope read within a few percent of each other's share;
-// once, one-thread avx2-fma-fp64 read 40.6 GFLOP/s while the same run's
-// avx512-fma-fp64 read 118.2 (twice what avx2 should reach), the other
-// runs of that hour 58.2 to 59.4, and likwid-bench beside it 56.2: a
-// host's neighbour on the core for a few tenths of a second. The highest
-// share, not the median, because a neighbour can stay for seconds: in
-// another run six of the eight 2-thread FMA roofs, measured one after the
-// other, read 0.48 to 0.52 of their peaks (one thread's worth) and the
-// last two 0.95 and 1.03, so the median share was itself held down.
+// peak an FMA roof must be to be measured again. The FMA roofs of a scope
+// read within a few percent of each other's share unless a host's neighbour
+// on the core holds one down for a few tenths of a second. The highest
+// share, not the median, because a neighbour can stay for seconds and hold
+// most of a scope's roofs down, the median with them (docs/roofs.md).
 const farLowShare = 0.9
 
 // farLowCompute returns the FMA roofs (those with a theoretical peak)

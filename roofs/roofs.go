@@ -512,12 +512,9 @@ func allowedCores(topo machine.Topology, allowed []int) []int {
 
 // spareCores maps the CPU of each one-thread scope to the core its
 // bandwidth roofs are measured again on: the first other of cores on the
-// same memory node and of the same core type, or none. On a shared host
-// one core can be slowed for seconds while another is not: on the Zen 5
-// guest an L1 triad alternating between its two vCPUs every half second
-// read 343 to 448 GB/s on CPU 1 for nine seconds while CPU 0 read 530 to
-// 546; fifteen seconds later CPU 0 read 377 for half a second while CPU 1
-// read 572. A one-thread roof is what one thread can reach, on either core.
+// same memory node and of the same core type, or none. On a shared host one
+// core can be slowed for seconds while another is not (docs/roofs.md). A
+// one-thread roof is what one thread can reach, on either core.
 func spareCores(topo machine.Topology, cores []int, scopes [][]int) map[int]int {
 	spare := map[int]int{}
 	for _, s := range scopes {

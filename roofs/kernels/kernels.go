@@ -88,10 +88,9 @@ const align = 64
 //
 // A slice of hugeBytes or more starts on a huge-page boundary and asks the
 // kernel for transparent huge pages (where it grants them: Linux with THP
-// in "madvise" or "always" mode). First-touching fresh 4 KiB pages cost
-// about 4 s per GiB on the Firecracker guest (one fault per page), against
-// 1.0 to 2.4 s with huge pages (3 interleaved pairs of fresh processes);
-// it dominated --quick's bandwidth sweep and DGEMM's worker start-up.
+// in "madvise" or "always" mode). Fresh 4 KiB pages cost a fault each,
+// which dominated a quick bandwidth sweep and DGEMM's worker start-up on a
+// guest (docs/roofs.md).
 func Alloc(n int) []float64 {
 	n = AllocLen(n)
 	if n*8 < hugeBytes {

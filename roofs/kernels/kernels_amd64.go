@@ -86,9 +86,8 @@ func ComputeKernels() (ok []Compute, skipped []Skipped) {
 // BandwidthKernels returns the bandwidth kernels this CPU can run, and the
 // ones it cannot with the reason. A CPU without AVX gets the portable Go
 // kernels. The widest is not always the fastest: on a Zen 4 EPYC (which
-// splits 512-bit operations) the AVX2 kernels beat the AVX-512 ones by
-// 10-25% in DRAM (triad-nt 40-42 vs 28-36 GB/s, one thread) and in L1
-// (triad 287 vs 259 GB/s), so measure every ISA or choose per CPU.
+// splits 512-bit operations) the AVX2 kernels beat the AVX-512 ones in DRAM
+// and in L1 (docs/roofs.md), so measure every ISA or choose per CPU.
 func BandwidthKernels() (ok []Bandwidth, skipped []Skipped) {
 	defer func() {
 		if len(ok) == 0 {

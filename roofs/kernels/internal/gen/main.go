@@ -233,10 +233,8 @@ func triad(s, g *bytes.Buffer, is isa, nt bool) string {
 
 // daxpy is the table entry of a[i] = a[i] + s*c[i]: the triad's assembly
 // with b = a. a's lines are read before they are written, so there is no
-// write-allocate read and the 24 bytes counted are the 24 moved. On the
-// Zen 5 guest it was the fastest kernel in DRAM on one thread (384 MiB,
-// three interleaved rounds: mean 53 to 56 GB/s against 49 to 54 for the
-// non-temporal triad and the update; likwid-bench's daxpy 52 to 55).
+// write-allocate read and the 24 bytes counted are the 24 moved. It can be
+// the fastest kernel in DRAM on one thread (docs/roofs.md).
 func daxpy(is isa) string {
 	need := bandwidthNeed(is, "needFMA")
 	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"daxpy\", ISA: %q, Arrays: 2, BytesPerElement: 24, MovedPerElement: 24, FlopsPerElement: 2}, triad: triad%s, inPlace: true, needs: %s},\n", is.name, is.id, need)
@@ -293,10 +291,10 @@ func load(s, g *bytes.Buffer, is isa) string {
 // update emits b[i] = -b[i] over n elements in place, flipping the sign bit
 // with an XOR against mask (-0.0 in every lane): every line is read and
 // written back, with no write-allocate read, so the bytes counted are the
-// bytes moved. The loads, flips and stores are grouped, as in likwid-bench's
-// update (loads and stores only): with an FMA in place of the flip, one
-// thread at 384 to 512 KiB on the Zen 5 guest ran at 330 to 340 GB/s at
-// best against 430 to 440 with the flip or with no operation at all.
+// bytes moved. The loads, flips and stores are grouped, as in
+// likwid-bench's update (loads and stores only): an FMA in place of the
+// flip ran a quarter slower in L2 than the flip or no operation at all
+// (docs/roofs.md).
 func update(s, g *bytes.Buffer, is isa) string {
 	fn := "update" + is.id
 	vb := is.bytes
