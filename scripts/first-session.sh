@@ -60,8 +60,9 @@ if [ -z "$fraction" ]; then
 	echo "first-session: triad.json has no fraction_of_attainable: the point was not placed under the roofs" >&2
 	exit 1
 fi
+shown=$(printf '%.2f' "$fraction")
 if ! awk -v f="$fraction" 'BEGIN { exit !(f >= 0.3 && f <= 1.1) }'; then
-	echo "first-session: the triad kernel reads $fraction of attainable, outside [0.3, 1.1] (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+	echo "first-session: the triad kernel reads $shown of attainable, outside [0.3, 1.1] (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 	exit 1
 fi
 # TRIAD is single-threaded: its parallelism places it under the 1-thread
@@ -72,4 +73,4 @@ if [ "$threads" != 1 ] || [ "$rule" != parallelism ]; then
 	echo "first-session: the single-threaded triad was placed under the roofs of ${threads:-no} threads by rule ${rule:-none}, want 1 by its parallelism" >&2
 	exit 1
 fi
-echo "first-session: the README's session ran as written (counters: $counters); the triad kernel reads $fraction of attainable under the 1-thread roofs" >&2
+echo "first-session: the README's session ran as written (counters: $counters); the triad kernel reads $shown of attainable under the 1-thread roofs" >&2
