@@ -14,14 +14,8 @@
 # directory, a block starting with #! as a script file, others with bash.
 # Usage: scripts/doc-recipes.sh [FILE.md...] (default: README.md docs/*.md)
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-git clone -q "$repo" "$work/rprof"
-cd "$work/rprof"
-GOBIN="$work/bin" go install ./cmd/rprof
-export PATH="$work/bin:$PATH"
-export XDG_CACHE_HOME="$work/cache" XDG_RUNTIME_DIR="$work/run"
+. "$(dirname "$0")/fresh-clone.sh"
+export XDG_RUNTIME_DIR="$work/run"
 mkdir -p "$XDG_RUNTIME_DIR"
 
 if [ $# -eq 0 ]; then

@@ -6,14 +6,7 @@
 # without a PMU. Every other line must succeed, and the point must be the
 # TRIAD kernel's at a believable fraction of attainable (below).
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-git clone -q "$repo" "$work/rprof"
-cd "$work/rprof"
-GOBIN="$work/bin" go install ./cmd/rprof
-export PATH="$work/bin:$PATH"
-export XDG_CACHE_HOME="$work/cache" # roofs of this run only
+. "$(dirname "$0")/fresh-clone.sh" # roofs of this run only
 
 # The section's indented blocks: the session, then the no-PMU run line.
 blocks=$(awk '/^## A first session/ {on = 1; next} /^## / {on = 0} on' README.md |
