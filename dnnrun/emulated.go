@@ -69,10 +69,11 @@ func runEmulated(ctx context.Context, o Options, env []string, tr *dnn.Trace) (e
 	var stderr bytes.Buffer
 	var counted *measure.CountedCalls
 	cfg := measure.Config{
-		Command: o.Command, Env: env, Stdin: o.Stdin, Stdout: native, Stderr: o.Stderr,
-		Count: measure.BackendEmulate, Repeat: 1, Host: o.Host, Emulator: o.Emulation,
+		Target:     measure.Target{Command: o.Command, Env: env, Stdin: o.Stdin, Stdout: native, Stderr: o.Stderr},
+		Counting:   measure.Counting{Backend: measure.BackendEmulate, Host: o.Host, Emulator: o.Emulation},
+		Repetition: measure.Repetition{Repeat: 1},
 		// The roofs give the cache model their effective sizes, as in run.
-		Roofs: o.Roofs, RoofsPath: o.RoofsPath, Threads: o.Threads,
+		Placement: measure.Placement{Roofs: o.Roofs, RoofsPath: o.RoofsPath, Threads: o.Threads},
 		Hooks: measure.Hooks{EmulatedCalls: &measure.CallCounting{Function: o.Library + ":" + Execute, Stdout: emulated, Stderr: &stderr,
 			Started: o.Counting, Done: func(c measure.CountedCalls) { counted = &c }}},
 	}

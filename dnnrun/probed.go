@@ -43,9 +43,11 @@ func runProbed(ctx context.Context, o Options, env []string) (*Probed, error) {
 	}
 	split := pd.trace.Splitter(out)
 	cfg := measure.Config{
-		Command: o.Command, Env: env, Stdin: o.Stdin, Stdout: split, Stderr: o.Stderr,
-		Count: measure.DefaultBackend, Events: o.Events, Regions: []string{o.Library + ":" + Execute}, Repeat: 1,
-		Roofs: o.Roofs, RoofsPath: o.RoofsPath, Threads: o.Threads, Hooks: measure.Hooks{CallGroups: pd.split}, Host: o.Host,
+		Target:     measure.Target{Command: o.Command, Env: env, Stdin: o.Stdin, Stdout: split, Stderr: o.Stderr},
+		Counting:   measure.Counting{Backend: measure.DefaultBackend, Events: o.Events, Regions: []string{o.Library + ":" + Execute}, Host: o.Host},
+		Repetition: measure.Repetition{Repeat: 1},
+		Placement:  measure.Placement{Roofs: o.Roofs, RoofsPath: o.RoofsPath, Threads: o.Threads},
+		Hooks:      measure.Hooks{CallGroups: pd.split},
 	}
 	p, err := o.measure()(ctx, cfg)
 	split.Close()

@@ -71,7 +71,7 @@ type Options struct {
 	// Machine is where the points were measured (Count "pmu" takes the
 	// probed run's).
 	Machine roofline.Machine
-	// Host is the machine the counting runs describe (measure.Config's
+	// Host is the machine the counting runs describe (measure.Counting's
 	// Host; nil: this machine).
 	Host *machine.Host
 	// Measure runs the probed run of CountPMU and the runs of

@@ -28,9 +28,9 @@ type Backend interface {
 	// runs. It refuses with an error matching ErrInvalidConfig for bad
 	// input, or with a *NoCountersError when neither W and Q nor the
 	// events asked for can be counted. For a rank of a parallel job
-	// (cfg.Node), a backend with Background counters holds the election
+	// (cfg.Counting.Node), a backend with Background counters holds the election
 	// and leaves them out unless elected (see the pmu backend).
-	Resolve(ctx context.Context, cfg Config) (Counting, error)
+	Resolve(ctx context.Context, cfg Config) (Resolved, error)
 	// Count runs target once and counts it: it adds what it needs to
 	// target (its Hooks, or a wrapper in front of its Argv) and calls
 	// launch.Run. The Outcome holds one count per resolved counter.
@@ -50,7 +50,7 @@ type Backend interface {
 // Capabilities are what a backend can do beyond counting a run's W and Q.
 type Capabilities struct {
 	// Emulates: the backend runs the target under an emulator and takes
-	// the emulator's options (Config.Emulator).
+	// the emulator's options (Config.Counting.Emulator).
 	Emulates bool
 	// AttributesFunctions: the backend counts W and Q by function
 	// (Outcome.Functions), so a function region's W and Q are its own
@@ -61,16 +61,16 @@ type Capabilities struct {
 	CountsCalls bool
 	// SharedTraffic: the backend counts traffic with machine-wide
 	// counters that one rank of a parallel job counts for its whole node
-	// (Config.Node elects it); without it, each rank counts its own.
+	// (Config.Counting.Node elects it); without it, each rank counts its own.
 	SharedTraffic bool
 }
 
-// Counting is what a backend will count.
-type Counting struct {
+// Resolved is what a backend will count.
+type Resolved struct {
 	// Source is where W and Q come from: roofline.SourceCounters,
 	// roofline.SourceEmulated (counted by instrumentation),
-	// roofline.SourceAnalytic (Config.Work or Traffic given; only the time
-	// is measured) or roofline.SourceEvents (only Config.Events are
+	// roofline.SourceAnalytic (Config.Counting.Work or Traffic given; only the time
+	// is measured) or roofline.SourceEvents (only Config.Counting.Events are
 	// counted).
 	Source string
 	// Counters say what each count of an Outcome means, in order.
@@ -86,7 +86,7 @@ type Kind int
 
 const (
 	// KindEvent is reported in the point's events and adds to nothing
-	// else: an event asked for with Config.Events, or a backend's own.
+	// else: an event asked for with Config.Counting.Events, or a backend's own.
 	KindEvent Kind = iota
 	// KindWork adds Weight FLOPs per count to W.
 	KindWork
@@ -118,7 +118,7 @@ type Counter struct {
 
 // Outcome is what one run gave.
 type Outcome struct {
-	// Counts are parallel to Counting.Counters; Value() scales a
+	// Counts are parallel to Resolved.Counters; Value() scales a
 	// multiplexed count by enabled/running. A backend without
 	// multiplexing sets Enabled and Running alike.
 	Counts []pmu.Count
@@ -152,9 +152,9 @@ var backends = struct {
 	m map[string]func(*machine.Host) Backend
 }{m: map[string]func(*machine.Host) Backend{}}
 
-// Register makes a backend selectable by name (Config.Count, `rprof run
+// Register makes a backend selectable by name (Config.Counting.Backend, `rprof run
 // --count NAME`). newBackend makes a fresh one for each Run, which may keep
-// state between its calls, for the host Config.Host names (never nil).
+// state between its calls, for the host Config.Counting.Host names (never nil).
 // Call it from an init function; a name registered twice panics.
 func Register(name string, newBackend func(*machine.Host) Backend) {
 	backends.Lock()

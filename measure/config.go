@@ -14,9 +14,32 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-// Config says what `rprof run` (and `rprof gate`) should measure and how.
-// The zero value of every optional field is a sensible default.
+// Config says what `rprof run` (and `rprof gate`) should measure and how,
+// in groups by concern: each is set by one part of a caller (the target's
+// argv and streams, the counting flags, the repetition flags, the roofs
+// flags, a caller's callbacks) and read by one part of Run (the launcher,
+// the backend, the repetition loop, the placement of the point, the
+// point's regions). The zero value of every optional field is a sensible
+// default. Each group checks itself (Validate); Config.Validate checks the
+// groups and the rules between them.
 type Config struct {
+	// Target is the program measured and its streams.
+	Target Target
+	// Counting is how W, Q and events are counted: the backend, its
+	// options, and what is subtracted.
+	Counting Counting
+	// Repetition is how many times the target runs and how sure the
+	// intervals are.
+	Repetition Repetition
+	// Placement is the roofs the point is placed under.
+	Placement Placement
+	// Hooks are a caller's part in the runs (rprof dnn's).
+	Hooks Hooks
+}
+
+// Target is the program measured: set from the command line's argv and
+// the command's streams, read by the launcher and the point.
+type Target struct {
 	// Command is the target's argv; Command[0] is looked up in PATH.
 	Command []string
 	// Env is the target's environment (nil: rprof's own). Dir is its
@@ -28,50 +51,30 @@ type Config struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Label names the point in charts and comparisons (default: the
+	// command's base name).
+	Label string
+}
 
-	// Emulator holds the options of a backend that emulates the target
-	// (Capabilities.Emulates); the others ignore it.
-	Emulator EmulatorOptions
-
-	// Count names the counting backend (see Register): "" or "pmu" counts
-	// with the PMU's counters.
-	Count string
+// Counting is how the target is counted: chosen by `rprof run`'s counting
+// flags, read by the backend (Resolve, Count) and by the subtraction of
+// the overhead and idle baseline.
+type Counting struct {
+	// Backend names the counting backend (see Register): "" or "pmu"
+	// counts with the PMU's counters.
+	Backend string
 	// Host is the machine the backend plans for and describes: its sysfs
 	// and procfs trees (nil: this machine's /sys and /proc). Counters and
 	// the target still run on this kernel.
 	Host *machine.Host
-
-	// Label names the point in charts and comparisons (default: the
-	// command's base name).
-	Label string
+	// Emulator holds the options of a backend that emulates the target
+	// (Capabilities.Emulates); the others ignore it.
+	Emulator EmulatorOptions
 
 	// Events are extra events in perf syntax ("page-faults",
 	// "cpu/event=0x3,umask=0x8f/"), counted on the target and reported
 	// like `perf stat -e`.
 	Events []string
-
-	// Overhead is a second command doing everything the target does except
-	// the kernel (setup, allocation, teardown). It runs before each
-	// repetition of the target under the same counters, and its W, Q, T and
-	// event counts are subtracted (the method of seed 004).
-	Overhead []string
-	// IdleBaseline, when positive, measures the background DRAM rate for
-	// this long right before the first repetition (system-wide memory
-	// controller counters only) and subtracts rate x T from Q.
-	IdleBaseline time.Duration
-
-	// Repeat is a fixed number of repetitions (0: 1, or adaptive when CI is
-	// set). Negative is an error.
-	Repeat int
-	// CI, when positive, repeats until the confidence interval of the mean
-	// time is within CI x mean (e.g. 0.02 for ±2%), or MaxRepeat
-	// repetitions or MaxTime have been spent.
-	CI        float64
-	MaxRepeat int           // default DefaultMaxRepeat
-	MaxTime   time.Duration // default DefaultMaxTime
-	// Confidence is the level of every interval (default 0.95).
-	Confidence float64
-
 	// Work and Traffic are analytic values (FLOPs, DRAM bytes) known from
 	// the algorithm. When either is set, counters for W and Q are not used:
 	// the target is only timed and the point is marked analytic.
@@ -86,16 +89,15 @@ type Config struct {
 	// calls, named by their tags.
 	LikwidMarkers bool
 
-	// Hooks are a caller's part in the runs (rprof dnn's).
-	Hooks Hooks
-
-	// Roofs is the roofs document to place the point under; nil places
-	// nothing. RoofsPath names it in the point (roofs_file).
-	Roofs     *roofline.Roofs
-	RoofsPath string
-	// Threads picks the roofs' thread scope; 0 picks the largest scope
-	// not above the online CPU count.
-	Threads int
+	// Overhead is a second command doing everything the target does except
+	// the kernel (setup, allocation, teardown). It runs before each
+	// repetition of the target under the same counters, and its W, Q, T and
+	// event counts are subtracted (the method of seed 004).
+	Overhead []string
+	// IdleBaseline, when positive, measures the background DRAM rate for
+	// this long right before the first repetition (system-wide memory
+	// controller counters only) and subtracts rate x T from Q.
+	IdleBaseline time.Duration
 
 	// Node makes the run one rank of a parallel job on a node shared with
 	// other ranks: it opens the memory-controller counters only when
@@ -104,6 +106,35 @@ type Config struct {
 	// target once, without an overhead command or idle baseline, so that
 	// the owner's counting window matches the other ranks' programs.
 	Node Node
+}
+
+// Repetition is how many times the target runs: set by --repeat, --ci and
+// their limits, read by the repetition loop and the statistics.
+type Repetition struct {
+	// Repeat is a fixed number of repetitions (0: 1, or adaptive when CI is
+	// set). Negative is an error.
+	Repeat int
+	// CI, when positive, repeats until the confidence interval of the mean
+	// time is within CI x mean (e.g. 0.02 for ±2%), or MaxRepeat
+	// repetitions or MaxTime have been spent.
+	CI        float64
+	MaxRepeat int           // default DefaultMaxRepeat
+	MaxTime   time.Duration // default DefaultMaxTime
+	// Confidence is the level of every interval (default 0.95).
+	Confidence float64
+}
+
+// Placement is where the point is placed: the roofs document and its
+// thread scope, set from --roofs and --threads, read when the point is
+// built (and by a backend that models the roofs' caches).
+type Placement struct {
+	// Roofs is the roofs document to place the point under; nil places
+	// nothing. RoofsPath names it in the point (roofs_file).
+	Roofs     *roofline.Roofs
+	RoofsPath string
+	// Threads picks the roofs' thread scope; 0 picks the largest scope
+	// not above the online CPU count.
+	Threads int
 }
 
 // EmulatorOptions are the options of a backend that runs the target
@@ -137,7 +168,7 @@ type Hooks struct {
 }
 
 // CallGroup is a named part of the calls of function region Region (its
-// index among Config.Regions).
+// index among Config.Counting.Regions).
 type CallGroup struct {
 	Name   string
 	Region int
@@ -225,7 +256,7 @@ func (e *ExclusionError) Error() string {
 func (e *ExclusionError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // ConfigError is a Config that cannot be run, naming the fields at fault
-// by their names in Config: one, or those that do not go together. It
+// by their paths in Config ("Repetition.CI"): one, or those that do not go together. It
 // matches ErrInvalidConfig.
 type ConfigError struct {
 	Fields []string
@@ -253,22 +284,64 @@ func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
 }
 
-// checkRepetition checks Repeat and CI, which exclude each other.
-func (c Config) checkRepetition() error {
-	switch {
-	case c.Repeat < 0:
-		return &ConfigError{Fields: []string{"Repeat"}, Err: fmt.Errorf("%d: must be at least 1", c.Repeat)}
-	case c.CI < 0 || c.CI >= 1:
-		return &ConfigError{Fields: []string{"CI"}, Err: fmt.Errorf("%g: must be a fraction of the mean in (0, 1)", c.CI)}
-	case c.CI > 0 && c.Repeat > 0:
-		return &ConfigError{Fields: []string{"Repeat", "CI"}, Err: errors.New("exclude each other: a fixed number of runs or an adaptive one")}
+// Validate checks the target's command.
+func (t Target) Validate() error {
+	if len(t.Command) == 0 || t.Command[0] == "" {
+		return invalidf("empty command")
 	}
 	return nil
 }
 
-// checkInputs checks the overhead command, the analytic values and the
-// region specs, giving Regions parsed.
-func (c Config) checkInputs() ([]regions.Spec, error) {
+// Validate checks Repeat and CI, which exclude each other, and the
+// adaptive mode's limits.
+func (r Repetition) Validate() error {
+	_, err := r.withDefaults()
+	return err
+}
+
+// withDefaults checks r and fills its defaults.
+func (r Repetition) withDefaults() (Repetition, error) {
+	switch {
+	case r.Repeat < 0:
+		return r, &ConfigError{Fields: []string{"Repetition.Repeat"}, Err: fmt.Errorf("%d: must be at least 1", r.Repeat)}
+	case r.CI < 0 || r.CI >= 1:
+		return r, &ConfigError{Fields: []string{"Repetition.CI"}, Err: fmt.Errorf("%g: must be a fraction of the mean in (0, 1)", r.CI)}
+	case r.CI > 0 && r.Repeat > 0:
+		return r, &ConfigError{Fields: []string{"Repetition.Repeat", "Repetition.CI"}, Err: errors.New("exclude each other: a fixed number of runs or an adaptive one")}
+	}
+	if r.Confidence == 0 {
+		r.Confidence = DefaultConfidence
+	}
+	if !(r.Confidence > 0 && r.Confidence < 1) {
+		return r, invalidf("confidence must be in (0, 1), got %g", r.Confidence)
+	}
+	if r.MaxRepeat == 0 {
+		r.MaxRepeat = DefaultMaxRepeat
+	}
+	if r.MaxRepeat < 0 || (r.CI > 0 && r.MaxRepeat < minAdaptive) {
+		return r, invalidf("max-repeat must be at least %d, got %d", minAdaptive, r.MaxRepeat)
+	}
+	if r.MaxTime == 0 {
+		r.MaxTime = DefaultMaxTime
+	}
+	if r.MaxTime < 0 {
+		return r, invalidf("durations must be positive")
+	}
+	if r.Repeat == 0 && r.CI == 0 {
+		r.Repeat = 1
+	}
+	return r, nil
+}
+
+// Validate checks the overhead command, the analytic values, the idle
+// baseline and the region specs.
+func (c Counting) Validate() error {
+	_, err := c.regionSpecs()
+	return err
+}
+
+// regionSpecs checks c, giving Regions parsed.
+func (c Counting) regionSpecs() ([]regions.Spec, error) {
 	if c.Overhead != nil && (len(c.Overhead) == 0 || c.Overhead[0] == "") {
 		return nil, invalidf("empty overhead command")
 	}
@@ -276,6 +349,9 @@ func (c Config) checkInputs() ([]regions.Spec, error) {
 		if v != nil && !(*v >= 0) {
 			return nil, invalidf("analytic work and traffic must be non-negative numbers, got %g", *v)
 		}
+	}
+	if c.IdleBaseline < 0 {
+		return nil, invalidf("durations must be positive")
 	}
 	var specs []regions.Spec
 	for _, r := range c.Regions {
@@ -285,52 +361,48 @@ func (c Config) checkInputs() ([]regions.Spec, error) {
 		}
 		specs = append(specs, sp)
 	}
-	if c.Hooks.EmulatedCalls != nil {
-		if _, err := regions.ParseSpec(c.Hooks.EmulatedCalls.Function); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-		}
-	}
 	return specs, nil
 }
 
-// withDefaults checks c and fills its defaults, giving Regions parsed:
-// Run checks once, here.
-func (c Config) withDefaults() (Config, []regions.Spec, error) {
-	if len(c.Command) == 0 || c.Command[0] == "" {
-		return c, nil, invalidf("empty command")
+// Validate checks the thread scope asked for.
+func (p Placement) Validate() error {
+	if p.Threads < 0 {
+		return invalidf("threads must be positive, got %d", p.Threads)
 	}
-	if err := c.checkRepetition(); err != nil {
+	return nil
+}
+
+// Validate checks the function whose calls are counted.
+func (h Hooks) Validate() error {
+	if h.EmulatedCalls != nil {
+		if _, err := regions.ParseSpec(h.EmulatedCalls.Function); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+	}
+	return nil
+}
+
+// withDefaults checks c, each group and the rules between them, and
+// fills its defaults, giving Regions parsed: Run checks once, here.
+func (c Config) withDefaults() (Config, []regions.Spec, error) {
+	if err := c.Target.Validate(); err != nil {
 		return c, nil, err
 	}
-	if c.Confidence == 0 {
-		c.Confidence = DefaultConfidence
+	var err error
+	if c.Repetition, err = c.Repetition.withDefaults(); err != nil {
+		return c, nil, err
 	}
-	if !(c.Confidence > 0 && c.Confidence < 1) {
-		return c, nil, invalidf("confidence must be in (0, 1), got %g", c.Confidence)
-	}
-	if c.MaxRepeat == 0 {
-		c.MaxRepeat = DefaultMaxRepeat
-	}
-	if c.MaxRepeat < 0 || (c.CI > 0 && c.MaxRepeat < minAdaptive) {
-		return c, nil, invalidf("max-repeat must be at least %d, got %d", minAdaptive, c.MaxRepeat)
-	}
-	if c.MaxTime == 0 {
-		c.MaxTime = DefaultMaxTime
-	}
-	if c.MaxTime < 0 || c.IdleBaseline < 0 {
-		return c, nil, invalidf("durations must be positive")
-	}
-	if c.Repeat == 0 && c.CI == 0 {
-		c.Repeat = 1
-	}
-	specs, err := c.checkInputs()
+	specs, err := c.Counting.regionSpecs()
 	if err != nil {
 		return c, nil, err
 	}
-	if c.Threads < 0 {
-		return c, nil, invalidf("threads must be positive, got %d", c.Threads)
+	if err := c.Hooks.Validate(); err != nil {
+		return c, nil, err
 	}
-	if c.Node != nil && (c.Repeat != 1 || c.Overhead != nil || c.IdleBaseline > 0) {
+	if err := c.Placement.Validate(); err != nil {
+		return c, nil, err
+	}
+	if c.Counting.Node != nil && (c.Repetition.Repeat != 1 || c.Counting.Overhead != nil || c.Counting.IdleBaseline > 0) {
 		return c, nil, invalidf("a rank of a parallel job runs its target once, without an overhead command or idle baseline: the node's traffic owner counts one window for all local ranks")
 	}
 	return c, specs, nil

@@ -87,32 +87,32 @@ const EmulatedISA = "x86-64 up to AVX2 and FMA (no AVX-512)"
 // 0.1% of W or Q, most FLOPs first.
 const maxFunctions = 25
 
-func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Counting, error) {
+func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Resolved, error) {
 	switch {
-	case cfg.Work != nil || cfg.Traffic != nil:
-		return Counting{}, &ExclusionError{Backend: BackendEmulate}
-	case len(cfg.Events) > 0:
-		return Counting{}, &ExclusionError{Backend: BackendEmulate, Events: true}
+	case cfg.Counting.Work != nil || cfg.Counting.Traffic != nil:
+		return Resolved{}, &ExclusionError{Backend: BackendEmulate}
+	case len(cfg.Counting.Events) > 0:
+		return Resolved{}, &ExclusionError{Backend: BackendEmulate, Events: true}
 	}
-	q, err := b.find(ctx, cfg.Emulator.QEMU)
+	q, err := b.find(ctx, cfg.Counting.Emulator.QEMU)
 	if err != nil {
-		return Counting{}, err
+		return Resolved{}, err
 	}
 	d, err := b.diagnose(b.host)
 	if err != nil {
-		return Counting{}, err
+		return Resolved{}, err
 	}
 	b.qemu, b.calls = q, cfg.Hooks.EmulatedCalls
-	if b.cpu, err = b.emulatedCPU(ctx, cfg.Emulator.CPU, d.CPU); err != nil {
-		return Counting{}, err
+	if b.cpu, err = b.emulatedCPU(ctx, cfg.Counting.Emulator.CPU, d.CPU); err != nil {
+		return Resolved{}, err
 	}
-	c := Counting{Source: roofline.SourceEmulated, Machine: machine.Describe(d.CPU, d.Topology, b.host.Sysfs, b.host.Procfs)}
+	c := Resolved{Source: roofline.SourceEmulated, Machine: machine.Describe(d.CPU, d.Topology, b.host.Sysfs, b.host.Procfs)}
 	switch host := b.hostModel(b.host); {
-	case cfg.Emulator.CacheModel != nil:
-		b.model = *cfg.Emulator.CacheModel
-	case cfg.Roofs != nil && roofline.ForeignRoofs(cfg.Roofs.Machine, c.Machine) == "":
+	case cfg.Counting.Emulator.CacheModel != nil:
+		b.model = *cfg.Counting.Emulator.CacheModel
+	case cfg.Placement.Roofs != nil && roofline.ForeignRoofs(cfg.Placement.Roofs.Machine, c.Machine) == "":
 		var ok bool
-		if b.model, ok = RoofsCacheModel(cfg.Roofs, host.Line); !ok {
+		if b.model, ok = RoofsCacheModel(cfg.Placement.Roofs, host.Line); !ok {
 			b.model = host
 		}
 	default:

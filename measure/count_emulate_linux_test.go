@@ -54,7 +54,7 @@ func TestEmulatedTriadTrafficFollowsTheRoofsMeasuredLLC(t *testing.T) {
 	q := func(reps int, r *roofline.Roofs) (float64, *roofline.Emulation) {
 		b := newEmulateBackend(machine.LiveHost()).(*emulateBackend)
 		b.hostModel = func(*machine.Host) emulate.CacheModel { return misdeclaringHost(t) }
-		cfg := Config{Command: []string{triad, strconv.Itoa(n), strconv.Itoa(reps)}, Repeat: 1, Count: BackendEmulate, Roofs: r}
+		cfg := Config{Target: Target{Command: []string{triad, strconv.Itoa(n), strconv.Itoa(reps)}}, Counting: Counting{Backend: BackendEmulate}, Repetition: Repetition{Repeat: 1}, Placement: Placement{Roofs: r}}
 		p, err := run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2})
 		if err != nil {
 			t.Fatal(err)

@@ -85,7 +85,7 @@ func emulatedConfig(repeat int) Config {
 	if err != nil {
 		panic(err)
 	}
-	return Config{Command: []string{"k"}, Repeat: repeat, Count: BackendEmulate, Emulator: EmulatorOptions{CacheModel: &m}}
+	return Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Backend: BackendEmulate, Emulator: EmulatorOptions{CacheModel: &m}}, Repetition: Repetition{Repeat: repeat}}
 }
 
 func TestEmulatedPointTakesWAndQFromOneEmulatedRunAndTFromNativeRuns(t *testing.T) {
@@ -120,7 +120,7 @@ func TestAnEmulatedCPUNamedByTheUserReplacesTheHostsIdentity(t *testing.T) {
 		return emulate.Identify(script, "qemu-x86_64 version 7.2.22\n")
 	}
 	cfg := emulatedConfig(1)
-	cfg.Emulator.CPU = "Haswell"
+	cfg.Counting.Emulator.CPU = "Haswell"
 	p, err := run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestAnEmulatedCPUNamedByTheUserReplacesTheHostsIdentity(t *testing.T) {
 	if f.cpuOption != "Haswell" || p.Emulation.CPU.Source != "flag" || isa < 0 || !strings.Contains(p.Flags[isa].Message, "Haswell") {
 		t.Errorf("-cpu %q, emulation.cpu %+v, flags %+v; want Haswell, from the flag, and flagged", f.cpuOption, p.Emulation.CPU, p.Flags)
 	}
-	cfg.Emulator.CPU = "Zen9"
+	cfg.Counting.Emulator.CPU = "Zen9"
 	if _, err := run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "Haswell, max") {
 		t.Errorf("--emulate-cpu Zen9: %v, want a usage error listing Haswell, max", err)
 	}
@@ -246,8 +246,8 @@ func TestEmulateRefusesWhatItCannotHonour(t *testing.T) {
 		cfg    Config
 		events bool
 	}{
-		{Config{Command: []string{"k"}, Count: BackendEmulate, Work: ptr(1)}, false},
-		{Config{Command: []string{"k"}, Count: BackendEmulate, Events: []string{"page-faults"}}, true},
+		{Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Backend: BackendEmulate, Work: ptr(1)}}, false},
+		{Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Backend: BackendEmulate, Events: []string{"page-faults"}}}, true},
 	} {
 		f := &fakeEmulation{}
 		_, err := run(context.Background(), tt.cfg, deps{backend: f.backend(), now: time.Now, cpus: 2})
@@ -294,7 +294,7 @@ func TestCacheModelComesFromTheFlagThenTheRoofsThenTheHost(t *testing.T) {
 	} {
 		f := &fakeEmulation{}
 		cfg := emulatedConfig(1)
-		cfg.Emulator.CacheModel, cfg.Roofs = tt.flag, tt.roofs
+		cfg.Counting.Emulator.CacheModel, cfg.Placement.Roofs = tt.flag, tt.roofs
 		p, err := run(context.Background(), cfg, deps{backend: f.backend(), now: time.Now, cpus: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -346,7 +346,7 @@ func TestEmulatedCallsAreCountedOnlyUnderEmulation(t *testing.T) {
 	if started != "qemu-x86_64 7.2.22" || done == nil || done.Path == "" {
 		t.Errorf("started %q, done %+v; want the emulator named and the calls handed over", started, done)
 	}
-	if _, err := run(context.Background(), Config{Command: []string{"k"}, Hooks: Hooks{EmulatedCalls: cfg.Hooks.EmulatedCalls}}, deps{backend: plainBackend{}, now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Hooks: Hooks{EmulatedCalls: cfg.Hooks.EmulatedCalls}}, deps{backend: plainBackend{}, now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("a backend without an emulated run: %v, want ErrInvalidConfig", err)
 	}
 }

@@ -81,21 +81,21 @@ type resolved struct {
 	machine roofline.Machine
 }
 
-func (b *pmuBackend) Resolve(ctx context.Context, cfg Config) (Counting, error) {
+func (b *pmuBackend) Resolve(ctx context.Context, cfg Config) (Resolved, error) {
 	res, err := resolve(cfg, b.host, b.diagnose, b.probe)
 	if err != nil {
-		return Counting{}, err
+		return Resolved{}, err
 	}
 	owner, notes, err := ownsTraffic(ctx, cfg)
 	if err != nil {
-		return Counting{}, err
+		return Resolved{}, err
 	}
 	if !owner {
 		res.specs = slices.DeleteFunc(res.specs, func(s counterSpec) bool { return s.event.SystemWide() })
 		res.notes = append(res.notes, notes...)
 	}
 	b.specs = res.specs
-	c := Counting{Source: res.source, Notes: res.notes, Machine: res.machine}
+	c := Resolved{Source: res.source, Notes: res.notes, Machine: res.machine}
 	for _, s := range res.specs {
 		c.Counters = append(c.Counters, s.counter())
 	}
@@ -151,7 +151,7 @@ func resolve(cfg Config, h *machine.Host, diagnose func(*machine.Host, pmu.PMUs)
 	// Only the PMUs a run can count with are read in full: the core and
 	// memory-controller ones, and those of the user's pmu/terms/ events.
 	var named []string
-	for _, s := range cfg.Events {
+	for _, s := range cfg.Counting.Events {
 		if name, _, ok := strings.Cut(s, "/"); ok {
 			named = append(named, name)
 		}
@@ -161,7 +161,7 @@ func resolve(cfg Config, h *machine.Host, diagnose func(*machine.Host, pmu.PMUs)
 		return resolved{}, err
 	}
 	var user []counterSpec
-	for _, s := range cfg.Events {
+	for _, s := range cfg.Counting.Events {
 		ev, err := pmu.ParseEvent(s, pmus)
 		if err != nil {
 			return resolved{}, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
@@ -177,13 +177,13 @@ func resolve(cfg Config, h *machine.Host, diagnose func(*machine.Host, pmu.PMUs)
 		res.notes = append(res.notes, vmNote)
 	}
 	switch {
-	case cfg.Work != nil || cfg.Traffic != nil:
+	case cfg.Counting.Work != nil || cfg.Counting.Traffic != nil:
 		res.source = roofline.SourceAnalytic
 		res.notes = append(res.notes, analyticNote(cfg))
 	case d.Work.Usable:
 		res.source = roofline.SourceCounters
 		res.specs, res.notes = planSpecs(d, res.notes)
-	case len(user) > 0 || len(cfg.Regions) > 0 || cfg.LikwidMarkers:
+	case len(user) > 0 || len(cfg.Counting.Regions) > 0 || cfg.Counting.LikwidMarkers:
 		for _, u := range user {
 			if err := probe(u.event); err != nil {
 				return resolved{}, fmt.Errorf("event %q cannot be counted here: %w", u.event.Name, err)
@@ -217,17 +217,17 @@ func resolve(cfg Config, h *machine.Host, diagnose func(*machine.Host, pmu.PMUs)
 
 func analyticNote(cfg Config) roofline.Flag {
 	var given []string
-	if cfg.Work != nil {
+	if cfg.Counting.Work != nil {
 		given = append(given, "work")
 	}
-	if cfg.Traffic != nil {
+	if cfg.Counting.Traffic != nil {
 		given = append(given, "traffic")
 	}
 	msg := "analytic point: " + strings.Join(given, " and ") + " given by the user, not counted; only the time was measured"
-	if cfg.Work == nil || cfg.Traffic == nil {
+	if cfg.Counting.Work == nil || cfg.Counting.Traffic == nil {
 		msg += "; without both, intensity is unknown"
 	}
-	if cfg.Overhead == nil {
+	if cfg.Counting.Overhead == nil {
 		msg += "; T is the whole run of the command, its start and set-up (allocation, first touch of memory) included, which W and Q given for a kernel do not cover: an overhead run doing all but the kernel subtracts them"
 	}
 	return roofline.Flag{Code: roofline.FlagAnalytic, Message: msg}

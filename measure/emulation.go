@@ -12,7 +12,7 @@ import (
 // through Config.
 
 // CacheModel is the hierarchy the emulate backend simulates
-// (Config.Emulator).
+// (Config.Counting.Emulator).
 type CacheModel = emulate.CacheModel
 
 // ParseCacheModel reads a cache model: "SIZE/WAYS,...[,line=B]" from L1

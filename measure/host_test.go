@@ -6,14 +6,14 @@ import (
 	"github.com/rprof/rprof/machine"
 )
 
-// The backend run chooses is made for Config.Host: a run under the global
+// The backend run chooses is made for Config.Counting.Host: a run under the global
 // --sysfs and --procfs plans and describes from those trees.
 func TestBackendsAreMadeForTheConfigsHost(t *testing.T) {
 	sys, proc := machineTree("vm-intel-amx")
 	tree := machine.NewHost(sys, proc)
 	for _, count := range []string{"", DefaultBackend, BackendEmulate} {
 		for _, h := range []*machine.Host{tree, nil} {
-			b, err := backendFor(Config{Count: count, Host: h}, deps{})
+			b, err := backendFor(Config{Counting: Counting{Backend: count, Host: h}}, deps{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,7 +35,7 @@ func TestBackendsAreMadeForTheConfigsHost(t *testing.T) {
 
 func TestPMUBackendDescribesTheHostsMachine(t *testing.T) {
 	b := capturedPMU("vm-intel-amx", nil)
-	res, err := resolve(Config{Work: new(float64)}, b.host, b.diagnose, b.probe)
+	res, err := resolve(Config{Counting: Counting{Work: new(float64)}}, b.host, b.diagnose, b.probe)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ type rep struct {
 	kernel   Outcome
 	overhead *Outcome
 	// regions is what the probes gave in the kernel's run (nil without
-	// Config.Regions).
+	// Config.Counting.Regions).
 	regions *regions.Result
 }
 
@@ -60,8 +60,8 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	cfg := in.cfg
 	p := &roofline.Point{
 		Schema:  roofline.PointSchema,
-		Label:   cfg.Label,
-		Command: cfg.Command,
+		Label:   cfg.Target.Label,
+		Command: cfg.Target.Command,
 		Created: in.created,
 		Source:  in.source,
 		Machine: in.machine,
@@ -69,7 +69,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 		Events:  []roofline.EventCount{},
 	}
 	if p.Label == "" {
-		p.Label = filepath.Base(cfg.Command[0])
+		p.Label = filepath.Base(cfg.Target.Command[0])
 	}
 	if len(in.reps) == 0 {
 		return nil, fmt.Errorf("measure: no repetition was run")
@@ -81,25 +81,25 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	seconds := timeFigures(p, nets, cfg.Confidence)
+	seconds := timeFigures(p, nets, cfg.Repetition.Confidence)
 	works, traffics := workAndTraffic(in, nets)
 	if works != nil {
 		p.Samples.WorkFlops = works
-		p.WorkFlops = checkedMedian(p, roofline.SubjectWork, "work", "FLOP", works, cfg.Confidence, in.source == roofline.SourceCounters)
+		p.WorkFlops = checkedMedian(p, roofline.SubjectWork, "work", "FLOP", works, cfg.Repetition.Confidence, in.source == roofline.SourceCounters)
 		if p.WorkFlops != nil && counted(in.source) {
 			p.WorkByPrecision = medianBy(nets, in.source == roofline.SourceEmulated)
 		}
 	}
 	if traffics != nil {
 		p.Samples.TrafficBytes = traffics
-		p.TrafficBytes = checkedMedian(p, roofline.SubjectTraffic, "DRAM traffic", "B", traffics, cfg.Confidence, in.source == roofline.SourceCounters)
+		p.TrafficBytes = checkedMedian(p, roofline.SubjectTraffic, "DRAM traffic", "B", traffics, cfg.Repetition.Confidence, in.source == roofline.SourceCounters)
 		if q, _ := nets[0].dram(); p.TrafficBytes != nil && counted(in.source) {
 			noisy := in.source == roofline.SourceCounters
 			if q.hasRead {
-				p.ReadBytes = checkedMedian(p, roofline.SubjectRead, "DRAM reads", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.read }), cfg.Confidence, noisy)
+				p.ReadBytes = checkedMedian(p, roofline.SubjectRead, "DRAM reads", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.read }), cfg.Repetition.Confidence, noisy)
 			}
 			if q.hasWrite {
-				p.WriteBytes = checkedMedian(p, roofline.SubjectWrite, "DRAM writes", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.write }), cfg.Confidence, noisy)
+				p.WriteBytes = checkedMedian(p, roofline.SubjectWrite, "DRAM writes", "B", field(nets, func(t tally) float64 { q, _ := t.dram(); return q.write }), cfg.Repetition.Confidence, noisy)
 			}
 		}
 	}
@@ -107,8 +107,8 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	// Rates: mean and interval of the per-repetition rates, when every
 	// repetition's net time is positive.
 	if timeUsable(p, seconds) {
-		p.GFlops, p.CI.GFlops = rate(works, seconds, cfg.Confidence, p.WorkFlops != nil)
-		p.GBytesPerS, _ = rate(traffics, seconds, cfg.Confidence, p.TrafficBytes != nil)
+		p.GFlops, p.CI.GFlops = rate(works, seconds, cfg.Repetition.Confidence, p.WorkFlops != nil)
+		p.GBytesPerS, _ = rate(traffics, seconds, cfg.Repetition.Confidence, p.TrafficBytes != nil)
 	}
 	if p.WorkFlops != nil && p.TrafficBytes != nil && *p.TrafficBytes > 0 {
 		p.Intensity = ptr(*p.WorkFlops / *p.TrafficBytes)
@@ -164,11 +164,11 @@ func timeFigures(p *roofline.Point, nets []tally, confidence float64) []float64 
 func workAndTraffic(in inputs, nets []tally) (works, traffics []float64) {
 	switch {
 	case in.source == roofline.SourceAnalytic:
-		if in.cfg.Work != nil {
-			works = repeatValue(*in.cfg.Work, len(nets))
+		if in.cfg.Counting.Work != nil {
+			works = repeatValue(*in.cfg.Counting.Work, len(nets))
 		}
-		if in.cfg.Traffic != nil {
-			traffics = repeatValue(*in.cfg.Traffic, len(nets))
+		if in.cfg.Counting.Traffic != nil {
+			traffics = repeatValue(*in.cfg.Counting.Traffic, len(nets))
 		}
 	case nets[0].hasWork || hasDRAM(nets[0]):
 		for _, t := range nets {
@@ -229,7 +229,7 @@ func netTallies(in inputs, p *roofline.Point) ([]tally, error) {
 func overheadRecord(in inputs, oh []tally, idle *tally) *roofline.Overhead {
 	o := &roofline.Overhead{}
 	if oh != nil {
-		o.Command = in.cfg.Overhead
+		o.Command = in.cfg.Counting.Overhead
 		o.Seconds = stats.Median(field(oh, func(t tally) float64 { return t.seconds }))
 		if oh[0].hasWork {
 			o.WorkFlops = ptr(stats.Median(field(oh, func(t tally) float64 { return t.work })))
@@ -468,7 +468,7 @@ func runFlags(in inputs) []roofline.Flag {
 		}
 	}
 	runs := len(in.reps)
-	if in.cfg.Overhead != nil {
+	if in.cfg.Counting.Overhead != nil {
 		runs *= 2
 	}
 	if runs > 1 && in.stdinOnce {
@@ -521,11 +521,11 @@ const busyIdleCPUs = 0.5
 // place classifies the point under the roofs of the chosen thread scope
 // and flags a point above its roof.
 func place(p *roofline.Point, in inputs) {
-	p.RoofsFile = in.cfg.RoofsPath
+	p.RoofsFile = in.cfg.Placement.RoofsPath
 	if why := roofline.ForeignRoofs(in.roofs.Machine, p.Machine); why != "" {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
 	}
-	scope := roofline.ThreadScope(roofline.ScopeInputs{Scopes: in.roofs.ThreadScopes(), Want: in.cfg.Threads,
+	scope := roofline.ThreadScope(roofline.ScopeInputs{Scopes: in.roofs.ThreadScopes(), Want: in.cfg.Placement.Threads,
 		Parallelism: p.Parallelism, CPUs: in.cpus})
 	in.roofs.PlaceAt(p, scope.Threads)
 	p.ThreadsRule = scope.Rule

@@ -52,7 +52,7 @@ func scaled(o Outcome, f float64) Outcome {
 }
 
 func testConfig() Config {
-	cfg, _, err := Config{Command: []string{"/bin/kernel", "-n", "10"}}.withDefaults()
+	cfg, _, err := Config{Target: Target{Command: []string{"/bin/kernel", "-n", "10"}}}.withDefaults()
 	if err != nil {
 		panic(err)
 	}
@@ -186,7 +186,7 @@ func TestBuildPointSubtractsOverheadRuns(t *testing.T) {
 	overhead := scaled(skxRun(0.5, 1300), 0.25)
 	overhead.Counts[6] = full(300)
 	cfg := testConfig()
-	cfg.Overhead = []string{"/bin/kernel", "-n", "0"}
+	cfg.Counting.Overhead = []string{"/bin/kernel", "-n", "0"}
 	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, reps: []rep{{kernel: kernel, overhead: &overhead}}})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func TestBuildPointSubtractsOverheadRuns(t *testing.T) {
 
 func TestBuildPointNeverReportsANegativeSubtraction(t *testing.T) {
 	cfg := testConfig()
-	cfg.Overhead = []string{"setup-only"}
+	cfg.Counting.Overhead = []string{"setup-only"}
 	kernel := skxRun(0.5, 0)
 	more := skxRun(0.1, 0)
 	more.Counts[1] = full(2e8) // the overhead run did more FP work than the target
@@ -235,7 +235,7 @@ func TestBuildPointNeverReportsANegativeSubtraction(t *testing.T) {
 
 func TestBuildPointFlagsAResultBelowTheNoise(t *testing.T) {
 	cfg := testConfig()
-	cfg.Overhead = []string{"setup-only"}
+	cfg.Counting.Overhead = []string{"setup-only"}
 	var reps []rep
 	// Net scalar FP64 counts of +3e6, -1e6, +1e6 on top of 8e8 packed
 	// FLOPs: work is far above its noise.
@@ -277,7 +277,7 @@ func TestBuildPointFlagsAResultBelowTheNoise(t *testing.T) {
 
 func TestBuildPointSubtractsTheIdleRateTimesTime(t *testing.T) {
 	cfg := testConfig()
-	cfg.IdleBaseline = 200 * time.Millisecond
+	cfg.Counting.IdleBaseline = 200 * time.Millisecond
 	// 0.2 s idle: 1e5 reads and 5e4 writes on box 0 = 9.6 MB: 48 MB/s.
 	idle := Outcome{Wall: 200 * time.Millisecond, Counts: []pmu.Count{{}, {}, full(1e5), full(5e4), full(0), full(0), {}}}
 	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, idle: &idle, reps: []rep{{kernel: skxRun(0.5, 0)}}})
@@ -361,7 +361,7 @@ func testRoofs() *roofline.Roofs {
 
 func TestBuildPointPlacesThePointUnderTheRoofs(t *testing.T) {
 	cfg := testConfig()
-	cfg.RoofsPath = "roofs.json"
+	cfg.Placement.RoofsPath = "roofs.json"
 	// I = 801/512 = 1.564 FLOP/B; 2 threads: memory roof 31.3 GFLOP/s.
 	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, roofs: testRoofs(), cpus: 3, reps: []rep{{kernel: skxRun(0.5, 0)}}})
 	if err != nil {
@@ -424,7 +424,7 @@ func TestBuildPointPlacesTheProgramUnderTheRoofsOfItsParallelism(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testConfig()
-			cfg.Threads = tt.threads
+			cfg.Placement.Threads = tt.threads
 			p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceCounters, counters: skxCounters, roofs: testRoofs(),
 				cpus: 3, reps: tt.reps, idleCPUs: tt.idleCPUs})
 			if err != nil {
@@ -445,7 +445,7 @@ func TestBuildPointPlacesTheProgramUnderTheRoofsOfItsParallelism(t *testing.T) {
 
 func TestBuildPointUsesAnalyticValues(t *testing.T) {
 	cfg := testConfig()
-	cfg.Work, cfg.Traffic = ptr(2e9), ptr(1e9)
+	cfg.Counting.Work, cfg.Counting.Traffic = ptr(2e9), ptr(1e9)
 	p, err := buildPoint(inputs{cfg: cfg, source: roofline.SourceAnalytic,
 		reps: []rep{{kernel: Outcome{Wall: time.Second}}, {kernel: Outcome{Wall: 2 * time.Second}}}})
 	if err != nil {

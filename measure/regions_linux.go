@@ -17,21 +17,21 @@ import (
 // planRegions resolves the regions of cfg against the target before
 // anything runs, checks that probes can be attached here, and picks the
 // counters read per CPU at every probe.
-// specs are cfg.Regions, parsed by withDefaults.
+// specs are cfg.Counting.Regions, parsed by withDefaults.
 func planRegions(cfg Config, specs []regions.Spec, caps Capabilities, counters []counterSpec) (*regionPlan, error) {
 	// A target exec would refuse fails as in a run without regions,
 	// wherever probes could be attached.
-	path, err := launch.ResolveTarget(cfg.Command[0], cfg.Dir)
+	path, err := launch.ResolveTarget(cfg.Target.Command[0], cfg.Target.Dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkExecutable(cfg.Command[0], path); err != nil {
+	if err := checkExecutable(cfg.Target.Command[0], path); err != nil {
 		return nil, err
 	}
 	if err := regions.Supported(); err != nil {
 		return nil, err
 	}
-	r := regions.Resolver{Target: path, Env: cfg.Env}
+	r := regions.Resolver{Target: path, Env: cfg.Target.Env}
 	if len(specs) > regions.MaxRegions {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, &regions.TooManyRegionsError{N: len(specs)})
 	}
@@ -39,7 +39,7 @@ func planRegions(cfg Config, specs []regions.Spec, caps Capabilities, counters [
 	if plan.probes, err = r.Resolve(specs); err != nil {
 		return nil, regionInvalid(err)
 	}
-	if cfg.LikwidMarkers {
+	if cfg.Counting.LikwidMarkers {
 		m, err := r.Markers()
 		if err != nil {
 			return nil, regionInvalid(err)

@@ -16,7 +16,7 @@ import (
 //
 //	go test ./measure -run '^$' -bench ResolveStartup -benchtime 20x
 func BenchmarkResolveStartup(b *testing.B) {
-	cfg := Config{Command: []string{"true"}, Events: []string{"page-faults", "task-clock"}}
+	cfg := Config{Target: Target{Command: []string{"true"}}, Counting: Counting{Events: []string{"page-faults", "task-clock"}}}
 	var ms []float64
 	for b.Loop() {
 		start := time.Now()

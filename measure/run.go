@@ -27,7 +27,7 @@ import (
 // own failures and bad input: ErrInvalidConfig, *NoCountersError,
 // *OverheadError, and errors matching ErrNotFound and ErrNotExecutable.
 func Run(ctx context.Context, cfg Config) (*roofline.Point, error) {
-	// The CPU times are this kernel's, whatever tree Config.Host reads:
+	// The CPU times are this kernel's, whatever tree Config.Counting.Host reads:
 	// they say how busy the machine running the target is.
 	return run(ctx, cfg, deps{now: time.Now, cpus: OnlineCPUs(), cpuTimes: func() (machine.CPUTimes, error) {
 		return machine.ReadCPUTimes(os.DirFS(machine.DefaultProcfs))
@@ -37,7 +37,7 @@ func Run(ctx context.Context, cfg Config) (*roofline.Point, error) {
 // deps are Run's boundaries, so that tests drive Run with a backend of
 // recorded counts and a fixed clock.
 type deps struct {
-	// backend counts; nil means the one Config.Count names.
+	// backend counts; nil means the one Config.Counting.Backend names.
 	backend Backend
 	now     func() time.Time
 	cpus    int
@@ -54,7 +54,7 @@ func backendFor(cfg Config, d deps) (Backend, error) {
 	b := d.backend
 	if b == nil {
 		var err error
-		if b, err = newBackend(cfg.Count, cfg.Host.OrLive()); err != nil {
+		if b, err = newBackend(cfg.Counting.Backend, cfg.Counting.Host.OrLive()); err != nil {
 			return nil, err
 		}
 	}
@@ -78,7 +78,7 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 		return nil, err
 	}
 	var plan *regionPlan
-	if len(cfg.Regions) > 0 || cfg.LikwidMarkers {
+	if len(cfg.Counting.Regions) > 0 || cfg.Counting.LikwidMarkers {
 		var counters []counterSpec
 		if rc, ok := b.(regionCounter); ok {
 			counters = rc.regionSpecs()
@@ -88,7 +88,7 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 		}
 	}
 	in := inputs{cfg: cfg, plan: plan, source: c.Source, counters: c.Counters, notes: c.Notes,
-		machine: c.Machine, roofs: cfg.Roofs, created: d.now(), cpus: d.cpus, stdinOnce: readOnce(cfg.Stdin)}
+		machine: c.Machine, roofs: cfg.Placement.Roofs, created: d.now(), cpus: d.cpus, stdinOnce: readOnce(cfg.Target.Stdin)}
 
 	if err := idleBaseline(ctx, b, c.Counters, &in); err != nil {
 		return nil, err
@@ -97,10 +97,10 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 	rule := repetitionRule(cfg)
 	x := &executor{b: b, cfg: cfg, plan: plan}
 	busy := busyMeter(d.cpuTimes, d.cpus)
-	if cfg.Node != nil {
+	if cfg.Counting.Node != nil {
 		x.hooks = []launch.Hook{{
-			Attach: func(launch.Held) error { return cfg.Node.Started() },
-			Reap:   func(int) error { return cfg.Node.Ended(ctx) },
+			Attach: func(launch.Held) error { return cfg.Counting.Node.Started() },
+			Reap:   func(int) error { return cfg.Counting.Node.Ended(ctx) },
 		}}
 	}
 	_, err = stats.Iterate(ctx, rule, 0, func() (float64, time.Duration, error) {
@@ -139,13 +139,13 @@ func run(ctx context.Context, cfg Config, d deps) (*roofline.Point, error) {
 // there is background traffic to count, and says so when there is none.
 func idleBaseline(ctx context.Context, b Backend, counters []Counter, in *inputs) error {
 	switch {
-	case in.cfg.IdleBaseline > 0 && hasBackgroundTraffic(counters):
-		o, err := b.Idle(ctx, in.cfg.IdleBaseline)
+	case in.cfg.Counting.IdleBaseline > 0 && hasBackgroundTraffic(counters):
+		o, err := b.Idle(ctx, in.cfg.Counting.IdleBaseline)
 		if err != nil {
 			return fmt.Errorf("idle baseline: %w", err)
 		}
 		in.idle = &o
-	case in.cfg.IdleBaseline > 0:
+	case in.cfg.Counting.IdleBaseline > 0:
 		in.notes = append(in.notes, roofline.Flag{Code: roofline.FlagNoUncore,
 			Message: "the idle baseline was not measured: no DRAM traffic is counted here"})
 	}
@@ -154,19 +154,19 @@ func idleBaseline(ctx context.Context, b Backend, counters []Counter, in *inputs
 
 // repetitionRule is --repeat's fixed count, or --ci's adaptive rule.
 func repetitionRule(cfg Config) stats.StopRule {
-	if cfg.CI > 0 {
-		return stats.StopRule{MaxTime: cfg.MaxTime, MaxCount: cfg.MaxRepeat, Confidence: cfg.Confidence,
-			RelError: cfg.CI, MinCount: minAdaptive, Method: stats.MethodMean}
+	if cfg.Repetition.CI > 0 {
+		return stats.StopRule{MaxTime: cfg.Repetition.MaxTime, MaxCount: cfg.Repetition.MaxRepeat, Confidence: cfg.Repetition.Confidence,
+			RelError: cfg.Repetition.CI, MinCount: minAdaptive, Method: stats.MethodMean}
 	}
-	return stats.Fixed(cfg.Repeat, cfg.Confidence, stats.MethodMean)
+	return stats.Fixed(cfg.Repetition.Repeat, cfg.Repetition.Confidence, stats.MethodMean)
 }
 
 // interruptedFlag says that the point holds only the repetitions run before
 // an interruption.
 func interruptedFlag(cfg Config, reps []rep) roofline.Flag {
 	of := ""
-	if cfg.Repeat > 1 {
-		of = fmt.Sprintf(" of the %d asked for", cfg.Repeat)
+	if cfg.Repetition.Repeat > 1 {
+		of = fmt.Sprintf(" of the %d asked for", cfg.Repetition.Repeat)
 	}
 	last := ""
 	if s := reps[len(reps)-1].kernel.Signal; s != "" {
@@ -205,7 +205,7 @@ type executor struct {
 	// plan is the regions every run of the target attaches (nil: none).
 	plan *regionPlan
 	// hooks attach to every run, after the backend's own (a rank's
-	// node: see Config.Node).
+	// node: see Config.Counting.Node).
 	hooks []launch.Hook
 	notes []roofline.Flag
 }
@@ -214,13 +214,13 @@ type executor struct {
 // target.
 func (x *executor) repetition(ctx context.Context) (rep, error) {
 	var r rep
-	if x.cfg.Overhead != nil {
-		o, err := x.count(ctx, x.cfg.Overhead)
+	if x.cfg.Counting.Overhead != nil {
+		o, err := x.count(ctx, x.cfg.Counting.Overhead)
 		if err != nil {
-			return r, &OverheadError{Command: x.cfg.Overhead, Err: err}
+			return r, &OverheadError{Command: x.cfg.Counting.Overhead, Err: err}
 		}
 		if o.ExitCode != 0 || o.Signal != "" {
-			return r, &OverheadError{Command: x.cfg.Overhead, Exit: o.ExitCode, Signal: o.Signal}
+			return r, &OverheadError{Command: x.cfg.Counting.Overhead, Exit: o.ExitCode, Signal: o.Signal}
 		}
 		r.overhead = &o
 	}
@@ -232,7 +232,7 @@ func (x *executor) repetition(ctx context.Context) (rep, error) {
 		defer pr.close()
 		hooks = append(hooks, pr.hook())
 	}
-	k, err := x.count(ctx, x.cfg.Command, hooks...)
+	k, err := x.count(ctx, x.cfg.Target.Command, hooks...)
 	if err != nil {
 		return r, err
 	}
@@ -245,8 +245,8 @@ func (x *executor) repetition(ctx context.Context) (rep, error) {
 
 // count runs argv once with the executor's hooks and more.
 func (x *executor) count(ctx context.Context, argv []string, more ...launch.Hook) (Outcome, error) {
-	o, err := x.b.Count(ctx, launch.Spec{Argv: argv, Env: x.cfg.Env, Dir: x.cfg.Dir,
-		Stdin: x.cfg.Stdin, Stdout: x.cfg.Stdout, Stderr: x.cfg.Stderr, Hooks: append(slices.Clone(x.hooks), more...)})
+	o, err := x.b.Count(ctx, launch.Spec{Argv: argv, Env: x.cfg.Target.Env, Dir: x.cfg.Target.Dir,
+		Stdin: x.cfg.Target.Stdin, Stdout: x.cfg.Target.Stdout, Stderr: x.cfg.Target.Stderr, Hooks: append(slices.Clone(x.hooks), more...)})
 	for _, n := range o.Notes {
 		if !slices.Contains(x.notes, n) {
 			x.notes = append(x.notes, n)
@@ -255,15 +255,15 @@ func (x *executor) count(ctx context.Context, argv []string, more ...launch.Hook
 	return o, err
 }
 
-// ownsTraffic runs the election of a rank of a parallel job (Config.Node):
+// ownsTraffic runs the election of a rank of a parallel job (Config.Counting.Node):
 // whether it counts its node's Background counters for all local ranks. A
 // lone process owns its traffic. A rank that does not gets the flag to
 // report.
 func ownsTraffic(ctx context.Context, cfg Config) (bool, []roofline.Flag, error) {
-	if cfg.Node == nil {
+	if cfg.Counting.Node == nil {
 		return true, nil, nil
 	}
-	owner, err := cfg.Node.Elect(ctx)
+	owner, err := cfg.Counting.Node.Elect(ctx)
 	if err != nil {
 		return false, nil, fmt.Errorf("traffic owner election: %w", err)
 	}

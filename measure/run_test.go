@@ -52,20 +52,20 @@ func TestResolveChoosesWhereWorkAndTrafficComeFrom(t *testing.T) {
 		wantFlag    string
 		wantErr     func(error) bool
 	}{
-		{name: "counters on Skylake-SP", machine: "skylake-sp", cfg: Config{Events: []string{"page-faults"}},
+		{name: "counters on Skylake-SP", machine: "skylake-sp", cfg: Config{Counting: Counting{Events: []string{"page-faults"}}},
 			wantSource: roofline.SourceCounters, wantTraffic: true},
-		{name: "analytic values on a VM without a PMU", machine: "vm-zen5", cfg: Config{Work: ptr(1e9)},
+		{name: "analytic values on a VM without a PMU", machine: "vm-zen5", cfg: Config{Counting: Counting{Work: ptr(1e9)}},
 			wantSource: roofline.SourceAnalytic, wantFlag: roofline.FlagAnalytic},
-		{name: "only user events on a VM", machine: "vm-zen5", cfg: Config{Events: []string{"page-faults", "task-clock"}}, probe: probeOK,
+		{name: "only user events on a VM", machine: "vm-zen5", cfg: Config{Counting: Counting{Events: []string{"page-faults", "task-clock"}}}, probe: probeOK,
 			wantSource: roofline.SourceEvents, wantFlag: roofline.FlagVM},
-		{name: "a user event this machine cannot open", machine: "vm-zen5", cfg: Config{Events: []string{"page-faults"}}, probe: probeFails,
+		{name: "a user event this machine cannot open", machine: "vm-zen5", cfg: Config{Counting: Counting{Events: []string{"page-faults"}}}, probe: probeFails,
 			wantErr: func(err error) bool { return errors.Is(err, pmu.ErrNotSupported) }},
 		{name: "refusal without counters, values or events", machine: "vm-zen5",
 			wantErr: func(err error) bool {
 				var nc *NoCountersError
 				return errors.As(err, &nc) && errors.Is(err, pmu.ErrNoPMU) && !nc.Diagnosis.HardwarePMU
 			}},
-		{name: "unparsable event", machine: "skylake-sp", cfg: Config{Events: []string{"cpu/event=0x3"}},
+		{name: "unparsable event", machine: "skylake-sp", cfg: Config{Counting: Counting{Events: []string{"cpu/event=0x3"}}},
 			wantErr: func(err error) bool { return errors.Is(err, ErrInvalidConfig) && errors.Is(err, pmu.ErrMalformed) }},
 	}
 	for _, tt := range tests {
@@ -83,8 +83,8 @@ func TestResolveChoosesWhereWorkAndTrafficComeFrom(t *testing.T) {
 			if res.source != tt.wantSource {
 				t.Errorf("source = %q, want %q", res.source, tt.wantSource)
 			}
-			if got := countKind(res.specs, KindEvent); got != len(tt.cfg.Events) {
-				t.Errorf("%d user events, want %d", got, len(tt.cfg.Events))
+			if got := countKind(res.specs, KindEvent); got != len(tt.cfg.Counting.Events) {
+				t.Errorf("%d user events, want %d", got, len(tt.cfg.Counting.Events))
 			}
 			if tt.wantSource == roofline.SourceCounters && countKind(res.specs, KindWork) == 0 {
 				t.Errorf("no work events on %s", tt.machine)
@@ -120,13 +120,13 @@ func hasFlagCode(flags []roofline.Flag, code string) bool {
 // nothing, returns its outcomes in turn and records what it was asked to
 // run.
 type fixedBackend struct {
-	counting Counting
+	counting Resolved
 	outs     []Outcome
 	ran      [][]string
 	idleRan  bool
 }
 
-func (f *fixedBackend) Resolve(context.Context, Config) (Counting, error) { return f.counting, nil }
+func (f *fixedBackend) Resolve(context.Context, Config) (Resolved, error) { return f.counting, nil }
 
 func (f *fixedBackend) Count(ctx context.Context, target launch.Spec) (Outcome, error) {
 	f.ran = append(f.ran, target.Argv)
@@ -156,8 +156,8 @@ func fixedDeps(b Backend) deps {
 
 func (f *fixedBackend) deps() deps { return fixedDeps(f) }
 
-func analyticRes() Counting {
-	return Counting{Source: roofline.SourceAnalytic}
+func analyticRes() Resolved {
+	return Resolved{Source: roofline.SourceAnalytic}
 }
 
 func timed(walls ...float64) []Outcome {
@@ -170,7 +170,7 @@ func timed(walls ...float64) []Outcome {
 
 func TestRunRepeatsAFixedNumberOfTimesWithTheOverheadBeforeEachRun(t *testing.T) {
 	f := &fixedBackend{counting: analyticRes(), outs: timed(0.1, 1.1, 0.1, 1.2, 0.1, 1.0)}
-	cfg := Config{Command: []string{"k"}, Overhead: []string{"o"}, Repeat: 3, Work: ptr(1e9)}
+	cfg := Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Overhead: []string{"o"}, Work: ptr(1e9)}, Repetition: Repetition{Repeat: 3}}
 	p, err := run(context.Background(), cfg, f.deps())
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func TestRunAdaptiveStopsWhenTheTimeIntervalIsNarrow(t *testing.T) {
 	// Noisy first runs, then stable ones: the rule stops once the
 	// half-width is within 2% of the mean.
 	f := &fixedBackend{counting: analyticRes(), outs: timed(1.0, 1.3, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)}
-	cfg := Config{Command: []string{"k"}, CI: 0.05, MaxRepeat: 20, Work: ptr(1e9)}
+	cfg := Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Work: ptr(1e9)}, Repetition: Repetition{CI: 0.05, MaxRepeat: 20}}
 	p, err := run(context.Background(), cfg, f.deps())
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestRunAdaptiveStopsWhenTheTimeIntervalIsNarrow(t *testing.T) {
 	}
 
 	f = &fixedBackend{counting: analyticRes(), outs: timed(1.0, 2.0, 1.0, 2.0, 1.0, 2.0)}
-	cfg.MaxRepeat = 5
+	cfg.Repetition.MaxRepeat = 5
 	p, err = run(context.Background(), cfg, f.deps())
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestRunStopsRepeatingAtTheFirstFailedRun(t *testing.T) {
 	outs := timed(1, 1, 1)
 	outs[1].ExitCode = 2
 	f := &fixedBackend{counting: analyticRes(), outs: outs}
-	p, err := run(context.Background(), Config{Command: []string{"k"}, Repeat: 3, Work: ptr(1)}, f.deps())
+	p, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Work: ptr(1)}, Repetition: Repetition{Repeat: 3}}, f.deps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestRunRejectsAFailingOverheadCommand(t *testing.T) {
 	outs := timed(0.1)
 	outs[0].ExitCode = 1
 	f := &fixedBackend{counting: analyticRes(), outs: outs}
-	_, err := run(context.Background(), Config{Command: []string{"k"}, Overhead: []string{"o", "x"}, Work: ptr(1)}, f.deps())
+	_, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Overhead: []string{"o", "x"}, Work: ptr(1)}}, f.deps())
 	var oe *OverheadError
 	if !errors.As(err, &oe) || oe.Exit != 1 {
 		t.Fatalf("err = %v, want an OverheadError with status 1", err)
@@ -245,9 +245,9 @@ func TestRunChecksInputBeforeRunningAnything(t *testing.T) {
 		want func(error) bool
 	}{
 		{"empty command", Config{}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
-		{"negative repeat", Config{Command: []string{"k"}, Repeat: -1}, faultsFields("Repeat")},
-		{"ci above 1", Config{Command: []string{"k"}, CI: 2}, faultsFields("CI")},
-		{"repeat and ci together", Config{Command: []string{"k"}, Repeat: 3, CI: 0.01}, faultsFields("Repeat", "CI")},
+		{"negative repeat", Config{Target: Target{Command: []string{"k"}}, Repetition: Repetition{Repeat: -1}}, faultsFields("Repetition.Repeat")},
+		{"ci above 1", Config{Target: Target{Command: []string{"k"}}, Repetition: Repetition{CI: 2}}, faultsFields("Repetition.CI")},
+		{"repeat and ci together", Config{Target: Target{Command: []string{"k"}}, Repetition: Repetition{Repeat: 3, CI: 0.01}}, faultsFields("Repetition.Repeat", "Repetition.CI")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -280,8 +280,8 @@ func TestRunMeasuresTheIdleBaselineOnlyWithTrafficCounters(t *testing.T) {
 		}
 		run1 := skxRun(0.5, 0)
 		run1.Counts = run1.Counts[:len(counters)]
-		f := &fixedBackend{counting: Counting{Source: roofline.SourceCounters, Counters: counters}, outs: []Outcome{run1}}
-		p, err := run(context.Background(), Config{Command: []string{"k"}, IdleBaseline: time.Millisecond}, f.deps())
+		f := &fixedBackend{counting: Resolved{Source: roofline.SourceCounters, Counters: counters}, outs: []Outcome{run1}}
+		p, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Counting: Counting{IdleBaseline: time.Millisecond}}, f.deps())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +325,7 @@ func TestRunOnCapturedMachinesWeighsCountsWithTheCatalogue(t *testing.T) {
 				}
 				return o, nil
 			}
-			p, err := run(context.Background(), Config{Command: []string{"k"}}, fixedDeps(b))
+			p, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}}, fixedDeps(b))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -373,7 +373,7 @@ func TestPMUBackendFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing
 			userOnly = append(userOnly, uo)
 			return Outcome{Wall: time.Second, Counts: slices.Repeat([]pmu.Count{full(1)}, len(specs))}, nil
 		}
-		p, err := run(context.Background(), Config{Command: []string{"k"}, Repeat: 2}, fixedDeps(b))
+		p, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Repetition: Repetition{Repeat: 2}}, fixedDeps(b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,13 +391,13 @@ func TestRunCountsWithTheBackendConfigNames(t *testing.T) {
 	if !slices.Contains(Backends(), DefaultBackend) {
 		t.Fatalf("backends %v lack the default %q", Backends(), DefaultBackend)
 	}
-	_, err := run(context.Background(), Config{Command: []string{"k"}, Count: "no-such-backend"}, deps{now: time.Now})
+	_, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Backend: "no-such-backend"}}, deps{now: time.Now})
 	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), DefaultBackend) {
 		t.Errorf("err = %v, want an invalid configuration naming the backends there are", err)
 	}
 	f := &fixedBackend{counting: analyticRes(), outs: timed(1)}
 	Register("fixed-for-test", func(*machine.Host) Backend { return f })
-	if _, err := run(context.Background(), Config{Command: []string{"k"}, Count: "fixed-for-test", Work: ptr(1)}, deps{now: time.Now}); err != nil || len(f.ran) != 1 {
+	if _, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Backend: "fixed-for-test", Work: ptr(1)}}, deps{now: time.Now}); err != nil || len(f.ran) != 1 {
 		t.Errorf("err %v, ran %v: want the registered backend to count", err, f.ran)
 	}
 }
@@ -426,7 +426,7 @@ func TestRunRankCountsTrafficOnlyWhenElected(t *testing.T) {
 			return o, nil
 		}
 		node := &fakeNode{owner: owner}
-		p, err := run(context.Background(), Config{Command: []string{"k"}, Node: node}, fixedDeps(b))
+		p, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Node: node}}, fixedDeps(b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -447,12 +447,12 @@ func TestRunRankCountsTrafficOnlyWhenElected(t *testing.T) {
 
 func TestRunRankRefusesRepetitionAndSubtraction(t *testing.T) {
 	for _, cfg := range []Config{
-		{Command: []string{"k"}, Repeat: 2},
-		{Command: []string{"k"}, CI: 0.05},
-		{Command: []string{"k"}, Overhead: []string{"o"}},
-		{Command: []string{"k"}, IdleBaseline: time.Second},
+		{Target: Target{Command: []string{"k"}}, Repetition: Repetition{Repeat: 2}},
+		{Target: Target{Command: []string{"k"}}, Repetition: Repetition{CI: 0.05}},
+		{Target: Target{Command: []string{"k"}}, Counting: Counting{Overhead: []string{"o"}}},
+		{Target: Target{Command: []string{"k"}}, Counting: Counting{IdleBaseline: time.Second}},
 	} {
-		cfg.Node = &fakeNode{}
+		cfg.Counting.Node = &fakeNode{}
 		f := &fixedBackend{counting: analyticRes()}
 		if _, err := run(context.Background(), cfg, f.deps()); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%+v: err = %v, want ErrInvalidConfig", cfg, err)
@@ -488,7 +488,7 @@ func TestRunFlagsStdinThatOnlyTheFirstRunCanRead(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fixedBackend{counting: analyticRes(), outs: timed(1, 1, 1)}
-			cfg := Config{Command: []string{"k"}, Repeat: tt.repeat, Work: ptr(1e9), Stdin: tt.stdin}
+			cfg := Config{Target: Target{Command: []string{"k"}, Stdin: tt.stdin}, Counting: Counting{Work: ptr(1e9)}, Repetition: Repetition{Repeat: tt.repeat}}
 			p, err := run(context.Background(), cfg, f.deps())
 			if err != nil {
 				t.Fatal(err)
@@ -504,7 +504,7 @@ func TestRunFlagsChildrenThatOutlivedTheTarget(t *testing.T) {
 	outs := timed(1, 1)
 	outs[1].Outlived = []int{4242}
 	f := &fixedBackend{counting: analyticRes(), outs: outs}
-	p, err := run(context.Background(), Config{Command: []string{"k"}, Repeat: 2, Work: ptr(1e9)}, f.deps())
+	p, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Work: ptr(1e9)}, Repetition: Repetition{Repeat: 2}}, f.deps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +553,7 @@ func TestRunInterruptedGivesAFlaggedPointOfTheRepetitionsRun(t *testing.T) {
 				outs[c.at-1].ExitCode = 137
 			}
 			b := &interruptingBackend{fixedBackend: fixedBackend{counting: analyticRes(), outs: outs}, cancel: cancel, at: c.at}
-			p, err := run(ctx, Config{Command: []string{"k"}, Repeat: 5, Work: ptr(1)}, fixedDeps(b))
+			p, err := run(ctx, Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Work: ptr(1)}, Repetition: Repetition{Repeat: 5}}, fixedDeps(b))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -571,7 +571,7 @@ func TestRunInterruptedGivesAFlaggedPointOfTheRepetitionsRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	b := &fixedBackend{counting: analyticRes(), outs: timed(1)}
-	if p, err := run(ctx, Config{Command: []string{"k"}, Repeat: 5, Work: ptr(1)}, fixedDeps(b)); err == nil {
+	if p, err := run(ctx, Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Work: ptr(1)}, Repetition: Repetition{Repeat: 5}}, fixedDeps(b)); err == nil {
 		t.Errorf("interrupted before any repetition: point %+v, want an error", p)
 	}
 }

@@ -34,11 +34,11 @@ const (
 
 type rproftestBackend struct{ counters []Counter }
 
-func (b *rproftestBackend) Resolve(ctx context.Context, cfg Config) (Counting, error) {
+func (b *rproftestBackend) Resolve(ctx context.Context, cfg Config) (Resolved, error) {
 	b.counters = []Counter{{Name: "rproftest/work/", Kind: KindWork, Weight: 1, Precision: roofline.Double}}
 	owner, notes, err := ownsTraffic(ctx, cfg)
 	if err != nil {
-		return Counting{}, err
+		return Resolved{}, err
 	}
 	if owner {
 		b.counters = append(b.counters, Counter{Name: "rproftest/node-traffic/", Kind: KindTraffic, Weight: 1,
@@ -47,7 +47,7 @@ func (b *rproftestBackend) Resolve(ctx context.Context, cfg Config) (Counting, e
 	host, _ := os.Hostname()
 	notes = append(notes, roofline.Flag{Code: roofline.FlagUnverified,
 		Message: "counted by the rproftest backend: a fixed W per process and a fixed Q per opening of the traffic counters, not a measurement"})
-	return Counting{Source: roofline.SourceCounters, Counters: b.counters, Notes: notes,
+	return Resolved{Source: roofline.SourceCounters, Counters: b.counters, Notes: notes,
 		Machine: roofline.Machine{Hostname: host}}, nil
 }
 

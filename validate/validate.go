@@ -163,16 +163,19 @@ func Checks(backend string, model emulate.CacheModel) (checks []Check, skipped [
 // One counts one check under backend on h, the kernel started as kernel
 // plus the check's arguments, and judges it.
 func One(ctx context.Context, h *machine.Host, kernel []string, backend string, model emulate.CacheModel, c Check) (Row, error) {
-	cfg := measure.Config{Command: append(append([]string{}, kernel...), c.Args...), Count: backend, Host: h, Repeat: 1,
-		Stdout: io.Discard, Stderr: io.Discard}
+	cfg := measure.Config{
+		Target:     measure.Target{Command: append(append([]string{}, kernel...), c.Args...), Stdout: io.Discard, Stderr: io.Discard},
+		Counting:   measure.Counting{Backend: backend, Host: h},
+		Repetition: measure.Repetition{Repeat: 1},
+	}
 	caps, err := measure.BackendCapabilities(backend)
 	if err != nil {
 		return Row{}, err
 	}
 	if caps.Emulates {
-		cfg.Emulator.CacheModel = &model
+		cfg.Counting.Emulator.CacheModel = &model
 	} else {
-		cfg.Overhead = append(append([]string{}, kernel...), c.Empty...)
+		cfg.Counting.Overhead = append(append([]string{}, kernel...), c.Empty...)
 	}
 	p, err := measure.Run(ctx, cfg)
 	if err != nil {

@@ -197,9 +197,10 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		return false, &exitError{code: exitUsage, err: err}
 	}
 	cfg := measure.Config{
-		Command: cmd, Label: *label, Stderr: e.stderr,
-		CI: ci.v, MaxRepeat: mf.maxRepeat, MaxTime: mf.maxTime, Roofs: roofs.roofs, RoofsPath: roofs.path,
-		Host: e.machine(),
+		Target:     measure.Target{Command: cmd, Label: *label, Stderr: e.stderr},
+		Counting:   measure.Counting{Host: e.machine()},
+		Repetition: measure.Repetition{CI: ci.v, MaxRepeat: mf.maxRepeat, MaxTime: mf.maxTime},
+		Placement:  measure.Placement{Roofs: roofs.roofs, RoofsPath: roofs.path},
 	}
 	if err := mf.apply(&cfg, fset); err != nil {
 		return false, err
@@ -256,7 +257,7 @@ func measureForGate(ctx context.Context, e *env, cfg measure.Config) (*roofline.
 	if !errors.As(err, &nc) {
 		return p, "", err
 	}
-	cfg.Events = append(cfg.Events, "task-clock")
+	cfg.Counting.Events = append(cfg.Counting.Events, "task-clock")
 	p, err = e.measure(ctx, cfg)
 	note := fmt.Sprintf("W and Q cannot be counted here (%v): gated on time only; give --work and --traffic to check them", nc.Err)
 	return p, note, err

@@ -130,13 +130,13 @@ func TestGatePassesSettingsToMeasure(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	cfg := f.got[0]
-	if cfg.Label != "spin" || cfg.CI != 0.03 || cfg.MaxRepeat != 7 || cfg.RoofsPath != "../../roofline/testdata/roofs_zen5_vm.json" || cfg.Roofs == nil ||
-		cfg.Work == nil || *cfg.Work != 1e9 || cfg.Traffic != nil || !slices.Equal(cfg.Command, []string{"./k", "-n", "5"}) ||
-		!slices.Equal(cfg.Overhead, []string{"./k", "-n", "0"}) || cfg.IdleBaseline != time.Second {
+	if cfg.Target.Label != "spin" || cfg.Repetition.CI != 0.03 || cfg.Repetition.MaxRepeat != 7 || cfg.Placement.RoofsPath != "../../roofline/testdata/roofs_zen5_vm.json" || cfg.Placement.Roofs == nil ||
+		cfg.Counting.Work == nil || *cfg.Counting.Work != 1e9 || cfg.Counting.Traffic != nil || !slices.Equal(cfg.Target.Command, []string{"./k", "-n", "5"}) ||
+		!slices.Equal(cfg.Counting.Overhead, []string{"./k", "-n", "0"}) || cfg.Counting.IdleBaseline != time.Second {
 		t.Errorf("config %+v", cfg)
 	}
-	if len(cfg.Events) != 0 || !slices.Equal(f.got[1].Events, []string{"task-clock"}) {
-		t.Errorf("events %q then %q, want none then task-clock", cfg.Events, f.got[1].Events)
+	if len(cfg.Counting.Events) != 0 || !slices.Equal(f.got[1].Counting.Events, []string{"task-clock"}) {
+		t.Errorf("events %q then %q, want none then task-clock", cfg.Counting.Events, f.got[1].Counting.Events)
 	}
 }
 

@@ -165,13 +165,14 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	cfg := measure.Config{
-		Command: fset.Args(), Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
-		Label: *label, Confidence: *confidence, Host: e.machine(),
+		Target:     measure.Target{Command: fset.Args(), Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Label: *label},
+		Counting:   measure.Counting{Host: e.machine()},
+		Repetition: measure.Repetition{Confidence: *confidence},
 	}
-	if len(cfg.Command) == 0 {
+	if len(cfg.Target.Command) == 0 {
 		return usagef("empty command: give the program to measure after the flags")
 	}
-	if l := launcherIn(cfg.Command); l != "" {
+	if l := launcherIn(cfg.Target.Command); l != "" {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s starts the ranks, not rprof, so rprof would count the launcher alone: put rprof after it (%s [OPTIONS] rprof run --json DIR/ -- CMD), then rprof merge DIR/*.json", l, l)}
 	}
 	id, isRank, err := identity(*jobName)
@@ -193,22 +194,22 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	cfg.Roofs, cfg.RoofsPath = roofs.roofs, roofs.path
+	cfg.Placement.Roofs, cfg.Placement.RoofsPath = roofs.roofs, roofs.path
 
 	var node rankNode
 	// An unknown backend is refused by Run, as for a lone process.
-	caps, known := measure.BackendCapabilities(cfg.Count)
+	caps, known := measure.BackendCapabilities(cfg.Counting.Backend)
 	switch {
 	case isRank && known == nil && !caps.SharedTraffic:
 		// Each rank models its own Q: nothing to elect.
 		node = &bystander{}
-		cfg.Node = node
+		cfg.Counting.Node = node
 	case isRank:
 		if node, err = joinNode(e.stderr, *lockDir, id); err != nil {
 			return &exitError{code: exitInternal, err: err}
 		}
 		defer node.Close()
-		cfg.Node = node
+		cfg.Counting.Node = node
 	}
 	release, err := holdMachine(ctx, e, "run", lock.Shared, mf.lockTimeout)
 	if err != nil {
@@ -217,7 +218,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	p, err := e.measure(ctx, cfg)
 	release()
 	if err != nil {
-		return runFailure(e, err, cfg.Command)
+		return runFailure(e, err, cfg.Target.Command)
 	}
 	if isRank {
 		describeRank(p, id, node)
@@ -249,7 +250,7 @@ func runOutputs(cfg *measure.Config, e *env, jsonPath, plotPath, roofsFlag strin
 	if st, err := os.Stat(jsonPath); isRank && jsonPath != "" && (strings.HasSuffix(jsonPath, "/") || err == nil && st.IsDir()) {
 		jsonPath = rankFile(jsonPath, id)
 	}
-	cfg.Stdout = targetStdout(e, jsonPath)
+	cfg.Target.Stdout = targetStdout(e, jsonPath)
 	return jsonPath, checkOutputs([]string{jsonPath, plotPath}, roofsInput(roofsFlag))
 }
 
@@ -257,20 +258,20 @@ func runOutputs(cfg *measure.Config, e *env, jsonPath, plotPath, roofsFlag strin
 // --max-time); measure refuses the two together.
 func setRepetition(cfg *measure.Config, set map[string]bool, repeat int, ci float64, mf measureFlags) {
 	if set["ci"] {
-		cfg.CI, cfg.MaxRepeat, cfg.MaxTime = ci, mf.maxRepeat, mf.maxTime
+		cfg.Repetition.CI, cfg.Repetition.MaxRepeat, cfg.Repetition.MaxTime = ci, mf.maxRepeat, mf.maxTime
 	}
 	if set["repeat"] || !set["ci"] {
-		cfg.Repeat = repeat
+		cfg.Repetition.Repeat = repeat
 	}
 }
 
 // finishRun says when --ci was not reached, writes the point and the
 // chart asked for, and exits with the target's status.
 func finishRun(ctx context.Context, e *env, cfg measure.Config, p *roofline.Point, jsonPath, plotPath string, roofs *roofline.Roofs) error {
-	if cfg.CI > 0 && p.Seconds > 0 {
-		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.CI*p.Seconds) {
+	if cfg.Repetition.CI > 0 && p.Seconds > 0 {
+		if h := (p.CI.Seconds.Hi - p.CI.Seconds.Lo) / 2; !(h <= cfg.Repetition.CI*p.Seconds) {
 			fmt.Fprintf(e.stderr, "rprof run: note: the time's interval (±%s) did not narrow to ±%s within %d runs or %v (--max-repeat, --max-time)\n\n",
-				unit.Percent(h/p.Seconds), unit.Relative(cfg.CI), cfg.MaxRepeat, cfg.MaxTime)
+				unit.Percent(h/p.Seconds), unit.Relative(cfg.Repetition.CI), cfg.Repetition.MaxRepeat, cfg.Repetition.MaxTime)
 		}
 	}
 	if jsonPath != "" {
@@ -319,7 +320,7 @@ func runFailure(e *env, err error, target []string) error {
 
 // configFlags are the flags of the measure.Config fields, as its
 // *ConfigErrors name them.
-var configFlags = map[string]string{"Repeat": "--repeat", "CI": "--ci"}
+var configFlags = map[string]string{"Repetition.Repeat": "--repeat", "Repetition.CI": "--ci"}
 
 // measureFailure turns measure.Run's errors into exit statuses (run and
 // gate): bad input 2, a target not found 127 or not executable 126, an

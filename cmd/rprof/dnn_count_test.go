@@ -42,8 +42,8 @@ func (f *recordedProbe) measure(t *testing.T) func(context.Context, measure.Conf
 		if err != nil {
 			t.Fatal(err)
 		}
-		io.WriteString(cfg.Stdout, "program output\n")
-		cfg.Stdout.Write(b)
+		io.WriteString(cfg.Target.Stdout, "program output\n")
+		cfg.Target.Stdout.Write(b)
 		var execs []*dnn.Record
 		var calls []regions.Call
 		perCall := map[uint64]float64{} // a call's W by its start
@@ -163,9 +163,9 @@ func TestDNNCountPMUJoinsProbedCallsToTheTrace(t *testing.T) {
 				t.Errorf("stdout %q: only the program's own lines pass", stdout)
 			}
 			cfg := tt.probe.cfg
-			if cfg.Count != "pmu" || !slices.Equal(cfg.Regions, []string{"libdnnl.so:dnnl_primitive_execute"}) ||
-				!slices.Contains(cfg.Env, "ONEDNN_VERBOSE=1") || !slices.Equal(cfg.Events, tt.args[min(1, len(tt.args)):]) {
-				t.Errorf("measured with count %q regions %q events %q", cfg.Count, cfg.Regions, cfg.Events)
+			if cfg.Counting.Backend != "pmu" || !slices.Equal(cfg.Counting.Regions, []string{"libdnnl.so:dnnl_primitive_execute"}) ||
+				!slices.Contains(cfg.Target.Env, "ONEDNN_VERBOSE=1") || !slices.Equal(cfg.Counting.Events, tt.args[min(1, len(tt.args)):]) {
+				t.Errorf("measured with count %q regions %q events %q", cfg.Counting.Backend, cfg.Counting.Regions, cfg.Counting.Events)
 			}
 			testutil.Golden(t, "testdata/dnn/probed-"+tt.name+".golden", []byte(stderr))
 			points, err := readPoints(out)
@@ -258,8 +258,8 @@ func TestDNNCountEmulatePassesTheEmulationOptions(t *testing.T) {
 		cfg = c
 		return nil, stop
 	}, "dnn", "--count", "emulate", "--cache-model", "32K/8,1M/16", "--emulate-cpu", "Haswell", "--qemu", "/opt/qemu-x86_64", "--", "true")
-	if code != exitInternal || cfg.Count != measure.BackendEmulate || cfg.Emulator.CacheModel == nil || cfg.Emulator.CacheModel.String() != "32K/8,1M/16,line=64" ||
-		cfg.Emulator.CPU != "Haswell" || cfg.Emulator.QEMU != "/opt/qemu-x86_64" || cfg.Hooks.EmulatedCalls == nil || cfg.Hooks.EmulatedCalls.Function != "libdnnl.so:"+dnnrun.Execute {
+	if code != exitInternal || cfg.Counting.Backend != measure.BackendEmulate || cfg.Counting.Emulator.CacheModel == nil || cfg.Counting.Emulator.CacheModel.String() != "32K/8,1M/16,line=64" ||
+		cfg.Counting.Emulator.CPU != "Haswell" || cfg.Counting.Emulator.QEMU != "/opt/qemu-x86_64" || cfg.Hooks.EmulatedCalls == nil || cfg.Hooks.EmulatedCalls.Function != "libdnnl.so:"+dnnrun.Execute {
 		t.Errorf("exit %d, config %+v", code, cfg)
 	}
 }

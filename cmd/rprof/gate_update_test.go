@@ -31,7 +31,7 @@ func TestGateUpdateBaselineConcurrentlyKeepsEveryLabel(t *testing.T) {
 		wg.Go(func() {
 			label := fmt.Sprintf("kernel-%02d", i)
 			fake := func(_ context.Context, cfg measure.Config) (*roofline.Point, error) {
-				return &roofline.Point{Schema: roofline.PointSchema, Label: cfg.Label, Seconds: 1}, nil
+				return &roofline.Point{Schema: roofline.PointSchema, Label: cfg.Target.Label, Seconds: 1}, nil
 			}
 			codes[i], _, stderrs[i] = rprofMeasuring(t, fake, "gate", "--baseline", base, "--update-baseline", "--label", label, "--work", "1", "--traffic", "1", "--", "true")
 		})

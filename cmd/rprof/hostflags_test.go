@@ -26,7 +26,7 @@ func TestGlobalMachineFlagsReachRunAndRoofs(t *testing.T) {
 	var stderr bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr,
 		measure: func(_ context.Context, cfg measure.Config) (*roofline.Point, error) {
-			hosts = append(hosts, cfg.Host)
+			hosts = append(hosts, cfg.Counting.Host)
 			return nil, errStop
 		},
 		roofs: func(_ context.Context, o roofs.Options) (*roofs.Report, error) {

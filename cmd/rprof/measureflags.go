@@ -88,17 +88,17 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 // roofs path and the repetition fields are left to the caller, whose rules
 // for them differ.
 func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
-	cfg.Count, cfg.Events, cfg.IdleBaseline = m.count, m.events, m.idle
-	cfg.Regions, cfg.LikwidMarkers = m.regions, m.likwid
-	cfg.Work, cfg.Traffic, cfg.Threads = m.work.v, m.traffic.v, m.threads
-	if err := m.emulateFlags.apply(&cfg.Emulator, m.count, fs); err != nil {
+	cfg.Counting.Backend, cfg.Counting.Events, cfg.Counting.IdleBaseline = m.count, m.events, m.idle
+	cfg.Counting.Regions, cfg.Counting.LikwidMarkers = m.regions, m.likwid
+	cfg.Counting.Work, cfg.Counting.Traffic, cfg.Placement.Threads = m.work.v, m.traffic.v, m.threads
+	if err := m.emulateFlags.apply(&cfg.Counting.Emulator, m.count, fs); err != nil {
 		return err
 	}
 	overheadSet := false
 	fs.Visit(func(f *flag.Flag) { overheadSet = overheadSet || f.Name == "overhead" })
 	if overheadSet {
-		cfg.Overhead = strings.Fields(m.overhead)
-		if len(cfg.Overhead) == 0 {
+		cfg.Counting.Overhead = strings.Fields(m.overhead)
+		if len(cfg.Counting.Overhead) == 0 {
 			return usagef("--overhead: empty command")
 		}
 	}
