@@ -1,6 +1,9 @@
 package roofline
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // GPURoofs are one GPU's measured ceilings (rprof roofs --gpu): FMA roofs
 // per precision, memory roofs per level, the ERT-style ladder, each with
@@ -125,12 +128,34 @@ type GPUKernel struct {
 	// report lacks them.
 	SMClockMHz  float64 `json:"sm_clock_mhz,omitempty"`
 	MemClockMHz float64 `json:"mem_clock_mhz,omitempty"`
+	// ClockSource is "" when the profiler measured the clocks, or
+	// ClockSourceAttribute when they are the driver's peak clocks (rprof
+	// run --gpu without counters).
+	ClockSource string `json:"clock_source,omitempty"`
 	// LevelBytes are the bytes moved at each level, the hierarchical
 	// roofline's Q: "L1" (SMs to L1), "L2" (L1 to L2), "DRAM" (L2 to
 	// memory); a level the report lacks is absent.
 	LevelBytes map[string]float64 `json:"level_bytes,omitempty"`
-	// Tool is what measured the point: "ncu" (Nsight Compute's report).
+	// Tool is what measured the point: "ncu" (Nsight Compute's report) or
+	// "cupti" (rprof run --gpu).
 	Tool string `json:"tool"`
+}
+
+// FlagGPUTimesOnly: a GPU kernel's point has its time but no W or Q, and
+// the message says why (rprof run --gpu without counters).
+const FlagGPUTimesOnly = "gpu-times-only"
+
+// FlagUnverifiedLayout: the GPU kernels were read from CUPTI records of
+// a version newer than the one whose layout rprof checked.
+const FlagUnverifiedLayout = "unverified-layout"
+
+// KernelLabel is a GPU kernel's name without its parameter list, for a
+// point's label: "triad" for "triad(double *, const double *)".
+func KernelLabel(name string) string {
+	if i := strings.IndexByte(name, '('); i > 0 {
+		return name[:i]
+	}
+	return name
 }
 
 // GPUThreads is the thread scope a GPU's roofs take in the roofs view

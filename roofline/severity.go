@@ -73,6 +73,8 @@ var severities = map[string]Severity{
 	FlagUnverified:           Caution,
 	FlagUnverifiedPeak:       Caution,
 	FlagGPUNoPeak:            Caution,
+	FlagGPUTimesOnly:         Caution,
+	FlagUnverifiedLayout:     Caution,
 	FlagBelowNoise:           Caution,
 	FlagApproximate:          Caution,
 	FlagNoFormula:            Caution,

@@ -62,6 +62,10 @@ const (
 	// by every emulated access (deterministic on one thread only; see
 	// Point.ExactTraffic).
 	SourceEmulated = "emulated"
+	// SourceTimes: only the time was measured, W and Q are unknown (GPU
+	// kernels recorded by CUPTI's activity API without counters: rprof
+	// run --gpu).
+	SourceTimes = "times"
 )
 
 // Precision names used in points and roofs.
@@ -263,7 +267,7 @@ type Point struct {
 	Command []string  `json:"command"`
 	Created time.Time `json:"created"`
 	// Source says how W and Q were obtained: SourceCounters,
-	// SourceAnalytic, SourceEmulated or SourceEvents.
+	// SourceAnalytic, SourceEmulated, SourceEvents or SourceTimes.
 	Source string `json:"source"`
 
 	// WorkFlops is W, floating-point operations, after overhead subtraction

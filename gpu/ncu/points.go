@@ -2,7 +2,6 @@ package ncu
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rprof/rprof/roofline"
@@ -125,7 +124,7 @@ func (k *Kernel) Point(here roofline.Machine, created time.Time) roofline.Point 
 	if _, ok := k.Sums[MetricMemClock]; ok && t > 0 {
 		g.MemClockMHz = k.memWeighted / t / 1e6
 	}
-	p := roofline.Point{Schema: roofline.PointSchema, Label: shortName(k.Name), Command: []string{}, Created: created,
+	p := roofline.Point{Schema: roofline.PointSchema, Label: roofline.KernelLabel(k.Name), Command: []string{}, Created: created,
 		Source: roofline.SourceCounters, WorkFlops: &w, WorkByPrecision: byPrec, TrafficBytes: &q, Seconds: t,
 		CI: roofline.Uncertainty{N: 1, Seconds: roofline.Interval{Lo: t, Hi: t}}, Events: []roofline.EventCount{},
 		Flags: []roofline.Flag{}, Machine: here, Threads: roofline.GPUThreads, GPU: g}
@@ -138,12 +137,4 @@ func (k *Kernel) Point(here roofline.Machine, created time.Time) roofline.Point 
 		p.Intensity = &ai
 	}
 	return p
-}
-
-// shortName is a kernel's name without its parameter list, for labels.
-func shortName(name string) string {
-	if i := strings.IndexByte(name, '('); i > 0 {
-		return name[:i]
-	}
-	return name
 }

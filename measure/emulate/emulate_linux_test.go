@@ -1,7 +1,6 @@
 package emulate
 
 import (
-	"bytes"
 	"context"
 	"debug/elf"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/machine"
 )
 
@@ -154,72 +154,10 @@ func equalCounts(a, b map[string]uint64) bool {
 }
 
 // TestPluginIsRebuiltFromItsSources rebuilds the committed plugin with
-// plugin/build.sh and compares it byte for byte. The build is
-// reproducible for one compiler version, so the test skips when this
-// machine's gcc is not the one that built the committed file (named in its
-// .comment section).
+// plugin/build.sh and compares it byte for byte.
 func TestPluginIsRebuiltFromItsSources(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found")
-	}
-	builds := []string{"rprof-qemu-v1.so", "rprof-qemu-v2.so"}
-	committed, err := os.ReadFile(filepath.Join("plugin", builds[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := elfComment(committed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ver, err := exec.Command("gcc", "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _, _ := strings.Cut(string(ver), "\n")
-	if !strings.Contains(built, strings.TrimPrefix(first, "gcc ")) {
-		t.Skipf("the committed plugin was built by %q, this machine has %q: byte equality holds only for one compiler", built, first)
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"build.sh", "plugin.c", "fpclass.h", "qemu_api_common.h", "qemu_api_v1.h", "qemu_api_v2.h"} {
-		b, err := os.ReadFile(filepath.Join("plugin", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out, err := exec.Command("sh", filepath.Join(dir, "build.sh")).CombinedOutput(); err != nil {
-		t.Fatalf("build.sh: %v\n%s", err, out)
-	}
-	for _, so := range builds {
-		committed, err := os.ReadFile(filepath.Join("plugin", so))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rebuilt, err := os.ReadFile(filepath.Join(dir, so))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(rebuilt, committed) {
-			t.Errorf("plugin/%s differs from a build of its sources (%d vs %d bytes): run measure/emulate/plugin/build.sh and commit the result", so, len(rebuilt), len(committed))
-		}
-	}
-}
-
-// elfComment returns the .comment section of an ELF file (the compiler's
-// identification).
-func elfComment(b []byte) (string, error) {
-	f, err := elf.NewFile(bytes.NewReader(b))
-	if err != nil {
-		return "", err
-	}
-	s := f.Section(".comment")
-	if s == nil {
-		return "", errors.New("no .comment section")
-	}
-	d, err := s.Data()
-	return strings.TrimRight(string(d), "\x00"), err
+	testutil.CheckRebuilt(t, "plugin", []string{"plugin.c", "fpclass.h", "qemu_api_common.h", "qemu_api_v1.h", "qemu_api_v2.h"},
+		[]string{"rprof-qemu-v1.so", "rprof-qemu-v2.so"})
 }
 
 // objectFlops sums the FLOPs of the functions in objects whose name

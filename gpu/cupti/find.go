@@ -1,0 +1,78 @@
+package cupti
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// LibraryEnv names the environment variable that names libcupti.so; the
+// injection library reads it in the target too.
+const LibraryEnv = "RPROF_CUPTI_LIB"
+
+// searched are the places CUPTI is installed, in the order tried: the
+// toolkit that $CUDA_HOME or $CUDA_PATH names, NVIDIA's toolkit packages
+// (/usr/local/cuda, versioned or not; extras/CUPTI before CUDA 12.0,
+// lib64 since), Debian's and Ubuntu's libcupti package, and the pip
+// wheels PyTorch installs (nvidia-cuda-cupti-cu12).
+var searched = []string{
+	"$CUDA_HOME/extras/CUPTI/lib64", "$CUDA_HOME/lib64",
+	"$CUDA_PATH/extras/CUPTI/lib64", "$CUDA_PATH/lib64",
+	"/usr/local/cuda/extras/CUPTI/lib64", "/usr/local/cuda/lib64",
+	"/usr/local/cuda-*/extras/CUPTI/lib64", "/usr/local/cuda-*/lib64",
+	"/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+	"/usr/lib/python3*/site-packages/nvidia/cuda_cupti/lib",
+	"/usr/local/lib/python3*/dist-packages/nvidia/cuda_cupti/lib",
+}
+
+// NotFoundError: no libcupti was found where CUPTI is installed.
+type NotFoundError struct {
+	Searched []string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no CUPTI library (libcupti.so) in %s; name one with $%s", strings.Join(e.Searched, ", "), LibraryEnv)
+}
+
+// ErrNotFound matches every *NotFoundError.
+var ErrNotFound = errors.New("no CUPTI library")
+
+// Is makes every NotFoundError match ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// Find is the libcupti to open: the file $RPROF_CUPTI_LIB names, else the
+// first found in the usual places (searched), newest version first
+// within a directory (by name, descending). root prefixes every path ("" is /: tests give a
+// fake tree). Errors: *NotFoundError, or the named file's own.
+func Find(root string, getenv func(string) string) (string, error) {
+	if p := getenv(LibraryEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("$%s: %w", LibraryEnv, err)
+		}
+		return p, nil
+	}
+	var tried []string
+	for _, dir := range searched {
+		if strings.HasPrefix(dir, "$") {
+			v, rest, _ := strings.Cut(dir[1:], "/")
+			if getenv(v) == "" {
+				continue
+			}
+			dir = filepath.Join(getenv(v), rest)
+		}
+		tried = append(tried, dir)
+		matches, _ := filepath.Glob(filepath.Join(root, dir, "libcupti.so*"))
+		// libcupti.so.12.4.127 before libcupti.so.11.8; the development
+		// link libcupti.so, where alone, last.
+		sort.Sort(sort.Reverse(sort.StringSlice(matches)))
+		for _, m := range matches {
+			if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
+				return m, nil
+			}
+		}
+	}
+	return "", &NotFoundError{Searched: tried}
+}

@@ -1,0 +1,179 @@
+package cupti
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rprof/rprof/roofline"
+)
+
+// ErrNoCUDA: no process of the target initialised CUDA, so none loaded
+// the injection library and there is nothing to place.
+var ErrNoCUDA = errors.New("the target never initialised CUDA: no process loaded rprof's CUPTI library, so no kernel was recorded")
+
+// ErrNoKernels: CUPTI recorded, but the target launched no kernel.
+var ErrNoKernels = errors.New("CUPTI recorded no kernel: the target initialised CUDA but launched none")
+
+// ErrInsufficientPrivileges matches an *UnavailableError whose CUPTI call
+// was refused for want of privileges (NVreg_RestrictProfilingToAdminUsers).
+var ErrInsufficientPrivileges = errors.New("profiling is restricted to administrators")
+
+// UnavailableError is a run in which no process could record: CUPTI was
+// not found, too old, or refused (Call).
+type UnavailableError struct {
+	PID int
+	// Reason is one of the Reason constants, or "" when Call failed.
+	Reason, Detail string
+	Call           *CallError
+}
+
+func (e *UnavailableError) Error() string {
+	switch {
+	case e.Call != nil && e.Call.Code == ResultInsufficientPrivileges:
+		return fmt.Sprintf("CUPTI refused: %v: %v (the driver's NVreg_RestrictProfilingToAdminUsers=1; run as root or set it to 0)", e.Call, ErrInsufficientPrivileges)
+	case e.Call != nil:
+		return fmt.Sprintf("CUPTI failed in the target: %v", e.Call)
+	case e.Reason == ReasonNoLibrary:
+		return "no CUPTI library: " + e.Detail
+	case e.Reason == ReasonTooOld:
+		return "CUPTI too old: " + e.Detail
+	}
+	return "CUPTI unusable: " + e.Detail
+}
+
+// Is makes a refusal for want of privileges match
+// ErrInsufficientPrivileges.
+func (e *UnavailableError) Is(target error) bool {
+	return target == ErrInsufficientPrivileges && e.Call != nil && e.Call.Code == ResultInsufficientPrivileges
+}
+
+// Recording is what every process of one run recorded.
+type Recording struct {
+	Processes []Process
+}
+
+// Launches are every kernel launch recorded, or why there is none:
+// ErrNoCUDA, *UnavailableError (from the first process that could not
+// record), ErrNoKernels.
+func (r Recording) Launches() ([]Kernel, error) {
+	if len(r.Processes) == 0 {
+		return nil, ErrNoCUDA
+	}
+	var out []Kernel
+	recording := false
+	for _, p := range r.Processes {
+		recording = recording || p.Recording
+		out = append(out, p.Kernels...)
+	}
+	if !recording {
+		p := r.Processes[0]
+		e := &UnavailableError{PID: p.PID, Reason: p.Unavailable, Detail: p.Detail}
+		if len(p.Errors) > 0 {
+			e.Call = &p.Errors[0]
+		}
+		return nil, e
+	}
+	if len(out) == 0 {
+		return nil, ErrNoKernels
+	}
+	return out, nil
+}
+
+// Version is the CUPTI API version the processes opened (0: none).
+func (r Recording) Version() int {
+	for _, p := range r.Processes {
+		if p.Version > 0 {
+			return p.Version
+		}
+	}
+	return 0
+}
+
+// Flags are what the points of the run should carry beyond their tier:
+// records lost (dropped by CUPTI, or a process that did not exit and
+// flush), and a CUPTI newer than the record layout was checked against.
+func (r Recording) Flags() []roofline.Flag {
+	var lost []string
+	var flags []roofline.Flag
+	unverified := false
+	for _, p := range r.Processes {
+		if p.Dropped > 0 {
+			lost = append(lost, fmt.Sprintf("CUPTI dropped %d records in process %d", p.Dropped, p.PID))
+		}
+		if p.Recording && !p.Complete {
+			lost = append(lost, fmt.Sprintf("process %d did not exit normally, so its last records were not flushed", p.PID))
+		}
+		if p.UnverifiedLayout && !unverified {
+			unverified = true
+			flags = append(flags, roofline.Flag{Code: roofline.FlagUnverifiedLayout, Subject: roofline.SubjectSeconds,
+				Message: fmt.Sprintf("CUPTI API version %d is newer than %d, the last whose kernel record layout rprof checked (docs/gpu.md)", p.Version, p.CheckedVersion)})
+		}
+	}
+	if len(lost) > 0 {
+		flags = append(flags, roofline.Flag{Code: roofline.FlagLostRecords, Subject: roofline.SubjectSeconds,
+			Message: strings.Join(lost, "; ") + ": kernels are missing"})
+	}
+	return flags
+}
+
+// Group is one kernel's launches on one device, summed.
+type Group struct {
+	Name     string
+	Device   int
+	Launches int
+	// Nanoseconds is the launches' GPU time, summed.
+	Nanoseconds uint64
+}
+
+// Seconds is the launches' GPU time, summed.
+func (g Group) Seconds() float64 { return float64(g.Nanoseconds) / 1e9 }
+
+// Groups sums launches by kernel name and device, in the order of their
+// first launch.
+func Groups(ks []Kernel) []Group {
+	var out []Group
+	index := map[string]int{}
+	for _, k := range ks {
+		key := fmt.Sprintf("%d\x00%s", k.Device, k.Name)
+		i, ok := index[key]
+		if !ok {
+			i = len(out)
+			index[key] = i
+			out = append(out, Group{Name: k.Name, Device: k.Device})
+		}
+		out[i].Launches++
+		out[i].Nanoseconds += k.End - k.Start
+	}
+	return out
+}
+
+// TimesOnly is why the points carry no W or Q: tier (a)'s counters are
+// not read.
+const TimesOnly = "kernel times only (tier c): W and Q need CUPTI's range profiler, which rprof does not use yet"
+
+// Device is what the driver says of the device a kernel ran on; its
+// clocks are the driver's peak clocks.
+type Device struct {
+	Name                    string
+	ComputeCapability       string
+	SMClockMHz, MemClockMHz float64
+}
+
+// Point is the group's point: T its summed GPU time, without W or Q
+// (flagged gpu-times-only), with the device and its clocks where dev is
+// known (nil: the device index alone).
+func (g Group) Point(dev *Device, here roofline.Machine, created time.Time) roofline.Point {
+	k := &roofline.GPUKernel{Kernel: g.Name, Launches: g.Launches, Device: g.Device, Tool: "cupti"}
+	if dev != nil {
+		k.DeviceName, k.ComputeCapability = dev.Name, dev.ComputeCapability
+		k.SMClockMHz, k.MemClockMHz, k.ClockSource = dev.SMClockMHz, dev.MemClockMHz, roofline.ClockSourceAttribute
+	}
+	t := g.Seconds()
+	return roofline.Point{Schema: roofline.PointSchema, Label: roofline.KernelLabel(g.Name), Command: []string{}, Created: created,
+		Source: roofline.SourceTimes, Seconds: t, Events: []roofline.EventCount{},
+		CI:      roofline.Uncertainty{N: 1, Seconds: roofline.Interval{Lo: t, Hi: t}},
+		Flags:   []roofline.Flag{{Code: roofline.FlagGPUTimesOnly, Subject: roofline.SubjectPlacement, Message: TimesOnly}},
+		Machine: here, Threads: roofline.GPUThreads, GPU: k}
+}

@@ -1,0 +1,206 @@
+package cupti
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The injection library's output, one file per process that initialised
+// CUDA, one record a line, fields separated by tabs (inject/inject.c
+// writes it):
+//
+//	rprof-cupti FORMAT PID            first line
+//	cupti VERSION PATH                CUPTI's API version and the library opened
+//	unavailable REASON DETAIL         CUPTI cannot record (no-library, no-symbol, too-old)
+//	unverified-layout VERSION CHECKED kernel records of a CUPTI newer than the checked one
+//	error CALL CODE NAME              a CUPTI call failed (CUptiResult and its name)
+//	recording kernels                 the activity API is on
+//	kernel DEV CTX STREAM START END GX,GY,GZ BX,BY,BZ CORRELATION NAME
+//	dropped N                         records CUPTI dropped for want of buffer
+//	end                               written at the process's exit
+const format = 1
+
+// Reasons the injection library gives for CUPTI being unavailable.
+const (
+	// ReasonNoLibrary: libcupti could not be opened.
+	ReasonNoLibrary = "no-library"
+	// ReasonNoSymbol: the library lacks a function rprof calls.
+	ReasonNoSymbol = "no-symbol"
+	// ReasonTooOld: CUPTI's API version predates the kernel records
+	// rprof reads.
+	ReasonTooOld = "too-old"
+)
+
+// Kernel is one kernel launch's activity record.
+type Kernel struct {
+	Name    string
+	Device  int
+	Context uint32
+	Stream  uint32
+	// Start and End are CUPTI's timestamps (nanoseconds).
+	Start, End  uint64
+	Grid, Block [3]int
+	Correlation uint32
+}
+
+// CallError is a CUPTI call that failed in the target.
+type CallError struct {
+	Call string
+	Code int    // the CUptiResult
+	Name string // its name, CUPTI_ERROR_...
+}
+
+// CUPTI's results that callers act on (cupti_result.h).
+const (
+	ResultInsufficientPrivileges = 35
+)
+
+func (e *CallError) Error() string {
+	return fmt.Sprintf("%s: %s (%d)", e.Call, e.Name, e.Code)
+}
+
+// Process is what one process of the target recorded.
+type Process struct {
+	PID int
+	// Version is CUPTI's API version (0: not opened), Library the file
+	// opened.
+	Version int
+	Library string
+	// Unavailable is why CUPTI could not record ("": it could); Detail
+	// says more.
+	Unavailable, Detail string
+	// Errors are the CUPTI calls that failed.
+	Errors []CallError
+	// Recording says the activity API was on.
+	Recording bool
+	// UnverifiedLayout: CUPTI is newer than the version whose record
+	// layout was checked (CheckedVersion).
+	UnverifiedLayout bool
+	CheckedVersion   int
+	Kernels          []Kernel
+	// Dropped counts the records CUPTI dropped.
+	Dropped uint64
+	// Complete says the process exited and its records were flushed.
+	Complete bool
+}
+
+// ErrFormat is a file the injection library did not write.
+var ErrFormat = errors.New("not a record file of rprof's CUPTI injection library")
+
+// Parse reads one process's file.
+func Parse(r io.Reader) (Process, error) {
+	var p Process
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		f := strings.Split(sc.Text(), "\t")
+		if n == 1 {
+			if len(f) != 3 || f[0] != "rprof-cupti" || f[1] != strconv.Itoa(format) {
+				return p, ErrFormat
+			}
+			pid, err := strconv.Atoi(f[2])
+			if err != nil {
+				return p, fmt.Errorf("%w: line 1: %v", ErrFormat, err)
+			}
+			p.PID = pid
+			continue
+		}
+		if err := p.record(f); err != nil {
+			return p, fmt.Errorf("line %d: %w", n, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return p, err
+	}
+	if p.PID == 0 {
+		return p, ErrFormat
+	}
+	return p, nil
+}
+
+// fields are the fields each record has after its name.
+var fields = map[string]int{"cupti": 2, "unavailable": 2, "unverified-layout": 2, "error": 3,
+	"recording": 1, "kernel": 9, "dropped": 1, "end": 0}
+
+func (p *Process) record(f []string) error {
+	want, ok := fields[f[0]]
+	if !ok {
+		return fmt.Errorf("unknown record %q", f[0])
+	}
+	if len(f)-1 != want {
+		return fmt.Errorf("%s has %d fields, want %d", f[0], len(f)-1, want)
+	}
+	var err error
+	switch f[0] {
+	case "cupti":
+		p.Version, err = strconv.Atoi(f[1])
+		p.Library = f[2]
+	case "unavailable":
+		p.Unavailable, p.Detail = f[1], f[2]
+	case "unverified-layout":
+		p.UnverifiedLayout = true
+		p.CheckedVersion, err = strconv.Atoi(f[2])
+	case "error":
+		var code int
+		code, err = strconv.Atoi(f[2])
+		p.Errors = append(p.Errors, CallError{Call: f[1], Code: code, Name: f[3]})
+	case "recording":
+		p.Recording = true
+	case "kernel":
+		var k Kernel
+		k, err = parseKernel(f[1:])
+		p.Kernels = append(p.Kernels, k)
+	case "dropped":
+		var d uint64
+		d, err = strconv.ParseUint(f[1], 10, 64)
+		p.Dropped += d
+	case "end":
+		p.Complete = true
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", f[0], err)
+	}
+	return nil
+}
+
+func parseKernel(f []string) (Kernel, error) {
+	k := Kernel{Name: f[8]}
+	var nums [5]uint64
+	for i, s := range []string{f[0], f[1], f[2], f[3], f[4]} {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return k, err
+		}
+		nums[i] = v
+	}
+	k.Device, k.Context, k.Stream, k.Start, k.End = int(nums[0]), uint32(nums[1]), uint32(nums[2]), nums[3], nums[4]
+	if k.End < k.Start {
+		return k, fmt.Errorf("%s ends (%d) before it starts (%d)", k.Name, k.End, k.Start)
+	}
+	for i, dims := range []*[3]int{&k.Grid, &k.Block} {
+		d := strings.Split(f[5+i], ",")
+		if len(d) != 3 {
+			return k, fmt.Errorf("%q: want three dimensions", f[5+i])
+		}
+		for j, s := range d {
+			v, err := strconv.Atoi(s)
+			if err != nil {
+				return k, err
+			}
+			dims[j] = v
+		}
+	}
+	c, err := strconv.ParseUint(f[7], 10, 32)
+	k.Correlation = uint32(c)
+	return k, err
+}
+
+// sortProcesses orders processes by PID.
+func sortProcesses(ps []Process) {
+	slices.SortFunc(ps, func(a, b Process) int { return a.PID - b.PID })
+}

@@ -1,0 +1,174 @@
+package cupti
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rprof/rprof/internal/testutil"
+)
+
+// fakes builds testdata's fake libcupti and CUDA program with gcc, or
+// skips: they prove the injection library's side of the pipe without a
+// GPU.
+func fakes(t *testing.T) (lib, target string) {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found: the fake libcupti and target are built from C in the test")
+	}
+	dir := t.TempDir()
+	lib, target = filepath.Join(dir, "libcupti.so"), filepath.Join(dir, "target")
+	for _, args := range [][]string{
+		{"-shared", "-fPIC", "-Wall", "-Werror", "-o", lib, "testdata/fakecupti.c"},
+		{"-Wall", "-Werror", "-o", target, "testdata/target.c", "-ldl"},
+	} {
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, out)
+		}
+	}
+	return lib, target
+}
+
+// record runs argv in a session whose target opens library, with the
+// fake's environment fake, and reads what it recorded.
+func record(t *testing.T, library string, fake []string, argv ...string) Recording {
+	t.Helper()
+	s, err := NewSession(filepath.Join(t.TempDir(), "run"), library)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = s.Env(append(os.Environ(), fake...))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", argv, err, out)
+	}
+	r, err := s.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestInjectionRecordsTheKernelsCUPTIHandsIt(t *testing.T) {
+	lib, target := fakes(t)
+	r := record(t, lib, []string{"FAKE_CUPTI_KERNELS=0,1000,5000,_Z4axpyPfS_f;1,2000,2600,gemm_kernel;0,6000,9000,_Z4axpyPfS_f"}, target)
+	ks, err := r.Launches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Kernel{
+		{Name: "_Z4axpyPfS_f", Device: 0, Context: 1, Stream: 7, Start: 1000, End: 5000, Grid: [3]int{132, 1, 1}, Block: [3]int{256, 1, 1}, Correlation: 1},
+		{Name: "gemm_kernel", Device: 1, Context: 1, Stream: 7, Start: 2000, End: 2600, Grid: [3]int{132, 1, 1}, Block: [3]int{256, 1, 1}, Correlation: 2},
+		{Name: "_Z4axpyPfS_f", Device: 0, Context: 1, Stream: 7, Start: 6000, End: 9000, Grid: [3]int{132, 1, 1}, Block: [3]int{256, 1, 1}, Correlation: 3},
+	}
+	if len(ks) != len(want) {
+		t.Fatalf("got %d launches, want %d: %+v", len(ks), len(want), ks)
+	}
+	for i := range want {
+		if ks[i] != want[i] {
+			t.Errorf("launch %d: got %+v, want %+v", i, ks[i], want[i])
+		}
+	}
+	p := r.Processes[0]
+	if p.Version != 18 || p.Library != lib || !p.Complete || p.UnverifiedLayout {
+		t.Errorf("process: %+v", p)
+	}
+	if f := r.Flags(); len(f) != 0 {
+		t.Errorf("flags of a clean run: %+v", f)
+	}
+	g := Groups(ks)
+	if len(g) != 2 || g[0].Launches != 2 || g[0].Nanoseconds != 7000 || g[1].Name != "gemm_kernel" {
+		t.Errorf("groups: %+v", g)
+	}
+}
+
+func TestInjectionSaysWhyNothingWasRecorded(t *testing.T) {
+	lib, target := fakes(t)
+	tests := []struct {
+		name    string
+		library string
+		fake    []string
+		argv    []string
+		want    error
+		reason  string
+		message string
+	}{
+		{name: "no library", library: filepath.Join(t.TempDir(), "libcupti.so.12"), argv: []string{target},
+			reason: ReasonNoLibrary, message: "no CUPTI library: "},
+		{name: "too old", library: lib, fake: []string{"FAKE_CUPTI_VERSION=9"}, argv: []string{target},
+			reason: ReasonTooOld, message: "CUPTI too old: CUPTI API version 9"},
+		{name: "profiling restricted", library: lib, fake: []string{"FAKE_CUPTI_ENABLE=35"}, argv: []string{target},
+			want: ErrInsufficientPrivileges, message: "NVreg_RestrictProfilingToAdminUsers"},
+		{name: "another failure", library: lib, fake: []string{"FAKE_CUPTI_ENABLE=999"}, argv: []string{target},
+			message: "CUPTI failed in the target: cuptiActivityEnable: CUPTI_ERROR_UNKNOWN (999)"},
+		{name: "no CUDA", library: lib, argv: []string{"true"}, want: ErrNoCUDA, message: "never initialised CUDA"},
+		{name: "no kernel", library: lib, argv: []string{target}, want: ErrNoKernels, message: "launched none"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := record(t, tt.library, tt.fake, tt.argv...).Launches()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("error %v is not %v", err, tt.want)
+			}
+			var ue *UnavailableError
+			if tt.reason != "" && (!errors.As(err, &ue) || ue.Reason != tt.reason) {
+				t.Errorf("error %#v: want reason %s", err, tt.reason)
+			}
+			if !strings.Contains(err.Error(), tt.message) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q: want one line with %q", err, tt.message)
+			}
+		})
+	}
+}
+
+func TestInjectionFlagsLostAndUnverifiedRecords(t *testing.T) {
+	lib, target := fakes(t)
+	kernels := "FAKE_CUPTI_KERNELS=0,1,2,k"
+	tests := []struct {
+		name string
+		fake []string
+		argv []string
+		want string
+	}{
+		{name: "dropped", fake: []string{kernels, "FAKE_CUPTI_DROPPED=3"}, argv: []string{target}, want: "lost-records: CUPTI dropped 3 records"},
+		{name: "no exit", fake: []string{kernels}, argv: []string{target, "crash"}, want: "lost-records: process"},
+		{name: "newer CUPTI", fake: []string{kernels, "FAKE_CUPTI_VERSION=26"}, argv: []string{target}, want: "unverified-layout: CUPTI API version 26 is newer than 18"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, f := range record(t, lib, tt.fake, tt.argv...).Flags() {
+				got = append(got, f.Code+": "+f.Message)
+			}
+			if len(got) != 1 || !strings.HasPrefix(got[0], tt.want) {
+				t.Errorf("flags %q, want one starting %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestInjectionIsRebuiltFromItsSources rebuilds the committed injection
+// library with inject/build.sh and compares it byte for byte, and checks
+// that it is the one embedded.
+func TestInjectionIsRebuiltFromItsSources(t *testing.T) {
+	committed, err := os.ReadFile(filepath.Join("inject", libName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(committed, injection) {
+		t.Fatal("the embedded library is not inject/" + libName)
+	}
+	testutil.CheckRebuilt(t, "inject", []string{"inject.c"}, []string{libName})
+}
