@@ -6,11 +6,12 @@
 #   - FMA peaks against likwid-bench peakflops_{avx512_fma,avx_fma,sse}
 #     (double and single precision) at each thread count;
 #   - L1, L2, L3 and DRAM bandwidth against likwid-bench's best kernel of
-#     stream_mem, stream, load, update and daxpy (avx512; the ones that were
-#     best somewhere on the Zen 5 guest among its 14 double-precision
-#     bandwidth kernels: update at L2, L3 and DRAM, daxpy at L1 and DRAM),
-#     at rprof's own working set or at half the level's size (from rprof's
-#     document: level_bytes, whatever its source), or 1 GB in DRAM. A
+#     stream_mem, stream, load, update, daxpy, triad (fma), copy, store and
+#     ddot (avx512; update was best at L2, L3 and DRAM on the Zen 5 guest,
+#     daxpy at L1 and DRAM, triad_avx512_fma at L1 on the Intel guest), at
+#     rprof's own working set or at half the level's size (from rprof's
+#     document: level_bytes, whatever its source), 32 kB per thread in L1,
+#     or 1 GB in DRAM. A
 #     selection pass first runs them all against a --quick document; each
 #     pair then times only the one that read highest there, once, as the
 #     DGEMM loop's best shape is timed again;
@@ -91,15 +92,19 @@ lb() { # test size threads field
 
 compute_pairs="avx512-fma-fp64:peakflops_avx512_fma avx2-fma-fp64:peakflops_avx_fma sse-fma-fp64:peakflops_sse avx512-fma-fp32:peakflops_sp_avx512_fma avx2-fma-fp32:peakflops_sp_avx_fma sse-fma-fp32:peakflops_sp_sse"
 
-bw_kernels="stream_mem_avx512 stream_avx512 load_avx512 update_avx512 daxpy_avx512"
+# triad_avx512_fma at 32 kB per thread was likwid-bench's best L1 kernel on
+# an Intel AVX-512 guest (issue 25); copy, store and ddot complete the set.
+bw_kernels="stream_mem_avx512 stream_avx512 load_avx512 update_avx512 daxpy_avx512 triad_avx512_fma copy_avx512 store_avx512 ddot_avx512"
 
 # bw_sizes DOC T LEVEL: the working sets likwid-bench runs at for a
 # bandwidth roof, as "kind size" lines: rprof's working set (ws), half the
-# level's size (half; level_bytes, whatever its source) and, in DRAM, 1 GB.
+# level's size (half; level_bytes, whatever its source), in L1 32 kB per
+# thread and in DRAM 1 GB.
 bw_sizes() {
 	jq -r --arg l "$3" --argjson t "$2" '.bandwidth[] | select(.level == $l and .threads == $t) |
 		"ws \(.working_set_bytes / 1024 | floor)kB", (if .level_bytes then "half \(.level_bytes / 2048 | floor)kB" else empty end)' "$1"
 	[ "$3" = DRAM ] && echo "1g 1000000kB"
+	[ "$3" = L1 ] && echo "32k $((32 * $2))kB" # 32 kB per thread (-W sizes are totals)
 	return 0
 }
 
