@@ -131,7 +131,8 @@ static struct {
 	int host_addrs; /* guest addresses are host addresses */
 	/* the main thread's stack, modelled at addresses relative to the
 	 * image's first access (see stack_find); stack_found is set once
-	 * it was looked for */
+	 * it was looked for, and until then stack_lo and stack_len span
+	 * every address, so that the callbacks test one range */
 	uint64_t stack_lo, stack_len, stack_anchor;
 	int stack_found;
 	int vcpu_overflow;
@@ -147,7 +148,6 @@ static struct {
 	 * vCPU (when no call= needs each vCPU's totals as it runs) */
 	struct qemu_plugin_scoreboard **execs;
 #endif
-	struct vcpu **vcpus; /* MAX_VCPUS */
 	FILE *disas_out;
 
 	/* call=: the function's offset from the load base, size, and the
@@ -162,7 +162,10 @@ static struct {
 	pthread_mutex_t call_lock;
 	struct call *calls; /* in the order they returned */
 	size_t ncalls, calls_cap;
-} g = {.line = 64, .lock = PTHREAD_MUTEX_INITIALIZER, .call_lock = PTHREAD_MUTEX_INITIALIZER};
+} g = {.line = 64, .stack_len = UINT64_MAX, .lock = PTHREAD_MUTEX_INITIALIZER, .call_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* vcpus holds each vCPU's counts, made at its first use. */
+static struct vcpu *vcpus[MAX_VCPUS];
 
 /* bump adds n to one of a vCPU's totals; a relaxed atomic store (a plain
  * store on x86-64) lets other vCPUs read it whole while it runs. */
@@ -197,7 +200,8 @@ static struct vcpu *vcpu_new(void)
 	return v;
 }
 
-static inline struct vcpu *vcpu_get(unsigned int idx)
+/* vcpu_make returns vCPU idx's counts, made at its first use. */
+static __attribute__((noinline, cold)) struct vcpu *vcpu_make(unsigned int idx)
 {
 	struct vcpu *v;
 	if (idx >= MAX_VCPUS) {
@@ -206,17 +210,23 @@ static inline struct vcpu *vcpu_get(unsigned int idx)
 		__atomic_store_n(&g.vcpu_overflow, 1, __ATOMIC_RELAXED);
 		idx = MAX_VCPUS - 1;
 	}
-	v = __atomic_load_n(&g.vcpus[idx], __ATOMIC_ACQUIRE);
+	v = __atomic_load_n(&vcpus[idx], __ATOMIC_ACQUIRE);
 	if (v)
 		return v;
 	pthread_mutex_lock(&g.lock);
-	v = g.vcpus[idx];
+	v = vcpus[idx];
 	if (!v) {
 		v = vcpu_new();
-		__atomic_store_n(&g.vcpus[idx], v, __ATOMIC_RELEASE);
+		__atomic_store_n(&vcpus[idx], v, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&g.lock);
 	return v;
+}
+
+static inline struct vcpu *vcpu_get(unsigned int idx)
+{
+	struct vcpu *v = idx < MAX_VCPUS ? __atomic_load_n(&vcpus[idx], __ATOMIC_ACQUIRE) : NULL;
+	return __builtin_expect(v != NULL, 1) ? v : vcpu_make(idx);
 }
 
 /* tbcount_get returns this vCPU's counters of block id; only the vCPU's
@@ -458,6 +468,10 @@ static void on_tb_exec(unsigned int vcpu_index, void *udata)
 	uint32_t id = (uint32_t)(uintptr_t)udata;
 	const struct tbinfo *ti = tbinfo_get(id);
 	tbcount_get(v, id)->execs++;
+	/* The running totals are read only to time calls (call=); the
+	 * output's come from the blocks' counts. */
+	if (!g.call_path)
+		return;
 	for (int p = 0; p < RP_NPREC; p++)
 		if (ti->flops[p])
 			bump(&v->n.flops[p], ti->flops[p]);
@@ -478,8 +492,13 @@ static void stack_find(uint64_t vaddr)
 	FILE *m;
 	char line[4352];
 	pthread_mutex_lock(&g.lock);
-	if (g.stack_found || !g.host_addrs || !(m = fopen("/proc/self/maps", "r"))) {
-		g.stack_found = 1;
+	if (g.stack_found) {
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	g.stack_len = 0;
+	if (!g.host_addrs || !(m = fopen("/proc/self/maps", "r"))) {
+		__atomic_store_n(&g.stack_found, 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&g.lock);
 		return;
 	}
@@ -502,53 +521,171 @@ static void stack_find(uint64_t vaddr)
 	pthread_mutex_unlock(&g.lock);
 }
 
-static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+/* stack_addr is where the model places vaddr, an address in the main
+ * stack's mapping or one of the image's first accesses (the mapping is
+ * unknown until then: stack_lo and stack_len span everything). */
+static inline uint64_t stack_addr(uint64_t vaddr)
+{
+	if (__builtin_expect(!__atomic_load_n(&g.stack_found, __ATOMIC_ACQUIRE), 0)) {
+		stack_find(vaddr);
+		if (vaddr - g.stack_lo >= g.stack_len)
+			return vaddr;
+	}
+	return vaddr - g.stack_anchor + STACK_BASE;
+}
+
+/* hint_of is line's L1 way hint. */
+static inline uint32_t *hint_of(struct vcpu *v, uint64_t line)
+{
+	return &v->hint[(line ^ (line >> HINT_BITS) ^ (line >> (2 * HINT_BITS))) &
+	                ((1u << HINT_BITS) - 1)];
+}
+
+/* mem_line models an access to line that is not a repeat of the last
+ * one, as a demand access to L1. */
+static inline void mem_line(struct vcpu *v, uint64_t line, int store, uint32_t tb)
+{
+	int was = line == v->last_line && v->last_dirty;
+	/* An L1 hit where the line was last seen is the whole access: the
+	 * same as access_line's hit, without the search. */
+	uint32_t *h = hint_of(v, line);
+	if (v->lv[0].tags[*h] == line + 1)
+		use(&v->lv[0], *h, store, tb);
+	else
+		*h = (uint32_t)access_line(v, 0, line, store, tb);
+	v->last_line = line;
+	v->last_dirty = was || store;
+}
+
+/* mem_lines models an access of size bytes at vaddr (placed) that the
+ * callbacks did not settle: one that crosses a line, or whose line L1
+ * does not hold where its hint says. */
+static __attribute__((noinline)) void mem_lines(struct vcpu *v, uint64_t vaddr, uint64_t size,
+                                                int store, uint32_t tb)
+{
+	uint64_t first = vaddr >> g.line_shift, last = (vaddr + size - 1) >> g.line_shift;
+	for (uint64_t line = first; line <= last; line++)
+		if (line != v->last_line || (store && !v->last_dirty))
+			mem_line(v, line, store, tb);
+}
+
+/* on_access counts an access's bytes and feeds it to the model; it runs
+ * for every access, so what is common costs no call. Several accesses to
+ * one line in a row (a ymm load arrives as four 8-byte ones under QEMU
+ * 7.2) change nothing in the model after the first, the line being the
+ * most recent in L1 already (and dirty, for a store); an L1 hit where the
+ * hint says is one update. udata is the access's block. */
+static inline __attribute__((always_inline)) void on_access(unsigned int vcpu_index,
+                                                            qemu_plugin_meminfo_t info,
+                                                            uint64_t vaddr, void *udata,
+                                                            int store)
 {
 	struct vcpu *v = vcpu_get(vcpu_index);
-	uintptr_t ud = (uintptr_t)udata;
-	uint32_t tb = (uint32_t)(ud >> 1);
+	uint32_t tb = (uint32_t)(uintptr_t)udata;
 	uint64_t size = 1ull << qemu_plugin_mem_size_shift(info);
-	int store = qemu_plugin_mem_is_store(info);
 
-	if (__builtin_expect(!__atomic_load_n(&g.stack_found, __ATOMIC_ACQUIRE), 0))
-		stack_find(vaddr);
-	if (vaddr - g.stack_lo < g.stack_len)
-		vaddr = vaddr - g.stack_anchor + STACK_BASE;
-	uint64_t first = vaddr >> g.line_shift, last = (vaddr + size - 1) >> g.line_shift;
-
+	if (__builtin_expect(vaddr - g.stack_lo < g.stack_len, 0))
+		vaddr = stack_addr(vaddr);
 	bump(store ? &v->n.st_bytes : &v->n.ld_bytes, size);
 	tbcount_get(v, tb)->core += size;
-
-	if (store && (ud & 1)) { /* non-temporal: to DRAM, once per line */
-		for (uint64_t line = first; line <= last; line++) {
-			if (line != v->last_nt) {
-				invalidate(v, line);
-				bump(&v->n.nt_bytes, g.line);
-				tbcount_get(v, tb)->dram += g.line;
-				v->last_nt = line;
-			}
-		}
-		v->last_line = NO_LINE;
+	uint64_t line = vaddr >> g.line_shift;
+	if (__builtin_expect((vaddr + size - 1) >> g.line_shift != line, 0)) {
+		mem_lines(v, vaddr, size, store, tb);
 		return;
 	}
-	for (uint64_t line = first; line <= last; line++) {
-		/* Several accesses to one line in a row (a ymm load arrives as
-		 * four 8-byte ones) change nothing after the first: the line is
-		 * the most recent in L1 already. */
-		if (line == v->last_line && (!store || v->last_dirty))
-			continue;
-		int was = line == v->last_line && v->last_dirty;
-		/* An L1 hit where the line was last seen is the whole access:
-		 * the same as access_line's hit, without the search. */
-		uint32_t *h = &v->hint[(line ^ (line >> HINT_BITS) ^ (line >> (2 * HINT_BITS))) &
-		                       ((1u << HINT_BITS) - 1)];
-		if (v->lv[0].tags[*h] == line + 1)
-			use(&v->lv[0], *h, store, tb);
-		else
-			*h = (uint32_t)access_line(v, 0, line, store, tb);
-		v->last_line = line;
-		v->last_dirty = was || store;
+	if (line == v->last_line && (!store || v->last_dirty))
+		return;
+	uint32_t *h = hint_of(v, line);
+	if (v->lv[0].tags[*h] != line + 1) {
+		mem_lines(v, vaddr, size, store, tb);
+		return;
 	}
+	use(&v->lv[0], *h, store, tb);
+	v->last_dirty = store || (line == v->last_line && v->last_dirty);
+	v->last_line = line;
+}
+
+#ifdef RP_MEM_FILTERED
+/* Loads and stores have a callback each (QEMU calls only the one that
+ * matches an access), so neither asks QEMU which it is. */
+static void on_load(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                    void *udata)
+{
+	on_access(vcpu_index, info, vaddr, udata, 0);
+}
+
+static void on_store(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                     void *udata)
+{
+	on_access(vcpu_index, info, vaddr, udata, 1);
+}
+
+#else
+/* QEMU 7.2 (API version 1) calls a callback registered for loads at
+ * stores, and one for stores at every access: one callback asks. */
+static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                   void *udata)
+{
+	if (qemu_plugin_mem_is_store(info))
+		on_access(vcpu_index, info, vaddr, udata, 1);
+	else
+		on_access(vcpu_index, info, vaddr, udata, 0);
+}
+#endif
+
+/* store_nt counts a non-temporal store (udata: its block): its lines
+ * leave the caches and go to DRAM, each once. */
+static void store_nt(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                     void *udata)
+{
+	struct vcpu *v = vcpu_get(vcpu_index);
+	uint32_t tb = (uint32_t)(uintptr_t)udata;
+	uint64_t size = 1ull << qemu_plugin_mem_size_shift(info);
+
+	if (vaddr - g.stack_lo < g.stack_len)
+		vaddr = stack_addr(vaddr);
+	bump(&v->n.st_bytes, size);
+	tbcount_get(v, tb)->core += size;
+	for (uint64_t line = vaddr >> g.line_shift; line <= (vaddr + size - 1) >> g.line_shift;
+	     line++) {
+		if (line != v->last_nt) {
+			invalidate(v, line);
+			bump(&v->n.nt_bytes, g.line);
+			tbcount_get(v, tb)->dram += g.line;
+			v->last_nt = line;
+		}
+	}
+	v->last_line = NO_LINE;
+}
+
+/* on_mem_nt is the callback of an instruction storing non-temporally. */
+static void on_mem_nt(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                      void *udata)
+{
+	if (qemu_plugin_mem_is_store(info))
+		store_nt(vcpu_index, info, vaddr, udata);
+	else
+		on_access(vcpu_index, info, vaddr, udata, 0);
+}
+
+/* register_mem has QEMU call the model at each of insn's accesses. */
+static void register_mem(struct qemu_plugin_insn *insn, uint32_t tid, int nt)
+{
+	void *ud = (void *)(uintptr_t)tid;
+	if (nt) {
+		qemu_plugin_register_vcpu_mem_cb(insn, on_mem_nt, QEMU_PLUGIN_CB_NO_REGS,
+		                                 QEMU_PLUGIN_MEM_RW, ud);
+		return;
+	}
+#ifdef RP_MEM_FILTERED
+	qemu_plugin_register_vcpu_mem_cb(insn, on_load, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_R,
+	                                 ud);
+	qemu_plugin_register_vcpu_mem_cb(insn, on_store, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
+	                                 ud);
+#else
+	qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
+	                                 ud);
+#endif
 }
 
 /* ---- per-call counts of one function (call=) ---- */
@@ -560,7 +697,7 @@ static void snapshot(struct totals *sum)
 {
 	memset(sum, 0, sizeof(*sum));
 	for (int i = 0; i < MAX_VCPUS; i++) {
-		struct vcpu *v = __atomic_load_n(&g.vcpus[i], __ATOMIC_ACQUIRE);
+		struct vcpu *v = __atomic_load_n(&vcpus[i], __ATOMIC_ACQUIRE);
 		if (!v)
 			continue;
 		const uint64_t *from = (const uint64_t *)&v->n;
@@ -731,9 +868,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (g.call_path)
 			register_call(insn, bytes, len);
 		if (g.nlevels > 0)
-			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
-			                                 QEMU_PLUGIN_MEM_RW,
-			                                 (void *)(((uintptr_t)tid << 1) | fp.nt));
+			register_mem(insn, tid, fp.nt);
 	}
 	*tbinfo_get(tid) = info;
 	if (work && count_inline(tb, tid))
@@ -784,7 +919,7 @@ static char *write_output(const char *exec_path)
 	FILE *f;
 
 	for (int i = 0; i < MAX_VCPUS; i++) {
-		struct vcpu *v = g.vcpus[i];
+		struct vcpu *v = vcpus[i];
 		if (!v)
 			continue;
 		nv++;
@@ -829,7 +964,7 @@ static char *write_output(const char *exec_path)
 		struct tbinfo *ti = id ? tbinfo_get(id) : NULL;
 		uint64_t execs = inline_execs(id), dram_b = 0, core_b = 0;
 		for (int i = 0; i < MAX_VCPUS; i++) {
-			struct vcpu *v = g.vcpus[i];
+			struct vcpu *v = vcpus[i];
 			struct tbcount *c;
 			if (!v || !(c = v->chunks[id >> CHUNK_BITS]))
 				continue;
@@ -900,7 +1035,7 @@ static void on_exit_cb(qemu_plugin_id_t id, void *udata)
 static void atfork_child(void)
 {
 	for (int i = 0; i < MAX_VCPUS; i++) {
-		struct vcpu *v = g.vcpus[i];
+		struct vcpu *v = vcpus[i];
 		if (!v)
 			continue;
 		for (int c = 0; c < MAX_CHUNKS; c++)
@@ -913,7 +1048,7 @@ static void atfork_child(void)
 			free(v->lv[l].owner);
 		}
 		free(v);
-		g.vcpus[i] = NULL;
+		vcpus[i] = NULL;
 	}
 	inline_reset();
 	g.ncalls = 0;
@@ -1221,8 +1356,7 @@ RP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 	while ((1u << g.line_shift) < g.line)
 		g.line_shift++;
 	g.tbs = calloc(MAX_CHUNKS, sizeof(*g.tbs));
-	g.vcpus = calloc(MAX_VCPUS, sizeof(*g.vcpus));
-	if (!g.tbs || !g.vcpus)
+	if (!g.tbs)
 		return -1;
 #ifdef RP_HAVE_SCOREBOARD
 	g.execs = calloc(MAX_CHUNKS, sizeof(*g.execs));
