@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 apt_pkgs=(
 	libopenblas0-pthread libopenblas-dev libblis4-openmp likwid chromium linux-perf
 	qemu-user                           # --count emulate
-	libglib2.0-dev ninja-build pkg-config python3-venv  # builds QEMU 10 (below)
+	libglib2.0-dev ninja-build pkg-config python3-venv libcapstone-dev  # builds QEMU 10 (below)
 	libdnnl2 libdnnl-dev python3-torch  # rprof dnn
 	curl                                # fetches oneDNN 3.x (below)
 	openmpi-bin libopenmpi-dev mpich libmpich-dev slurm-wlm munge iproute2  # MPI and Slurm
@@ -123,11 +123,13 @@ fi
 # a cache later runs reuse. apt downloads the source and the two build
 # tools Debian 12's are too old for (meson 1.7, pycotap), checked against
 # trixie's signed indexes, from a trixie source added for the download,
-# pinned so that nothing installs from it, and removed right after. A
+# pinned so that nothing installs from it, and removed right after. It is
+# built with capstone, since QEMU 10 disassembles x86 (the plugin's disas=)
+# only through it; the cache's name says so, as an older cache lacks it. A
 # failed build is not a failed run: the v2 tests are left out, and the
 # reason is printed.
 qemu10_version=1:10.0.13+ds-0+deb13u1
-qemu10_dir=${RPROF_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rprof-test}/qemu-10.0.13
+qemu10_dir=${RPROF_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rprof-test}/qemu-10.0.13-capstone
 fetch_qemu10() {
 	local dir=$qemu10_dir src=/etc/apt/sources.list.d/rprof-trixie.sources pin=/etc/apt/preferences.d/rprof-trixie
 	[ -x "$dir/qemu-x86_64" ] && return 0
@@ -149,7 +151,7 @@ fetch_qemu10() {
 		{ echo "cannot unpack QEMU's source"; return 1; }
 	# The +ds source has no firmware blobs and no bundled wheels.
 	(cd "$tree/build" && export PYTHONPATH=$py PATH=$dir/tools/root/usr/bin:$PATH &&
-		../configure --target-list=x86_64-linux-user --enable-plugins --disable-system --disable-tools \
+		../configure --target-list=x86_64-linux-user --enable-plugins --enable-capstone --disable-system --disable-tools \
 			--disable-docs --disable-werror --disable-download --disable-install-blobs >"$dir/build.log" 2>&1 &&
 		ninja qemu-x86_64 >>"$dir/build.log" 2>&1) || { echo "QEMU's build failed (see $dir/build.log)"; return 1; }
 	mv "$tree/build/qemu-x86_64" "$dir/qemu-x86_64" && rm -rf "$tree" "$dir/src"
