@@ -196,7 +196,7 @@ func newBackend(name string, h *machine.Host) (Backend, error) {
 	f := backends.m[name]
 	backends.Unlock()
 	if f == nil {
-		return nil, invalidf("unknown counting backend %q (have: %s)", name, strings.Join(Backends(), ", "))
+		return nil, fieldErr(fmt.Errorf("%q: no such counting backend (have: %s)", name, strings.Join(Backends(), ", ")), "Counting.Backend")
 	}
 	return f(h), nil
 }

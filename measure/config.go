@@ -230,9 +230,10 @@ const (
 	minAdaptive = 3
 )
 
-// ErrInvalidConfig is wrapped by every error about a Config that cannot be
+// ErrInvalidConfig is matched by every error about a Config that cannot be
 // run (empty command, bad repetition count, unparsable event...): the
-// caller's input is wrong, nothing was run.
+// caller's input is wrong, nothing was run. Each is a *ConfigError naming
+// the fields at fault, or an *ExclusionError.
 var ErrInvalidConfig = errors.New("invalid configuration")
 
 // ExclusionError is a Config whose counting backend cannot take an input
@@ -280,14 +281,15 @@ func (c Config) Validate() error {
 	return err
 }
 
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+// fieldErr is the refusal of the fields of Config at fault (their paths).
+func fieldErr(err error, fields ...string) error {
+	return &ConfigError{Fields: fields, Err: err}
 }
 
 // Validate checks the target's command.
 func (t Target) Validate() error {
 	if len(t.Command) == 0 || t.Command[0] == "" {
-		return invalidf("empty command")
+		return fieldErr(errors.New("is empty"), "Target.Command")
 	}
 	return nil
 }
@@ -303,29 +305,29 @@ func (r Repetition) Validate() error {
 func (r Repetition) withDefaults() (Repetition, error) {
 	switch {
 	case r.Repeat < 0:
-		return r, &ConfigError{Fields: []string{"Repetition.Repeat"}, Err: fmt.Errorf("%d: must be at least 1", r.Repeat)}
+		return r, fieldErr(fmt.Errorf("%d: must be at least 1", r.Repeat), "Repetition.Repeat")
 	case r.CI < 0 || r.CI >= 1:
-		return r, &ConfigError{Fields: []string{"Repetition.CI"}, Err: fmt.Errorf("%g: must be a fraction of the mean in (0, 1)", r.CI)}
+		return r, fieldErr(fmt.Errorf("%g: must be a fraction of the mean in (0, 1)", r.CI), "Repetition.CI")
 	case r.CI > 0 && r.Repeat > 0:
-		return r, &ConfigError{Fields: []string{"Repetition.Repeat", "Repetition.CI"}, Err: errors.New("exclude each other: a fixed number of runs or an adaptive one")}
+		return r, fieldErr(errors.New("exclude each other: a fixed number of runs or an adaptive one"), "Repetition.Repeat", "Repetition.CI")
 	}
 	if r.Confidence == 0 {
 		r.Confidence = DefaultConfidence
 	}
 	if !(r.Confidence > 0 && r.Confidence < 1) {
-		return r, invalidf("confidence must be in (0, 1), got %g", r.Confidence)
+		return r, fieldErr(fmt.Errorf("%g: must be in (0, 1)", r.Confidence), "Repetition.Confidence")
 	}
 	if r.MaxRepeat == 0 {
 		r.MaxRepeat = DefaultMaxRepeat
 	}
 	if r.MaxRepeat < 0 || (r.CI > 0 && r.MaxRepeat < minAdaptive) {
-		return r, invalidf("max-repeat must be at least %d, got %d", minAdaptive, r.MaxRepeat)
+		return r, fieldErr(fmt.Errorf("%d: must be at least %d", r.MaxRepeat, minAdaptive), "Repetition.MaxRepeat")
 	}
 	if r.MaxTime == 0 {
 		r.MaxTime = DefaultMaxTime
 	}
 	if r.MaxTime < 0 {
-		return r, invalidf("durations must be positive")
+		return r, fieldErr(fmt.Errorf("%v: must be positive", r.MaxTime), "Repetition.MaxTime")
 	}
 	if r.Repeat == 0 && r.CI == 0 {
 		r.Repeat = 1
@@ -343,21 +345,21 @@ func (c Counting) Validate() error {
 // regionSpecs checks c, giving Regions parsed.
 func (c Counting) regionSpecs() ([]regions.Spec, error) {
 	if c.Overhead != nil && (len(c.Overhead) == 0 || c.Overhead[0] == "") {
-		return nil, invalidf("empty overhead command")
+		return nil, fieldErr(errors.New("is empty"), "Counting.Overhead")
 	}
-	for _, v := range []*float64{c.Work, c.Traffic} {
+	for i, v := range []*float64{c.Work, c.Traffic} {
 		if v != nil && !(*v >= 0) {
-			return nil, invalidf("analytic work and traffic must be non-negative numbers, got %g", *v)
+			return nil, fieldErr(fmt.Errorf("%g: must be a non-negative number", *v), []string{"Counting.Work", "Counting.Traffic"}[i])
 		}
 	}
 	if c.IdleBaseline < 0 {
-		return nil, invalidf("durations must be positive")
+		return nil, fieldErr(fmt.Errorf("%v: must be positive", c.IdleBaseline), "Counting.IdleBaseline")
 	}
 	var specs []regions.Spec
 	for _, r := range c.Regions {
 		sp, err := regions.ParseSpec(r)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+			return nil, fieldErr(err, "Counting.Regions")
 		}
 		specs = append(specs, sp)
 	}
@@ -367,7 +369,7 @@ func (c Counting) regionSpecs() ([]regions.Spec, error) {
 // Validate checks the thread scope asked for.
 func (p Placement) Validate() error {
 	if p.Threads < 0 {
-		return invalidf("threads must be positive, got %d", p.Threads)
+		return fieldErr(fmt.Errorf("%d: must be positive", p.Threads), "Placement.Threads")
 	}
 	return nil
 }
@@ -376,7 +378,7 @@ func (p Placement) Validate() error {
 func (h Hooks) Validate() error {
 	if h.EmulatedCalls != nil {
 		if _, err := regions.ParseSpec(h.EmulatedCalls.Function); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+			return fieldErr(err, "Hooks.EmulatedCalls")
 		}
 	}
 	return nil
@@ -402,8 +404,34 @@ func (c Config) withDefaults() (Config, []regions.Spec, error) {
 	if err := c.Placement.Validate(); err != nil {
 		return c, nil, err
 	}
-	if c.Counting.Node != nil && (c.Repetition.Repeat != 1 || c.Counting.Overhead != nil || c.Counting.IdleBaseline > 0) {
-		return c, nil, invalidf("a rank of a parallel job runs its target once, without an overhead command or idle baseline: the node's traffic owner counts one window for all local ranks")
+	if err := c.checkRank(); err != nil {
+		return c, nil, err
 	}
 	return c, specs, nil
+}
+
+// checkRank refuses a rank of a parallel job (Counting.Node) what it
+// cannot do: the node's traffic owner counts one window for all local
+// ranks, so each runs its target once and subtracts nothing.
+func (c Config) checkRank() error {
+	if c.Counting.Node == nil {
+		return nil
+	}
+	fields := []string{"Counting.Node"}
+	switch {
+	case c.Repetition.CI > 0:
+		fields = append(fields, "Repetition.CI")
+	case c.Repetition.Repeat != 1:
+		fields = append(fields, "Repetition.Repeat")
+	}
+	if c.Counting.Overhead != nil {
+		fields = append(fields, "Counting.Overhead")
+	}
+	if c.Counting.IdleBaseline > 0 {
+		fields = append(fields, "Counting.IdleBaseline")
+	}
+	if len(fields) == 1 {
+		return nil
+	}
+	return fieldErr(errors.New("a rank of a parallel job runs its target once, without an overhead command or idle baseline: the node's traffic owner counts one window for all local ranks"), fields...)
 }

@@ -184,7 +184,7 @@ func (b *emulateBackend) emulatedCPU(ctx context.Context, name string, host mach
 	}
 	cpu, err := emulate.NamedCPU(name, help)
 	if err != nil {
-		return emulate.CPU{}, invalidf("emulated CPU: %v", err)
+		return emulate.CPU{}, fieldErr(err, "Counting.Emulator.CPU")
 	}
 	return cpu, nil
 }

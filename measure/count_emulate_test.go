@@ -130,8 +130,10 @@ func TestAnEmulatedCPUNamedByTheUserReplacesTheHostsIdentity(t *testing.T) {
 		t.Errorf("-cpu %q, emulation.cpu %+v, flags %+v; want Haswell, from the flag, and flagged", f.cpuOption, p.Emulation.CPU, p.Flags)
 	}
 	cfg.Counting.Emulator.CPU = "Zen9"
-	if _, err := run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "Haswell, max") {
-		t.Errorf("--emulate-cpu Zen9: %v, want a usage error listing Haswell, max", err)
+	var unknown *emulate.UnknownCPUError
+	_, err = run(context.Background(), cfg, deps{backend: b, now: time.Now, cpus: 2})
+	if !faultsFields("Counting.Emulator.CPU")(err) || !errors.As(err, &unknown) || !slices.Contains(unknown.Known, "Haswell") || !slices.Contains(unknown.Known, "max") {
+		t.Errorf("CPU Zen9: %v, want a *ConfigError naming Counting.Emulator.CPU, of an unknown CPU listing Haswell and max", err)
 	}
 }
 
@@ -346,7 +348,7 @@ func TestEmulatedCallsAreCountedOnlyUnderEmulation(t *testing.T) {
 	if started != "qemu-x86_64 7.2.22" || done == nil || done.Path == "" {
 		t.Errorf("started %q, done %+v; want the emulator named and the calls handed over", started, done)
 	}
-	if _, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Hooks: Hooks{EmulatedCalls: cfg.Hooks.EmulatedCalls}}, deps{backend: plainBackend{}, now: time.Now, cpus: 2}); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Hooks: Hooks{EmulatedCalls: cfg.Hooks.EmulatedCalls}}, deps{backend: plainBackend{}, now: time.Now, cpus: 2}); !faultsFields("Hooks.EmulatedCalls", "Counting.Backend")(err) {
 		t.Errorf("a backend without an emulated run: %v, want ErrInvalidConfig", err)
 	}
 }

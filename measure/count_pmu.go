@@ -164,7 +164,7 @@ func resolve(cfg Config, h *machine.Host, diagnose func(*machine.Host, pmu.PMUs)
 	for _, s := range cfg.Counting.Events {
 		ev, err := pmu.ParseEvent(s, pmus)
 		if err != nil {
-			return resolved{}, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+			return resolved{}, fieldErr(err, "Counting.Events")
 		}
 		user = append(user, counterSpec{event: ev, kind: KindEvent})
 	}

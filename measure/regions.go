@@ -84,7 +84,7 @@ func regionInvalid(err error) error {
 	var le *regions.LibraryError
 	var ie *regions.InlinedError
 	if errors.As(err, &se) || errors.As(err, &le) || errors.As(err, &ie) || errors.Is(err, regions.ErrStripped) || errors.Is(err, regions.ErrBadSpec) {
-		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return fieldErr(err, "Counting.Regions")
 	}
 	return err
 }

@@ -33,7 +33,7 @@ func planRegions(cfg Config, specs []regions.Spec, caps Capabilities, counters [
 	}
 	r := regions.Resolver{Target: path, Env: cfg.Target.Env}
 	if len(specs) > regions.MaxRegions {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, &regions.TooManyRegionsError{N: len(specs)})
+		return nil, fieldErr(&regions.TooManyRegionsError{N: len(specs)}, "Counting.Regions")
 	}
 	plan := &regionPlan{opts: regions.Options{KeepCalls: cfg.Hooks.CallGroups != nil}}
 	if plan.probes, err = r.Resolve(specs); err != nil {

@@ -59,7 +59,7 @@ func backendFor(cfg Config, d deps) (Backend, error) {
 		}
 	}
 	if cfg.Hooks.EmulatedCalls != nil && !b.Capabilities().CountsCalls {
-		return nil, invalidf("calls are counted one by one under emulation only")
+		return nil, fieldErr(errors.New("calls are counted one by one under emulation only"), "Hooks.EmulatedCalls", "Counting.Backend")
 	}
 	return b, nil
 }

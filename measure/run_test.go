@@ -244,7 +244,7 @@ func TestRunChecksInputBeforeRunningAnything(t *testing.T) {
 		cfg  Config
 		want func(error) bool
 	}{
-		{"empty command", Config{}, func(err error) bool { return errors.Is(err, ErrInvalidConfig) }},
+		{"empty command", Config{}, faultsFields("Target.Command")},
 		{"negative repeat", Config{Target: Target{Command: []string{"k"}}, Repetition: Repetition{Repeat: -1}}, faultsFields("Repetition.Repeat")},
 		{"ci above 1", Config{Target: Target{Command: []string{"k"}}, Repetition: Repetition{CI: 2}}, faultsFields("Repetition.CI")},
 		{"repeat and ci together", Config{Target: Target{Command: []string{"k"}}, Repetition: Repetition{Repeat: 3, CI: 0.01}}, faultsFields("Repetition.Repeat", "Repetition.CI")},
@@ -392,7 +392,7 @@ func TestRunCountsWithTheBackendConfigNames(t *testing.T) {
 		t.Fatalf("backends %v lack the default %q", Backends(), DefaultBackend)
 	}
 	_, err := run(context.Background(), Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Backend: "no-such-backend"}}, deps{now: time.Now})
-	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), DefaultBackend) {
+	if !faultsFields("Counting.Backend")(err) || !strings.Contains(err.Error(), DefaultBackend) {
 		t.Errorf("err = %v, want an invalid configuration naming the backends there are", err)
 	}
 	f := &fixedBackend{counting: analyticRes(), outs: timed(1)}
@@ -446,16 +446,20 @@ func TestRunRankCountsTrafficOnlyWhenElected(t *testing.T) {
 }
 
 func TestRunRankRefusesRepetitionAndSubtraction(t *testing.T) {
-	for _, cfg := range []Config{
-		{Target: Target{Command: []string{"k"}}, Repetition: Repetition{Repeat: 2}},
-		{Target: Target{Command: []string{"k"}}, Repetition: Repetition{CI: 0.05}},
-		{Target: Target{Command: []string{"k"}}, Counting: Counting{Overhead: []string{"o"}}},
-		{Target: Target{Command: []string{"k"}}, Counting: Counting{IdleBaseline: time.Second}},
+	for _, tt := range []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{Target: Target{Command: []string{"k"}}, Repetition: Repetition{Repeat: 2}}, "Repetition.Repeat"},
+		{Config{Target: Target{Command: []string{"k"}}, Repetition: Repetition{CI: 0.05}}, "Repetition.CI"},
+		{Config{Target: Target{Command: []string{"k"}}, Counting: Counting{Overhead: []string{"o"}}}, "Counting.Overhead"},
+		{Config{Target: Target{Command: []string{"k"}}, Counting: Counting{IdleBaseline: time.Second}}, "Counting.IdleBaseline"},
 	} {
+		cfg := tt.cfg
 		cfg.Counting.Node = &fakeNode{}
 		f := &fixedBackend{counting: analyticRes()}
-		if _, err := run(context.Background(), cfg, f.deps()); !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("%+v: err = %v, want ErrInvalidConfig", cfg, err)
+		if _, err := run(context.Background(), cfg, f.deps()); !faultsFields("Counting.Node", tt.field)(err) {
+			t.Errorf("%+v: err = %v, want a *ConfigError naming Counting.Node and %s", cfg, err, tt.field)
 		}
 	}
 }

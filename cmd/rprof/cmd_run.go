@@ -319,8 +319,28 @@ func runFailure(e *env, err error, target []string) error {
 }
 
 // configFlags are the flags of the measure.Config fields, as its
-// *ConfigErrors name them.
-var configFlags = map[string]string{"Repetition.Repeat": "--repeat", "Repetition.CI": "--ci"}
+// *ConfigErrors name them. The refusal of a field without one (a region
+// that does not resolve, an event that does not parse, a rank's rule)
+// says itself what it is about.
+var configFlags = map[string]string{
+	"Target.Command": "the command", "Counting.Backend": "--count", "Counting.Overhead": "--overhead",
+	"Counting.IdleBaseline": "--idle-baseline", "Counting.Work": "--work", "Counting.Traffic": "--traffic",
+	"Repetition.Repeat": "--repeat", "Repetition.CI": "--ci", "Repetition.Confidence": "--confidence",
+	"Repetition.MaxRepeat": "--max-repeat", "Repetition.MaxTime": "--max-time", "Placement.Threads": "--threads",
+}
+
+// configUsage is a refusal of measure.Config in the flags' words.
+func configUsage(ce *measure.ConfigError) error {
+	var flags []string
+	for _, f := range ce.Fields {
+		fl, ok := configFlags[f]
+		if !ok {
+			return usagef("%v", ce.Err)
+		}
+		flags = append(flags, fl)
+	}
+	return usagef("%s %v", strings.Join(flags, " and "), ce.Err)
+}
 
 // measureFailure turns measure.Run's errors into exit statuses (run and
 // gate): bad input 2, a target not found 127 or not executable 126, an
@@ -333,14 +353,10 @@ func measureFailure(err error, prefix string) error {
 	}
 	var ce *measure.ConfigError
 	if errors.As(err, &ce) {
-		var flags []string
-		for _, f := range ce.Fields {
-			flags = append(flags, configFlags[f])
-		}
-		return usagef("%s %v", strings.Join(flags, " and "), ce.Err)
+		return configUsage(ce)
 	}
 	if errors.Is(err, measure.ErrInvalidConfig) {
-		return usagef("%s", strings.TrimPrefix(err.Error(), measure.ErrInvalidConfig.Error()+": "))
+		return usagef("%v", err)
 	}
 	if prefix != "" {
 		err = fmt.Errorf("%s: %w", prefix, err)
