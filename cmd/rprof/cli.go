@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
@@ -142,7 +144,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 	}
 	name := args[0]
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
-		return help(e, args[1:])
+		return help(ctx, e, args[1:])
 	}
 	if name == "--version" || name == "version" {
 		fmt.Fprintln(e.stdout, version())
@@ -221,7 +223,10 @@ func lookup(name string) *command {
 	return nil
 }
 
-func help(e *env, args []string) int {
+// help prints a command's help: it parses the command's own flags with -h,
+// so that the flag table is rendered from the very FlagSet the command
+// parses ('rprof help dnn bench' is 'rprof dnn bench -h').
+func help(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
 		printUsage(e.stdout)
 		return exitOK
@@ -231,8 +236,7 @@ func help(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "rprof help: unknown command %q\n", args[0])
 		return exitUsage
 	}
-	fmt.Fprintf(e.stdout, "usage: %s\n\n%s\n", cmd.UsageLine, strings.TrimSpace(cmd.Long))
-	return exitOK
+	return report(e.stderr, cmd, cmd.Run(ctx, e, append(slices.Clone(args[1:]), "-h")))
 }
 
 func printUsage(w io.Writer) {
@@ -246,7 +250,9 @@ func printUsage(w io.Writer) {
 
 // newFlagSet returns a flag set that reports errors instead of exiting. A
 // parse error becomes one line from report (the flag package's own message
-// and usage dump are swallowed); -h prints the flags to stdout.
+// and usage dump are swallowed); -h prints the help of the command (or
+// subcommand) of that name to stdout: its usage line, its prose and the
+// table of this flag set's flags.
 func newFlagSet(e *env, cmd string) *flag.FlagSet {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	sink := &flagErrSink{}
@@ -255,10 +261,76 @@ func newFlagSet(e *env, cmd string) *flag.FlagSet {
 		if sink.wrote { // an error, not -h: report prints it once
 			return
 		}
-		fmt.Fprintf(e.stdout, "usage of rprof %s (see 'rprof help %s'):\n", cmd, cmd)
-		printFlags(e.stdout, fs)
+		writeHelp(e.stdout, helpDocs[cmd], fs)
 	}
 	return fs
+}
+
+// helpDocs are the help texts of the commands and subcommands, by the
+// name their flag set carries. It is filled in init: the commands' Run
+// functions reach newFlagSet, so a variable initialised from commands()
+// would be an initialisation cycle.
+var helpDocs = map[string]*command{}
+
+func init() {
+	for _, c := range append(commands(), subcommands()...) {
+		helpDocs[c.Name] = c
+	}
+}
+
+// writeHelp writes c's usage line and prose, then the flags of fs.
+func writeHelp(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", c.UsageLine, strings.TrimSpace(c.Long))
+	rows := flagRows(fs)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	_ = render.WriteFlagTable(w, rows) // as fmt.Fprintf's, a stdout error is not reported
+}
+
+// flagRows are the rows of fs's flags in the help, in the flag package's
+// (sorted) order: the argument's word from the usage's `quoted` word, the
+// default as the flag's Value prints it, left out when it is the zero
+// value of its type.
+func flagRows(fs *flag.FlagSet) []render.FlagRow {
+	var rows []render.FlagRow
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		def := f.DefValue
+		if isZeroDefault(f) {
+			def = ""
+		}
+		rows = append(rows, render.FlagRow{Name: f.Name, Arg: arg, Usage: usage, Default: def})
+	})
+	return rows
+}
+
+// isZeroDefault says whether f's default is the zero value of its type
+// ("", 0, false, 0s, 0%), which goes without saying.
+func isZeroDefault(f *flag.Flag) (zero bool) {
+	switch f.DefValue {
+	case "", "0", "false", "[]":
+		return true
+	}
+	t := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	v, ok := z.Interface().(flag.Value)
+	if !ok {
+		return false
+	}
+	// A Value whose String does not expect its zero value is not zero.
+	defer func() {
+		if recover() != nil {
+			zero = false
+		}
+	}()
+	return v.String() == f.DefValue
 }
 
 // flagErrSink notes that the flag package wrote an error message, which it
@@ -310,11 +382,25 @@ func checkRanges(fs *flag.FlagSet) error {
 // the flag package's own says "parse error", even for "20" without a unit.
 type durationFlag struct{ d *time.Duration }
 
+// String reads as the flag is given: 5m and 1h, not 5m0s and 1h0m0s.
 func (f durationFlag) String() string {
 	if f.d == nil {
 		return "0s"
 	}
-	return f.d.String()
+	return shortDuration(*f.d)
+}
+
+// shortDuration is d as time.Duration prints it, less trailing zero
+// minutes and seconds.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
 }
 
 func (f durationFlag) Set(s string) error {
@@ -349,7 +435,7 @@ func (f optionalDuration) String() string {
 	if f.p == nil || *f.p == nil {
 		return ""
 	}
-	return (*f.p).String()
+	return shortDuration(**f.p)
 }
 
 func (f optionalDuration) Set(s string) error {
@@ -361,22 +447,30 @@ func (f optionalDuration) Set(s string) error {
 	return nil
 }
 
-// printFlags lists the flags as 'rprof help' spells them: --name for
-// long names, -x for one letter (the flag package prints -name for both).
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
-		dash := "--"
-		if len(f.Name) == 1 {
-			dash = "-"
+// sizeFlag is a byte count given as machine.ParseSize reads it (256M, 2G
+// or plain bytes); it reads back in the largest unit that divides it.
+type sizeFlag struct{ n *int64 }
+
+func (f sizeFlag) String() string {
+	if f.n == nil || *f.n == 0 {
+		return "0"
+	}
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if *f.n%u.size == 0 {
+			return strconv.FormatInt(*f.n/u.size, 10) + u.suffix
 		}
-		arg, usage := flag.UnquoteUsage(f)
-		line := "  " + dash + f.Name
-		if arg != "" {
-			line += " " + arg
-		}
-		if def := f.DefValue; def != "" && def != "0" && def != "false" && def != "[]" {
-			usage += fmt.Sprintf(" (default %s)", def)
-		}
-		fmt.Fprintf(w, "%s\n    \t%s\n", line, usage)
-	})
+	}
+	return strconv.FormatInt(*f.n, 10)
+}
+
+func (f sizeFlag) Set(s string) error {
+	n, err := machine.ParseSize(s)
+	if err != nil {
+		return errors.New("not a size, e.g. 256M, 2G or a byte count")
+	}
+	*f.n = n
+	return nil
 }

@@ -18,7 +18,7 @@ import (
 
 var cmdCompare = &command{
 	Name:      "compare",
-	UsageLine: "rprof compare [--test welch-t|mann-whitney-u] [--alpha P] [--tolerance PCT] [--markdown FILE] [--benchfmt FILE] OLD.json NEW.json",
+	UsageLine: "rprof compare [--test welch-t|mann-whitney-u] [flags] OLD.json NEW.json",
 	Short:     "compare two points or point sets, benchstat-style",
 	Long: `
 Compare prints, for each label, every metric of the old and new point: its
@@ -38,13 +38,6 @@ more, the threads' interleaving moves the modelled Q).
 Two files of one point each are compared whatever their labels; files of
 several points are paired by label, and every label must be in both.
 
-  --test NAME       two-sample test: welch-t (default) or mann-whitney-u
-  --alpha P         significance level (default 0.05)
-  --tolerance PCT   tolerance of W, Q and intensity (default 1%)
-  --markdown FILE   also write the tables as Markdown (for a pull-request
-                    comment or a job summary)
-  --benchfmt FILE   also write both files' samples in Go benchmark format,
-                    for 'benchstat -col run FILE'
 
 Exit status: 0 when compared, 2 when a file cannot be read or labels do
 not pair.
@@ -55,12 +48,12 @@ not pair.
 func runCompare(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "compare")
 	opts := gate.DefaultOptions
-	fset.StringVar(&opts.Test, "test", opts.Test, "two-sample test: welch-t or mann-whitney-u")
-	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level")
+	fset.StringVar(&opts.Test, "test", opts.Test, "the two-sample `TEST`: welch-t or mann-whitney-u")
+	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level `P`")
 	tol := ratioFlag{v: opts.Tolerance}
-	fset.Var(&tol, "tolerance", "relative tolerance of W, Q and intensity")
-	markdown := fset.String("markdown", "", "also write the tables as Markdown to `FILE`")
-	benchfmt := fset.String("benchfmt", "", "also write the samples in Go benchmark format to `FILE`")
+	fset.Var(&tol, "tolerance", "relative tolerance of W, Q and intensity, a `PCT` (1% or 0.01 alike)")
+	markdown := fset.String("markdown", "", "also write the tables as Markdown to `FILE` (for a pull-request comment or a job summary)")
+	benchfmt := fset.String("benchfmt", "", "also write both files' samples in Go benchmark format to `FILE`, for 'benchstat -col run FILE'")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}

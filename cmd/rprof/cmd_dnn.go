@@ -34,68 +34,41 @@ one call (W from the problem descriptor, an FMA counted as two; Q every
 tensor read or written once, at its data type, with blocked layouts'
 padding), GFLOP/s, GB/s, the binding roof and the fraction of it reached
 (a primitive without work, such as a reorder, under the DRAM roof by its
-GB/s). Groups
-are sorted by total time. Formulas with estimated constants (GELU,
+GB/s). Groups are sorted by total time. Formulas with estimated constants (GELU,
 normalisations, softmax), padded layouts and kinds without a formula (time
 only) are flagged in numbered footnotes; docs/dnn.md has the formulas.
 
 oneDNN versions 1.x to 3.x are read (three line grammars). A program that
 prints no verbose line gets the reason.
 
-Flags:
-  --json FILE      write the groups as a point set (schema rprof.points/v1),
-                   one labelled point each, for plot, report, compare, gate
-  --roofs FILE     roofs document to place the points under (default: the
-                   one 'rprof roofs' wrote, if any)
-  --threads N      thread scope of the roofs (default: the largest measured
-                   scope not above the library's thread count)
-  --confidence C   level of the time intervals (default 0.95)
-  --top N          print only the N groups of longest total time (the JSON
-                   keeps all)
-  --count MODE     count every dnnl_primitive_execute call, join each to its
-                   execution line and put the counts beside the analytic W
-                   and Q in a second table, flagging gaps (counted-gap: W
-                   off by more than 1.25x either way, Q over 2x the
-                   compulsory):
-                   pmu      uprobes time every call and read per-CPU
-                            counters at its entry and return (root, or
-                            CAP_BPF and CAP_PERFMON): probed calls and
-                            time, W counted per call (FP-work counters:
-                            needs a hardware PMU; otherwise the note says
-                            why W is missing), the -e events. Q per call is
-                            not counted. With OpenMP threads (nthr above 1)
-                            a call's counts are the calling thread's share
-                            only: run with OMP_NUM_THREADS=1, and under
-                            chrt -f 10 on a busy machine
-                   emulate  CMD runs natively for the time, then once more
-                            under QEMU (qemu-user) with rprof's plugin: W of
-                            each call exact (all threads), Q from a cache
-                            model, medians per call. QEMU emulates up to
-                            AVX2, so oneDNN may run other implementations
-                            or block sizes there: groups are paired by
-                            problem and the counted implementation is named
-                            (counted-other-implementation); no pair, no
-                            counts (not-counted). The emulated run's own
-                            output is not shown
-  -e EVENT         with --count pmu, count EVENT per call too (perf syntax,
-                   e.g. page-faults; repeatable)
-  --library FILE   with --count, the file holding dnnl_primitive_execute
-                   (default libdnnl.so, found as the loader would)
-  --lock-timeout D with --count pmu, wait at most D for another rprof
-                   measurement to finish (default 5m; 0 does not wait)
-  --cache-model M  with --count emulate, the caches simulated, as for
-                   'rprof run' (default: the roofs document's measured
-                   level sizes, else this machine's)
-  --emulate-cpu M  with --count emulate, the CPU QEMU presents: host
-                   (default) or a QEMU model, as for 'rprof run'
-  --qemu PATH      with --count emulate, the qemu-x86_64 binary (default:
-                   $RPROF_QEMU, else qemu-x86_64 in PATH)
+--count counts every dnnl_primitive_execute call, joins each to its
+execution line and puts the counts beside the analytic W and Q in a second
+table, flagging gaps (counted-gap: W off by more than 1.25x either way, Q
+over 2x the compulsory):
+
+  pmu      uprobes time every call and read per-CPU counters at its entry
+           and return (root, or CAP_BPF and CAP_PERFMON): probed calls and
+           time, W counted per call (FP-work counters: needs a hardware
+           PMU; otherwise the note says why W is missing), the -e events.
+           Q per call is not counted. With OpenMP threads (nthr above 1) a
+           call's counts are the calling thread's share only: run with
+           OMP_NUM_THREADS=1, and under chrt -f 10 on a busy machine.
+           It waits for other measurements as --lock-timeout says
+  emulate  CMD runs natively for the time, then once more under QEMU
+           (qemu-user) with rprof's plugin: W of each call exact (all
+           threads), Q from a cache model, medians per call. QEMU emulates
+           up to AVX2, so oneDNN may run other implementations or block
+           sizes there: groups are paired by problem and the counted
+           implementation is named (counted-other-implementation); no
+           pair, no counts (not-counted). The emulated run's own output is
+           not shown. --cache-model, --emulate-cpu and --qemu are as for
+           'rprof run'
 
 Exit status: CMD's own (128+N when signal N killed it); 2 bad command line;
 125 no oneDNN execution to report or an output could not be written; 126
 CMD not executable; 127 CMD not found; 130 interrupted (nothing written).
 
-'rprof dnn bench' runs oneDNN primitives itself; see 'rprof dnn bench -h'.
+'rprof dnn bench' runs oneDNN primitives itself; see 'rprof help dnn bench'.
 `,
 	Run: runDNN,
 }
@@ -191,14 +164,14 @@ type dnnOptions struct {
 func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
 	var o dnnOptions
 	fset := newFlagSet(e, "dnn")
-	fset.StringVar(&o.json, "json", "", "write the point set to `FILE`")
-	fset.StringVar(&o.roofs, "roofs", "", "roofs document `FILE`")
-	fset.IntVar(&o.threads, "threads", 0, "thread scope of the roofs")
-	fset.Float64Var(&o.confidence, "confidence", measure.DefaultConfidence, "confidence level of intervals")
-	fset.IntVar(&o.top, "top", 0, "print only the `N` longest groups")
-	fset.StringVar(&o.count, "count", "", "counted W beside the analytic one (`MODE`)")
+	fset.StringVar(&o.json, "json", "", "write the groups as a point set (schema rprof.points/v1) to `FILE`, one labelled point each, for plot, report, compare, gate")
+	fset.StringVar(&o.roofs, "roofs", "", "roofs document to place the points under, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	fset.IntVar(&o.threads, "threads", 0, "thread scope of the roofs, `N` threads (default: the largest measured scope not above the library's thread count)")
+	fset.Float64Var(&o.confidence, "confidence", measure.DefaultConfidence, "`LEVEL` of the time intervals")
+	fset.IntVar(&o.top, "top", 0, "print only the `N` groups of longest total time (the JSON keeps all)")
+	fset.StringVar(&o.count, "count", "", "count every call's W and Q by `MODE`, pmu or emulate (above), beside the analytic ones")
 	fset.Var(&o.events, "e", "with --count pmu, count `EVENT` per call too (perf syntax; repeatable)")
-	fset.StringVar(&o.library, "library", "libdnnl.so", "with --count, the `FILE` holding dnnl_primitive_execute")
+	fset.StringVar(&o.library, "library", "libdnnl.so", "with --count, the `FILE` holding dnnl_primitive_execute, found as the loader would")
 	lockTimeoutVar(fset, &o.lockTimeout)
 	o.emulate.register(fset)
 	if err := parseFlags(fset, args); err != nil {

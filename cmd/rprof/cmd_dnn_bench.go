@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -16,8 +15,14 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-const dnnBenchUsage = `usage: rprof dnn bench [flags] EXPERIMENT|PROBLEM...
+// cmdDNNBench is 'rprof dnn bench', a subcommand with help of its own.
+var cmdDNNBench = &command{
+	Name:      "dnn bench",
+	UsageLine: "rprof dnn bench [flags] [EXPERIMENT|PROBLEM...]",
+	Long:      fmt.Sprintf(dnnBenchLong, strings.Join(dnnbench.Libraries, ", "), experimentList()),
+}
 
+const dnnBenchLong = `
 With no EXPERIMENT or PROBLEM, bench lists the experiments.
 
 Bench runs oneDNN primitives itself, through the library's C API (oneDNN
@@ -33,37 +38,12 @@ loads: %s.
 EXPERIMENT is one of seed 004's experiments ('all' runs every one):
 %s
 PROBLEM is a oneDNN verbose problem descriptor, so a shape seen in a trace
-('rprof dnn') can be replayed: mb1_ic64oc64_ih56oh56kh3sh1dh0ph1_iw56ow56kw3sw1dw0pw1
-(convolution), mb128ic1024oc1024 (inner product), 128x1024:1024x1024
-(matmul), mb8ic64_ih112oh56kh3sh2dh0ph1_iw112ow56kw3sw2dw0pw1 (pooling),
+('rprof dnn') can be replayed:
+mb1_ic64oc64_ih56oh56kh3sh1dh0ph1_iw56ow56kw3sw1dw0pw1 (convolution),
+mb128ic1024oc1024 (inner product), 128x1024:1024x1024 (matmul),
+mb8ic64_ih112oh56kh3sh2dh0ph1_iw112ow56kw3sw2dw0pw1 (pooling),
 64x3x227x227 (eltwise). The kind is told from the descriptor unless --kind
 is given.
-
-Flags:
-  --kind K         convolution, inner_product, matmul, pooling or eltwise
-  --alg A          pooling: max (default), avg_include_padding,
-                   avg_exclude_padding; eltwise: gelu_erf (default),
-                   gelu_tanh
-  --layout L       activations of 4D problems: nchw, nhwc, nChw16c
-                   (default), nChw8c
-  --threads N      the library's threads (OpenMP runtime; default: its own),
-                   bound one to each of the first N CPUs the process may
-                   run on (OMP_PROC_BIND=close, OMP_PLACES), unless
-                   OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY is set;
-                   the header says which
-  --cold           evict the caches (write --flush bytes) before every
-                   timed execution; default warm: executions back to back
-  --flush BYTES    bytes written to evict the caches (default 256 MiB)
-  --ci F           repeat until the interval of the time is within F of it
-                   (default 0.02), at most --max-time per problem (default
-                   3s) and --max-repeat samples (default 200)
-  --repeat N       exactly N samples instead
-  --confidence C   level of the intervals (default 0.95)
-  --no-exec        the overhead run: everything but the executions (load,
-                   create, allocate, fill), for rprof run --overhead
-  --library LIB    the oneDNN library to load: a soname or a path
-  --roofs FILE     roofs document (default: the one 'rprof roofs' wrote)
-  --json FILE      write the results as a point set (rprof.points/v1)
 `
 
 // benchProblems resolves the arguments: experiment names, "all", or
@@ -107,31 +87,26 @@ func runBenchProblems(ctx context.Context, e *env, lib *dnnbench.Library, proble
 }
 
 func runDNNBench(ctx context.Context, e *env, args []string) error {
-	fset := flag.NewFlagSet("dnn bench", flag.ContinueOnError)
-	sink := &flagErrSink{}
-	fset.SetOutput(sink)
-	fset.Usage = func() {
-		if !sink.wrote {
-			fmt.Fprintf(e.stdout, dnnBenchUsage, strings.Join(dnnbench.Libraries, ", "), experimentList())
-		}
-	}
-	kind := fset.String("kind", "", "primitive kind of the problems")
-	alg := fset.String("alg", "", "algorithm")
-	layout := fset.String("layout", "", "activations' layout")
-	threads := fset.Int("threads", 0, "library threads")
-	cold := fset.Bool("cold", false, "evict the caches before each execution")
-	flushBytes := fset.Int64("flush", 256<<20, "bytes written to evict the caches")
+	fset := newFlagSet(e, "dnn bench")
+	kind := fset.String("kind", "", "the primitive `KIND` of the problems: convolution, inner_product, matmul, pooling or eltwise (default: told from the descriptor)")
+	alg := fset.String("alg", "", "the algorithm `ALG`: for pooling max (the default), avg_include_padding or avg_exclude_padding; for eltwise gelu_erf (the default) or gelu_tanh")
+	layout := fset.String("layout", "", "`LAYOUT` of the activations of 4D problems: nchw, nhwc, nChw16c (the default) or nChw8c")
+	threads := fset.Int("threads", 0, "the library's threads, `N` (OpenMP runtime; default: its own), bound one to each of the first N CPUs the process may run on (OMP_PROC_BIND=close, OMP_PLACES), unless OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY is set; the header says which")
+	cold := fset.Bool("cold", false, "evict the caches (write --flush bytes) before every timed execution; without it, warm: executions back to back")
+	flushBytes := new(int64)
+	*flushBytes = 256 << 20
+	fset.Var(sizeFlag{flushBytes}, "flush", "the `SIZE` written to evict the caches with --cold (256M, 2G or bytes; at least 1M)")
 	ci := ciFlag{ratioFlag{v: 0.02}}
-	fset.Var(&ci, "ci", "relative half-width to stop at (0.02 or 2%)")
+	fset.Var(&ci, "ci", "repeat until the interval of the time is within `PCT` of it (2% or 0.02 alike), at most --max-time per problem and --max-repeat samples")
 	var maxTime time.Duration
-	durationVar(fset, &maxTime, "max-time", 3*time.Second, "time budget per problem, a `duration`")
-	maxRepeat := fset.Int("max-repeat", 200, "most samples per problem")
-	repeat := fset.Int("repeat", 0, "exact number of samples")
-	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level")
-	noExec := fset.Bool("no-exec", false, "the overhead run")
-	library := fset.String("library", "", "oneDNN library to load")
-	roofsPath := fset.String("roofs", "", "roofs document")
-	jsonPath := fset.String("json", "", "point set output")
+	durationVar(fset, &maxTime, "max-time", 3*time.Second, "time budget `D` per problem")
+	maxRepeat := fset.Int("max-repeat", 200, "at most `N` samples per problem")
+	repeat := fset.Int("repeat", 0, "exactly `N` samples instead of repeating by --ci")
+	confidence := fset.Float64("confidence", measure.DefaultConfidence, "`LEVEL` of the intervals")
+	noExec := fset.Bool("no-exec", false, "the overhead run: everything but the executions (load, create, allocate, fill), for rprof run --overhead")
+	library := fset.String("library", "", "the oneDNN library `LIB` to load, a soname or a path")
+	roofsPath := fset.String("roofs", "", "roofs document, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	jsonPath := fset.String("json", "", "write the results to `FILE` as a point set (rprof.points/v1)")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
@@ -145,7 +120,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	case !(*confidence > 0 && *confidence < 1):
 		return usagef("bench: --confidence must be in (0, 1)")
 	case *cold && *flushBytes < 1<<20:
-		return usagef("bench: --flush %d: at least 1 MiB", *flushBytes)
+		return usagef("bench: --flush %s: at least 1M", sizeFlag{flushBytes})
 	}
 	problems, err := benchProblems(fset.Args(), *kind, *alg, *layout)
 	if err != nil {

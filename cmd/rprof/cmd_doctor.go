@@ -26,11 +26,12 @@ sure), whether eBPF uprobes and a BLAS library are usable, the
 perf_event_paranoid level and capabilities, whether it is a VM, and whether
 the NMI watchdog holds a counter. For rprof roofs it also reports the
 cache topology the host declares and, beside it, the effective sizes the
-last rprof roofs here measured or confirmed (what its roofs use), the vector compute kernels this CPU runs (AVX-512, AVX2,
-FMA), BLAS kernel variables in the environment (OPENBLAS_CORETYPE,
-OPENBLAS_L2_SIZE, BLIS_ARCH_TYPE), the clock source of theoretical peaks
-(cpufreq, else measured) and the CPUs allowed (cpuset) against those
-online. Each problem comes with its exact fix.
+last rprof roofs here measured or confirmed (what its roofs use), the
+vector compute kernels this CPU runs (AVX-512, AVX2, FMA), BLAS kernel
+variables in the environment (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE,
+BLIS_ARCH_TYPE), the clock source of theoretical peaks (cpufreq, else
+measured) and the CPUs allowed (cpuset) against those online. Each
+problem comes with its exact fix.
 
 With --sysfs or --procfs (here or before the command, as every command
 takes them) it reads a tree captured on another machine; nothing can be
@@ -39,9 +40,6 @@ opened there, so checks say "not probed".
 Exit status: 0 when both FP work and DRAM traffic can be counted, 1 when
 either cannot, 2 for a missing, unreadable or partial tree.
 
-  --json          write the diagnosis as JSON
-  --sysfs DIR     root of the sysfs tree (default /sys)
-  --procfs DIR    root of the procfs tree (default /proc)
 `,
 	Run: runDoctor,
 }

@@ -32,9 +32,6 @@ with the fix, and every entry the sources do not confirm (UNVERIFIED).
 command, as every command takes them. A missing, unreadable or partial
 tree exits 2.
 
-  --json          write the list as JSON
-  --sysfs DIR     root of the sysfs tree (default /sys)
-  --procfs DIR    root of the procfs tree (default /proc)
 `,
 	Run: runEvents,
 }
@@ -48,8 +45,8 @@ type machineFlags struct {
 // register defines events' and doctor's own --sysfs and --procfs, which
 // default to the global flags' trees (the help says /sys and /proc).
 func (m *machineFlags) register(fs *flag.FlagSet, global machineFlags) {
-	fs.StringVar(&m.sysfs, "sysfs", machine.DefaultSysfs, "root of the sysfs `tree` to inspect")
-	fs.StringVar(&m.procfs, "procfs", machine.DefaultProcfs, "root of the procfs `tree` to inspect")
+	fs.StringVar(&m.sysfs, "sysfs", machine.DefaultSysfs, "root of the sysfs tree to read, a `DIR`")
+	fs.StringVar(&m.procfs, "procfs", machine.DefaultProcfs, "root of the procfs tree to read, a `DIR`")
 	*m = global
 }
 
@@ -99,7 +96,7 @@ func (m *machineFlags) treeError(err error) error {
 // the machine's trees, with no arguments.
 func parseMachineCommand(e *env, name string, args []string) (asJSON bool, m machineFlags, err error) {
 	fset := newFlagSet(e, name)
-	fset.BoolVar(&asJSON, "json", false, "write JSON")
+	fset.BoolVar(&asJSON, "json", false, "write JSON instead of text")
 	m.register(fset, e.machineRoots())
 	if err := parseFlags(fset, args); err != nil {
 		return false, m, err

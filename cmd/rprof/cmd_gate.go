@@ -21,7 +21,7 @@ import (
 
 var cmdGate = &command{
 	Name:      "gate",
-	UsageLine: "rprof gate --baseline FILE [--max-slowdown PCT] [--max-work-growth PCT] [--max-traffic-growth PCT] [--min-fraction PCT] [flags] -- CMD [ARGS...]",
+	UsageLine: "rprof gate --baseline FILE [--max-slowdown PCT] [flags] -- CMD [ARG...]",
 	Short:     "fail CI when a kernel regresses against its baseline",
 	Long: `
 Gate runs CMD as 'rprof run' does, repeating it until the confidence
@@ -67,39 +67,6 @@ appended there), --junit FILE, --benchfmt FILE (baseline and new samples in
 Go benchmark format: 'benchstat -col run FILE'), and GitHub Actions
 annotations on stdout when GITHUB_ACTIONS=true.
 
-  --baseline FILE          baseline point or point set (required)
-  --update-baseline        write the new point to the baseline file and exit
-  --label NAME             label of the point (default: CMD's base name)
-  --max-slowdown PCT       largest slowdown accepted, or off (default 5%)
-  --max-work-growth PCT    largest growth of W accepted, or off (default 1%)
-  --max-traffic-growth PCT largest growth of Q accepted, or off (default 10%)
-  --min-fraction PCT       lowest fraction of attainable accepted (default 0: off)
-  --test NAME              welch-t (default) or mann-whitney-u
-  --alpha P                significance level (default 0.05)
-  --ci PCT                 repeat until the time's interval is within PCT of
-                           the mean, 2% or 0.02 alike (default 2%)
-  --max-repeat N           most repetitions (default 30)
-  --max-time DURATION      most time spent repeating (default 1m)
-  --roofs FILE             roofs document to place the point under (default:
-                           the one 'rprof roofs' wrote, if any)
-  --threads N              thread scope of the roofs
-  --work FLOP              analytic W, instead of counters
-  --traffic BYTES          analytic Q, instead of counters
-  --count BACKEND          count W and Q with BACKEND, as 'rprof run --count'
-  --cache-model M          the caches --count emulate models, as 'rprof run'
-  --emulate-cpu M          the CPU QEMU presents, as 'rprof run'
-  --qemu PATH              the qemu-x86_64 of --count emulate, as 'rprof run'
-  --region SPEC            also measure a function on its own, as 'rprof run'
-  --likwid-markers         regions from LIKWID marker calls, as 'rprof run'
-  -e EVENT                 count EVENT too, as 'rprof run -e'
-  --overhead 'CMD'         subtract an overhead command, as 'rprof run'
-  --idle-baseline DURATION subtract idle DRAM traffic, as 'rprof run'
-  --lock-timeout DURATION  wait at most this long for another measurement,
-                           as 'rprof run' (default 5m; 0 does not wait)
-  --json FILE              also write the new point
-  --markdown FILE          write a Markdown summary
-  --junit FILE             write JUnit XML
-  --benchfmt FILE          write Go benchmark format
 `,
 	Run: runGate,
 }
@@ -121,29 +88,29 @@ func runGate(ctx context.Context, e *env, args []string) error {
 // verdict.
 func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err error) {
 	fset := newFlagSet(e, "gate")
-	baselinePath := fset.String("baseline", "", "baseline point or point set `FILE`")
-	update := fset.Bool("update-baseline", false, "write the new point to the baseline file instead of gating")
-	label := fset.String("label", "", "label of the point (default: the command's base name)")
+	baselinePath := fset.String("baseline", "", "baseline point or point set, a `FILE` (required)")
+	update := fset.Bool("update-baseline", false, "write the new point to the baseline file (replacing its label's point in a point set) and exit, instead of gating")
+	label := fset.String("label", "", "`NAME` of the point (default: CMD's base name)")
 	limits := gate.DefaultLimits
 	slowdown := ratioFlag{v: limits.MaxSlowdown, allowOff: true}
 	workGrowth := ratioFlag{v: limits.MaxWorkGrowth, allowOff: true}
 	trafficGrowth := ratioFlag{v: limits.MaxTrafficGrowth, allowOff: true}
 	minFraction := ratioFlag{v: limits.MinFraction}
-	fset.Var(&slowdown, "max-slowdown", "largest slowdown accepted, or off")
-	fset.Var(&workGrowth, "max-work-growth", "largest growth of W accepted, or off")
-	fset.Var(&trafficGrowth, "max-traffic-growth", "largest growth of Q accepted, or off")
-	fset.Var(&minFraction, "min-fraction", "lowest fraction of attainable accepted (0: off)")
+	fset.Var(&slowdown, "max-slowdown", "largest slowdown accepted, a `PCT` (5% or 0.05 alike), or off")
+	fset.Var(&workGrowth, "max-work-growth", "largest growth of W accepted, a `PCT`, or off")
+	fset.Var(&trafficGrowth, "max-traffic-growth", "largest growth of Q accepted, a `PCT`, or off")
+	fset.Var(&minFraction, "min-fraction", "lowest fraction of attainable accepted, a `PCT` (0: off)")
 	opts := gate.DefaultOptions
-	fset.StringVar(&opts.Test, "test", opts.Test, "two-sample test: welch-t or mann-whitney-u")
-	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level")
+	fset.StringVar(&opts.Test, "test", opts.Test, "the two-sample `TEST` of the times: welch-t or mann-whitney-u")
+	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level `P` of the test")
 	ci := ciFlag{ratioFlag{v: 0.02}}
-	fset.Var(&ci, "ci", "repeat until the time's interval is within this of the mean")
+	fset.Var(&ci, "ci", "repeat until the time's interval is within `PCT` of the mean (2% or 0.02 alike), or --max-repeat or --max-time is reached")
 	var mf measureFlags
 	mf.register(fset)
 	jsonPath := fset.String("json", "", "also write the new point to `FILE`")
 	mdPath := fset.String("markdown", "", "write a Markdown summary to `FILE`")
 	junitPath := fset.String("junit", "", "write JUnit XML to `FILE`")
-	benchPath := fset.String("benchfmt", "", "write Go benchmark format to `FILE`")
+	benchPath := fset.String("benchfmt", "", "write the baseline's and the new samples to `FILE` in Go benchmark format, for 'benchstat -col run FILE'")
 	if err := parseFlags(fset, args); err != nil {
 		return false, err
 	}

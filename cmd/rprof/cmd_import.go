@@ -44,18 +44,14 @@ See docs/gpu.md.
 The table goes to stderr; -o writes the points (a point set,
 docs/schema-point.md), which plot --gpu and report --gpu draw.
 
-Flags:
-  --roofs FILE   roofs document with GPU roofs (default: the one 'rprof
-                 roofs' wrote, if any)
-  -o FILE        write the kernels' points
 `,
 	Run: runImport,
 }
 
 func runImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "import")
-	roofsPath := fs.String("roofs", "", "roofs document")
-	out := fs.String("o", "", "points document to write")
+	roofsPath := fs.String("roofs", "", "roofs document with GPU roofs, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	out := fs.String("o", "", "write the kernels' points to `FILE`")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

@@ -39,16 +39,6 @@ what is missing is reported and flagged, and what can be merged still is
 (a node without an owner makes Q unknown). Nodes with unequal roofs are
 flagged. Points of different rprof versions are refused.
 
-Flags:
-  --roofs FILE   the nodes' roofs document (default: the one rank 0 was
-                 placed under, when this machine can read it)
-  --nodes        also make one point per node (its ranks' W, its owner's
-                 Q, its own first start to last end), under the node roofs
-  --json FILE    write the job point (a point set when there are several
-                 jobs or --nodes)
-  -o DIR/        merge roofs documents instead (below): write one per node
-                 type into DIR
-
 Given the roofs documents that 'rprof roofs -o DIR/' wrote on each node
 under srun, merge groups the nodes by type (CPU and topology) and writes
 to -o DIR/ one document per type (roofs-type-N.json: each ceiling at the
@@ -65,10 +55,10 @@ or mixed rprof versions.
 
 func runMerge(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "merge")
-	roofsPath := fset.String("roofs", "", "node roofs document `FILE`")
-	perNode := fset.Bool("nodes", false, "also make one point per node")
-	jsonPath := fset.String("json", "", "write the job point to `FILE`")
-	roofsOut := fset.String("o", "", "directory `DIR` for the merged roofs documents")
+	roofsPath := fset.String("roofs", "", "the nodes' roofs document, a `FILE` (default: the one rank 0 was placed under, when this machine can read it)")
+	perNode := fset.Bool("nodes", false, "also make one point per node (its ranks' W, its owner's Q, its own first start to last end), under the node roofs")
+	jsonPath := fset.String("json", "", "write the job point to `FILE` (a point set when there are several jobs or --nodes)")
+	roofsOut := fset.String("o", "", "merge roofs documents instead (below): write one per node type into `DIR/`")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}

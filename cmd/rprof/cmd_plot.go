@@ -16,7 +16,7 @@ import (
 
 var cmdPlot = &command{
 	Name:      "plot",
-	UsageLine: "rprof plot [--roofs FILE] [--threads N | --gpu [--device N]] [--theoretical] [--all-roofs] [--title TEXT] [--size WxH] [--ascii] [-o chart.png|.svg|.pdf] [POINT.json...]",
+	UsageLine: "rprof plot [--ascii] [-o FILE.png|.svg|.pdf] [flags] [POINT.json...]",
 	Short:     "draw the roofline chart of roofs and points",
 	Long: `
 Plot draws the roofs of this machine and the given points on a log-log
@@ -43,34 +43,21 @@ The output format follows the file extension of -o: .png, .svg or .pdf.
 --ascii prints a text chart to stdout instead (or as well), for terminals
 without an image viewer; it fits 80 columns.
 
-Flags:
-  --roofs FILE    roofs document (default: the one 'rprof roofs' wrote, if any)
-  --threads N     thread scope of the roofs to draw (default: the points')
-  --gpu           draw the GPU's roofs ('rprof roofs --gpu') instead of
-                  the CPU's, as one scope
-  --device N      with --gpu: the GPU, by the driver's index (default 0)
-  --theoretical   also draw each compute roof's theoretical peak, dashed
-  --all-roofs     draw every compute roof (default: per precision the best
-                  FMA roof and the best scalar roof, and DGEMM)
-  --title TEXT    chart title (default: CPU, thread scope and date)
-  --size WxH      image size in inches (default 9x6; PNG at 120 dots per inch)
-  --ascii         print a text chart to stdout
-  -o FILE         write the chart to FILE
 `,
 	Run: runPlot,
 }
 
 func runPlot(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "plot")
-	roofsPath := fset.String("roofs", "", "roofs document")
-	out := fset.String("o", "", "output file (.png, .svg or .pdf)")
-	threads := fset.Int("threads", 0, "thread scope of the roofs")
-	theoretical := fset.Bool("theoretical", false, "draw theoretical peaks dashed")
+	roofsPath := fset.String("roofs", "", "roofs document, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	out := fset.String("o", "", "write the chart to `FILE` (.png, .svg or .pdf)")
+	threads := fset.Int("threads", 0, "thread scope of the roofs to draw, `N` threads (default: the points')")
+	theoretical := fset.Bool("theoretical", false, "also draw each compute roof's theoretical peak, dashed")
 	allRoofs := fset.Bool("all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
 	onGPU, device := gpuRoofsVar(fset)
-	title := fset.String("title", "", "chart title")
-	ascii := fset.Bool("ascii", false, "print a text chart to stdout")
-	size := fset.String("size", "9x6", "image size in inches, WxH")
+	title := fset.String("title", "", "chart title, a `TEXT` (default: CPU, thread scope and date)")
+	ascii := fset.Bool("ascii", false, "print a text chart to stdout (80 columns)")
+	size := fset.String("size", "9x6", "image size in inches, `WxH` (PNG at 120 dots per inch)")
 	files, err := parseInterspersed(fset, args)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 
 var cmdReport = &command{
 	Name:      "report",
-	UsageLine: "rprof report [--roofs FILE] [--format html|md] [--threads N | --gpu [--device N]] [--theoretical] [--all-roofs] [--title TEXT] [-o FILE|-] [POINT.json...]",
+	UsageLine: "rprof report [--format html|md] [-o FILE|-] [flags] [POINT.json...]",
 	Short:     "write an HTML or Markdown roofline report",
 	Long: `
 Report writes the roofline of the given points under this machine's roofs
@@ -32,32 +32,20 @@ external style sheets or scripts. --format md (or -o FILE.md) writes
 Markdown for a CI job summary, with a text chart, e.g.
   rprof report --format md run.json >> "$GITHUB_STEP_SUMMARY"
 
-Flags:
-  --roofs FILE    roofs document (default: the one 'rprof roofs' wrote, if any)
-  --format F      html or md (default: from the -o extension, else html)
-  --threads N     thread scope of the roofs (default: the points')
-  --gpu           the GPU's roofs ('rprof roofs --gpu') instead of the
-                  CPU's, as one scope
-  --device N      with --gpu: the GPU, by the driver's index (default 0)
-  --theoretical   also draw theoretical peaks, dashed
-  --all-roofs     draw every compute roof in the chart (default: per
-                  precision the best FMA and scalar roofs, and DGEMM)
-  --title TEXT    report title
-  -o FILE         write to FILE; '-' or none: stdout
 `,
 	Run: runReport,
 }
 
 func runReport(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "report")
-	roofsPath := fset.String("roofs", "", "roofs document")
-	out := fset.String("o", "-", "output file, - for stdout")
-	format := fset.String("format", "", "html or md")
-	threads := fset.Int("threads", 0, "thread scope of the roofs")
-	theoretical := fset.Bool("theoretical", false, "draw theoretical peaks dashed")
+	roofsPath := fset.String("roofs", "", "roofs document, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	out := fset.String("o", "-", "write to `FILE`; - is stdout")
+	format := fset.String("format", "", "the `FORMAT`, html or md (default: from the -o extension, else html)")
+	threads := fset.Int("threads", 0, "thread scope of the roofs, `N` threads (default: the points')")
+	theoretical := fset.Bool("theoretical", false, "also draw theoretical peaks, dashed")
 	allRoofs := fset.Bool("all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
 	onGPU, device := gpuRoofsVar(fset)
-	title := fset.String("title", "", "report title")
+	title := fset.String("title", "", "report `TITLE`")
 	files, err := parseInterspersed(fset, args)
 	if err != nil {
 		return err

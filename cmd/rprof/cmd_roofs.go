@@ -24,7 +24,7 @@ import (
 
 var cmdRoofs = &command{
 	Name:      "roofs",
-	UsageLine: "rprof roofs [-o FILE] [--threads LIST] [--quick | --fixed N] [--blas PATH] [--blas-arch NAME] [--gpu [--device N]] [flags]",
+	UsageLine: "rprof roofs [-o FILE] [--threads LIST] [--quick | --fixed N] [flags]",
 	Short:     "measure compute and bandwidth roofs",
 	Long: `
 Roofs measures this machine's ceilings: peak FLOP/s of FMA and mul+add
@@ -44,9 +44,8 @@ one-thread bandwidth roof on another core where there is one) and the
 higher figure kept; a disagreement over 10% is flagged (bandwidth-moved,
 compute-moved), and so is a multi-thread cache roof one of whose threads
 took 1.3 times as long over its share as another (uneven-threads: a core
-ran slow). With
---dnn, oneDNN primitives' ceilings are measured too, as library roofs
-(docs/dnn.md). See docs/roofs.md.
+ran slow). With --dnn, oneDNN primitives' ceilings are measured too, as
+library roofs (docs/dnn.md). See docs/roofs.md.
 
 The table goes to stderr; the roofs document (docs/schema-roofs.md) is
 written to -o, by default where 'rprof run' looks for it. Its directory
@@ -70,75 +69,35 @@ DRAM, L2 and L1 roofs, and an ERT-style FLOPs-per-byte ladder, each beside
 the clocks it was measured at and its theoretical peak (docs/gpu.md). The
 GPU's roofs are added to the document at -o when it holds this machine's
 CPU roofs (replacing the same device's), else written as a new document.
-Only -o, --quick, --fixed, --method and --lock-timeout apply with it. Without a driver or
-a GPU it says so in one line (exit 125).
+Only -o, --quick, --fixed, --method and --lock-timeout apply with it.
+Without a driver or a GPU it says so in one line (exit 125).
 
-Flags:
-  -o FILE            roofs document to write (default: the user cache dir)
-  --gpu              measure the GPU's roofs (below), not the CPU's
-  --device N         with --gpu: the GPU, by the driver's index (default 0)
-  --threads LIST     thread counts to measure, e.g. 1,2 (default: 1, one
-                     socket, all cores)
-  --quick            a fast, reduced roof set (seconds)
-  --fixed N          no early stopping: N iterations per invocation for
-                     every configuration (the fixed-sample baseline)
-  --method M         median (default), mean or bootstrap
-  --lock-timeout D   wait at most D for other measurements to finish
-                     (default 5m; 0 does not wait), then exit 125
-  --order O          search order, forward or reverse (default: compute
-                     forward, DGEMM shapes largest first)
-  --invocations N    outer-loop invocations per configuration (default 3,
-                     1 with --quick)
-  --blas PATH        BLAS library for DGEMM (default: search the usual
-                     places for OpenBLAS, MKL, BLIS)
-  --blas-arch NAME   kernel set the BLAS must use: sets OPENBLAS_CORETYPE
-                     and BLIS_ARCH_TYPE for the workers (e.g. SkylakeX for
-                     OpenBLAS, skx or zen4 for BLIS)
-  --dgemm-space S    DGEMM search space: quick, default (then a climb
-                     past its edge) or seed (seed 000's 96 shapes)
-  --dgemm-budget D   wall time the DGEMM search may take, e.g. 25s (the
-                     default; none with --fixed or --dgemm-space seed);
-                     0 for no limit. Once spent, no further shape is
-                     started; the document says what was left out
-                     (dgemm-budget)
-  --no-dgemm         skip DGEMM
-  --dnn LIST         also measure oneDNN library ceilings, one per problem
-                     and thread scope: seed 004 experiments (conv3x3-nChw16c,
-                     ip, ...; 'rprof dnn bench -h' lists them) or verbose
-                     problem descriptors, comma-separated. Opt-in, after
-                     the rest; each is a compute roof of kind library named
-                     after the implementation oneDNN chose (docs/dnn.md)
-  --in-process       run invocations in this process (no worker processes)
-  --max-memory SIZE  the most a bandwidth sweep places, e.g. 256M (default
-                     and upper bound: a quarter of MemAvailable); a sweep
-                     that cannot reach DRAM within it says so
-                     (dram-not-reached)
 `,
 	Run: runRoofs,
 }
 
 func runRoofs(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "roofs")
-	out := fs.String("o", "", "roofs document to write")
-	threads := fs.String("threads", "", "thread counts, e.g. 1,2")
-	quick := fs.Bool("quick", false, "fast reduced roof set")
-	fixed := fs.Int("fixed", 0, "fixed iterations per invocation, no early stopping")
-	method := fs.String("method", string(stats.DefaultMethod), "median, mean or bootstrap")
+	out := fs.String("o", "", "roofs document to write, a `FILE` (default: the user cache dir, where 'rprof run' looks)")
+	threads := fs.String("threads", "", "thread counts to measure, a `LIST` such as 1,2 (default: 1, one socket, all cores)")
+	quick := fs.Bool("quick", false, "a fast, reduced roof set (seconds)")
+	fixed := fs.Int("fixed", 0, "no early stopping: `N` iterations per invocation for every configuration (the fixed-sample baseline)")
+	method := fs.String("method", string(stats.DefaultMethod), "the estimate of each evaluation, a `METHOD`: median, mean or bootstrap")
 	lockTimeout := new(time.Duration)
 	lockTimeoutVar(fs, lockTimeout)
-	order := fs.String("order", "", "forward or reverse (default: compute forward, DGEMM reverse)")
-	invocations := fs.Int("invocations", 0, "invocations per configuration")
-	blas := fs.String("blas", "", "BLAS library path")
-	blasArch := fs.String("blas-arch", "", "OPENBLAS_CORETYPE / BLIS_ARCH_TYPE for the workers")
-	space := fs.String("dgemm-space", "", "quick, default or seed")
+	order := fs.String("order", "", "search `ORDER`, forward or reverse (default: compute forward, DGEMM shapes largest first)")
+	invocations := fs.Int("invocations", 0, "outer-loop invocations per configuration, `N` (default 3, 1 with --quick)")
+	blas := fs.String("blas", "", "the BLAS library for DGEMM, a `PATH` (default: search the usual places for OpenBLAS, MKL, BLIS)")
+	blasArch := fs.String("blas-arch", "", "the kernel set the BLAS must use, a `NAME`: sets OPENBLAS_CORETYPE and BLIS_ARCH_TYPE for the workers (e.g. SkylakeX for OpenBLAS, skx or zen4 for BLIS)")
+	space := fs.String("dgemm-space", "", "the DGEMM search `SPACE`: quick, default (then a climb past its edge) or seed (seed 000's 96 shapes)")
 	var dgemmBudget *time.Duration
-	optionalDurationVar(fs, &dgemmBudget, "dgemm-budget", "DGEMM search time budget, a `duration` (0: none)")
+	optionalDurationVar(fs, &dgemmBudget, "dgemm-budget", "wall time `D` the DGEMM search may take (default 25s; none with --fixed or --dgemm-space seed); 0 for no limit. Once spent, no further shape is started; the document says what was left out (dgemm-budget)")
 	noDGEMM := fs.Bool("no-dgemm", false, "skip DGEMM")
-	dnnList := fs.String("dnn", "", "oneDNN problems whose ceilings to measure, comma-separated")
-	inProcess := fs.Bool("in-process", false, "no worker processes")
-	maxMemory := fs.String("max-memory", "", "the most a bandwidth sweep places, e.g. 256M")
-	onGPU := fs.Bool("gpu", false, "measure the GPU's roofs")
-	device := fs.Int("device", 0, "with --gpu: the GPU's index")
+	dnnList := fs.String("dnn", "", "also measure oneDNN library ceilings, one per problem and thread scope, a comma-separated `LIST` of seed 004 experiments (conv3x3-nChw16c, ip, ...; 'rprof dnn bench -h' lists them) or verbose problem descriptors. Opt-in, after the rest; each is a compute roof of kind library named after the implementation oneDNN chose (docs/dnn.md)")
+	inProcess := fs.Bool("in-process", false, "run invocations in this process (no worker processes)")
+	maxMemory := fs.String("max-memory", "", "the most a bandwidth sweep places, a `SIZE` such as 256M (default and upper bound: a quarter of MemAvailable); a sweep that cannot reach DRAM within it says so (dram-not-reached)")
+	onGPU := fs.Bool("gpu", false, "measure the GPU's roofs (above), not the CPU's")
+	device := fs.Int("device", 0, "with --gpu: the GPU, by the driver's index `N`")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

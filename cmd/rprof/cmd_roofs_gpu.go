@@ -94,7 +94,7 @@ func gpuDocument(path string, g *roofline.GPURoofs, here roofline.Machine) (roof
 
 // gpuRoofsVar defines plot's and report's --gpu and --device.
 func gpuRoofsVar(fs *flag.FlagSet) (onGPU *bool, device *int) {
-	return fs.Bool("gpu", false, "draw the GPU's roofs (rprof roofs --gpu)"), fs.Int("device", 0, "with --gpu: the GPU's index")
+	return fs.Bool("gpu", false, "draw the GPU's roofs ('rprof roofs --gpu') instead of the CPU's, as one scope"), fs.Int("device", 0, "with --gpu: the GPU, by the driver's index `N`")
 }
 
 // selectGPU replaces the roofs drawn by GPU device's (roofline.GPUView),

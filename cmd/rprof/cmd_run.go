@@ -49,65 +49,6 @@ Or count by instrumentation: --count emulate runs CMD once under QEMU
 the traffic between every pair of cache levels, with W and Q by function;
 T still comes from native runs (docs/emulate.md).
 
-Flags:
-  --count BACKEND    how W and Q are counted: pmu, the hardware counters
-                     through perf_event_open (the default); emulate, under
-                     QEMU (measured: 10-40x slower than native for
-                     memory-bound code, 200-340x for dense FMA code)
-  --cache-model M    the caches --count emulate simulates, from L1 down:
-                     SIZE/WAYS,...[,line=BYTES] (e.g. 48K/12,1M/16,32M/16),
-                     or none (W only); default: the roofs document's
-                     measured level sizes, else this machine's
-  --emulate-cpu M    the CPU QEMU presents under --count emulate: host
-                     (the default: this CPU's vendor, family, model and
-                     brand with every feature QEMU emulates, so libraries
-                     pick their nearest native path) or a QEMU model
-                     (qemu-x86_64 -cpu help)
-  --qemu PATH        the qemu-x86_64 of --count emulate (default:
-                     $RPROF_QEMU, else qemu-x86_64 in PATH)
-  -e EVENT           also count EVENT (perf syntax: page-faults,
-                     cpu/event=0x3,umask=0x8f/, rNNNN); repeatable, or
-                     several separated by commas
-  --overhead 'CMD'   a command doing everything CMD does except the kernel
-                     (setup, allocation, teardown); it runs before each
-                     repetition under the same counters and its W, Q, T
-                     and event counts are subtracted. Split at white space,
-                     no quoting: use a script for arguments with spaces.
-  --idle-baseline D  count DRAM traffic for duration D with nothing running,
-                     right before the first repetition, and subtract that
-                     rate x T from Q (e.g. 500ms)
-  --repeat N         run N times (default 1)
-  --ci F             repeat until the CI of the mean time is within F x the
-                     mean (0.02 or 2% alike), at most --max-repeat times
-                     (default 30) or --max-time (default 1m) of runs
-  --max-repeat N     at most N runs when repeating by --ci (default 30)
-  --max-time D       at most D of runs when repeating by --ci (default 1m)
-  --confidence C     level of every interval (default 0.95)
-  --region SPEC      also measure one function on its own, with eBPF
-                     uprobes (root, or CAP_BPF and CAP_PERFMON): SYMBOL
-                     in CMD, LIB:SYMBOL (a library path or soname), or
-                     FILE:0xADDR (the address nm prints); repeatable. The
-                     regions table gives calls, inclusive and self time,
-                     the per-call distribution, the probes' cost and W;
-                     DRAM traffic is not attributed to regions
-  --likwid-markers   take regions from CMD's LIKWID marker calls
-                     (likwid_markerStartRegion/StopRegion), named by tag
-  --work FLOPS       analytic work of one run (e.g. 2e9)
-  --traffic BYTES    analytic DRAM traffic of one run
-  --roofs FILE       roofs document to place the point under (default: the
-                     one 'rprof roofs' wrote, if any)
-  --threads N        thread scope of the roofs (default: the program's
-                     parallelism, CPU time over wall time: see below)
-  --json FILE        write the point document (schema rprof.point/v2); -
-                     writes it to standard output, and CMD's standard
-                     output then goes to standard error
-  --plot FILE        draw the point under the roofs (.png, .svg or .pdf)
-  --label NAME       name of the point (default: CMD's base name)
-  --lock-timeout D   wait at most D for another rprof measurement on this
-                     machine to finish (default 5m; 0 does not wait), then
-                     exit 125. An rprof started by one holding the machine
-                     (rprof run -- rprof roofs) measures inside it
-
 The roofs' thread scope follows the program: its parallelism is its CPU
 time (user plus system, its waited-for children's included) over its wall
 time, and a parallelism p stands for ceil(p - 0.25) threads, at least 1
@@ -124,23 +65,14 @@ rank counts its own W and T, and one process per node and job, elected
 through lock files, counts the node's DRAM traffic for all its ranks.
 --json DIR/ writes one file per rank, named by job and rank; 'rprof merge
 DIR/*.json' makes the job's point. See docs/cluster.md.
-  --lock-dir DIR     node-local directory of the election's lock files,
-                     private to the job's user: created with mode 0700,
-                     refused when another user owns it, others may enter it
-                     or it is a link (default $RPROF_LOCK_DIR, else the
-                     runtime directory: $XDG_RUNTIME_DIR/rprof, /run/rprof
-                     for root, else rprof-UID in the temporary directory)
-  --job NAME         the job's name in the rank files (default: the
-                     launcher's job id; give one for MPICH across nodes)
 
 Exit status: CMD's own (128+N when signal N killed it); rprof's failures:
 2 bad command line or input (empty command, --repeat 0, unparsable event,
-unreadable roofs file), 125 rprof could not measure (no
-counters, failing overhead command, unwritable output, --lock-timeout
-passed), 126 CMD not
+unreadable roofs file), 125 rprof could not measure (no counters, failing
+overhead command, unwritable output, --lock-timeout passed), 126 CMD not
 executable, 127 CMD not found, 130 interrupted (the point of the
-repetitions that ended is written, flagged interrupted; before any
-ended, nothing).
+repetitions that ended is written, flagged interrupted; before any ended,
+nothing).
 `,
 	Run: runRun,
 }
@@ -149,15 +81,15 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "run")
 	var mf measureFlags
 	mf.register(fset)
-	repeat := fset.Int("repeat", 1, "number of runs")
+	repeat := fset.Int("repeat", 1, "run `N` times")
 	var ci ciFlag
-	fset.Var(&ci, "ci", "repeat until the time's CI is within this `share` of the mean (0.02 or 2%)")
-	confidence := fset.Float64("confidence", measure.DefaultConfidence, "confidence level of intervals")
-	jsonPath := fset.String("json", "", "write the point document to `FILE`")
-	plotPath := fset.String("plot", "", "draw the point to `FILE`")
-	label := fset.String("label", "", "name of the point")
-	lockDir := fset.String("lock-dir", defaultLockDir(), "node-local `DIR` for the traffic-owner election of parallel jobs")
-	jobName := fset.String("job", "", "name of the parallel job (default: the launcher's job id)")
+	fset.Var(&ci, "ci", "repeat until the interval of the mean time is within `PCT` of the mean (2% or 0.02 alike), at most --max-repeat times or --max-time of runs")
+	confidence := fset.Float64("confidence", measure.DefaultConfidence, "`LEVEL` of every interval")
+	jsonPath := fset.String("json", "", "write the point document (schema rprof.point/v2) to `FILE`; - writes it to standard output, and CMD's standard output then goes to standard error; under mpirun or srun, DIR/ writes one file per rank")
+	plotPath := fset.String("plot", "", "draw the point under the roofs to `FILE` (.png, .svg or .pdf)")
+	label := fset.String("label", "", "`NAME` of the point (default: CMD's base name)")
+	lockDir := fset.String("lock-dir", defaultLockDir(), "node-local `DIR` of the parallel job's traffic-owner election's lock files, private to the job's user: created with mode 0700, refused when another user owns it, others may enter it or it is a link; the default is $RPROF_LOCK_DIR, else the runtime directory ($XDG_RUNTIME_DIR/rprof, /run/rprof for root, else rprof-UID in the temporary directory), here")
+	jobName := fset.String("job", "", "the parallel job's `NAME` in the rank files (default: the launcher's job id; give one for MPICH across nodes)")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}

@@ -30,8 +30,6 @@ and Q are those of the kernel's own functions (the function table); under
 pmu, a run of the same kernel with no iterations is subtracted as the
 overhead.
 
-  --count BACKEND     validate only this backend (pmu or emulate)
-  --cache-model SPEC  the model of --count emulate (default: this machine's)
 
 Exit status: 0 when every row that ran holds, 1 when one does not, 125
 when no backend could run.
@@ -44,8 +42,8 @@ const kernelRole = "__rprof_kernel"
 
 func runValidate(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "validate")
-	only := fset.String("count", "", "validate only this `BACKEND`")
-	cacheSpec := fset.String("cache-model", "", "cache model of the emulate backend: `SIZE/WAYS,...`")
+	only := fset.String("count", "", "validate only this `BACKEND` (pmu or emulate)")
+	cacheSpec := fset.String("cache-model", "", "the cache model of --count emulate, `SIZE/WAYS,...` from L1 down (default: this machine's)")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}

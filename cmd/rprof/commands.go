@@ -17,3 +17,9 @@ func commands() []*command {
 		cmdValidate,
 	}
 }
+
+// subcommands are the commands under another that have help of their own
+// ('rprof help dnn bench'), by the name of their flag set.
+func subcommands() []*command {
+	return []*command{cmdDNNBench}
+}

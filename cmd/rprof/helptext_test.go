@@ -4,6 +4,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/rprof/rprof/gpu/ncu"
+	"github.com/rprof/rprof/internal/testutil"
 )
 
 // TestEveryCommandsHelpSpellsFlagsAlike runs every command's -h and
@@ -43,26 +47,155 @@ func defines(short, name string) bool {
 	return strings.Contains(short, "\n  --"+name+" ") || strings.Contains(short, "\n  --"+name+"\n")
 }
 
-// TestHelpListsEveryFlagOfTheFlagSet keeps each command's long help true
-// to its flag set: every flag -h prints (the FlagSet's own listing) is in
-// 'rprof help COMMAND', and the help names no flag the set lacks.
-func TestHelpListsEveryFlagOfTheFlagSet(t *testing.T) {
-	for _, c := range commands() {
-		t.Run(c.Name, func(t *testing.T) {
-			_, short, _ := rprofCLI(t, c.Name, "-h")
-			_, long, _ := rprofCLI(t, "help", c.Name)
-			set := map[string]bool{}
-			for _, m := range helpFlag.FindAllStringSubmatch(short, -1) {
-				set[m[1]] = true
-				if !defines(long, m[1]) && !strings.Contains(long, "\n  -"+m[1]+" ") {
-					t.Errorf("'rprof help %s' does not list --%s, which the command defines", c.Name, m[1])
-				}
+// helpCommands are the argument lists that name each command and
+// subcommand with help of its own: ["gate"], ["dnn", "bench"].
+func helpCommands() [][]string {
+	var cmds [][]string
+	for _, c := range append(commands(), subcommands()...) {
+		cmds = append(cmds, strings.Fields(c.Name))
+	}
+	return cmds
+}
+
+// flagRow is one row of a help's flag table, read back from the text.
+type flagRow struct{ name, arg, usage string }
+
+// helpFlagRows reads the flag table at the end of a help text: a row is
+// "  --name ARG  usage...", its usage continued on lines indented past
+// the name column (or starting there, when the name fills the column).
+func helpFlagRows(t *testing.T, help string) []flagRow {
+	t.Helper()
+	_, table, ok := strings.Cut(help, "\nFlags:\n")
+	if !ok {
+		t.Fatalf("no Flags: section in\n%s", help)
+	}
+	var rows []flagRow
+	for _, line := range strings.Split(strings.TrimRight(table, "\n"), "\n") {
+		if m := helpFlag.FindStringSubmatch(line); m != nil {
+			head, usage, _ := strings.Cut(strings.TrimSpace(line), "  ")
+			name, arg, _ := strings.Cut(head, " ")
+			rows = append(rows, flagRow{name: strings.TrimLeft(name, "-"), arg: arg, usage: strings.TrimSpace(usage)})
+			continue
+		}
+		if len(rows) == 0 || !strings.HasPrefix(line, "    ") {
+			t.Fatalf("line %q of the flag table is neither a flag nor a continuation", line)
+		}
+		rows[len(rows)-1].usage = strings.TrimSpace(rows[len(rows)-1].usage + " " + strings.TrimSpace(line))
+	}
+	return rows
+}
+
+// TestEveryFlagIsDocumented reads each command's flag table, which is
+// rendered from its FlagSet: every flag says what it does, and every
+// flag that takes an argument names it (a `WORD` in its usage), not by
+// its Go type.
+func TestEveryFlagIsDocumented(t *testing.T) {
+	goTypes := map[string]bool{"value": true, "string": true, "int": true, "uint": true, "float": true, "duration": true}
+	for _, cmd := range helpCommands() {
+		t.Run(strings.Join(cmd, "-"), func(t *testing.T) {
+			code, help, stderr := rprofCLI(t, append(cmd, "-h")...)
+			if code != exitOK {
+				t.Fatalf("-h: exit %d: %s", code, stderr)
 			}
-			for _, m := range helpFlag.FindAllStringSubmatch(long, -1) {
-				if !set[m[1]] {
-					t.Errorf("'rprof help %s' lists --%s, which the command does not define", c.Name, m[1])
+			rows := helpFlagRows(t, help)
+			if len(rows) == 0 {
+				t.Fatal("no flags listed")
+			}
+			for _, r := range rows {
+				if r.usage == "" {
+					t.Errorf("--%s has no usage: give it one where the command defines it", r.name)
+				}
+				if goTypes[r.arg] {
+					t.Errorf("--%s names its argument %q, its Go type: put a `WORD` in its usage", r.name, r.arg)
 				}
 			}
 		})
 	}
+}
+
+// TestHelpIsTheFlagSetsHelp: 'rprof help X' is 'rprof X -h', whose flag
+// table the command's own FlagSet renders, and the usage line names only
+// flags the command defines.
+func TestHelpIsTheFlagSetsHelp(t *testing.T) {
+	usageFlag := regexp.MustCompile(`(?:^|[\s\[|])--?([a-z][a-z0-9-]*)`)
+	for _, cmd := range helpCommands() {
+		t.Run(strings.Join(cmd, "-"), func(t *testing.T) {
+			_, short, _ := rprofCLI(t, append(cmd, "-h")...)
+			code, long, stderr := rprofCLI(t, append([]string{"help"}, cmd...)...)
+			if code != exitOK {
+				t.Fatalf("help: exit %d: %s", code, stderr)
+			}
+			if long != short {
+				t.Errorf("'rprof help %s' differs from -h:\n%s\n----\n%s", strings.Join(cmd, " "), long, short)
+			}
+			defined := map[string]bool{}
+			for _, r := range helpFlagRows(t, short) {
+				defined[r.name] = true
+			}
+			usage, _, _ := strings.Cut(short, "\n\n")
+			for _, m := range usageFlag.FindAllStringSubmatch(usage, -1) {
+				if !defined[m[1]] {
+					t.Errorf("the usage line names -%s, which the command does not define: %s", m[1], usage)
+				}
+			}
+		})
+	}
+}
+
+// TestHelpGolden keeps two commands' whole help as a user reads it
+// (go test -update rewrites testdata/help).
+func TestHelpGolden(t *testing.T) {
+	for _, cmd := range []string{"gate", "compare"} {
+		t.Run(cmd, func(t *testing.T) {
+			_, help, _ := rprofCLI(t, "help", cmd)
+			testutil.Golden(t, "testdata/help/"+cmd+".txt", []byte(help))
+		})
+	}
+}
+
+// TestHelpFitsEightyColumns: every line of every help is at most 80
+// characters wide, except an unbreakable example.
+func TestHelpFitsEightyColumns(t *testing.T) {
+	for _, cmd := range helpCommands() {
+		_, help, _ := rprofCLI(t, append([]string{"help"}, cmd...)...)
+		for _, line := range strings.Split(help, "\n") {
+			if utf8.RuneCountInString(line) > 80 && strings.Contains(strings.TrimSpace(line), " ") {
+				t.Errorf("'rprof help %s': a line of %d columns: %s", strings.Join(cmd, " "), utf8.RuneCountInString(line), line)
+			}
+		}
+	}
+}
+
+// TestImportHelpGivesTheMetricList keeps docs/gpu.md's word ("'rprof
+// help import' gives the metric list"): the help's ncu command line, its
+// braces spelled out, asks for every metric the reader requires.
+func TestImportHelpGivesTheMetricList(t *testing.T) {
+	_, help, _ := rprofCLI(t, "help", "import")
+	asked := map[string]bool{}
+	for _, m := range regexp.MustCompile(`[a-z0-9_{},]+\.(?:sum|avg\.per_second)|device__attribute_display_name`).FindAllString(help, -1) {
+		for _, name := range expandBraces(strings.TrimPrefix(strings.TrimLeft(m, ","), ",")) {
+			for _, part := range strings.Split(name, ",") {
+				asked[part] = true
+			}
+		}
+	}
+	for _, m := range ncu.Required() {
+		if !asked[m] {
+			t.Errorf("'rprof help import' does not ask ncu for %s", m)
+		}
+	}
+}
+
+// expandBraces spells out shell braces: a{b,c}d is abd and acd.
+func expandBraces(s string) []string {
+	open := strings.Index(s, "{")
+	if open < 0 {
+		return []string{s}
+	}
+	end := open + strings.Index(s[open:], "}")
+	var out []string
+	for _, alt := range strings.Split(s[open+1:end], ",") {
+		out = append(out, expandBraces(s[:open]+alt+s[end+1:])...)
+	}
+	return out
 }

@@ -20,7 +20,7 @@ const defaultLockTimeout = 5 * time.Minute
 // error; 0 does not wait at all.
 func lockTimeoutVar(fs *flag.FlagSet, p *time.Duration) {
 	*p = defaultLockTimeout
-	fs.Var(lockTimeoutFlag{durationFlag{p}}, "lock-timeout", "give up after waiting this `duration` for other measurements (0: do not wait)")
+	fs.Var(lockTimeoutFlag{durationFlag{p}}, "lock-timeout", "wait at most `D` for another rprof measurement on this machine to finish (0 does not wait), then exit 125; an rprof started by one holding the machine (rprof run -- rprof roofs) measures inside it")
 }
 
 type lockTimeoutFlag struct{ durationFlag }
