@@ -76,7 +76,7 @@ func Diagnose(h *machine.Host, lookupEnv func(string) (string, bool)) (Report, e
 	if h.Live {
 		r.Diagnosis, err = pmu.DiagnoseLive(h)
 	} else {
-		r.Diagnosis, err = pmu.Diagnose(h.Sysfs, h.Procfs)
+		r.Diagnosis, err = pmu.Diagnose(h)
 	}
 	if err != nil {
 		return Report{}, err

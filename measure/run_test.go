@@ -359,7 +359,7 @@ func capturedPMU(name string, probe func(pmu.Event) error) *pmuBackend {
 
 // diagnoseTree diagnoses a captured tree without opening anything.
 func diagnoseTree(h *machine.Host, _ pmu.PMUs) (pmu.Diagnosis, error) {
-	return pmu.Diagnose(h.Sysfs, h.Procfs)
+	return pmu.Diagnose(h)
 }
 
 func TestPMUBackendFallsBackToUserModeOnlyWhenKernelCountingIsRefused(t *testing.T) {

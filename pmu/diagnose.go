@@ -68,26 +68,24 @@ const (
 	capPerfmon  = 38
 )
 
-// Diagnose inspects a machine from its sysfs and procfs trees without
-// opening anything, as for a tree captured on another machine. An unreadable
-// or partial tree is an error.
-func Diagnose(sysfs, procfs fs.FS) (Diagnosis, error) {
-	return diagnose(sysfs, procfs, nil, nil)
+// Diagnose inspects h from its sysfs and procfs trees without opening
+// anything, as for a tree captured on another machine. An unreadable or
+// partial tree is an error.
+func Diagnose(h *machine.Host) (Diagnosis, error) {
+	return diagnose(h, nil, nil)
 }
 
 // DiagnoseLive inspects h's trees (nil: this machine's /sys and /proc) and
 // probes the events by opening each one once, on the running kernel: h
 // should be this machine.
 func DiagnoseLive(h *machine.Host) (Diagnosis, error) {
-	h = h.OrLive()
-	return diagnose(h.Sysfs, h.Procfs, nil, &prober{event: Probe, hardware: HaveHardwareCounters})
+	return diagnose(h.OrLive(), nil, &prober{event: Probe, hardware: HaveHardwareCounters})
 }
 
 // DiagnoseCounting inspects h as DiagnoseLive does for a counting run: it
 // takes the PMUs already discovered in h's sysfs.
 func DiagnoseCounting(h *machine.Host, pmus PMUs) (Diagnosis, error) {
-	h = h.OrLive()
-	return diagnose(h.Sysfs, h.Procfs, pmus, &prober{event: Probe, hardware: HaveHardwareCounters})
+	return diagnose(h.OrLive(), pmus, &prober{event: Probe, hardware: HaveHardwareCounters})
 }
 
 // prober opens things on the live machine; tests substitute it.
@@ -96,11 +94,11 @@ type prober struct {
 	hardware func() error
 }
 
-// diagnose reads the trees (with pmus when already discovered) and, when
-// probe is not nil, opens events on this machine.
-func diagnose(sysfs, procfs fs.FS, pmus PMUs, probe *prober) (Diagnosis, error) {
+// diagnose reads h (with pmus when already discovered) and, when probe is
+// not nil, opens events on this machine.
+func diagnose(h *machine.Host, pmus PMUs, probe *prober) (Diagnosis, error) {
 	live := probe != nil
-	m, err := readMachine(sysfs, procfs, pmus)
+	m, err := readMachine(h, pmus)
 	if err != nil {
 		return Diagnosis{}, err
 	}
@@ -114,10 +112,10 @@ func diagnose(sysfs, procfs fs.FS, pmus PMUs, probe *prober) (Diagnosis, error) 
 	d.Plan = m.plan()
 	d.Problems = slices.Clone(d.Plan.Problems)
 
-	if p, err := ReadParanoid(procfs); err == nil {
+	if p, err := ReadParanoid(h.Procfs); err == nil {
 		d.Paranoid, d.ParanoidKnown = p, true
 	}
-	if c, err := readCapEff(procfs); err == nil {
+	if c, err := readCapEff(h.Procfs); err == nil {
 		d.CapEff, d.CapsKnown = c, true
 	}
 

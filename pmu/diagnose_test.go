@@ -14,7 +14,7 @@ import (
 
 func TestDiagnoseVMWithoutPMUSaysWhyAndHowToFix(t *testing.T) {
 	sysfs, procfs := machineFS(t, "vm-zen5")
-	d, err := Diagnose(sysfs, procfs)
+	d, err := Diagnose(machine.TreeHost(sysfs, procfs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestDiagnoseVMWithoutPMUSaysWhyAndHowToFix(t *testing.T) {
 
 func TestDiagnoseCapturedServerTreeIsNotProbed(t *testing.T) {
 	sysfs, procfs := machineFS(t, "zen4")
-	d, err := Diagnose(sysfs, procfs)
+	d, err := Diagnose(machine.TreeHost(sysfs, procfs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestDiagnosePermissionsDecideWhatCanBeCounted(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sysfs, _ := machineFS(t, "zen4")
-			d, err := Diagnose(sysfs, withProc(t, tt.paranoid, tt.capEff))
+			d, err := Diagnose(machine.TreeHost(sysfs, withProc(t, tt.paranoid, tt.capEff)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +196,7 @@ func TestDiagnoseProbesEveryEventOnTheLiveMachine(t *testing.T) {
 				return tt.event(ev)
 			}
 			sysfs, _ := machineFS(t, "zen4")
-			d, err := diagnose(sysfs, withProc(t, 0, 0), nil, &prober{event: event})
+			d, err := diagnose(machine.TreeHost(sysfs, withProc(t, 0, 0)), nil, &prober{event: event})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,7 +231,7 @@ func TestDiagnoseProbesEveryEventOnTheLiveMachine(t *testing.T) {
 func TestDiagnoseOpensNoEventOnAMachineWithoutPMU(t *testing.T) {
 	sysfs, _ := machineFS(t, "vm-zen5")
 	noEvents := func(Event) error { t.Error("no event should be opened on a machine without PMU"); return nil }
-	d, err := diagnose(sysfs, withProc(t, 2, 0), nil, &prober{event: noEvents, hardware: func() error { return ErrNoPMU }})
+	d, err := diagnose(machine.TreeHost(sysfs, withProc(t, 2, 0)), nil, &prober{event: noEvents, hardware: func() error { return ErrNoPMU }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestLiveParanoidAboveTwoIsDecidedByTheProbe(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sysfs, _ := machineFS(t, "zen4")
-			d, err := diagnose(sysfs, withProc(t, 3, 0), nil, &prober{event: tt.event})
+			d, err := diagnose(machine.TreeHost(sysfs, withProc(t, 3, 0)), nil, &prober{event: tt.event})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -288,7 +288,7 @@ func TestDiagnoseCountingReadsTheHostsTrees(t *testing.T) {
 	for _, name := range []string{"vm-intel-amx", "zen4", "neoverse-v2"} {
 		t.Run(name, func(t *testing.T) {
 			h := machine.TreeHost(machineFS(t, name))
-			want, err := Diagnose(h.Sysfs, h.Procfs)
+			want, err := Diagnose(h)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package pmu
 
 import (
 	"fmt"
-	"io/fs"
 	"math"
 	"slices"
 	"sort"
@@ -163,12 +162,11 @@ func (p Plan) WorkUsable() bool { return len(p.Work) > 0 }
 // writes, or a total).
 func (p Plan) TrafficUsable() bool { return len(p.Traffic) > 0 }
 
-// LoadPlan reads the CPU, topology and PMUs of the machine whose sysfs and
-// procfs roots are given (os.DirFS("/sys"), os.DirFS("/proc"), or a captured
-// tree) and builds its plan. An unreadable or partial tree is an error: a
-// plan from half a tree would silently miss events.
-func LoadPlan(sysfs, procfs fs.FS) (Plan, error) {
-	m, err := readMachine(sysfs, procfs, nil)
+// LoadPlan reads the PMUs of h (this machine, or a captured tree), with
+// its CPU and topology, and builds its plan. An unreadable or partial tree
+// is an error: a plan from half a tree would silently miss events.
+func LoadPlan(h *machine.Host) (Plan, error) {
+	m, err := readMachine(h, nil)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -185,24 +183,26 @@ type host struct {
 	nmiWatchdog int
 }
 
-func readMachine(sysfs, procfs fs.FS, pmus PMUs) (host, error) {
+// readMachine takes h's CPU and topology, read once by h, and reads its
+// PMUs (unless given) and what the plan needs beyond them.
+func readMachine(h *machine.Host, pmus PMUs) (host, error) {
 	var m host
 	var err error
-	if m.cpu, err = machine.ReadCPU(procfs); err != nil {
+	if m.cpu, err = h.CPU(); err != nil {
 		return host{}, err
 	}
-	if m.topo, err = machine.ReadTopology(sysfs); err != nil {
+	if m.topo, err = h.Topology(); err != nil {
 		return host{}, err
 	}
 	m.pmus = pmus
 	if m.pmus == nil {
-		if m.pmus, err = DiscoverPMUs(sysfs); err != nil {
+		if m.pmus, err = DiscoverPMUs(h.Sysfs); err != nil {
 			return host{}, err
 		}
 	}
-	m.hypervisor = machine.Hypervisor(sysfs)
+	m.hypervisor = machine.Hypervisor(h.Sysfs)
 	m.nmiWatchdog = -1
-	if s, err := kfs.ReadString(procfs, "sys/kernel/nmi_watchdog"); err == nil {
+	if s, err := kfs.ReadString(h.Procfs, "sys/kernel/nmi_watchdog"); err == nil {
 		if v, err := strconv.Atoi(s); err == nil {
 			m.nmiWatchdog = v
 		}

@@ -95,7 +95,7 @@ func TestPlanEncodingsMatchPerf(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.machine, func(t *testing.T) {
 			sysfs, procfs := machineFS(t, tt.machine)
-			p, err := LoadPlan(sysfs, procfs)
+			p, err := LoadPlan(machine.TreeHost(sysfs, procfs))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -410,7 +410,7 @@ func TestLoadPlanRejectsBadTrees(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadPlan(tt.sysfs, tt.procfs)
+			_, err := LoadPlan(machine.TreeHost(tt.sysfs, tt.procfs))
 			if err == nil {
 				t.Fatal("LoadPlan succeeded on a bad tree")
 			}

@@ -409,11 +409,11 @@ func TestDiscoverCountingPMUsPlansAsDiscoverPMUs(t *testing.T) {
 			if len(counting) != len(all) {
 				t.Fatalf("%d PMUs, want all %d listed", len(counting), len(all))
 			}
-			full, err := readMachine(sysfs, procfs, all)
+			full, err := readMachine(machine.TreeHost(sysfs, procfs), all)
 			if err != nil {
 				t.Fatal(err)
 			}
-			part, err := readMachine(sysfs, procfs, counting)
+			part, err := readMachine(machine.TreeHost(sysfs, procfs), counting)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -116,7 +116,7 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	plan, err := pmu.LoadPlan(h.Sysfs, h.Procfs)
+	plan, err := pmu.LoadPlan(h)
 	if err != nil {
 		return m.treeError(err)
 	}
