@@ -34,7 +34,9 @@ type Spec struct {
 	// Stdin, Stdout and Stderr are the target's streams. An *os.File is
 	// handed to the target as is; another reader or writer is fed through a
 	// pipe, and Run returns once everything written to it was copied (also
-	// by children the target left running); nil is /dev/null.
+	// by children the target left running); nil is /dev/null. Stdout and
+	// Stderr are never written to at once, so both may lead to one buffer,
+	// and neither is written to once Run returned, error or not.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Hooks attach in order once the target is held, and are reaped in

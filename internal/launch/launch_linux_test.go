@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -228,6 +231,27 @@ func TestRunPassesStreamsThrough(t *testing.T) {
 				t.Errorf("output %q, want a, b, c in order", out.String())
 			}
 		})
+		t.Run("two writers onto one buffer", func(t *testing.T) {
+			// A caller that wraps stdout (a line splitter) and hands the
+			// same buffer as stderr: the copiers must not write to it at
+			// once, or lines are lost (and -race reports the race).
+			var out bytes.Buffer
+			const n = 2000
+			execOK(t, execSpec{
+				Argv:   []string{"sh", "-c", `i=0; while [ $i -lt ` + strconv.Itoa(n) + ` ]; do echo o$i; echo e$i >&2; i=$((i+1)); done`},
+				Stdout: writerOnly{&out}, Stderr: &out,
+			})
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			slices.Sort(lines)
+			var want []string
+			for i := range n {
+				want = append(want, "o"+strconv.Itoa(i), "e"+strconv.Itoa(i))
+			}
+			slices.Sort(want)
+			if !slices.Equal(lines, want) {
+				t.Errorf("got %d lines of the %d written, or garbled ones", len(lines), len(want))
+			}
+		})
 		t.Run("files handed over as they are", func(t *testing.T) {
 			in := filepath.Join(dir, "in")
 			if err := os.WriteFile(in, []byte("data\n"), 0o644); err != nil {
@@ -262,6 +286,50 @@ func TestRunPassesStreamsThrough(t *testing.T) {
 		})
 	})
 }
+
+// A run that fails after the target wrote (here a hook's Reap) returns
+// only once its copiers stopped: a copier still writing to the caller's
+// buffer after Run returned would race with the caller reading it.
+func TestRunStopsCopyingBeforeItReturnsAnError(t *testing.T) {
+	bothPaths(t, func(t *testing.T) {
+		w := &slowWriter{entered: make(chan struct{})}
+		reapErr := errors.New("reap failed")
+		_, err := Run(context.Background(), Spec{
+			Argv: []string{"echo", "x"}, Stdout: w, Reexec: viaLauncher,
+			Hooks: []Hook{{Reap: func(int) error {
+				<-w.entered
+				return reapErr
+			}}},
+		})
+		if !errors.Is(err, reapErr) {
+			t.Fatalf("Run: %v, want the Reap's error", err)
+		}
+		if n := w.writing.Load(); n != 0 {
+			t.Errorf("%d writes to the target's stdout still under way after Run returned", n)
+		}
+	})
+}
+
+// slowWriter takes its time over each write and counts the writes under
+// way; entered is closed at the first.
+type slowWriter struct {
+	writing atomic.Int32
+	entered chan struct{}
+	once    sync.Once
+}
+
+func (w *slowWriter) Write(b []byte) (int, error) {
+	w.writing.Add(1)
+	defer w.writing.Add(-1)
+	w.once.Do(func() { close(w.entered) })
+	time.Sleep(100 * time.Millisecond)
+	return len(b), nil
+}
+
+// writerOnly hides what its writer is, as a wrapping writer does.
+type writerOnly struct{ w io.Writer }
+
+func (w writerOnly) Write(b []byte) (int, error) { return w.w.Write(b) }
 
 func TestRunUsesDirAndEnv(t *testing.T) {
 	bothPaths(t, func(t *testing.T) {

@@ -14,9 +14,13 @@ type stdio struct {
 	childEnds  []*os.File // the child's ends of pipes, closed once it started
 	parentEnds []*os.File // rprof's ends, closed when the target is reaped
 	copiers    sync.WaitGroup
-	copyErrMu  sync.Mutex
-	copyErr    error
-	devNull    *os.File
+	// writing is held by a copier for each write: the caller's stdout and
+	// stderr may end in one buffer (a wrapping writer and the buffer
+	// itself) that must not be written to at once.
+	writing   sync.Mutex
+	copyErrMu sync.Mutex
+	copyErr   error
+	devNull   *os.File
 }
 
 func (s *stdio) setup(spec Spec) error {
@@ -27,8 +31,8 @@ func (s *stdio) setup(spec Spec) error {
 		return err
 	}
 	if _, isFile := spec.Stderr.(*os.File); !isFile && spec.Stderr != nil && sameWriter(spec.Stdout, spec.Stderr) {
-		// One pipe and one copier, so the writer is never written to
-		// concurrently (as os/exec does).
+		// One pipe keeps the order in which the target wrote to
+		// both (as os/exec does).
 		s.child[2] = s.child[1]
 		return nil
 	}
@@ -102,7 +106,7 @@ func (s *stdio) output(fd int, w io.Writer) error {
 	s.copiers.Add(1)
 	go func() {
 		defer s.copiers.Done()
-		if _, err := io.Copy(w, pr); err != nil {
+		if _, err := io.Copy(serialized{&s.writing, w}, pr); err != nil {
 			s.copyErrMu.Lock()
 			if s.copyErr == nil {
 				s.copyErr = fmt.Errorf("launch: copy target output: %w", err)
@@ -124,6 +128,18 @@ func (s *stdio) afterStart() {
 	}
 }
 
+// serialized writes to w holding mu.
+type serialized struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (s serialized) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}
+
 // wait waits for the target's output to be copied: until every holder of
 // the pipes (the target and any children it left behind) closed them.
 func (s *stdio) wait() error {
@@ -131,11 +147,14 @@ func (s *stdio) wait() error {
 	return s.copyErr
 }
 
-// closeAll closes whatever is still open, on every path.
+// closeAll closes whatever is still open, on every path, and waits for
+// the output copiers to stop: none writes to the caller's writers once Run
+// returned, even when it returned early with an error.
 func (s *stdio) closeAll() {
 	s.afterStart()
 	for _, f := range s.parentEnds {
 		f.Close()
 	}
 	s.parentEnds = nil
+	s.copiers.Wait()
 }
