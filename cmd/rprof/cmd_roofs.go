@@ -18,6 +18,7 @@ import (
 	"github.com/rprof/rprof/gpu"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofs"
 )
@@ -35,17 +36,18 @@ scope. The sweep grows until DRAM's plateau is established, never placing
 more than a quarter of MemAvailable; where the host's declared cache sizes
 and the sweep's edges disagree, the measured edges win (the document keeps
 both). Parameters are autotuned, and every evaluation stops as soon as it
-may: at its time or count budget, once its 99% interval is within 1% of
-the estimate, or once the interval lies below the best configuration so
-far. Compute and DGEMM invocations run in fresh worker processes. Each
-bandwidth roof, and each FMA roof far below its scope's others as a share
-of theoretical peak, is measured again at the end of the run (a
-one-thread bandwidth roof on another core where there is one) and the
-higher figure kept; a disagreement over 10% is flagged (bandwidth-moved,
-compute-moved), and so is a multi-thread cache roof one of whose threads
-took 1.3 times as long over its share as another (uneven-threads: a core
-ran slow). With --dnn, oneDNN primitives' ceilings are measured too, as
-library roofs (docs/dnn.md). See docs/roofs.md.
+may: at its time or count budget, once the half-width of its ` + unit.RoundPercent(roofs.Confidence) + `
+interval is within 1% of the estimate, or once the interval lies below
+the best configuration so far. Compute and DGEMM invocations run in fresh
+worker processes. Each bandwidth roof, and each FMA roof far below its
+scope's others as a share of theoretical peak, is measured again at the
+end of the run (a one-thread bandwidth roof on another core where there
+is one) and the higher figure kept; a disagreement over 10% is flagged
+(bandwidth-moved, compute-moved), and so is a multi-thread cache roof one
+of whose threads took 1.3 times as long over its share as another
+(uneven-threads: a core ran slow). With --dnn, oneDNN primitives'
+ceilings are measured too, as library roofs (docs/dnn.md). See
+docs/roofs.md.
 
 The table goes to stderr; the roofs document (docs/schema-roofs.md) is
 written to -o, by default where 'rprof run' looks for it. Its directory
