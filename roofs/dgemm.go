@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -173,7 +172,9 @@ func measureDGEMM(ctx context.Context, o Options, rep *Report, t *tally, cpus []
 		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagThreadsUnset, Message: "rprof cannot set this library's thread count; it used its default"})
 	}
 	if fma != nil && d.GFlops < slowDGEMM*fma.GFlops {
-		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagDGEMMSlow, Message: slowAdvice(used, d.GFlops, fma, os.LookupEnv)})
+		msg, wider := slowReason(used, d.GFlops, fma, workerEnv(o.Invoker))
+		d.Flags = append(d.Flags, roofline.Flag{Code: roofline.FlagDGEMMSlow, Message: msg})
+		rep.DGEMMKernels = wider
 	}
 	noteInterval(rep, "dgemm", len(cpus), r.Estimate)
 	rep.Details.DGEMM = &Detail{Config: s.String(), Invocations: r.Invocations, Iterations: r.Iterations, Reasons: t.add(found.results...)}
@@ -374,37 +375,36 @@ func bestFMA64(roofs []roofline.ComputeRoof, threads int) *roofline.ComputeRoof 
 	return best
 }
 
-// slowAdvice says how far DGEMM is below the FMA kernels and names the
-// known fix when the library chose kernels narrower than the CPU's widest
+// slowReason says how far DGEMM is below the FMA kernels and why, where
+// that is known: the library chose kernels narrower than the CPU's widest
 // (Debian's OpenBLAS and BLIS predate Zen 4 and 5 and fall back to AVX2 or
-// generic code there), or the variable in the environment that forced them
-// (an OPENBLAS_CORETYPE=Haswell left there halved DGEMM (docs/roofs.md)).
-// lookup reads the environment (os.LookupEnv).
-func slowAdvice(b *BLAS, gflops float64, fma *roofline.ComputeRoof, lookup func(string) (string, bool)) string {
-	msg := fmt.Sprintf("DGEMM reached %.4g GFLOP/s, %.0f%% of the %s kernel's %.4g (%s)", gflops, 100*gflops/fma.GFlops, fma.Name, fma.GFlops, threadsWord(fma.Threads))
+// generic code there), or a variable in the workers' environment forced
+// them (an OPENBLAS_CORETYPE=Haswell left there halved DGEMM
+// (docs/roofs.md)). wider are the kernel sets, as that variable names them,
+// that may do better, best first; none where the library already uses
+// its widest. lookup reads the workers' environment.
+func slowReason(b *BLAS, gflops float64, fma *roofline.ComputeRoof, lookup func(string) (string, bool)) (msg string, wider []string) {
+	msg = fmt.Sprintf("DGEMM reached %.4g GFLOP/s, %.0f%% of the %s kernel's %.4g (%s)", gflops, 100*gflops/fma.GFlops, fma.Name, fma.GFlops, threadsWord(fma.Threads))
+	narrow := func(variable string) string {
+		if v, ok := lookup(variable); ok {
+			return fmt.Sprintf("; %s used its %s kernels because the workers' environment sets %s=%s", b.Library, b.CoreName, variable, v)
+		}
+		return fmt.Sprintf("; %s chose its %s kernels, narrower than the CPU's", b.Library, b.CoreName)
+	}
 	wide := fma.ISA == "avx512"
 	switch {
 	case b.Library == "OpenBLAS" && wide && !avx512Cores[b.CoreName]:
-		if v, ok := lookup("OPENBLAS_CORETYPE"); ok {
-			msg += fmt.Sprintf("; OpenBLAS used its %s kernels because OPENBLAS_CORETYPE=%s is in the environment: unset it, or try OPENBLAS_CORETYPE=SkylakeX", b.CoreName, v)
-		} else {
-			msg += fmt.Sprintf("; OpenBLAS chose its %s kernels: try OPENBLAS_CORETYPE=SkylakeX (on Zen 5 it nearly doubles Debian's OpenBLAS)", b.CoreName)
-		}
+		msg += narrow("OPENBLAS_CORETYPE") + " (its SkylakeX kernels nearly double DGEMM on Zen 5)"
 		if v, ok := lookup("OPENBLAS_L2_SIZE"); ok {
 			msg += fmt.Sprintf("; OPENBLAS_L2_SIZE=%s in the environment also sets its blocking", v)
 		}
+		return msg, []string{"SkylakeX"}
 	case b.Library == "BLIS" && !avx512Cores[b.CoreName]:
-		if v, ok := lookup("BLIS_ARCH_TYPE"); ok {
-			msg += fmt.Sprintf("; BLIS used its %s kernels because BLIS_ARCH_TYPE=%s is in the environment: unset it, or try BLIS_ARCH_TYPE=skx, zen4 or zen3", b.CoreName, v)
-		} else {
-			msg += fmt.Sprintf("; BLIS chose its %s kernels: try BLIS_ARCH_TYPE=skx, zen4 or zen3", b.CoreName)
-		}
+		return msg + narrow("BLIS_ARCH_TYPE"), []string{"skx", "zen4", "zen3"}
 	case b.Library == "unknown":
-		msg += "; the library may not have kernels for this CPU"
-	default:
-		msg += fmt.Sprintf("; %s already uses its %s kernels: the machine may have been busy, or a larger shape may do better (the seed search space has them)", b.Library, b.CoreName)
+		return msg + "; the library may not have kernels for this CPU", nil
 	}
-	return msg
+	return msg + fmt.Sprintf("; %s already uses its %s kernels: the machine may have been busy, or a larger shape may do better (the seed search space has them)", b.Library, b.CoreName), nil
 }
 
 // avx512Cores are the OpenBLAS corenames and BLIS architectures with

@@ -93,6 +93,21 @@ type Subprocess struct {
 	Env  []string
 }
 
+// workerEnv looks a variable up in the environment the workers of inv
+// run with: a Subprocess's Env over this process's.
+func workerEnv(inv Invoker) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		if s, ok := inv.(Subprocess); ok {
+			for i := len(s.Env) - 1; i >= 0; i-- {
+				if v, ok := strings.CutPrefix(s.Env[i], k+"="); ok {
+					return v, true
+				}
+			}
+		}
+		return os.LookupEnv(k)
+	}
+}
+
 // Invoke starts a worker process for job and waits for its reply.
 func (s Subprocess) Invoke(ctx context.Context, job Job) (Reply, error) {
 	in, err := json.Marshal(job)

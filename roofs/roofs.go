@@ -106,6 +106,11 @@ type Report struct {
 	Skipped []Skip
 	// DGEMMPath is the BLAS library file DGEMM used.
 	DGEMMPath string
+	// DGEMMKernels are the library's kernel sets (as OPENBLAS_CORETYPE or
+	// BLIS_ARCH_TYPE name them) that may do better than those DGEMM used,
+	// best first, when it was flagged dgemm-below-fma for kernels
+	// narrower than the CPU's; empty otherwise.
+	DGEMMKernels []string
 }
 
 // addCompute adds a compute roof and its detail; it returns their place.

@@ -224,27 +224,52 @@ func TestMissingBLASSkipsDGEMMWithTheFix(t *testing.T) {
 	}
 }
 
-func TestSlowDGEMMAdviceNamesTheFix(t *testing.T) {
+func TestSlowDGEMMSaysWhyAndWhichKernelsMayDoBetter(t *testing.T) {
 	fma := &roofline.ComputeRoof{Name: "avx512-fma-fp64", ISA: "avx512", GFlops: 116, Threads: 1}
 	tests := []struct {
 		lib, core string
 		env       map[string]string
 		want      string
+		wider     []string
 	}{
-		{"OpenBLAS", "Haswell", nil, "try OPENBLAS_CORETYPE=SkylakeX"},
-		{"OpenBLAS", "Haswell", map[string]string{"OPENBLAS_CORETYPE": "Haswell"}, "because OPENBLAS_CORETYPE=Haswell is in the environment: unset it"},
-		{"OpenBLAS", "Haswell", map[string]string{"OPENBLAS_L2_SIZE": "262144"}, "OPENBLAS_L2_SIZE=262144 in the environment"},
-		{"OpenBLAS", "Cooperlake", nil, "already uses its Cooperlake kernels"},
-		{"BLIS", "generic", nil, "BLIS_ARCH_TYPE"},
-		{"BLIS", "haswell", map[string]string{"BLIS_ARCH_TYPE": "haswell"}, "because BLIS_ARCH_TYPE=haswell is in the environment"},
-		{"BLIS", "skx", nil, "already uses"},
-		{"unknown", "", nil, "may not have kernels for this CPU"},
+		{"OpenBLAS", "Haswell", nil, "OpenBLAS chose its Haswell kernels, narrower than the CPU's", []string{"SkylakeX"}},
+		{"OpenBLAS", "Haswell", map[string]string{"OPENBLAS_CORETYPE": "Haswell"}, "because the workers' environment sets OPENBLAS_CORETYPE=Haswell", []string{"SkylakeX"}},
+		{"OpenBLAS", "Haswell", map[string]string{"OPENBLAS_L2_SIZE": "262144"}, "OPENBLAS_L2_SIZE=262144 in the environment", []string{"SkylakeX"}},
+		{"OpenBLAS", "Cooperlake", nil, "already uses its Cooperlake kernels", nil},
+		{"BLIS", "generic", nil, "BLIS chose its generic kernels", []string{"skx", "zen4", "zen3"}},
+		{"BLIS", "haswell", map[string]string{"BLIS_ARCH_TYPE": "haswell"}, "because the workers' environment sets BLIS_ARCH_TYPE=haswell", []string{"skx", "zen4", "zen3"}},
+		{"BLIS", "skx", nil, "already uses", nil},
+		{"unknown", "", nil, "may not have kernels for this CPU", nil},
 	}
 	for _, tt := range tests {
 		lookup := func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }
-		msg := slowAdvice(&BLAS{Library: tt.lib, CoreName: tt.core}, 56, fma, lookup)
+		msg, wider := slowReason(&BLAS{Library: tt.lib, CoreName: tt.core}, 56, fma, lookup)
 		if !strings.Contains(msg, tt.want) || !strings.Contains(msg, "48%") {
 			t.Errorf("%s %s: %q should give the share (48%%) and say %q", tt.lib, tt.core, msg, tt.want)
+		}
+		if strings.Contains(msg, "try") || strings.Contains(msg, "unset") {
+			t.Errorf("%s %s: %q gives advice; the command names the flag", tt.lib, tt.core, msg)
+		}
+		if !slices.Equal(wider, tt.wider) {
+			t.Errorf("%s %s: kernels that may do better %q, want %q", tt.lib, tt.core, wider, tt.wider)
+		}
+	}
+}
+
+func TestWorkersEnvironmentIsTheSubprocesssOverThisProcesss(t *testing.T) {
+	t.Setenv("OPENBLAS_CORETYPE", "Haswell")
+	t.Setenv("BLIS_ARCH_TYPE", "zen3")
+	inv := Subprocess{Env: []string{"OPENBLAS_CORETYPE=Zen", "OPENBLAS_CORETYPE=SkylakeX"}}
+	for _, tt := range []struct {
+		inv       Invoker
+		key, want string
+	}{
+		{inv, "OPENBLAS_CORETYPE", "SkylakeX"},
+		{inv, "BLIS_ARCH_TYPE", "zen3"},
+		{InProcess{}, "OPENBLAS_CORETYPE", "Haswell"},
+	} {
+		if v, ok := workerEnv(tt.inv)(tt.key); !ok || v != tt.want {
+			t.Errorf("%T: %s=%q (%v), want %q", tt.inv, tt.key, v, ok, tt.want)
 		}
 	}
 }

@@ -85,8 +85,13 @@ var skipFixes = map[string]string{
 // run skips DGEMM once, so its dgemm-skipped flag is the skip's).
 func adviseRoofs(rep *roofs.Report) {
 	adviseFlags(rep.Roofs.Flags)
-	if rep.Roofs.DGEMM != nil {
-		adviseFlags(rep.Roofs.DGEMM.Flags)
+	if d := rep.Roofs.DGEMM; d != nil {
+		adviseFlags(d.Flags)
+		for i, f := range d.Flags {
+			if f.Code == roofline.FlagDGEMMSlow {
+				d.Flags[i].Message += " (" + dgemmSlowFix(rep.DGEMMKernels) + ")"
+			}
+		}
 	}
 	for i, s := range rep.Skipped {
 		fix := skipFixes[s.Code]
@@ -103,6 +108,19 @@ func adviseRoofs(rep *roofs.Report) {
 			}
 		}
 	}
+}
+
+// dgemmSlowFix is the remedy of a dgemm-below-fma flag: the kernel sets
+// that may do better, through --blas-arch (it overrides the variables in
+// the environment), else a wider search or another library.
+func dgemmSlowFix(kernels []string) string {
+	switch len(kernels) {
+	case 0:
+		return "--dgemm-space seed searches larger shapes; --blas PATH names another library"
+	case 1:
+		return "rerun with --blas-arch " + kernels[0]
+	}
+	return "rerun with --blas-arch " + kernels[0] + ", or " + strings.Join(kernels[1:], " or ")
 }
 
 // adviseFlags adds to the message of each of flags its remedy from

@@ -56,3 +56,24 @@ func TestAdviseRoofsNamesTheFlagsOfSkipsAndFlags(t *testing.T) {
 		t.Errorf("skip: %q, want %q", got, "not asked for (--no-dgemm)")
 	}
 }
+
+func TestSlowDGEMMsRemedyNamesBlasArch(t *testing.T) {
+	tests := []struct {
+		kernels []string
+		want    string
+	}{
+		{[]string{"SkylakeX"}, "(rerun with --blas-arch SkylakeX)"},
+		{[]string{"skx", "zen4", "zen3"}, "(rerun with --blas-arch skx, or zen4 or zen3)"},
+		{nil, "(--dgemm-space seed searches larger shapes; --blas PATH names another library)"},
+	}
+	for _, tt := range tests {
+		rep := &roofs.Report{
+			Roofs:        roofline.Roofs{DGEMM: &roofline.DGEMM{Flags: []roofline.Flag{{Code: roofline.FlagDGEMMSlow, Message: "OpenBLAS chose its Haswell kernels"}}}},
+			DGEMMKernels: tt.kernels,
+		}
+		adviseRoofs(rep)
+		if got := rep.Roofs.DGEMM.Flags[0].Message; got != "OpenBLAS chose its Haswell kernels "+tt.want {
+			t.Errorf("kernels %q: %q, want the remedy %q", tt.kernels, got, tt.want)
+		}
+	}
+}
