@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rprof/rprof/internal/testutil"
 )
 
 // dnnPeakRSS runs rprof dnn, in a process of its own, on a target that
@@ -44,6 +46,7 @@ func dnnPeakRSS(t *testing.T, mode string, size int64) (int64, string) {
 // doubled for the slices' growth and the collector's headroom). Held
 // records (about 2 KB each) would add gigabytes.
 func TestDNNMemoryGrowsWithGroupsNotExecutions(t *testing.T) {
+	testutil.SkipUnderRace(t)
 	const small, large = 16 << 20, 128 << 20
 	rss0, _ := dnnPeakRSS(t, "flood", small)
 	rss1, out := dnnPeakRSS(t, "flood", large)
@@ -60,6 +63,7 @@ func TestDNNStaysUnder256MiBOnAGigabyteOfTrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads 2 GiB of generated trace")
 	}
+	testutil.SkipUnderRace(t)
 	for _, mode := range []string{"flood", "longline"} {
 		rss, out := dnnPeakRSS(t, mode, 1<<30)
 		t.Logf("%s: peak RSS %d MiB on 1 GiB of trace, %d bytes of output", mode, rss>>20, len(out))

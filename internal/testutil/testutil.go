@@ -90,6 +90,15 @@ func SkipUnlessHardware(t testing.TB, err error, unsupported ...error) {
 	t.Skipf("unmet requirement: %v", err)
 }
 
+// SkipUnderRace skips a test whose figures (peak memory, time) the race
+// detector would inflate past its limits.
+func SkipUnderRace(t testing.TB) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("the race detector multiplies memory use and time, which this test bounds")
+	}
+}
+
 // OpenFDs lists the process's open descriptors and what they point to
 // (Linux: from /proc/self/fd).
 func OpenFDs(t testing.TB) map[string]string {
