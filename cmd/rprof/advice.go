@@ -275,23 +275,34 @@ func vmPMUFix(sysVendor string) string {
 // machine it came from has a usable QEMU is unknown.
 var errQEMUUnchecked = errors.New("not checked (a captured tree): the machine needs a qemu-user rprof supports")
 
-// exampleTarget is the command the doctor's ways forward measure: the
-// checkout's TRIAD kernel, whose W and Q it prints itself.
-var exampleTarget = []string{"./examples/triad", "20000000", "10"}
+// example is what the doctor's ways forward measure, as the README's
+// first session does: the checkout's TRIAD kernel, 20 passes less a run of
+// one (--overhead), which takes the set-up of its arrays with it, so that
+// T, W and Q are 19 passes' (2 FLOP and 24 bytes per element each).
+var example = struct {
+	target                  []string
+	overhead, work, traffic string
+}{[]string{"./examples/triad", "20000000", "20"}, "./examples/triad 20000000 1", "7.6e8", "9.12e9"}
 
 // waysForward lists every way to measure without counting W and Q, in one
 // wording for rprof doctor and rprof run's refusal: the fix of the
 // problems (a PMU), counting by emulation, the work and traffic given,
-// software events. target is the command to measure; work and traffic
-// the figures to give for it ("" for placeholders); qemuErr why QEMU
-// cannot be used here, nil when it can.
-func waysForward(target []string, work, traffic string, qemuErr error) []render.Way {
+// software events. target is the command to measure and overhead the one
+// whose time, work and traffic to subtract ("" for none); work and
+// traffic the figures to give for it ("" for placeholders); qemuErr why
+// QEMU cannot be used here, nil when it can.
+func waysForward(target []string, overhead, work, traffic string, qemuErr error) []render.Way {
 	cmd := shellJoin(target)
+	if overhead != "" {
+		cmd = "--overhead " + shellJoin([]string{overhead}) + " -- " + cmd
+	} else {
+		cmd = "-- " + cmd
+	}
 	if work == "" {
 		work, traffic = "FLOPS", "BYTES"
 	}
 	emulated := render.Way{What: "count by emulation: W exact, Q from a cache model of this machine's caches (QEMU user mode; 20x to 340x slower than native)",
-		Command: "rprof run --count emulate -- " + cmd}
+		Command: "rprof run --count emulate " + cmd}
 	if qemuErr != nil {
 		emulated.Needs = qemuErr.Error()
 		if fix := fixFor(qemuErr); fix != "" {
@@ -299,10 +310,10 @@ func waysForward(target []string, work, traffic string, qemuErr error) []render.
 		}
 	}
 	return []render.Way{
-		{What: "fix the problems above (a virtual PMU gives W; Q needs bare metal), then count", Command: "rprof run -- " + cmd},
+		{What: "fix the problems above (a virtual PMU gives W; Q needs bare metal), then count", Command: "rprof run " + cmd},
 		emulated,
-		{What: "give the work and traffic you computed: T is measured, the point is marked analytic", Command: "rprof run --work " + work + " --traffic " + traffic + " -- " + cmd},
-		{What: "count software events only: times and events, no roofline point", Command: "rprof run -e task-clock,page-faults,context-switches -- " + cmd},
+		{What: "give the work and traffic you computed: T is measured, the point is marked analytic", Command: "rprof run --work " + work + " --traffic " + traffic + " " + cmd},
+		{What: "count software events only: times and events, no roofline point", Command: "rprof run -e task-clock,page-faults,context-switches " + cmd},
 	}
 }
 

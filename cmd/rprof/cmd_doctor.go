@@ -67,7 +67,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		if d.Live {
 			qerr = measure.CheckQEMU(ctx)
 		}
-		doc.WaysForward = waysForward(exampleTarget, "4e8", "4.8e9", qerr)
+		doc.WaysForward = waysForward(example.target, example.overhead, example.work, example.traffic, qerr)
 	}
 	if asJSON {
 		err = writeJSON(e.stdout, doc)

@@ -244,7 +244,7 @@ func runFailure(e *env, err error, target []string) error {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		writeRunDiagnosis(e.stderr, nc.Diagnosis)
 		qerr := measure.CheckQEMU(context.Background())
-		render.WriteWays(e.stderr, waysForward(target, "", "", qerr))
+		render.WriteWays(e.stderr, waysForward(target, "", "", "", qerr))
 		return &exitError{code: exitInternal}
 	}
 	return measureFailure(err, "")

@@ -82,7 +82,7 @@ func TestDoctorOnThisMachine(t *testing.T) {
 // otherwise), whatever this machine then makes of it.
 func TestWaysForwardAreCommandsRunAccepts(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	ways := waysForward([]string{"/bin/true"}, "1e3", "1e4", nil)
+	ways := waysForward([]string{"/bin/true"}, "/bin/true 1", "1e3", "1e4", nil)
 	if len(ways) != 4 {
 		t.Fatalf("%d ways, want the PMU fix, emulation, --work/--traffic and -e", len(ways))
 	}
@@ -114,7 +114,7 @@ func TestRunRefusalGivesTheDoctorsWaysForward(t *testing.T) {
 			t.Errorf("refusal lacks %q:\n%s", want, stderr)
 		}
 	}
-	for _, w := range waysForward(nil, "", "", nil) {
+	for _, w := range waysForward(nil, "", "", "", nil) {
 		if !strings.Contains(stderr, w.What) || !strings.Contains(doctor, w.What) {
 			t.Errorf("%q not in both the refusal and the doctor", w.What)
 		}

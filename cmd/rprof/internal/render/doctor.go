@@ -226,7 +226,7 @@ func WriteDoctorText(w io.Writer, doc DoctorDoc, d pmu.Diagnosis, fix func(pmu.P
 	} else {
 		b.WriteString("\nCounting is not usable here: rprof run cannot measure " + missingFigures(doc) + " (see the problems above).\n")
 		WriteWays(&b, doc.WaysForward)
-		b.WriteString("(The commands measure the TRIAD kernel of rprof's checkout, after make -C examples; it prints its own W and Q.)\n")
+		b.WriteString("(The commands measure the TRIAD kernel of rprof's checkout, after make -C examples, as README.md's first session does: --overhead subtracts a run of one pass, and with it the set-up of the arrays, so T, W and Q are the other 19 passes'.)\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
