@@ -11,6 +11,7 @@ import (
 	"github.com/rprof/rprof/doctor"
 	"github.com/rprof/rprof/gpu"
 	"github.com/rprof/rprof/gpu/cuda"
+	"github.com/rprof/rprof/gpu/cupti"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/pmu"
@@ -160,6 +161,24 @@ func gpuFix(err error) string {
 		return "no GPU is visible to this process: 'nvidia-smi' lists the GPUs; check CUDA_VISIBLE_DEVICES"
 	case errors.As(err, &ue):
 		return "run on an Ampere (A100) or later GPU"
+	}
+	return cuptiFix(err)
+}
+
+// cuptiFix is the remedy for rprof run --gpu's typed errors.
+func cuptiFix(err error) string {
+	var ue *cupti.UnavailableError
+	switch {
+	case errors.Is(err, cupti.ErrNotFound):
+		return "install CUDA's CUPTI (it comes with the CUDA toolkit; Debian: libcupti11.8; pip: nvidia-cuda-cupti-cu12), or name libcupti.so with RPROF_CUPTI_LIB"
+	case errors.Is(err, cupti.ErrInsufficientPrivileges):
+		return "run as root, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (NVIDIA's ERR_NVGPUCTRPERM page)"
+	case errors.Is(err, cupti.ErrNoCUDA):
+		return "CMD must be a CUDA program that uses the GPU ('rprof doctor' says whether the driver sees one)"
+	case errors.As(err, &ue) && ue.Reason == cupti.ReasonTooOld:
+		return "install the CUPTI of your CUDA toolkit (9.0 or later) and name it with RPROF_CUPTI_LIB"
+	case errors.As(err, &ue) && ue.Reason != "":
+		return "name a working libcupti.so with RPROF_CUPTI_LIB"
 	}
 	return ""
 }

@@ -60,6 +60,19 @@ the parallelism reads lower than the threads the program ran. --threads N
 overrides; the summary and the point (threads_rule) say which rule chose
 the scope.
 
+GPU kernels (NVIDIA): --gpu records every kernel CMD launches, from
+inside it: CUDA loads rprof's CUPTI injection library into CMD
+(CUDA_INJECTION64_PATH) and it writes each kernel's activity record.
+Each kernel on each device is one point, its launches' GPU time summed,
+with the device and the driver's peak clocks. W and Q are not counted
+(CUPTI's range profiler is not used yet): the points carry times only,
+flagged gpu-times-only, and are not placed under the roofs; the table
+goes to stderr and --json writes the points (a point set). CUPTI is
+looked for in $RPROF_CUPTI_LIB, $CUDA_HOME, $CUDA_PATH, /usr/local/cuda
+and the system's library directories. No CUPTI, a CUPTI too old,
+profiling restricted to administrators, or a CMD that never initialises
+CUDA is one line (exit 125). See docs/gpu.md.
+
 Under mpirun or srun (mpirun -n 4 rprof run --json DIR/ -- ./app), each
 rank counts its own W and T, and one process per node and job, elected
 through lock files, counts the node's DRAM traffic for all its ranks.
@@ -90,6 +103,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	label := fset.String("label", "", "`NAME` of the point (default: CMD's base name)")
 	lockDir := fset.String("lock-dir", defaultLockDir(), "node-local `DIR` of the parallel job's traffic-owner election's lock files, private to the job's user: created with mode 0700, refused when another user owns it, others may enter it or it is a link; the default is $RPROF_LOCK_DIR, else the runtime directory ($XDG_RUNTIME_DIR/rprof, /run/rprof for root, else rprof-UID in the temporary directory), here")
 	jobName := fset.String("job", "", "the parallel job's `NAME` in the rank files (default: the launcher's job id; give one for MPICH across nodes)")
+	onGPU := fset.Bool("gpu", false, "record CMD's GPU kernels with CUPTI instead (see GPU kernels below); only --json and --lock-timeout apply with it")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
@@ -106,6 +120,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	if l := launcherIn(cfg.Target.Command); l != "" {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s starts the ranks, not rprof, so rprof would count the launcher alone: put rprof after it (%s [OPTIONS] rprof run --json DIR/ -- CMD), then rprof merge DIR/*.json", l, l)}
+	}
+	if *onGPU {
+		return runGPU(ctx, e, fset, cfg.Target, *jsonPath, mf.lockTimeout)
 	}
 	id, isRank, err := identity(*jobName)
 	if err != nil {

@@ -27,6 +27,8 @@ var otherPrograms = map[string]string{
 	// The oneDNN 3 test helper links and loads its C program.
 	"internal/testutil/onednn3.go: --library-path":              "an argument of the dynamic loader",
 	"internal/testutil/onednn3.go: -Wl,--allow-shlib-undefined": "an argument of the linker",
+	// The rebuild check asks gcc which compiler it is.
+	"internal/testutil/rebuild.go: --version": "an argument rprof's tests give gcc",
 }
 
 // TestLibrariesNameNoFlags keeps advice in one place: a library returns

@@ -149,6 +149,36 @@ func (s *Session) open(ordinal int) error {
 	return nil
 }
 
+// Devices describes every device the driver sees, without a context
+// (cuInit and the device queries need none): for rprof doctor and for the
+// points of rprof run --gpu. Errors: ErrNoDevice, *Error.
+func Devices(drv Driver) ([]Info, error) {
+	s := &Session{drv: drv}
+	if err := s.check("cuInit", drv.Init(0)); err != nil {
+		return nil, err
+	}
+	var n int32
+	if err := s.check("cuDeviceGetCount", drv.DeviceGetCount(&n)); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, ErrNoDevice
+	}
+	out := make([]Info, n)
+	for i := range out {
+		var dev int32
+		if err := s.check("cuDeviceGet", drv.DeviceGet(&dev, int32(i))); err != nil {
+			return nil, err
+		}
+		if err := s.readInfo(dev); err != nil {
+			return nil, err
+		}
+		s.Info.Ordinal = i
+		out[i] = s.Info
+	}
+	return out, nil
+}
+
 func (s *Session) readInfo(dev int32) error {
 	in := &s.Info
 	var name [256]byte

@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +295,30 @@ func TestReadCopiesDeviceMemory(t *testing.T) {
 	f.Fail = map[string]cuda.Result{"cuMemcpyDtoH_v2": 700}
 	if err := s.Read(got, p); err == nil {
 		t.Error("failed copy read")
+	}
+}
+
+func TestDevicesDescribesEveryDeviceWithoutAContext(t *testing.T) {
+	a100 := cudatest.H100SXM()
+	a100.Name = "NVIDIA A100-SXM4-80GB"
+	a100.Attrs = maps.Clone(a100.Attrs)
+	a100.Attrs[cuda.AttrCCMajor] = 8
+	f := &cudatest.Fake{Devices: []cudatest.Device{cudatest.H100SXM(), a100}}
+	ds, err := cuda.Devices(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 || ds[0].Name != "NVIDIA H100 80GB HBM3" || ds[1].Ordinal != 1 || ds[1].Major != 8 || ds[0].SMClockKHz != 1980000 {
+		t.Errorf("devices: %+v", ds)
+	}
+	if contexts, _, _, _ := f.Leaks(); contexts != 0 {
+		t.Errorf("%d contexts left", contexts)
+	}
+	if _, err := cuda.Devices(&cudatest.Fake{}); !errors.Is(err, cuda.ErrNoDevice) {
+		t.Errorf("no device: %v", err)
+	}
+	if _, err := cuda.Devices(&cudatest.Fake{Devices: []cudatest.Device{a100}, Fail: map[string]cuda.Result{"cuDeviceGetName": 1}}); err == nil ||
+		!strings.Contains(err.Error(), "cuDeviceGetName") {
+		t.Errorf("a failing call: %v", err)
 	}
 }

@@ -13,7 +13,8 @@ import (
 // injection library reads it in the target too.
 const LibraryEnv = "RPROF_CUPTI_LIB"
 
-// searched are the places CUPTI is installed, in the order tried: the
+// searched are the places CUPTI is installed, in the order tried after
+// $LD_LIBRARY_PATH's directories: the
 // toolkit that $CUDA_HOME or $CUDA_PATH names, NVIDIA's toolkit packages
 // (/usr/local/cuda, versioned or not; extras/CUPTI before CUDA 12.0,
 // lib64 since), Debian's and Ubuntu's libcupti package, and the pip
@@ -34,7 +35,7 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("no CUPTI library (libcupti.so) in %s; name one with $%s", strings.Join(e.Searched, ", "), LibraryEnv)
+	return fmt.Sprintf("no CUPTI library (libcupti.so) in $%s or %s", LibraryEnv, strings.Join(e.Searched, ", "))
 }
 
 // ErrNotFound matches every *NotFoundError.
@@ -55,7 +56,11 @@ func Find(root string, getenv func(string) string) (string, error) {
 		return p, nil
 	}
 	var tried []string
-	for _, dir := range searched {
+	dirs := append(filepath.SplitList(getenv("LD_LIBRARY_PATH")), searched...)
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
 		if strings.HasPrefix(dir, "$") {
 			v, rest, _ := strings.Cut(dir[1:], "/")
 			if getenv(v) == "" {

@@ -32,7 +32,7 @@ type UnavailableError struct {
 func (e *UnavailableError) Error() string {
 	switch {
 	case e.Call != nil && e.Call.Code == ResultInsufficientPrivileges:
-		return fmt.Sprintf("CUPTI refused: %v: %v (the driver's NVreg_RestrictProfilingToAdminUsers=1; run as root or set it to 0)", e.Call, ErrInsufficientPrivileges)
+		return fmt.Sprintf("CUPTI refused: %v: %v", e.Call, ErrInsufficientPrivileges)
 	case e.Call != nil:
 		return fmt.Sprintf("CUPTI failed in the target: %v", e.Call)
 	case e.Reason == ReasonNoLibrary:

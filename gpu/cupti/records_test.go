@@ -99,6 +99,9 @@ func TestFindLooksWhereCUPTIIsInstalled(t *testing.T) {
 	if got, _ := Find(root, env(map[string]string{"CUDA_HOME": "/opt/cuda"})); got != home {
 		t.Errorf("$CUDA_HOME first: %s", got)
 	}
+	if got, _ := Find(root, env(map[string]string{"LD_LIBRARY_PATH": ":/usr/lib/x86_64-linux-gnu", "CUDA_HOME": "/opt/cuda"})); got != debian {
+		t.Errorf("$LD_LIBRARY_PATH first: %s", got)
+	}
 	if got, _ := Find(root, env(map[string]string{LibraryEnv: debian, "CUDA_HOME": "/opt/cuda"})); got != debian {
 		t.Errorf("$%s above all: %s", LibraryEnv, got)
 	}

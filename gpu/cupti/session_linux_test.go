@@ -9,29 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/gpu/cupti/cuptitest"
 	"github.com/rprof/rprof/internal/testutil"
 )
-
-// fakes builds testdata's fake libcupti and CUDA program with gcc, or
-// skips: they prove the injection library's side of the pipe without a
-// GPU.
-func fakes(t *testing.T) (lib, target string) {
-	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found: the fake libcupti and target are built from C in the test")
-	}
-	dir := t.TempDir()
-	lib, target = filepath.Join(dir, "libcupti.so"), filepath.Join(dir, "target")
-	for _, args := range [][]string{
-		{"-shared", "-fPIC", "-Wall", "-Werror", "-o", lib, "testdata/fakecupti.c"},
-		{"-Wall", "-Werror", "-o", target, "testdata/target.c", "-ldl"},
-	} {
-		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-			t.Fatalf("gcc %v: %v\n%s", args, err, out)
-		}
-	}
-	return lib, target
-}
 
 // record runs argv in a session whose target opens library, with the
 // fake's environment fake, and reads what it recorded.
@@ -59,7 +39,7 @@ func record(t *testing.T, library string, fake []string, argv ...string) Recordi
 }
 
 func TestInjectionRecordsTheKernelsCUPTIHandsIt(t *testing.T) {
-	lib, target := fakes(t)
+	lib, target := cuptitest.Build(t)
 	r := record(t, lib, []string{"FAKE_CUPTI_KERNELS=0,1000,5000,_Z4axpyPfS_f;1,2000,2600,gemm_kernel;0,6000,9000,_Z4axpyPfS_f"}, target)
 	ks, err := r.Launches()
 	if err != nil {
@@ -92,7 +72,7 @@ func TestInjectionRecordsTheKernelsCUPTIHandsIt(t *testing.T) {
 }
 
 func TestInjectionSaysWhyNothingWasRecorded(t *testing.T) {
-	lib, target := fakes(t)
+	lib, target := cuptitest.Build(t)
 	tests := []struct {
 		name    string
 		library string
@@ -107,7 +87,7 @@ func TestInjectionSaysWhyNothingWasRecorded(t *testing.T) {
 		{name: "too old", library: lib, fake: []string{"FAKE_CUPTI_VERSION=9"}, argv: []string{target},
 			reason: ReasonTooOld, message: "CUPTI too old: CUPTI API version 9"},
 		{name: "profiling restricted", library: lib, fake: []string{"FAKE_CUPTI_ENABLE=35"}, argv: []string{target},
-			want: ErrInsufficientPrivileges, message: "NVreg_RestrictProfilingToAdminUsers"},
+			want: ErrInsufficientPrivileges, message: "CUPTI refused: cuptiActivityEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35): profiling is restricted to administrators"},
 		{name: "another failure", library: lib, fake: []string{"FAKE_CUPTI_ENABLE=999"}, argv: []string{target},
 			message: "CUPTI failed in the target: cuptiActivityEnable: CUPTI_ERROR_UNKNOWN (999)"},
 		{name: "no CUDA", library: lib, argv: []string{"true"}, want: ErrNoCUDA, message: "never initialised CUDA"},
@@ -134,7 +114,7 @@ func TestInjectionSaysWhyNothingWasRecorded(t *testing.T) {
 }
 
 func TestInjectionFlagsLostAndUnverifiedRecords(t *testing.T) {
-	lib, target := fakes(t)
+	lib, target := cuptitest.Build(t)
 	kernels := "FAKE_CUPTI_KERNELS=0,1,2,k"
 	tests := []struct {
 		name string

@@ -1,0 +1,51 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rprof/rprof/internal/unit"
+	"github.com/rprof/rprof/roofline"
+)
+
+// WriteGPUKernels is rprof run --gpu's table: each kernel's device,
+// launches, summed GPU time, its share of all kernels' time, its mean per
+// launch and the device's clocks, then the flags of the points (each
+// once) with their levels.
+func WriteGPUKernels(w io.Writer, points []roofline.Point, wall time.Duration) {
+	total := 0.0
+	for _, p := range points {
+		total += p.Seconds
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "kernel\tdevice\tlaunches\tGPU time\tshare\tper launch\tSM clock")
+	for _, p := range points {
+		g := p.GPU
+		dev := fmt.Sprint(g.Device)
+		if g.DeviceName != "" {
+			dev += " (" + g.DeviceName + ")"
+		}
+		clock := "-"
+		if g.SMClockMHz > 0 {
+			clock = fmt.Sprintf("%.0f MHz", g.SMClockMHz)
+			if g.ClockSource == roofline.ClockSourceAttribute {
+				clock += " (peak)"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", p.Label, dev, g.Launches, unit.SI(p.Seconds, "s"),
+			unit.RoundPercent(p.Seconds/total), unit.SI(p.Seconds/float64(g.Launches), "s"), clock)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d kernels, %s of GPU time in %s of wall time\n", len(points), unit.SI(total, "s"), unit.SI(wall.Seconds(), "s"))
+	seen := map[string]bool{}
+	for _, p := range points {
+		for _, f := range p.Flags {
+			if !seen[f.Code+f.Message] {
+				seen[f.Code+f.Message] = true
+				fmt.Fprintf(w, "%s (%s): %s\n", f.Code, f.Severity(), f.Message)
+			}
+		}
+	}
+}
