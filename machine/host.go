@@ -122,11 +122,11 @@ func (h *Host) Describe() roofline.Machine {
 }
 
 // EffectiveCaches are the cache sizes roofs document r measured or
-// confirmed, for each thread scope, when r was measured on a CPU of this
-// host's model name; nil when r is nil, has none, or is another CPU's.
+// confirmed, for each thread scope, when r was measured on this host's CPU
+// (roofline.MachineMatch.SameCPU); nil when r is nil, has none, or is
+// another CPU's or one neither names.
 func (h *Host) EffectiveCaches(r *roofline.Roofs) []roofline.CacheLevel {
-	cpu, err := h.CPU()
-	if r == nil || err != nil || r.Machine.CPU.ModelName != cpu.ModelName || len(r.Caches) == 0 {
+	if r == nil || len(r.Caches) == 0 || !roofline.CompareMachines(r.Machine, h.Describe()).SameCPU() {
 		return nil
 	}
 	return r.Caches

@@ -110,7 +110,7 @@ func (b *emulateBackend) Resolve(ctx context.Context, cfg Config) (Resolved, err
 	switch host := b.hostModel(b.host); {
 	case cfg.Counting.Emulator.CacheModel != nil:
 		b.model = *cfg.Counting.Emulator.CacheModel
-	case cfg.Placement.Roofs != nil && roofline.ForeignRoofs(cfg.Placement.Roofs.Machine, c.Machine) == "":
+	case cfg.Placement.Roofs != nil && roofline.CompareMachines(cfg.Placement.Roofs.Machine, c.Machine).SameCPU():
 		var ok bool
 		if b.model, ok = RoofsCacheModel(cfg.Placement.Roofs, host.Line); !ok {
 			b.model = host

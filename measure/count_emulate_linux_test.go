@@ -45,7 +45,8 @@ func TestEmulatedTriadTrafficFollowsTheRoofsMeasuredLLC(t *testing.T) {
 	if out, err := exec.Command("gcc", "-O3", "-march=x86-64-v3", "-o", triad, "../examples/triad.c").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	roofs := &roofline.Roofs{Caches: []roofline.CacheLevel{
+	// The roofs were measured here: only then are their caches this CPU's.
+	roofs := &roofline.Roofs{Machine: machine.LiveHost().Describe(), Caches: []roofline.CacheLevel{
 		{Level: "L1", Threads: 1, Bytes: 48 << 10, Source: roofline.CacheSourceSysfs},
 		{Level: "L2", Threads: 1, Bytes: 2 << 20, Source: roofline.CacheSourceSysfs},
 		{Level: "L3", Threads: 1, Bytes: 32 << 20, Source: roofline.CacheSourceMeasured, DeclaredBytes: 480 << 20, DeclaredSource: roofline.CacheSourceSysfs},

@@ -280,7 +280,7 @@ func TestCacheModelComesFromTheFlagThenTheRoofsThenTheHost(t *testing.T) {
 		{Level: "L2", Threads: 1, Bytes: 2 << 20, Source: roofline.CacheSourceSysfs},
 		{Level: "L3", Threads: 1, Bytes: 32 << 20, Source: roofline.CacheSourceMeasured, DeclaredBytes: 480 << 20, DeclaredSource: roofline.CacheSourceSysfs},
 	}
-	here := &roofline.Roofs{Caches: caches}
+	here := &roofline.Roofs{Caches: caches, Machine: roofline.Machine{CPU: roofline.CPU{ModelName: "AMD EPYC"}}}
 	foreign := &roofline.Roofs{Caches: caches, Machine: roofline.Machine{CPU: roofline.CPU{ModelName: "Intel Xeon"}}}
 	flag, _ := emulate.ParseCacheModel("32K/8")
 	for _, tt := range []struct {

@@ -1,36 +1,75 @@
 package roofline
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // FlagForeignRoofs: the roofs a point is placed under were measured on
 // another machine (another CPU or core count), or on another host of the
 // same kind.
 const FlagForeignRoofs = "foreign-roofs"
 
-// ForeignRoofs says how the machine a point was measured on (here) differs
-// from the one its roofs were measured on, or "" when it does not. Fields
-// either document leaves empty are not compared.
-func ForeignRoofs(roofs, here Machine) string {
-	var diffs []string
+// MachineMatch is how the machine a roofs document was measured on
+// compares with another (a point's, or the machine rprof describes): the
+// one rule that says whether roofs belong to a machine, for the
+// foreign-roofs flag (Foreign) and for taking a document's effective cache
+// sizes (SameCPU). Fields either side leaves empty are not compared.
+type MachineMatch struct {
+	// Diffs say how the CPUs (model name, else vendor, family and model)
+	// and the core counts differ.
+	Diffs []string
+	// CPUKnown: both name their CPU, by model name or by vendor, family
+	// and model, so that an empty Diffs means the same CPU, not an unknown
+	// one.
+	CPUKnown bool
+	// RoofsHost and Host are the host names when they differ.
+	RoofsHost, Host string
+}
+
+// CompareMachines compares the machine roofs were measured on with here.
+func CompareMachines(roofs, here Machine) MachineMatch {
+	var m MachineMatch
 	a, b := roofs.CPU, here.CPU
 	switch {
-	case a.ModelName != "" && b.ModelName != "" && a.ModelName != b.ModelName:
-		diffs = append(diffs, fmt.Sprintf("CPU %q, not %q", a.ModelName, b.ModelName))
-	case a.Vendor != "" && b.Vendor != "" && (a.Vendor != b.Vendor || a.Family != b.Family || a.Model != b.Model):
-		diffs = append(diffs, fmt.Sprintf("CPU %s family %d model %d, not %s family %d model %d", a.Vendor, a.Family, a.Model, b.Vendor, b.Family, b.Model))
+	case a.ModelName != "" && b.ModelName != "":
+		m.CPUKnown = true
+		if a.ModelName != b.ModelName {
+			m.Diffs = append(m.Diffs, fmt.Sprintf("CPU %q, not %q", a.ModelName, b.ModelName))
+		}
+	case a.Vendor != "" && b.Vendor != "":
+		m.CPUKnown = true
+		if a.Vendor != b.Vendor || a.Family != b.Family || a.Model != b.Model {
+			m.Diffs = append(m.Diffs, fmt.Sprintf("CPU %s family %d model %d, not %s family %d model %d", a.Vendor, a.Family, a.Model, b.Vendor, b.Family, b.Model))
+		}
 	}
 	if roofs.Cores > 0 && here.Cores > 0 && roofs.Cores != here.Cores {
-		diffs = append(diffs, fmt.Sprintf("%d cores, not %d", roofs.Cores, here.Cores))
+		m.Diffs = append(m.Diffs, fmt.Sprintf("%d cores, not %d", roofs.Cores, here.Cores))
 	}
-	if len(diffs) == 0 && roofs.Hostname != "" && here.Hostname != "" && roofs.Hostname != here.Hostname {
-		return fmt.Sprintf("the roofs were measured on host %s, the point on %s (same CPU and cores): other hosts of a kind may differ in memory and clocks", roofs.Hostname, here.Hostname)
+	if roofs.Hostname != "" && here.Hostname != "" && roofs.Hostname != here.Hostname {
+		m.RoofsHost, m.Host = roofs.Hostname, here.Hostname
 	}
-	if len(diffs) == 0 {
-		return ""
-	}
-	s := "the roofs were measured on another machine: " + diffs[0]
-	for _, d := range diffs[1:] {
-		s += ", " + d
-	}
-	return s + "; the point's place under them says nothing about its own machine"
+	return m
 }
+
+// SameCPU says that the roofs were measured on this CPU with as many
+// cores, so that the cache sizes they measured describe here's caches (on
+// whatever host: caches are the CPU's).
+func (m MachineMatch) SameCPU() bool { return m.CPUKnown && len(m.Diffs) == 0 }
+
+// Foreign says how here differs from the machine the roofs were measured
+// on, or "" when it does not (or neither says).
+func (m MachineMatch) Foreign() string {
+	switch {
+	case len(m.Diffs) > 0:
+		return "the roofs were measured on another machine: " + strings.Join(m.Diffs, ", ") + "; the point's place under them says nothing about its own machine"
+	case m.RoofsHost != "":
+		return fmt.Sprintf("the roofs were measured on host %s, the point on %s (same CPU and cores): other hosts of a kind may differ in memory and clocks", m.RoofsHost, m.Host)
+	}
+	return ""
+}
+
+// ForeignRoofs says how the machine a point was measured on (here) differs
+// from the one its roofs were measured on, or "" when it does not
+// (CompareMachines(roofs, here).Foreign()).
+func ForeignRoofs(roofs, here Machine) string { return CompareMachines(roofs, here).Foreign() }

@@ -30,3 +30,30 @@ func TestForeignRoofs(t *testing.T) {
 		}
 	}
 }
+
+// The caches a roofs document measured are the CPU's: another host of
+// the same CPU and cores shares them, an unnamed CPU does not.
+func TestRoofsDescribeTheCachesOfTheSameCPUOnly(t *testing.T) {
+	zen5 := Machine{CPU: CPU{Vendor: "AuthenticAMD", Family: 26, Model: 2, ModelName: "AMD EPYC 9R45"}, Cores: 2, Hostname: "a"}
+	otherHost, moreCores, byFamily, otherModel := zen5, zen5, zen5, zen5
+	otherHost.Hostname = "c"
+	moreCores.Cores = 4
+	byFamily.CPU.ModelName = ""
+	otherModel.CPU.ModelName, otherModel.CPU.Model = "", 68
+	for _, tt := range []struct {
+		name        string
+		roofs, here Machine
+		same        bool
+	}{
+		{"same machine", zen5, zen5, true},
+		{"another host of a kind", otherHost, zen5, true},
+		{"named by vendor, family and model", byFamily, Machine{CPU: CPU{Vendor: "AuthenticAMD", Family: 26, Model: 2}}, true},
+		{"another model of the family", otherModel, byFamily, false},
+		{"more cores", moreCores, zen5, false},
+		{"a CPU the roofs do not name", Machine{}, zen5, false},
+	} {
+		if got := CompareMachines(tt.roofs, tt.here).SameCPU(); got != tt.same {
+			t.Errorf("%s: SameCPU %v, want %v", tt.name, got, tt.same)
+		}
+	}
+}
