@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -272,7 +272,7 @@ func TestIntRanges(t *testing.T) {
 // readFixtureRoofs reads roofline's recorded roofs document name.
 func readFixtureRoofs(t *testing.T, name string) *roofline.Roofs {
 	t.Helper()
-	r, err := testutil.ReadRoofs(filepath.Join("..", "roofline", "testdata", name))
+	r, err := docfile.ReadRoofs(filepath.Join("..", "roofline", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
@@ -31,7 +32,7 @@ func TestLibraryRoofsDocument(t *testing.T) {
 	}
 	path := filepath.Join("testdata", "roofs_library.json")
 	testutil.Golden(t, path, append(b, '\n'))
-	back, err := testutil.ReadRoofs(path)
+	back, err := docfile.ReadRoofs(path)
 	if err != nil {
 		t.Fatal(err)
 	}

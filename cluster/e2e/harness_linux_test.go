@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -133,7 +133,7 @@ func merged(t *testing.T, bin, dir string, ranks, nodes int) roofline.Point {
 	}
 	job := filepath.Join(t.TempDir(), "job.json")
 	run(t, time.Minute, nil, append([]string{bin, "merge", "--json", job}, files...)...)
-	ps, err := testutil.ReadPoints(job)
+	ps, err := docfile.ReadPoints(job)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -45,7 +45,7 @@ func TestOpenMPIFourRanksOneOwner(t *testing.T) {
 	if err == nil || !strings.Contains(out, "1 of 4 ranks missing") {
 		t.Errorf("merge without rank 2: %v\n%s", err, out)
 	}
-	ps, rerr := testutil.ReadPoints(job)
+	ps, rerr := docfile.ReadPoints(job)
 	if rerr != nil || len(ps[0].Job.Missing) != 1 || ps[0].Job.Missing[0] != 2 {
 		t.Errorf("job point without rank 2: %v %+v", rerr, ps)
 	}
@@ -89,7 +89,7 @@ func TestUnwritableLockDirStillCountsWork(t *testing.T) {
 	}
 	files, _ := filepath.Glob(filepath.Join(pts, "*.json"))
 	for _, f := range files {
-		ps, err := testutil.ReadPoints(f)
+		ps, err := docfile.ReadPoints(f)
 		if err != nil || ps[0].WorkFlops == nil || ps[0].TrafficBytes != nil || ps[0].Rank.TrafficOwner {
 			t.Errorf("%s: want W counted, no Q, no owner: %v %+v", f, err, ps)
 		}
@@ -126,7 +126,7 @@ func TestOverlappingJobsFlagSharedTraffic(t *testing.T) {
 		files, _ := filepath.Glob(filepath.Join(tmp, name, "*.json"))
 		jobPath := filepath.Join(tmp, name+".job.json")
 		run(t, time.Minute, nil, append([]string{bin, "merge", "--json", jobPath}, files...)...)
-		ps, err := testutil.ReadPoints(jobPath)
+		ps, err := docfile.ReadPoints(jobPath)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestOpenMPIFourEmulatedRanksMergeWithTheirQSummed(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(pts, "*.json"))
 	var sum float64
 	for _, f := range files {
-		ps, err := testutil.ReadPoints(f)
+		ps, err := docfile.ReadPoints(f)
 		if err != nil || ps[0].TrafficBytes == nil {
 			t.Fatalf("%s: %v, %+v", f, err, ps)
 		}
@@ -166,7 +166,7 @@ func TestOpenMPIFourEmulatedRanksMergeWithTheirQSummed(t *testing.T) {
 	}
 	job := filepath.Join(tmp, "job.json")
 	msg := run(t, time.Minute, nil, append([]string{bin, "merge", "--json", job}, files...)...)
-	ps, err := testutil.ReadPoints(job)
+	ps, err := docfile.ReadPoints(job)
 	if err != nil {
 		t.Fatal(err)
 	}

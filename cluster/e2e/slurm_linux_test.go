@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/internal/docfile"
 )
 
 // slurmNode is one slurmd: its node name, address, and the command
@@ -209,7 +209,7 @@ func TestSlurmOneNodeSrunAndSbatch(t *testing.T) {
 		t.Fatalf("roofs documents %v, want one for node %s", docs, hostname)
 	}
 	run(t, time.Minute, nil, bin, "merge", "-o", mergedRoofs+"/", docs[0])
-	if _, err := testutil.ReadRoofs(filepath.Join(mergedRoofs, "roofs-job.json")); err != nil {
+	if _, err := docfile.ReadRoofs(filepath.Join(mergedRoofs, "roofs-job.json")); err != nil {
 		t.Errorf("job roofs: %v", err)
 	}
 

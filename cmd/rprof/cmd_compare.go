@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/gate"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
@@ -112,7 +113,7 @@ func checkTest(name string) error {
 // readPointsInput reads a point or point set given on the command line;
 // failures are bad input (exit 2) with one line naming the file.
 func readPointsInput(path string) ([]roofline.Point, error) {
-	ps, err := readPoints(path)
+	ps, err := docfile.ReadPoints(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: no such file", path)}

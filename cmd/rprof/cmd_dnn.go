@@ -9,6 +9,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
@@ -81,10 +82,10 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{o.json}, roofsInput(o.roofs)); err != nil {
+	if err := checkOutputs([]string{o.json}, docfile.RoofsInput(o.roofs)); err != nil {
 		return err
 	}
-	roofs, err := loadRoofs(o.roofs)
+	roofs, err := docfile.LoadRoofs(o.roofs)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -98,7 +99,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	r, err := dnnrun.Run(ctx, dnnrun.Options{
 		Command: o.command, Stdin: e.stdin, Stdout: targetStdout(e, o.json), Stderr: e.stderr,
 		Count: o.count, Events: o.events, Library: o.library, Emulation: o.emulation,
-		Roofs: roofs.roofs, RoofsPath: roofs.path, Threads: o.threads, Confidence: o.confidence,
+		Roofs: roofs.Roofs, RoofsPath: roofs.Path, Threads: o.threads, Confidence: o.confidence,
 		Machine: e.machine().Describe(), Host: e.machine(), Measure: e.measure,
 		Counting: func(emulator string) {
 			fmt.Fprintf(e.stderr, "rprof dnn: counting %s calls under %s (slower than native) ...\n", dnnrun.Execute, emulator)
@@ -126,7 +127,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 	}
 	if o.json != "" {
 		set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: r.Points}
-		if err := writeDoc(ctx, e, o.json, set); err != nil {
+		if err := docfile.Write(ctx, o.json, e.stdout, set); err != nil {
 			return writeFailure(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 )
 
@@ -28,7 +29,7 @@ func TestDNNAndBenchOnOneDNN3(t *testing.T) {
 	if !strings.Contains(stderr, "oneDNN v3.") {
 		t.Errorf("the table does not name oneDNN 3.x:\n%s", stderr)
 	}
-	points, err := readPoints(out)
+	points, err := docfile.ReadPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestDNNAndBenchOnOneDNN3(t *testing.T) {
 	if !strings.Contains(berr.String(), "padded-layout: wei ") {
 		t.Errorf("the padded weights are not flagged:\n%s", berr.String())
 	}
-	bench, err := readPoints(benchOut)
+	bench, err := docfile.ReadPoints(benchOut)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
@@ -126,14 +127,14 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{*jsonPath}, roofsInput(*roofsPath)); err != nil {
+	if err := checkOutputs([]string{*jsonPath}, docfile.RoofsInput(*roofsPath)); err != nil {
 		return err
 	}
-	rd, err := loadRoofs(*roofsPath)
+	rd, err := docfile.LoadRoofs(*roofsPath)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	roofs, roofsFile := rd.roofs, rd.path
+	roofs, roofsFile := rd.Roofs, rd.Path
 
 	bind := dnnbench.Bind(*threads)
 	lib, err := openDNN(*library)
@@ -162,7 +163,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	points := benchPoints(results, roofs, roofsFile, *confidence, e.machine().Describe())
 	render.WriteBenchTable(e.stderr, v, bind, results, points, roofs)
 	if *jsonPath != "" {
-		if err := writeDoc(ctx, e, *jsonPath, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
+		if err := docfile.Write(ctx, *jsonPath, e.stdout, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
 			return writeFailure(err)
 		}
 	}

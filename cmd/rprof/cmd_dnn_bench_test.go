@@ -12,6 +12,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/machine"
@@ -35,7 +36,7 @@ func benchResult(t *testing.T, samples ...float64) dnnbench.Result {
 // statistic, the median: skewed samples (a busy machine) move the mean,
 // not the row. Too fast a time puts the point above its roof, flagged.
 func TestBenchRowUsesTheMedianForEveryColumn(t *testing.T) {
-	roofs, err := readRoofs(roofsFixture)
+	roofs, err := docfile.ReadRoofs(roofsFixture)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/affinity"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -49,7 +50,7 @@ func dnnAllKinds(t *testing.T, out string, args []string, argv ...string) ([]roo
 	if want := "allkinds: ok\n\xffpartial line without newline"; string(stdout) != want {
 		t.Errorf("stdout %q, want %q", stdout, want)
 	}
-	points, err := readPoints(out)
+	points, err := docfile.ReadPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestDNNBenchRunsExperimentsAndDescriptors(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
-	points, err := readPoints(out)
+	points, err := docfile.ReadPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 )
 
@@ -36,7 +37,7 @@ func rprofDNN(t *testing.T, ctx context.Context, args ...string) (int, []byte, s
 func TestDNNTableGolden(t *testing.T) {
 	tr := traceOf(t, "../../dnn/testdata/capture-2.6.3-torch.txt")
 	tr.Add("onednn_verbose,exec,cpu,convolution,truncated")
-	roofs, err := readRoofs(roofsFixture)
+	roofs, err := docfile.ReadRoofs(roofsFixture)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/doctor"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/pmu"
@@ -87,15 +88,15 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 // at the default path, when it was measured on a CPU of h's model name,
 // and where they come from.
 func lastEffectiveCaches(h *machine.Host) ([]roofline.CacheLevel, string) {
-	d, err := loadRoofs("")
-	if err != nil || d.roofs == nil {
+	d, err := docfile.LoadRoofs("")
+	if err != nil || d.Roofs == nil {
 		return nil, ""
 	}
-	caches := h.EffectiveCaches(d.roofs)
+	caches := h.EffectiveCaches(d.Roofs)
 	if caches == nil {
 		return nil, ""
 	}
-	return caches, fmt.Sprintf("%s of %s", d.path, d.roofs.Created.UTC().Format("2006-01-02 15:04 MST"))
+	return caches, fmt.Sprintf("%s of %s", d.Path, d.Roofs.Created.UTC().Format("2006-01-02 15:04 MST"))
 }
 
 // capNames are the capabilities that decide what rprof may count.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/gate"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/measure"
@@ -130,7 +131,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	}
 
 	outs := []string{*jsonPath, *mdPath, *junitPath, *benchPath}
-	ins := []string{roofsInput(mf.roofs)}
+	ins := []string{docfile.RoofsInput(mf.roofs)}
 	if *update {
 		// The baseline is read and rewritten: an output of its own, but
 		// no other output may name it.
@@ -159,7 +160,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		}
 	}
 
-	roofs, err := loadRoofs(mf.roofs)
+	roofs, err := docfile.LoadRoofs(mf.roofs)
 	if err != nil {
 		return false, &exitError{code: exitUsage, err: err}
 	}
@@ -167,7 +168,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		Target:     measure.Target{Command: cmd, Label: *label, Stderr: e.stderr},
 		Counting:   measure.Counting{Host: e.machine()},
 		Repetition: measure.Repetition{CI: ci.v, MaxRepeat: mf.maxRepeat, MaxTime: mf.maxTime},
-		Placement:  measure.Placement{Roofs: roofs.roofs, RoofsPath: roofs.path},
+		Placement:  measure.Placement{Roofs: roofs.Roofs, RoofsPath: roofs.Path},
 	}
 	if err := mf.apply(&cfg, fset); err != nil {
 		return false, err
@@ -186,7 +187,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		return false, &exitError{code: exitInterrupted, err: errors.New("interrupted while measuring: nothing was judged or written")}
 	}
 	if *jsonPath != "" {
-		if err := writeDoc(ctx, e, *jsonPath, p); err != nil {
+		if err := docfile.Write(ctx, *jsonPath, e.stdout, p); err != nil {
 			return false, writeFailure(err)
 		}
 	}
@@ -233,7 +234,7 @@ func measureForGate(ctx context.Context, e *env, cfg measure.Config) (*roofline.
 // readBaseline reads the baseline; every failure is one line saying what to
 // do (exit 2).
 func readBaseline(path string) ([]roofline.Point, error) {
-	ps, err := readPoints(path)
+	ps, err := docfile.ReadPoints(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("baseline %s does not exist; create it with --update-baseline", path)}
@@ -269,7 +270,7 @@ func updateBaseline(ctx context.Context, e *env, path string, p *roofline.Point)
 	// each reads and writes under the file's lock, so none is lost.
 	err := output.Update(ctx, path, func() error {
 		var doc any = p
-		existing, err := readPoints(path)
+		existing, err := docfile.ReadPoints(path)
 		if err == nil && (len(existing) > 1 || (len(existing) == 1 && existing[0].Label != p.Label)) {
 			set := roofline.PointSet{Schema: roofline.PointSetSchema}
 			replaced := false
@@ -284,7 +285,7 @@ func updateBaseline(ctx context.Context, e *env, path string, p *roofline.Point)
 			}
 			doc = set
 		}
-		return writeDoc(ctx, e, path, doc)
+		return docfile.Write(ctx, path, e.stdout, doc)
 	})
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/pmu"
@@ -62,7 +63,7 @@ func gateOutsideCI(t *testing.T) {
 
 func gateReadPoint(t *testing.T, path string) *roofline.Point {
 	t.Helper()
-	ps, err := readPoints(path)
+	ps, err := docfile.ReadPoints(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestGateUpdatesBaseline(t *testing.T) {
 	if code, _, stderr := rprofMeasuring(t, f.measure(t), "gate", "--baseline", set, "--update-baseline", "--", "./spin"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	ps, err := readPoints(set)
+	ps, err := docfile.ReadPoints(set)
 	if err != nil {
 		t.Fatal(err)
 	}

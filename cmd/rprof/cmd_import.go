@@ -12,6 +12,7 @@ import (
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu/ncu"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/roofline"
 )
@@ -71,7 +72,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("%s: %v", files[1], err)
 	}
-	roofs, err := loadRoofs(*roofsPath)
+	roofs, err := docfile.LoadRoofs(*roofsPath)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -83,7 +84,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		return nil
 	}
-	if err := writeDoc(ctx, e, *out, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
+	if err := docfile.Write(ctx, *out, e.stdout, roofline.PointSet{Schema: roofline.PointSetSchema, Points: points}); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "rprof import: wrote %s\n", *out)
@@ -93,7 +94,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 // importKernels turns the kernels that have their metrics into points,
 // placed under their device's GPU roofs when roofs has them, and says why
 // of the others.
-func importKernels(ks []ncu.Kernel, roofs roofsDoc, here roofline.Machine, created time.Time) ([]roofline.Point, []string) {
+func importKernels(ks []ncu.Kernel, roofs docfile.Roofs, here roofline.Machine, created time.Time) ([]roofline.Point, []string) {
 	var points []roofline.Point
 	var unplaced []string
 	for i := range ks {
@@ -103,8 +104,8 @@ func importKernels(ks []ncu.Kernel, roofs roofsDoc, here roofline.Machine, creat
 			continue
 		}
 		p := k.Point(here, created)
-		if placeOnGPU(&p, roofs.roofs) {
-			p.RoofsFile = roofs.path
+		if placeOnGPU(&p, roofs.Roofs) {
+			p.RoofsFile = roofs.Path
 		}
 		points = append(points, p)
 	}

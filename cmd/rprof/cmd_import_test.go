@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
@@ -44,7 +45,7 @@ func TestImportNCUPlacesKernelsUnderTheGPUsRoofs(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
 	testutil.Golden(t, "testdata/import/h100.stderr", []byte(strings.ReplaceAll(stderr, out, "$OUT")))
-	ps, err := readPoints(out)
+	ps, err := docfile.ReadPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}

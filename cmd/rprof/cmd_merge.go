@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/roofline"
 )
@@ -70,13 +68,14 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	}
 	if *roofsOut != "" {
 		// Up to one node type per document, and the job's.
-		if err := output.Distinct(mergedRoofsFiles(*roofsOut, fset.NArg()), fset.Args()); err != nil {
+		if err := output.Distinct(cluster.RoofsFiles(*roofsOut, fset.NArg()), fset.Args()); err != nil {
 			return usagef("%v", err)
 		}
 	}
-	points, roofsDocs, err := readMergeInputs(fset.Args())
+	points, roofsDocs, err := cluster.ReadDocuments(fset.Args())
 	if err != nil {
-		return err
+		// Bad input, as for every reader.
+		return &exitError{code: exitUsage, err: err}
 	}
 	switch {
 	case roofsDocs != nil && points != nil:
@@ -86,7 +85,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	case *roofsOut != "":
 		return usagef("-o is for merging roofs documents; the job point goes to --json")
 	}
-	roofs, roofsFile, err := mergeRoofs(*roofsPath, points)
+	roofs, roofsFile, err := cluster.RanksRoofs(*roofsPath, points)
 	if err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
@@ -108,16 +107,14 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 				out = append(out, n)
 			}
 		}
-		incomplete = incomplete || slices.ContainsFunc(m.Point.Flags, func(f roofline.Flag) bool {
-			return f.Code == roofline.FlagMissingRank || f.Code == roofline.FlagTrafficOwner
-		})
+		incomplete = incomplete || m.Incomplete()
 	}
 	if *jsonPath != "" {
 		var doc any = out[0]
 		if len(out) > 1 {
 			doc = roofline.PointSet{Schema: roofline.PointSetSchema, Points: out}
 		}
-		if err := writeDoc(ctx, e, *jsonPath, doc); err != nil {
+		if err := docfile.Write(ctx, *jsonPath, e.stdout, doc); err != nil {
 			return writeFailure(err)
 		}
 	}
@@ -125,60 +122,6 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitFailure}
 	}
 	return nil
-}
-
-// readMergeInputs reads merge's documents: ranks' points or nodes' roofs.
-// A missing file, another schema (a future one too), an invalid document:
-// bad input, as for every reader (exit 2). The readers' errors name the
-// file.
-func readMergeInputs(files []string) (points []roofline.Point, roofsDocs []roofline.Roofs, err error) {
-	for _, f := range files {
-		r, err := readRoofs(f)
-		if err == nil {
-			roofsDocs = append(roofsDocs, *r)
-			continue
-		}
-		ps, perr := readPoints(f)
-		if perr != nil {
-			var se *roofline.SchemaError
-			if errors.As(perr, &se) && errors.Is(err, roofline.ErrSchema) {
-				perr = fmt.Errorf("%s: schema %q is neither a point, a point set nor a roofs document of this rprof's versions: %w", f, se.Got, roofline.ErrSchema)
-			}
-			return nil, nil, &exitError{code: exitUsage, err: perr}
-		}
-		points = append(points, ps...)
-	}
-	return points, roofsDocs, nil
-}
-
-// mergeRoofs reads the node roofs: the given file, else the one rank 0's
-// point was placed under when it is readable here (a shared file system).
-func mergeRoofs(path string, points []roofline.Point) (*roofline.Roofs, string, error) {
-	if path == "" {
-		for _, p := range points {
-			if p.Rank != nil && p.Rank.Rank == 0 && p.RoofsFile != "" {
-				if r, err := readRoofs(p.RoofsFile); err == nil {
-					return r, p.RoofsFile, nil
-				}
-			}
-		}
-		return nil, "", nil
-	}
-	r, err := readRoofs(path)
-	if err != nil {
-		return nil, "", fmt.Errorf("roofs: %w", err)
-	}
-	return r, path, nil
-}
-
-// mergedRoofsFiles names merge's roofs documents in dir: the job's, then
-// those of node types 1 to types.
-func mergedRoofsFiles(dir string, types int) []string {
-	files := []string{filepath.Join(dir, "roofs-job.json")}
-	for i := range types {
-		files = append(files, filepath.Join(dir, fmt.Sprintf("roofs-type-%d.json", i+1)))
-	}
-	return files
 }
 
 // mergeNodeRoofs writes one roofs document per node type to dir and,
@@ -192,8 +135,8 @@ func mergeNodeRoofs(ctx context.Context, e *env, dir string, docs []roofline.Roo
 		return &exitError{code: exitInternal, err: err}
 	}
 	for i, t := range types {
-		path := mergedRoofsFiles(dir, i+1)[i+1]
-		if err := writeDoc(ctx, e, path, t.Roofs); err != nil {
+		path := cluster.RoofsFiles(dir, i+1)[i+1]
+		if err := docfile.Write(ctx, path, e.stdout, t.Roofs); err != nil {
 			return writeFailure(err)
 		}
 		fmt.Fprintf(e.stdout, "node type %d: %s\n  nodes %s\n  wrote %s", i+1, t.Key, strings.Join(t.Nodes, ","), path)
@@ -208,8 +151,8 @@ func mergeNodeRoofs(ctx context.Context, e *env, dir string, docs []roofline.Roo
 		fmt.Fprintf(e.stdout, "no job roofs: the nodes are of %d types, whose ceilings are not measured at common thread scopes\n", len(types))
 		return nil
 	}
-	path := mergedRoofsFiles(dir, 0)[0]
-	if err := writeDoc(ctx, e, path, job); err != nil {
+	path := cluster.RoofsFiles(dir, 0)[0]
+	if err := docfile.Write(ctx, path, e.stdout, job); err != nil {
 		return writeFailure(err)
 	}
 	fmt.Fprintf(e.stdout, "job roofs: node type 1 × %d nodes (assumes perfect scaling; the network is not a roof)\n  wrote %s\n", len(docs), path)

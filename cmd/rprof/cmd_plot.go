@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -74,7 +75,7 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 			return usagef("-o %v", err)
 		}
 	}
-	if err := checkOutputs([]string{*out}, append(files, roofsInput(*roofsPath))...); err != nil {
+	if err := checkOutputs([]string{*out}, append(files, docfile.RoofsInput(*roofsPath))...); err != nil {
 		return err
 	}
 	if *threads < 0 {
@@ -147,16 +148,16 @@ type inputs struct {
 // exists) and every point file. Having neither roofs nor points is an
 // error: there would be nothing to show.
 func loadInputs(roofsPath string, pointFiles []string) (*inputs, error) {
-	roofs, err := loadRoofs(roofsPath)
+	roofs, err := docfile.LoadRoofs(roofsPath)
 	if err != nil {
 		return nil, err
 	}
-	in := &inputs{roofs: roofs.roofs, roofsPath: roofs.path}
-	if roofs.missing != "" {
-		in.notes = append(in.notes, fmt.Sprintf("no roofs at %s (run 'rprof roofs' or give --roofs): drawing points only", roofs.missing))
+	in := &inputs{roofs: roofs.Roofs, roofsPath: roofs.Path}
+	if roofs.Missing != "" {
+		in.notes = append(in.notes, fmt.Sprintf("no roofs at %s (run 'rprof roofs' or give --roofs): drawing points only", roofs.Missing))
 	}
 	for _, f := range pointFiles {
-		pts, err := readPoints(f)
+		pts, err := docfile.ReadPoints(f)
 		if err != nil {
 			return nil, fmt.Errorf("read points: %w", err)
 		}

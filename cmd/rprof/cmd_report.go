@@ -9,6 +9,7 @@ import (
 
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	rpreport "github.com/rprof/rprof/cmd/rprof/internal/report"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/output"
 )
 
@@ -57,7 +58,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if *threads < 0 {
 		return usagef("--threads %d: want a positive thread count", *threads)
 	}
-	if err := checkOutputs([]string{*out}, append(files, roofsInput(*roofsPath))...); err != nil {
+	if err := checkOutputs([]string{*out}, append(files, docfile.RoofsInput(*roofsPath))...); err != nil {
 		return err
 	}
 	if *out == output.Stdout && f == "html" && isTerminal(e.stdout) {

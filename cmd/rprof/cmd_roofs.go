@@ -13,9 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/gpu"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/internal/unit"
@@ -167,7 +169,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	}
 	adviseRoofs(rep)
 	render.WriteRoofsTable(e.stderr, rep)
-	if err := writeDoc(ctx, e, path, rep.Roofs); err != nil {
+	if err := docfile.Write(ctx, path, e.stdout, rep.Roofs); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "wrote %s\n", path)
@@ -180,7 +182,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 // is true on a rank that leaves the node's measurement to local rank 0.
 func roofsOutput(e *env, out string) (path string, skip bool, err error) {
 	path = out
-	id, isRank, err := identity("")
+	id, isRank, err := cluster.Local("")
 	if err != nil {
 		return "", false, &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
 	}
@@ -196,7 +198,7 @@ func roofsOutput(e *env, out string) (path string, skip bool, err error) {
 		path = filepath.Join(path, "roofs-"+id.Node+".json")
 	}
 	if path == "" {
-		if path, err = defaultRoofsPath(); err != nil {
+		if path, err = docfile.DefaultRoofsPath(); err != nil {
 			return "", false, err
 		}
 		// The default cache directory is the one directory rprof

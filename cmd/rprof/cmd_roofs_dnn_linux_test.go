@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -27,7 +28,7 @@ func TestRoofsDNNDrawsAOneDNNCeiling(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	r, err := readRoofs(out)
+	r, err := docfile.ReadRoofs(out)
 	if err != nil {
 		t.Fatal(err)
 	}

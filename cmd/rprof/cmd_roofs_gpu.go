@@ -11,6 +11,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu"
 	"github.com/rprof/rprof/gpu/cuda"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/roofline"
 )
@@ -70,7 +71,7 @@ func gpuRoofs(ctx context.Context, e *env, path string, o gpu.Options, lockTimeo
 	}
 	doc, note := gpuDocument(path, g, e.machine().Describe())
 	render.WriteGPUTable(e.stderr, g, time.Since(start))
-	if err := writeDoc(ctx, e, path, doc); err != nil {
+	if err := docfile.Write(ctx, path, e.stdout, doc); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "wrote %s (%s)\n", path, note)
@@ -83,7 +84,7 @@ func gpuRoofs(ctx context.Context, e *env, path string, o gpu.Options, lockTimeo
 func gpuDocument(path string, g *roofline.GPURoofs, here roofline.Machine) (roofline.Roofs, string) {
 	doc := roofline.Roofs{Schema: roofline.RoofsSchema, Machine: here, Compute: []roofline.ComputeRoof{}, Bandwidth: []roofline.BandwidthRoof{}}
 	note := "a new document with the GPU's roofs only"
-	if old, err := readRoofs(path); err == nil && roofline.ForeignRoofs(old.Machine, here) == "" {
+	if old, err := docfile.ReadRoofs(path); err == nil && roofline.ForeignRoofs(old.Machine, here) == "" {
 		doc, note = *old, "the GPU's roofs added to this machine's roofs there"
 	}
 	doc.Created = time.Now().UTC()

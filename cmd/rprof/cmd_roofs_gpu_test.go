@@ -10,6 +10,7 @@ import (
 
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/gpu/cuda/cudatest"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/roofline"
@@ -97,7 +98,7 @@ func TestRoofsGPUWritesTheGPUSection(t *testing.T) {
 				t.Errorf("table lacks %q:\n%s", want, stderr)
 			}
 		}
-		r, err := readRoofs(tt.path)
+		r, err := docfile.ReadRoofs(tt.path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
@@ -99,7 +100,7 @@ func TestRoofsQuickWritesADocument(t *testing.T) {
 	if stdout != "" {
 		t.Errorf("stdout %q, want nothing (the table goes to stderr)", stdout)
 	}
-	r, err := readRoofs(out)
+	r, err := docfile.ReadRoofs(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/pmu"
@@ -101,7 +102,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	jsonPath := fset.String("json", "", "write the point document (schema rprof.point/v2) to `FILE`; - writes it to standard output, and CMD's standard output then goes to standard error; under mpirun or srun, DIR/ writes one file per rank")
 	plotPath := fset.String("plot", "", "draw the point under the roofs to `FILE` (.png, .svg or .pdf)")
 	label := fset.String("label", "", "`NAME` of the point (default: CMD's base name)")
-	lockDir := fset.String("lock-dir", defaultLockDir(), "node-local `DIR` of the parallel job's traffic-owner election's lock files, private to the job's user: created with mode 0700, refused when another user owns it, others may enter it or it is a link; the default is $RPROF_LOCK_DIR, else the runtime directory ($XDG_RUNTIME_DIR/rprof, /run/rprof for root, else rprof-UID in the temporary directory), here")
+	lockDir := fset.String("lock-dir", cluster.DefaultLockDir(), "node-local `DIR` of the parallel job's traffic-owner election's lock files, private to the job's user: created with mode 0700, refused when another user owns it, others may enter it or it is a link; the default is $RPROF_LOCK_DIR, else the runtime directory ($XDG_RUNTIME_DIR/rprof, /run/rprof for root, else rprof-UID in the temporary directory), here")
 	jobName := fset.String("job", "", "the parallel job's `NAME` in the rank files (default: the launcher's job id; give one for MPICH across nodes)")
 	onGPU := fset.Bool("gpu", false, "record CMD's GPU kernels with CUPTI instead (see GPU kernels below); only --json and --lock-timeout apply with it")
 	if err := parseFlags(fset, args); err != nil {
@@ -118,13 +119,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if len(cfg.Target.Command) == 0 {
 		return usagef("empty command: give the program to measure after the flags")
 	}
-	if l := launcherIn(cfg.Target.Command); l != "" {
+	if l := cluster.LauncherIn(cfg.Target.Command); l != "" {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s starts the ranks, not rprof, so rprof would count the launcher alone: put rprof after it (%s [OPTIONS] rprof run --json DIR/ -- CMD), then rprof merge DIR/*.json", l, l)}
 	}
 	if *onGPU {
 		return runGPU(ctx, e, fset, cfg.Target, *jsonPath, mf.lockTimeout)
 	}
-	id, isRank, err := identity(*jobName)
+	id, isRank, err := cluster.Local(*jobName)
 	if err != nil {
 		return &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
 	}
@@ -139,23 +140,18 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if *jsonPath, err = runOutputs(&cfg, e, *jsonPath, *plotPath, mf.roofs, id, isRank); err != nil {
 		return err
 	}
-	roofs, err := loadRoofs(mf.roofs)
+	roofs, err := docfile.LoadRoofs(mf.roofs)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	cfg.Placement.Roofs, cfg.Placement.RoofsPath = roofs.roofs, roofs.path
+	cfg.Placement.Roofs, cfg.Placement.RoofsPath = roofs.Roofs, roofs.Path
 
-	var node rankNode
-	// An unknown backend is refused by Run, as for a lone process.
-	caps, known := measure.BackendCapabilities(cfg.Counting.Backend)
-	switch {
-	case isRank && known == nil && !caps.SharedTraffic:
-		// Each rank models its own Q: nothing to elect.
-		node = &bystander{}
-		cfg.Counting.Node = node
-	case isRank:
-		if node, err = joinNode(e.stderr, *lockDir, id); err != nil {
-			return &exitError{code: exitInternal, err: err}
+	var node cluster.Node
+	if isRank {
+		// An unknown backend is refused by Run, as for a lone process.
+		caps, known := measure.BackendCapabilities(cfg.Counting.Backend)
+		if node, err = enterNode(e, *lockDir, id, known != nil || caps.SharedTraffic); err != nil {
+			return err
 		}
 		defer node.Close()
 		cfg.Counting.Node = node
@@ -170,12 +166,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return runFailure(e, err, cfg.Target.Command)
 	}
 	if isRank {
-		describeRank(p, id, node)
+		cluster.Describe(p, id, node, roofs.Roofs, rprofVersion())
 	}
 	switch {
 	case isRank && id.Size > 1:
 		// Many ranks print at once: one line each.
-		writeRankSummary(e.stderr, p)
+		render.WriteRankSummary(e.stderr, p)
 		if *jsonPath == "" && id.Rank == 0 {
 			fmt.Fprintln(e.stderr, "rprof run: note: without --json DIR/ the ranks' points are not kept, and 'rprof merge' has nothing to make the job's point from")
 		}
@@ -183,7 +179,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		render.WriteRunSummary(e.stderr, p, scopeWhy(p))
 	}
 	render.WriteRegions(e.stderr, p)
-	return finishRun(ctx, e, cfg, p, *jsonPath, *plotPath, roofs.roofs)
+	return finishRun(ctx, e, cfg, p, *jsonPath, *plotPath, roofs.Roofs)
 }
 
 // runOutputs checks run's outputs before anything runs and returns the
@@ -197,10 +193,10 @@ func runOutputs(cfg *measure.Config, e *env, jsonPath, plotPath, roofsFlag strin
 		}
 	}
 	if st, err := os.Stat(jsonPath); isRank && jsonPath != "" && (strings.HasSuffix(jsonPath, "/") || err == nil && st.IsDir()) {
-		jsonPath = rankFile(jsonPath, id)
+		jsonPath = cluster.RankFile(jsonPath, id)
 	}
 	cfg.Target.Stdout = targetStdout(e, jsonPath)
-	return jsonPath, checkOutputs([]string{jsonPath, plotPath}, roofsInput(roofsFlag))
+	return jsonPath, checkOutputs([]string{jsonPath, plotPath}, docfile.RoofsInput(roofsFlag))
 }
 
 // setRepetition applies --repeat and --ci (with --max-repeat,
@@ -224,7 +220,7 @@ func finishRun(ctx context.Context, e *env, cfg measure.Config, p *roofline.Poin
 		}
 	}
 	if jsonPath != "" {
-		if err := writeDoc(ctx, e, jsonPath, p); err != nil {
+		if err := docfile.Write(ctx, jsonPath, e.stdout, p); err != nil {
 			return writeFailure(err)
 		}
 	}
@@ -338,4 +334,21 @@ func writeRunDiagnosis(w io.Writer, d pmu.Diagnosis) {
 	tw.Flush()
 	render.WriteProblems(&b, d.Problems, problemFix)
 	io.WriteString(w, b.String())
+}
+
+// enterNode enters a rank in its node's traffic-owner election. A rank
+// that cannot take part says why in one line and counts W and T.
+func enterNode(e *env, lockDir string, id cluster.Identity, shared bool) (cluster.Node, error) {
+	node, err := cluster.Enter(lockDir, id, shared)
+	var lde *cluster.LockDirError
+	var mixed *cluster.MixedUsersError
+	switch {
+	case errors.As(err, &lde):
+		fmt.Fprintf(e.stderr, "rprof run: rank %d: %v: this rank counts W and T; nobody counts node %s's DRAM traffic (set --lock-dir)\n", id.Rank, err, id.Node)
+	case errors.As(err, &mixed):
+		fmt.Fprintf(e.stderr, "rprof run: rank %d: %v: this rank counts W and T, and takes no part in electing node %s's traffic owner (run every rank as one user)\n", id.Rank, err, id.Node)
+	case err != nil:
+		return nil, &exitError{code: exitInternal, err: err}
+	}
+	return node, nil
 }

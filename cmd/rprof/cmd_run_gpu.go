@@ -11,6 +11,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/gpu/cupti"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/rundir"
 	"github.com/rprof/rprof/measure"
@@ -65,7 +66,7 @@ func runGPU(ctx context.Context, e *env, fset *flag.FlagSet, target measure.Targ
 		fmt.Fprintf(e.stderr, "rprof run: note: the driver could not describe a device, so its kernels carry its index alone: %v\n", d)
 	}
 	if jsonPath != "" {
-		if err := writeDoc(ctx, e, jsonPath, roofline.PointSet{Schema: roofline.PointSetSchema, Points: run.Points}); err != nil {
+		if err := docfile.Write(ctx, jsonPath, e.stdout, roofline.PointSet{Schema: roofline.PointSetSchema, Points: run.Points}); err != nil {
 			return writeFailure(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
@@ -48,7 +49,7 @@ func targetArgv(t *testing.T, args ...string) []string {
 // readRunPoint reads the point rprof wrote.
 func readRunPoint(t *testing.T, path string) roofline.Point {
 	t.Helper()
-	ps, err := readPoints(path)
+	ps, err := docfile.ReadPoints(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func maskedPoint(t *testing.T, path string) []byte {
 // roofsOf writes the roofs fixture as measured on m, and returns its path.
 func roofsOf(t *testing.T, m roofline.Machine) string {
 	t.Helper()
-	r, err := readRoofs("testdata/run/roofs.json")
+	r, err := docfile.ReadRoofs("testdata/run/roofs.json")
 	if err != nil {
 		t.Fatal(err)
 	}

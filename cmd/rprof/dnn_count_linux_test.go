@@ -10,6 +10,7 @@ import (
 
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/regions"
@@ -195,7 +196,7 @@ func TestDNNCountPMUProbesPyTorch(t *testing.T) {
 	if string(stdout) != "eager (2, 10)\nmkldnn (2, 10) True\n" {
 		t.Errorf("stdout %q: the model's output should pass through alone", stdout)
 	}
-	points, err := readPoints(out)
+	points, err := docfile.ReadPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}

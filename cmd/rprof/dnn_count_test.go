@@ -12,6 +12,7 @@ import (
 
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/regions"
@@ -168,7 +169,7 @@ func TestDNNCountPMUJoinsProbedCallsToTheTrace(t *testing.T) {
 				t.Errorf("measured with count %q regions %q events %q", cfg.Counting.Backend, cfg.Counting.Regions, cfg.Counting.Events)
 			}
 			testutil.Golden(t, "testdata/dnn/probed-"+tt.name+".golden", []byte(stderr))
-			points, err := readPoints(out)
+			points, err := docfile.ReadPoints(out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +217,7 @@ func TestDNNCountPMUFlagsTheGapOfAPaddedLayoutOnly(t *testing.T) {
 	if code, _, stderr := rprofMeasuring(t, probe.measure(t), "dnn", "--count", "pmu", "--json", out, "--", "./allkinds"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	points, err := readPoints(out)
+	points, err := docfile.ReadPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/roofline"
@@ -33,7 +34,7 @@ func TestDNNCountEmulateCountsEveryPrimitiveCall(t *testing.T) {
 	if want := "allkinds: ok\n\xffpartial line without newline"; string(stdout) != want {
 		t.Errorf("stdout %q, want %q", stdout, want)
 	}
-	points, err := readPoints(out)
+	points, err := docfile.ReadPoints(out)
 	if err != nil {
 		t.Fatal(err)
 	}

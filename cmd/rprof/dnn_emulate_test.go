@@ -9,6 +9,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
@@ -47,7 +48,7 @@ func smallCalls() []dnn.CallCount {
 // the same with a call missing, calls of two processes, and a run that
 // never loaded the library.
 func TestDNNCountEmulateTablesGolden(t *testing.T) {
-	roofs, err := readRoofs(roofsFixture)
+	roofs, err := docfile.ReadRoofs(roofsFixture)
 	if err != nil {
 		t.Fatal(err)
 	}

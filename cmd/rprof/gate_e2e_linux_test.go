@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rprof/rprof/internal/docfile"
 )
 
 // TestGateEndToEnd gates a real program whose run time is changed on
@@ -52,7 +54,7 @@ func TestGateEndToEnd(t *testing.T) {
 			t.Errorf("%s: stderr is not one line: %q", tt.name, stderr)
 		}
 	}
-	p, err := readPoints(base)
+	p, err := docfile.ReadPoints(base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 )
@@ -42,7 +43,7 @@ func TestGateUpdateBaselineConcurrentlyKeepsEveryLabel(t *testing.T) {
 			t.Fatalf("update %d: exit %d: %s", i, codes[i], stderrs[i])
 		}
 	}
-	ps, err := readPoints(base)
+	ps, err := docfile.ReadPoints(base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestGateUpdateBaselineFromSixteenProcessesKeepsEveryLabel(t *testing.T) {
 			t.Errorf("update %d: %v\n%s", i, err, outs[i].String())
 		}
 	}
-	ps, err := readPoints(base)
+	ps, err := docfile.ReadPoints(base)
 	if err != nil {
 		t.Fatal(err)
 	}

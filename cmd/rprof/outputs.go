@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rprof/rprof/internal/output"
-	"github.com/rprof/rprof/roofline"
 )
 
 // checkOutputs refuses, before anything is measured or drawn, an output
@@ -50,18 +48,6 @@ func targetStdout(e *env, jsonPath string) io.Writer {
 		return e.stderr
 	}
 	return e.stdout
-}
-
-// writeDoc writes a JSON document to path ("-": stdout).
-func writeDoc(ctx context.Context, e *env, path string, v any) error {
-	var doc bytes.Buffer
-	if err := roofline.Encode(&doc, v); err != nil {
-		return err
-	}
-	return output.Write(ctx, path, e.stdout, func(w io.Writer) error {
-		_, err := w.Write(doc.Bytes())
-		return err
-	})
 }
 
 // isTerminal says whether w is a terminal.

@@ -33,3 +33,31 @@ func version() string {
 	}
 	return fmt.Sprintf("rprof %s (%s) %s", bi.Main.Version, strings.Join(vcs, ", "), bi.GoVersion)
 }
+
+// rprofVersion names this build: the module version, or the VCS revision
+// (with "+dirty" for a modified tree) of a development build.
+func rprofVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if (v == "" || v == "(devel)") && rev != "" {
+		return rev + dirty
+	}
+	if v == "" {
+		return "(devel)"
+	}
+	return v
+}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -206,7 +207,7 @@ func FuzzDrawing(f *testing.F, rooflineDir string, draw func(roofs *roofline.Roo
 			f.Add(b)
 		}
 	}
-	roofs, err := ReadRoofs(filepath.Join(rooflineDir, "testdata", "roofs_zen5_vm.json"))
+	roofs, err := docfile.ReadRoofs(filepath.Join(rooflineDir, "testdata", "roofs_zen5_vm.json"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func FuzzDrawing(f *testing.F, rooflineDir string, draw func(roofs *roofline.Roo
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		points, err := ReadPoints(path)
+		points, err := docfile.ReadPoints(path)
 		if err != nil {
 			return
 		}
@@ -253,26 +254,6 @@ func CheckGenerated(t *testing.T, gen, pkg string, files ...string) {
 			t.Errorf("%s differs from the generator's output: run go generate %s", name, pkg)
 		}
 	}
-}
-
-// ReadRoofs reads the roofs document at path, as rprof's commands do.
-func ReadRoofs(path string) (*roofline.Roofs, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return roofline.DecodeRoofs(f, path)
-}
-
-// ReadPoints reads the point or point set at path, as rprof's commands do.
-func ReadPoints(path string) ([]roofline.Point, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return roofline.DecodePoints(f, path)
 }
 
 // WriteDoc writes v to path as a document (roofline.Encode).

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 
@@ -23,7 +24,7 @@ const fixtures = "../../../../roofline/testdata/"
 
 func readRoofs(t *testing.T, name string) *roofline.Roofs {
 	t.Helper()
-	r, err := testutil.ReadRoofs(fixtures + name)
+	r, err := docfile.ReadRoofs(fixtures + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func readPoints(t *testing.T, names ...string) []roofline.Point {
 	t.Helper()
 	var out []roofline.Point
 	for _, n := range names {
-		p, err := testutil.ReadPoints(fixtures + n)
+		p, err := docfile.ReadPoints(fixtures + n)
 		if err != nil {
 			t.Fatal(err)
 		}

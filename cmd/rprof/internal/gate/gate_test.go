@@ -5,15 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/stats"
-	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
 
 // load reads a recorded point (see testdata/record).
 func load(t *testing.T, name string) roofline.Point {
 	t.Helper()
-	ps, err := testutil.ReadPoints("testdata/" + name + ".json")
+	ps, err := docfile.ReadPoints("testdata/" + name + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}

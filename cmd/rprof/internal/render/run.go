@@ -299,3 +299,22 @@ func sortedKeys(m map[string]float64) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// WriteRankSummary is a rank's one line: many ranks print at once, and
+// the job's point comes from rprof merge.
+func WriteRankSummary(w io.Writer, p *roofline.Point) {
+	r := p.Rank
+	q := "DRAM traffic counted by this node's owner"
+	switch {
+	case p.Source == roofline.SourceEmulated:
+		q = fmt.Sprintf("modelled DRAM traffic %s B (this rank's own)", OrUnknown(p.TrafficBytes, unit.Count))
+	case r.TrafficOwner:
+		q = fmt.Sprintf("node DRAM traffic %s B (traffic owner, for the node's %d local ranks)", OrUnknown(p.TrafficBytes, unit.Count), r.LocalSize)
+	}
+	flags := ""
+	if n := len(p.Flags); n > 0 {
+		flags = fmt.Sprintf("; flags: %d (in the point file)", n)
+	}
+	fmt.Fprintf(w, "rprof run: rank %d/%d on %s (local %d/%d): work %s FLOP in %.6f s; %s%s\n",
+		r.Rank, r.Size, r.Node, r.LocalRank, r.LocalSize, OrUnknown(p.WorkFlops, unit.Count), p.Seconds, q, flags)
+}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
@@ -27,14 +28,14 @@ func input(t *testing.T, roofs string, opts chart.Options, points ...string) Inp
 	t.Helper()
 	in := Input{Chart: opts}
 	if roofs != "" {
-		r, err := testutil.ReadRoofs(fixtures + roofs)
+		r, err := docfile.ReadRoofs(fixtures + roofs)
 		if err != nil {
 			t.Fatal(err)
 		}
 		in.Roofs, in.RoofsPath = r, roofs
 	}
 	for _, n := range points {
-		p, err := testutil.ReadPoints(fixtures + n)
+		p, err := docfile.ReadPoints(fixtures + n)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package main
+package docfile_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/roofline"
 )
@@ -14,7 +15,7 @@ func TestLoadRoofsFindsAndReadsTheRoofsOnce(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	t.Setenv("HOME", dir)
-	def, err := defaultRoofsPath()
+	def, err := docfile.DefaultRoofsPath()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestLoadRoofsFindsAndReadsTheRoofsOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			d, err := loadRoofs(tt.flag)
+			d, err := docfile.LoadRoofs(tt.flag)
 			if tt.err != nil {
 				if !tt.err(err) {
 					t.Errorf("err = %v", err)
@@ -68,8 +69,8 @@ func TestLoadRoofsFindsAndReadsTheRoofsOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.path != tt.path || d.missing != tt.missing || (d.roofs != nil) != (tt.path != "") {
-				t.Errorf("loadRoofs(%q) = path %q, missing %q, roofs %v; want %q, %q", tt.flag, d.path, d.missing, d.roofs != nil, tt.path, tt.missing)
+			if d.Path != tt.path || d.Missing != tt.missing || (d.Roofs != nil) != (tt.path != "") {
+				t.Errorf("LoadRoofs(%q) = path %q, missing %q, roofs %v; want %q, %q", tt.flag, d.Path, d.Missing, d.Roofs != nil, tt.path, tt.missing)
 			}
 		})
 	}

@@ -1,0 +1,109 @@
+// Package docfile finds, reads and writes the files of rprof's JSON
+// documents: the default roofs document in the user's cache directory,
+// the roofs a command places points under, points and point sets, and a
+// point set's read-modify-write. roofline decodes and encodes the
+// documents themselves; this package is where they meet paths.
+package docfile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/rprof/rprof/internal/output"
+	"github.com/rprof/rprof/roofline"
+)
+
+// Roofs is the roofs document a command places points under.
+type Roofs struct {
+	// Roofs is nil when there is none.
+	Roofs *roofline.Roofs
+	// Path names the document read, "" when none.
+	Path string
+	// Missing is the default path when it was looked for and is absent.
+	Missing string
+}
+
+// DefaultRoofsPath is where `rprof roofs` writes and `rprof run` looks by
+// default: $XDG_CACHE_HOME/rprof/roofs.json (or the OS equivalent).
+func DefaultRoofsPath() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find cache directory: %w", err)
+	}
+	return filepath.Join(dir, "rprof", "roofs.json"), nil
+}
+
+// RoofsInput is the roofs document a command reads: path, else the
+// default one ("" when there is no cache directory).
+func RoofsInput(path string) string {
+	if path != "" {
+		return path
+	}
+	def, _ := DefaultRoofsPath()
+	return def
+}
+
+// LoadRoofs finds and reads the roofs document: the one at path, else,
+// for "", the default one when it exists. Every command finds roofs here.
+func LoadRoofs(path string) (Roofs, error) {
+	d := Roofs{Path: path}
+	if path == "" {
+		def, err := DefaultRoofsPath()
+		if err != nil {
+			return d, nil // no cache directory: no default roofs
+		}
+		if _, err := os.Stat(def); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				d.Missing = def
+				return d, nil
+			}
+			return d, fmt.Errorf("read roofs: %w", err)
+		}
+		d.Path = def
+	}
+	r, err := ReadRoofs(d.Path)
+	if err != nil {
+		return Roofs{}, fmt.Errorf("read roofs: %w", err)
+	}
+	d.Roofs = r
+	return d, nil
+}
+
+// ReadRoofs reads the roofs document at path.
+func ReadRoofs(path string) (*roofline.Roofs, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return roofline.DecodeRoofs(f, path)
+}
+
+// ReadPoints reads the point or point set at path.
+func ReadPoints(path string) ([]roofline.Point, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return roofline.DecodePoints(f, path)
+}
+
+// Write writes a JSON document to path, through internal/output ("-":
+// stdout).
+func Write(ctx context.Context, path string, stdout io.Writer, v any) error {
+	var doc bytes.Buffer
+	if err := roofline.Encode(&doc, v); err != nil {
+		return err
+	}
+	return output.Write(ctx, path, stdout, func(w io.Writer) error {
+		_, err := w.Write(doc.Bytes())
+		return err
+	})
+}
