@@ -94,6 +94,9 @@ struct vcpu {
 	/* hint[h] is the L1 slot (set * ways + way) where a line hashing to h
 	 * was last seen: a hit there needs no search of its set. */
 	uint32_t hint[1u << HINT_BITS];
+	/* the block of the last access, and its counts */
+	uint32_t cur_tb;
+	struct tbcount *cur;
 	struct totals n;
 	struct level lv[MAX_LEVELS];
 	/* the counted function (call=): nesting depth on this vCPU, and at
@@ -241,6 +244,17 @@ static inline struct tbcount *tbcount_get(struct vcpu *v, uint32_t id)
 		__atomic_store_n(&v->chunks[id >> CHUNK_BITS], c, __ATOMIC_RELEASE);
 	}
 	return &c[id & (CHUNK - 1)];
+}
+
+/* tbcount_cur is tbcount_get for the block of an access: a block's
+ * accesses come in a row. */
+static inline struct tbcount *tbcount_cur(struct vcpu *v, uint32_t id)
+{
+	if (__builtin_expect(id != v->cur_tb, 0)) {
+		v->cur = tbcount_get(v, id);
+		v->cur_tb = id;
+	}
+	return v->cur;
 }
 
 static inline struct tbinfo *tbinfo_get(uint32_t id)
@@ -587,7 +601,7 @@ static inline __attribute__((always_inline)) void on_access(unsigned int vcpu_in
 	if (__builtin_expect(vaddr - g.stack_lo < g.stack_len, 0))
 		vaddr = stack_addr(vaddr);
 	bump(store ? &v->n.st_bytes : &v->n.ld_bytes, size);
-	tbcount_get(v, tb)->core += size;
+	tbcount_cur(v, tb)->core += size;
 	uint64_t line = vaddr >> g.line_shift;
 	if (__builtin_expect((vaddr + size - 1) >> g.line_shift != line, 0)) {
 		mem_lines(v, vaddr, size, store, tb);
