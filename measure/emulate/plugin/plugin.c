@@ -51,6 +51,9 @@ RP_EXPORT int qemu_plugin_version = RP_QEMU_PLUGIN_API;
 #define MAX_CHUNKS 65536 /* 2^28 translation blocks */
 #define NO_LINE UINT64_MAX
 #define HINT_BITS 12 /* the L1 way hints: 4096 per vCPU */
+#define MINFO_BITS 4 /* the meminfo values each vCPU remembers: 16 */
+#define MINFO_KNOWN (1ull << 63)
+#define MINFO_STORE 0x80u
 
 /* per translation block, fixed at translation */
 struct tbinfo {
@@ -94,6 +97,9 @@ struct vcpu {
 	/* hint[h] is the L1 slot (set * ways + way) where a line hashing to h
 	 * was last seen: a hit there needs no search of its set. */
 	uint32_t hint[1u << HINT_BITS];
+	/* the meminfo values seen (MINFO_KNOWN | value) and what they say */
+	uint64_t minfo[1u << MINFO_BITS];
+	uint8_t mdecoded[1u << MINFO_BITS];
 	/* the block of the last access, and its counts */
 	uint32_t cur_tb;
 	struct tbcount *cur;
@@ -232,17 +238,23 @@ static inline struct vcpu *vcpu_get(unsigned int idx)
 	return __builtin_expect(v != NULL, 1) ? v : vcpu_make(idx);
 }
 
+/* tbcount_new makes the chunk of a vCPU's block counters holding id. */
+static __attribute__((noinline, cold)) struct tbcount *tbcount_new(struct vcpu *v, uint32_t id)
+{
+	struct tbcount *c = calloc(CHUNK, sizeof(*c));
+	if (!c)
+		abort();
+	__atomic_store_n(&v->chunks[id >> CHUNK_BITS], c, __ATOMIC_RELEASE);
+	return &c[id & (CHUNK - 1)];
+}
+
 /* tbcount_get returns this vCPU's counters of block id; only the vCPU's
  * own thread writes them, so no atomics are needed. */
 static inline struct tbcount *tbcount_get(struct vcpu *v, uint32_t id)
 {
 	struct tbcount *c = v->chunks[id >> CHUNK_BITS];
-	if (!c) {
-		c = calloc(CHUNK, sizeof(*c));
-		if (!c)
-			abort();
-		__atomic_store_n(&v->chunks[id >> CHUNK_BITS], c, __ATOMIC_RELEASE);
-	}
+	if (__builtin_expect(!c, 0))
+		return tbcount_new(v, id);
 	return &c[id & (CHUNK - 1)];
 }
 
@@ -476,19 +488,23 @@ static void flush(struct vcpu *v)
 
 /* ---- callbacks ---- */
 
+/* tb_totals adds block id's work to the vCPU's running totals, which
+ * only calls' counts (call=) read; the output's come from the blocks'. */
+static __attribute__((noinline)) void tb_totals(struct vcpu *v, uint32_t id)
+{
+	const struct tbinfo *ti = tbinfo_get(id);
+	for (int p = 0; p < RP_NPREC; p++)
+		if (ti->flops[p])
+			bump(&v->n.flops[p], ti->flops[p]);
+}
+
 static void on_tb_exec(unsigned int vcpu_index, void *udata)
 {
 	struct vcpu *v = vcpu_get(vcpu_index);
 	uint32_t id = (uint32_t)(uintptr_t)udata;
-	const struct tbinfo *ti = tbinfo_get(id);
 	tbcount_get(v, id)->execs++;
-	/* The running totals are read only to time calls (call=); the
-	 * output's come from the blocks' counts. */
-	if (!g.call_path)
-		return;
-	for (int p = 0; p < RP_NPREC; p++)
-		if (ti->flops[p])
-			bump(&v->n.flops[p], ti->flops[p]);
+	if (g.call_path)
+		tb_totals(v, id);
 }
 
 /* STACK_BASE is where the model places the main stack's first access: a
@@ -583,79 +599,110 @@ static __attribute__((noinline)) void mem_lines(struct vcpu *v, uint64_t vaddr, 
 			mem_line(v, line, store, tb);
 }
 
-/* on_access counts an access's bytes and feeds it to the model; it runs
- * for every access, so what is common costs no call. Several accesses to
- * one line in a row (a ymm load arrives as four 8-byte ones under QEMU
- * 7.2) change nothing in the model after the first, the line being the
- * most recent in L1 already (and dirty, for a store); an L1 hit where the
- * hint says is one update. udata is the access's block. */
-static inline __attribute__((always_inline)) void on_access(unsigned int vcpu_index,
-                                                            qemu_plugin_meminfo_t info,
-                                                            uint64_t vaddr, void *udata,
-                                                            int store)
+/* minfo_slot is where a vCPU remembers what meminfo value info says. */
+static inline unsigned minfo_slot(qemu_plugin_meminfo_t info)
+{
+	return (info ^ (info >> 8) ^ (info >> 16)) & ((1u << MINFO_BITS) - 1);
+}
+
+/* meminfo_learn asks QEMU what an access's meminfo says and remembers it
+ * in slot h. */
+static __attribute__((noinline)) unsigned meminfo_learn(struct vcpu *v,
+                                                        qemu_plugin_meminfo_t info, unsigned h)
+{
+	unsigned d = qemu_plugin_mem_size_shift(info) |
+	             (qemu_plugin_mem_is_store(info) ? MINFO_STORE : 0);
+	v->minfo[h] = MINFO_KNOWN | info;
+	v->mdecoded[h] = (uint8_t)d;
+	return d;
+}
+
+/* meminfo_of is an access's size (log2), with MINFO_STORE for a store.
+ * QEMU's answers are functions of the meminfo value alone, and a program
+ * uses few values: each vCPU remembers them, so that an access asks QEMU
+ * nothing (two calls were a third of the callback's cost). */
+static inline unsigned meminfo_of(struct vcpu *v, qemu_plugin_meminfo_t info)
+{
+	unsigned h = minfo_slot(info);
+	if (__builtin_expect(v->minfo[h] == (MINFO_KNOWN | info), 1))
+		return v->mdecoded[h];
+	return meminfo_learn(v, info, h);
+}
+
+/* mem_access is on_mem for any access: it counts the access's bytes and
+ * feeds its lines to the model. */
+static __attribute__((noinline)) void mem_access(unsigned int vcpu_index,
+                                                 qemu_plugin_meminfo_t info, uint64_t vaddr,
+                                                 void *udata)
 {
 	struct vcpu *v = vcpu_get(vcpu_index);
 	uint32_t tb = (uint32_t)(uintptr_t)udata;
-	uint64_t size = 1ull << qemu_plugin_mem_size_shift(info);
+	unsigned d = meminfo_of(v, info);
+	uint64_t size = 1ull << (d & ~MINFO_STORE);
+	int store = (d & MINFO_STORE) != 0;
 
-	if (__builtin_expect(vaddr - g.stack_lo < g.stack_len, 0))
+	if (vaddr - g.stack_lo < g.stack_len)
 		vaddr = stack_addr(vaddr);
 	bump(store ? &v->n.st_bytes : &v->n.ld_bytes, size);
 	tbcount_cur(v, tb)->core += size;
-	uint64_t line = vaddr >> g.line_shift;
-	if (__builtin_expect((vaddr + size - 1) >> g.line_shift != line, 0)) {
-		mem_lines(v, vaddr, size, store, tb);
-		return;
-	}
-	if (line == v->last_line && (!store || v->last_dirty))
-		return;
-	uint32_t *h = hint_of(v, line);
-	if (v->lv[0].tags[*h] != line + 1) {
-		mem_lines(v, vaddr, size, store, tb);
-		return;
-	}
-	use(&v->lv[0], *h, store, tb);
-	v->last_dirty = store || (line == v->last_line && v->last_dirty);
-	v->last_line = line;
+	mem_lines(v, vaddr, size, store, tb);
 }
 
-#ifdef RP_MEM_FILTERED
-/* Loads and stores have a callback each (QEMU calls only the one that
- * matches an access), so neither asks QEMU which it is. */
-static void on_load(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
-                    void *udata)
-{
-	on_access(vcpu_index, info, vaddr, udata, 0);
-}
-
-static void on_store(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
-                     void *udata)
-{
-	on_access(vcpu_index, info, vaddr, udata, 1);
-}
-
-#else
-/* QEMU 7.2 (API version 1) calls a callback registered for loads at
- * stores, and one for stores at every access: one callback asks. */
+/* on_mem is the callback of every access (udata: its block). It settles
+ * what most accesses are without a call: from the block whose counts are
+ * at hand, with a meminfo value seen before, outside the stack's mapping,
+ * within one line, and either a repeat of the last access's line (a ymm
+ * load arrives as four 8-byte accesses under QEMU 7.2: after the first,
+ * the line is the most recent in L1 already, and dirty for a store) or an
+ * L1 hit where the hint says (one update). Anything else goes to
+ * mem_access. */
 static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
                    void *udata)
 {
-	if (qemu_plugin_mem_is_store(info))
-		on_access(vcpu_index, info, vaddr, udata, 1);
-	else
-		on_access(vcpu_index, info, vaddr, udata, 0);
+	struct vcpu *v = vcpu_index < MAX_VCPUS
+	                     ? __atomic_load_n(&vcpus[vcpu_index], __ATOMIC_ACQUIRE)
+	                     : NULL;
+	if (!v || v->cur_tb != (uint32_t)(uintptr_t)udata || vaddr - g.stack_lo < g.stack_len)
+		goto other;
+	unsigned h = minfo_slot(info);
+	if (v->minfo[h] != (MINFO_KNOWN | info))
+		goto other;
+	uint64_t size = 1ull << (v->mdecoded[h] & ~MINFO_STORE);
+	int store = (v->mdecoded[h] & MINFO_STORE) != 0;
+	uint64_t line = vaddr >> g.line_shift;
+	if ((vaddr + size - 1) >> g.line_shift != line)
+		goto other;
+	int again = line == v->last_line;
+	if (!again || (store && !v->last_dirty)) {
+		uint32_t *hint = hint_of(v, line);
+		if (v->lv[0].tags[*hint] != line + 1)
+			goto other;
+		use(&v->lv[0], *hint, store, v->cur_tb);
+		v->last_dirty = store || (again && v->last_dirty);
+		v->last_line = line;
+	}
+	bump(store ? &v->n.st_bytes : &v->n.ld_bytes, size);
+	v->cur->core += size;
+	return;
+other:
+	mem_access(vcpu_index, info, vaddr, udata);
 }
-#endif
 
-/* store_nt counts a non-temporal store (udata: its block): its lines
- * leave the caches and go to DRAM, each once. */
-static void store_nt(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
-                     void *udata)
+/* on_mem_nt is the callback of an instruction that stores non-temporally
+ * (udata: its block): the lines it stores leave the caches and go to
+ * DRAM, each once. */
+static void on_mem_nt(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                      void *udata)
 {
 	struct vcpu *v = vcpu_get(vcpu_index);
 	uint32_t tb = (uint32_t)(uintptr_t)udata;
-	uint64_t size = 1ull << qemu_plugin_mem_size_shift(info);
+	unsigned d = meminfo_of(v, info);
+	uint64_t size = 1ull << (d & ~MINFO_STORE);
 
+	if (!(d & MINFO_STORE)) {
+		on_mem(vcpu_index, info, vaddr, udata);
+		return;
+	}
 	if (vaddr - g.stack_lo < g.stack_len)
 		vaddr = stack_addr(vaddr);
 	bump(&v->n.st_bytes, size);
@@ -670,36 +717,6 @@ static void store_nt(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64
 		}
 	}
 	v->last_line = NO_LINE;
-}
-
-/* on_mem_nt is the callback of an instruction storing non-temporally. */
-static void on_mem_nt(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
-                      void *udata)
-{
-	if (qemu_plugin_mem_is_store(info))
-		store_nt(vcpu_index, info, vaddr, udata);
-	else
-		on_access(vcpu_index, info, vaddr, udata, 0);
-}
-
-/* register_mem has QEMU call the model at each of insn's accesses. */
-static void register_mem(struct qemu_plugin_insn *insn, uint32_t tid, int nt)
-{
-	void *ud = (void *)(uintptr_t)tid;
-	if (nt) {
-		qemu_plugin_register_vcpu_mem_cb(insn, on_mem_nt, QEMU_PLUGIN_CB_NO_REGS,
-		                                 QEMU_PLUGIN_MEM_RW, ud);
-		return;
-	}
-#ifdef RP_MEM_FILTERED
-	qemu_plugin_register_vcpu_mem_cb(insn, on_load, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_R,
-	                                 ud);
-	qemu_plugin_register_vcpu_mem_cb(insn, on_store, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
-	                                 ud);
-#else
-	qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
-	                                 ud);
-#endif
 }
 
 /* ---- per-call counts of one function (call=) ---- */
@@ -882,7 +899,9 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (g.call_path)
 			register_call(insn, bytes, len);
 		if (g.nlevels > 0)
-			register_mem(insn, tid, fp.nt);
+			qemu_plugin_register_vcpu_mem_cb(insn, fp.nt ? on_mem_nt : on_mem,
+			                                 QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
+			                                 (void *)(uintptr_t)tid);
 	}
 	*tbinfo_get(tid) = info;
 	if (work && count_inline(tb, tid))

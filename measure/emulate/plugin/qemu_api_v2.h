@@ -41,10 +41,6 @@ void qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(struct qemu_plugin_tb *tb
                                                        enum qemu_plugin_op op,
                                                        qemu_plugin_u64 entry, uint64_t imm);
 
-/* QEMU 9.0 on call a memory callback only at the accesses (loads or
- * stores) it was registered for. */
-#define RP_MEM_FILTERED 1
-
 /* rp_api_cur is the plugin API version of the running QEMU. */
 static int rp_api_cur;
 
