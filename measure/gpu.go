@@ -1,7 +1,6 @@
 package measure
 
 import (
-	"errors"
 	"time"
 
 	"github.com/rprof/rprof/gpu/cupti"
@@ -41,9 +40,6 @@ type GPURun struct {
 	// Devices are the driver's failures to describe a device.
 	Devices []error
 }
-
-// ErrNoGPUCommand: GPUConfig without a command.
-var ErrNoGPUCommand = errors.New("empty command")
 
 // gpuPoints turns a recording into the run's points.
 func gpuPoints(c GPUConfig, rec cupti.Recording, run *GPURun, created time.Time) error {

@@ -11,14 +11,15 @@ import (
 )
 
 // RunGPU runs the target once with rprof's CUPTI injection library in its
-// environment and returns its kernels' points. Errors: ErrNotFound and
+// environment and returns its kernels' points. Errors: a *ConfigError
+// for an empty command (Target.Validate), ErrNotFound and
 // ErrNotExecutable for the target; cupti.ErrNoCUDA, ErrNoKernels or a
 // *cupti.UnavailableError when nothing was recorded (the GPURun still
 // holds the target's status).
 func RunGPU(ctx context.Context, c GPUConfig) (*GPURun, error) {
 	t := c.Target
-	if len(t.Command) == 0 || t.Command[0] == "" {
-		return nil, ErrNoGPUCommand
+	if err := t.Validate(); err != nil {
+		return nil, err
 	}
 	s, err := cupti.NewSession(c.Runtime, c.CUPTI)
 	if err != nil {
