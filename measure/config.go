@@ -257,8 +257,11 @@ func (e *ExclusionError) Error() string {
 func (e *ExclusionError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // ConfigError is a Config that cannot be run, naming the fields at fault
-// by their paths in Config ("Repetition.CI"): one, or those that do not go together. It
-// matches ErrInvalidConfig.
+// by their paths in Config ("Repetition.CI"): one, or those that do not
+// go together. Err reads after the fields' names ("-1: must be at least
+// 1"), or, from another library (a region that does not resolve, an
+// event that does not parse), names its subject itself; it is kept for
+// errors.As. A ConfigError matches ErrInvalidConfig.
 type ConfigError struct {
 	Fields []string
 	Err    error
