@@ -5,17 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/gate"
+	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
-	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 )
@@ -155,8 +152,8 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		if baseline, err = readBaseline(*baselinePath); err != nil {
 			return false, err
 		}
-		if base, err = pickLabel(*baselinePath, baseline, *label); err != nil {
-			return false, err
+		if base, err = gate.Baseline(baseline, *label); err != nil {
+			return false, &exitError{code: exitUsage, err: fmt.Errorf("baseline %s %w; pass --label, or add it with --update-baseline", *baselinePath, err)}
 		}
 	}
 
@@ -202,7 +199,9 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	if timeOnly != "" {
 		v.Notes = append(v.Notes, timeOnly)
 	}
-	if err := gateOutputs(ctx, e, v, base, *p, *mdPath, *junitPath, *benchPath); err != nil {
+	to := gate.Outputs{Annotate: os.Getenv("GITHUB_ACTIONS") == "true", Markdown: *mdPath, JUnit: *junitPath,
+		Benchfmt: *benchPath, StepSummary: os.Getenv("GITHUB_STEP_SUMMARY")}
+	if err := gate.WriteOutputs(ctx, e.stdout, to, v, base, *p); err != nil {
 		return false, writeFailure(err)
 	}
 	switch v.Outcome {
@@ -246,116 +245,16 @@ func readBaseline(path string) ([]roofline.Point, error) {
 	return ps, nil
 }
 
-// pickLabel finds the baseline point of the label.
-func pickLabel(path string, ps []roofline.Point, label string) (roofline.Point, error) {
-	var labels []string
-	for _, p := range ps {
-		if p.Label == label {
-			return p, nil
-		}
-		labels = append(labels, strconv.Quote(p.Label))
-	}
-	return roofline.Point{}, &exitError{code: exitUsage, err: fmt.Errorf(
-		"baseline %s has no point labelled %q (it has %s); pass --label, or add it with --update-baseline",
-		path, label, strings.Join(labels, ", "))}
-}
-
 // updateBaseline writes p as the baseline: alone, or replacing (or joining)
 // the point of its label when the file holds a point set.
 func updateBaseline(ctx context.Context, e *env, path string, p *roofline.Point) error {
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {
-		return &exitError{code: exitUndecided, err: fmt.Errorf("could not measure: the command %s; baseline %s not written", exitText(p.Exit), path)}
+		return &exitError{code: exitUndecided, err: fmt.Errorf("could not measure: the command %s; baseline %s not written", render.ExitText(p.Exit), path)}
 	}
-	// Other updates of the same point set may run at once (a CI matrix):
-	// each reads and writes under the file's lock, so none is lost.
-	err := output.Update(ctx, path, func() error {
-		var doc any = p
-		existing, err := docfile.ReadPoints(path)
-		if err == nil && (len(existing) > 1 || (len(existing) == 1 && existing[0].Label != p.Label)) {
-			set := roofline.PointSet{Schema: roofline.PointSetSchema}
-			replaced := false
-			for _, q := range existing {
-				if q.Label == p.Label {
-					q, replaced = *p, true
-				}
-				set.Points = append(set.Points, q)
-			}
-			if !replaced {
-				set.Points = append(set.Points, *p)
-			}
-			doc = set
-		}
-		return docfile.Write(ctx, path, e.stdout, doc)
-	})
-	if err != nil {
+	if err := docfile.UpdatePoint(ctx, path, e.stdout, *p); err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
 	fmt.Fprintf(e.stderr, "rprof gate: wrote baseline %s: %q, %.4g s ± %s over %d repetitions\n",
-		path, p.Label, p.Seconds, relHalf(p), len(p.Samples.Seconds))
-	return nil
-}
-
-func exitText(x roofline.Exit) string {
-	if x.Signal != "" {
-		return "was killed by " + x.Signal
-	}
-	return fmt.Sprintf("exited with status %d", x.Code)
-}
-
-func relHalf(p *roofline.Point) string {
-	if p.Seconds <= 0 || p.CI.N < 2 {
-		return "?"
-	}
-	return fmt.Sprintf("%.2g%%", (p.CI.Seconds.Hi-p.CI.Seconds.Lo)/2/p.Seconds*100)
-}
-
-// gateOutputs writes the text report to stdout and the CI outputs asked
-// for, or found in the environment.
-func gateOutputs(ctx context.Context, e *env, v *gate.Verdict, base, cur roofline.Point, mdPath, junitPath, benchPath string) error {
-	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		if err := gate.WriteAnnotations(e.stdout, v); err != nil {
-			return err
-		}
-	}
-	if err := gate.WriteVerdictText(e.stdout, v); err != nil {
-		return err
-	}
-	if mdPath != "" {
-		if err := output.Write(ctx, mdPath, e.stdout, func(w io.Writer) error { return gate.WriteMarkdown(w, v) }); err != nil {
-			return err
-		}
-	}
-	if summary := os.Getenv("GITHUB_STEP_SUMMARY"); summary != "" {
-		// The job summary collects every step's output: append.
-		f, err := os.OpenFile(summary, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if err != nil {
-			return fmt.Errorf("job summary: %w", err)
-		}
-		werr := gate.WriteMarkdown(f, v)
-		if err := f.Close(); werr == nil {
-			werr = err
-		}
-		if werr != nil {
-			return fmt.Errorf("job summary %s: %w", summary, werr)
-		}
-	}
-	if junitPath != "" {
-		if err := output.Write(ctx, junitPath, e.stdout, func(w io.Writer) error { return gate.WriteJUnit(w, v) }); err != nil {
-			return err
-		}
-	}
-	if benchPath != "" {
-		err := output.Write(ctx, benchPath, e.stdout, func(w io.Writer) error {
-			if len(base.Samples.Seconds) > 0 {
-				if err := gate.WriteBenchfmt(w, "baseline", []roofline.Point{base}); err != nil {
-					return err
-				}
-			}
-			return gate.WriteBenchfmt(w, "new", []roofline.Point{cur})
-		})
-		if err != nil {
-			return err
-		}
-	}
+		path, p.Label, p.Seconds, render.RelHalf(p), len(p.Samples.Seconds))
 	return nil
 }

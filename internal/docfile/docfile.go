@@ -107,3 +107,29 @@ func Write(ctx context.Context, path string, stdout io.Writer, v any) error {
 		return err
 	})
 }
+
+// UpdatePoint writes p to path: alone, or replacing (or joining) the
+// point of its label when the file holds other points. Other updates of
+// the same file may run at once (a CI matrix): each reads and writes
+// under the file's lock, so none is lost.
+func UpdatePoint(ctx context.Context, path string, stdout io.Writer, p roofline.Point) error {
+	return output.Update(ctx, path, func() error {
+		var doc any = p
+		existing, err := ReadPoints(path)
+		if err == nil && (len(existing) > 1 || (len(existing) == 1 && existing[0].Label != p.Label)) {
+			set := roofline.PointSet{Schema: roofline.PointSetSchema}
+			replaced := false
+			for _, q := range existing {
+				if q.Label == p.Label {
+					q, replaced = p, true
+				}
+				set.Points = append(set.Points, q)
+			}
+			if !replaced {
+				set.Points = append(set.Points, p)
+			}
+			doc = set
+		}
+		return Write(ctx, path, stdout, doc)
+	})
+}

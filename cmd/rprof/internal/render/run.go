@@ -318,3 +318,21 @@ func WriteRankSummary(w io.Writer, p *roofline.Point) {
 	fmt.Fprintf(w, "rprof run: rank %d/%d on %s (local %d/%d): work %s FLOP in %.6f s; %s%s\n",
 		r.Rank, r.Size, r.Node, r.LocalRank, r.LocalSize, OrUnknown(p.WorkFlops, unit.Count), p.Seconds, q, flags)
 }
+
+// ExitText says how a target ended: "exited with status N" or "was
+// killed by SIG".
+func ExitText(x roofline.Exit) string {
+	if x.Signal != "" {
+		return "was killed by " + x.Signal
+	}
+	return fmt.Sprintf("exited with status %d", x.Code)
+}
+
+// RelHalf is the half-width of a point's time interval as a share of its
+// time ("1.2%"), or "?" without one.
+func RelHalf(p *roofline.Point) string {
+	if p.Seconds <= 0 || p.CI.N < 2 {
+		return "?"
+	}
+	return fmt.Sprintf("%.2g%%", (p.CI.Seconds.Hi-p.CI.Seconds.Lo)/2/p.Seconds*100)
+}
