@@ -2,6 +2,7 @@ package roofline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -73,3 +74,14 @@ func (m MachineMatch) Foreign() string {
 // from the one its roofs were measured on, or "" when it does not
 // (CompareMachines(roofs, here).Foreign()).
 func ForeignRoofs(roofs, here Machine) string { return CompareMachines(roofs, here).Foreign() }
+
+// MarkForeign flags p as drawn under roofs r of another machine, unless
+// it carries the flag already; it returns why, or "".
+func MarkForeign(p *Point, r *Roofs) string {
+	why := ForeignRoofs(r.Machine, p.Machine)
+	if why == "" || slices.ContainsFunc(p.Flags, func(f Flag) bool { return f.Code == FlagForeignRoofs }) {
+		return ""
+	}
+	p.Flags = append(p.Flags, Flag{Code: FlagForeignRoofs, Subject: SubjectPlacement, Message: why})
+	return why
+}

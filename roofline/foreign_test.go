@@ -57,3 +57,24 @@ func TestRoofsDescribeTheCachesOfTheSameCPUOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkForeignFlagsAPointOnceAndOnlyUnderAnotherMachinesRoofs(t *testing.T) {
+	roofs := &Roofs{Machine: Machine{Cores: 8}}
+	tests := []struct {
+		name  string
+		point Point
+		flags int
+		why   bool
+	}{
+		{"same machine", Point{Machine: Machine{Cores: 8}}, 0, false},
+		{"other cores", Point{Machine: Machine{Cores: 4}}, 1, true},
+		{"already flagged", Point{Machine: Machine{Cores: 4}, Flags: []Flag{{Code: FlagForeignRoofs}}}, 1, false},
+	}
+	for _, tt := range tests {
+		p := tt.point
+		why := MarkForeign(&p, roofs)
+		if (why != "") != tt.why || len(p.Flags) != tt.flags {
+			t.Errorf("%s: MarkForeign = %q with %d flags; want why %v, %d flags", tt.name, why, len(p.Flags), tt.why, tt.flags)
+		}
+	}
+}

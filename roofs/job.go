@@ -93,6 +93,22 @@ type Subprocess struct {
 	Env  []string
 }
 
+// Workers is a Subprocess of this executable, serving invocations as
+// WorkerArg asks; blasArch, when set, is the kernel set the BLAS libraries
+// load in the workers (OPENBLAS_CORETYPE, BLIS_ARCH_TYPE: read when the
+// library loads, so only a fresh process can take it).
+func Workers(blasArch string) (Subprocess, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return Subprocess{}, fmt.Errorf("find rprof's executable for worker processes: %w", err)
+	}
+	w := Subprocess{Argv: []string{exe, WorkerArg}}
+	if blasArch != "" {
+		w.Env = []string{"OPENBLAS_CORETYPE=" + blasArch, "BLIS_ARCH_TYPE=" + blasArch}
+	}
+	return w, nil
+}
+
 // workerEnv looks a variable up in the environment the workers of inv
 // run with: a Subprocess's Env over this process's.
 func workerEnv(inv Invoker) func(string) (string, bool) {

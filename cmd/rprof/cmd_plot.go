@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	"github.com/rprof/rprof/internal/docfile"
-	"github.com/rprof/rprof/roofline"
 )
 
 var cmdPlot = &command{
@@ -81,23 +79,13 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 	if *threads < 0 {
 		return usagef("--threads %d: want a positive thread count", *threads)
 	}
-	in, err := loadInputs(*roofsPath, files)
+	in, err := loadDrawing(e, "plot", *roofsPath, files, *onGPU, *device, *threads, title)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	if err := in.selectGPU(*onGPU, *device, title); err != nil {
 		return err
-	}
-	// A scope the roofs lack is a bad command line, found before drawing.
-	if _, err := chart.ThreadScope(in.roofs, in.points, *threads); err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	for _, n := range in.notes {
-		fmt.Fprintf(e.stderr, "rprof plot: note: %s\n", n)
 	}
 	opts := chart.Options{Threads: *threads, Theoretical: *theoretical, AllRoofs: *allRoofs, Title: *title, Width: width, Height: height}
 	if *ascii {
-		notes, err := chart.WriteText(e.stdout, in.roofs, in.points, opts)
+		notes, err := chart.WriteText(e.stdout, in.Roofs, in.Points, opts)
 		if err != nil {
 			return err
 		}
@@ -106,7 +94,7 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *out != "" {
-		notes, err := chart.Write(ctx, *out, in.roofs, in.points, opts)
+		notes, err := chart.Write(ctx, *out, in.Roofs, in.Points, opts)
 		if err != nil {
 			return err
 		}
@@ -136,48 +124,30 @@ func printNotes(e *env, cmd string, notes []string) {
 	}
 }
 
-// inputs are the documents plot and report draw from.
-type inputs struct {
-	roofs     *roofline.Roofs // nil when there are none
-	roofsPath string
-	points    []roofline.Point
-	notes     []string
-}
-
-// loadInputs reads the roofs (the default file when path is "" and it
-// exists) and every point file. Having neither roofs nor points is an
-// error: there would be nothing to show.
-func loadInputs(roofsPath string, pointFiles []string) (*inputs, error) {
-	roofs, err := docfile.LoadRoofs(roofsPath)
+// loadDrawing reads what plot and report draw (docfile.LoadDrawing),
+// the GPU's roofs when asked, checks the thread scope before anything is
+// drawn, and prints the notes.
+func loadDrawing(e *env, cmd, roofsPath string, files []string, onGPU bool, device, threads int, title *string) (*docfile.Drawing, error) {
+	d, err := docfile.LoadDrawing(roofsPath, files)
 	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if d.Roofs == nil && len(d.Points) == 0 {
+		return nil, &exitError{code: exitUsage, err: usagef("no points and no roofs: give POINT.json files or --roofs FILE (or run 'rprof roofs' first)")}
+	}
+	if err := selectGPU(d, onGPU, device, title); err != nil {
 		return nil, err
 	}
-	in := &inputs{roofs: roofs.Roofs, roofsPath: roofs.Path}
-	if roofs.Missing != "" {
-		in.notes = append(in.notes, fmt.Sprintf("no roofs at %s (run 'rprof roofs' or give --roofs): drawing points only", roofs.Missing))
+	// A scope the roofs lack is a bad command line, found before drawing.
+	if _, err := chart.ThreadScope(d.Roofs, d.Points, threads); err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
 	}
-	for _, f := range pointFiles {
-		pts, err := docfile.ReadPoints(f)
-		if err != nil {
-			return nil, fmt.Errorf("read points: %w", err)
-		}
-		for _, p := range pts {
-			// Each region is drawn as its own labelled point.
-			in.points = append(in.points, p)
-			in.points = append(in.points, p.RegionPoints()...)
-		}
+	var notes []string
+	if d.Missing != "" {
+		notes = append(notes, fmt.Sprintf("no roofs at %s (run 'rprof roofs' or give --roofs): drawing points only", d.Missing))
 	}
-	if in.roofs != nil {
-		for i := range in.points {
-			if why := flagForeign(&in.points[i], in.roofs); why != "" {
-				in.notes = append(in.notes, fmt.Sprintf("point %q: %s", in.points[i].Label, why))
-			}
-		}
-	}
-	if in.roofs == nil && len(in.points) == 0 {
-		return nil, usagef("no points and no roofs: give POINT.json files or --roofs FILE (or run 'rprof roofs' first)")
-	}
-	return in, nil
+	printNotes(e, cmd, append(notes, d.Foreign...))
+	return d, nil
 }
 
 // parseInterspersed parses flags that may come before, between or after
@@ -199,16 +169,4 @@ func parseInterspersed(fset *flag.FlagSet, args []string) ([]string, error) {
 		files = append(files, rest[0])
 		args = rest[1:]
 	}
-}
-
-// flagForeign flags a point drawn under roofs of another machine (unless
-// it carries the flag already), so the chart marks it and the report says
-// why; it returns why, or "".
-func flagForeign(p *roofline.Point, roofs *roofline.Roofs) string {
-	why := roofline.ForeignRoofs(roofs.Machine, p.Machine)
-	if why == "" || slices.ContainsFunc(p.Flags, func(f roofline.Flag) bool { return f.Code == roofline.FlagForeignRoofs }) {
-		return ""
-	}
-	p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
-	return why
 }

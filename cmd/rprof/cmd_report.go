@@ -64,20 +64,12 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if *out == output.Stdout && f == "html" && isTerminal(e.stdout) {
 		return usagef("will not write HTML to a terminal: give -o FILE.html (or redirect stdout), or --format md")
 	}
-	in, err := loadInputs(*roofsPath, files)
+	in, err := loadDrawing(e, "report", *roofsPath, files, *onGPU, *device, *threads, title)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	if err := in.selectGPU(*onGPU, *device, title); err != nil {
 		return err
 	}
-	// A scope the roofs lack is a bad command line, found before drawing.
-	if _, err := chart.ThreadScope(in.roofs, in.points, *threads); err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	printNotes(e, "report", in.notes)
 	input := rpreport.Input{
-		Roofs: in.roofs, RoofsPath: in.roofsPath, Points: in.points,
+		Roofs: in.Roofs, RoofsPath: in.RoofsPath, Points: in.Points,
 		Chart: chart.Options{Threads: *threads, Theoretical: *theoretical, AllRoofs: *allRoofs, Title: *title},
 	}
 	write := rpreport.HTML

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rprof/rprof/cluster"
@@ -147,18 +145,18 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer release()
-	p := newProgress(e.stderr)
-	o.Progress = p.show
+	p := render.NewProgress(e.stderr, isTerminal(e.stderr))
+	o.Progress = p.Show
 	// Every part stops within a second of an interrupt; say so at once.
 	defer context.AfterFunc(ctx, func() {
-		p.say("rprof roofs: interrupted: stopping")
+		p.Say("rprof roofs: interrupted: stopping")
 	})()
 	measureRoofs := e.roofs
 	if measureRoofs == nil {
 		measureRoofs = roofs.Measure
 	}
 	rep, err := measureRoofs(ctx, o)
-	p.clear()
+	p.Clear()
 	switch {
 	case ctx.Err() != nil:
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted; no roofs document written")}
@@ -275,13 +273,9 @@ func roofsInvoker(inProcess bool, blasArch string) (roofs.Invoker, error) {
 		}
 		return roofs.InProcess{}, nil
 	}
-	exe, err := os.Executable()
+	w, err := roofs.Workers(blasArch)
 	if err != nil {
-		return nil, fmt.Errorf("find rprof's executable for worker processes: %w (use --in-process)", err)
-	}
-	w := roofs.Subprocess{Argv: []string{exe, roofs.WorkerArg}}
-	if blasArch != "" {
-		w.Env = []string{"OPENBLAS_CORETYPE=" + blasArch, "BLIS_ARCH_TYPE=" + blasArch}
+		return nil, fmt.Errorf("%w (use --in-process)", err)
 	}
 	return w, nil
 }
@@ -301,46 +295,4 @@ func parseThreads(s string) ([]int, error) {
 		}
 	}
 	return out, nil
-}
-
-// progress shows the current step on one line, only on a terminal.
-type progress struct {
-	mu    sync.Mutex // show and say come from different goroutines
-	w     io.Writer
-	on    bool
-	shown bool
-}
-
-func newProgress(w io.Writer) *progress {
-	return &progress{w: w, on: isTerminal(w)}
-}
-
-func (p *progress) show(step string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.on {
-		fmt.Fprintf(p.w, "\r\033[K%s", step)
-		p.shown = true
-	}
-}
-
-func (p *progress) clear() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.clearLocked()
-}
-
-func (p *progress) clearLocked() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.shown = false
-	}
-}
-
-// say prints a whole line, terminal or not, in place of the step shown.
-func (p *progress) say(line string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.clearLocked()
-	fmt.Fprintln(p.w, line)
 }

@@ -55,11 +55,11 @@ func gpuRoofs(ctx context.Context, e *env, path string, o gpu.Options, lockTimeo
 		return err
 	}
 	defer release()
-	p := newProgress(e.stderr)
-	o.Progress = p.show
+	p := render.NewProgress(e.stderr, isTerminal(e.stderr))
+	o.Progress = p.Show
 	start := time.Now()
 	g, err := gpu.Measure(ctx, drv, o)
-	p.clear()
+	p.Clear()
 	var re *cuda.DeviceRangeError
 	switch {
 	case ctx.Err() != nil:
@@ -100,22 +100,22 @@ func gpuRoofsVar(fs *flag.FlagSet) (onGPU *bool, device *int) {
 
 // selectGPU replaces the roofs drawn by GPU device's (roofline.GPUView),
 // titled after it unless title is given.
-func (in *inputs) selectGPU(onGPU bool, device int, title *string) error {
+func selectGPU(in *docfile.Drawing, onGPU bool, device int, title *string) error {
 	switch {
 	case !onGPU && device != 0:
 		return usagef("--device needs --gpu")
 	case !onGPU:
 		return nil
-	case in.roofs == nil:
+	case in.Roofs == nil:
 		return usagef("--gpu needs a roofs document with GPU roofs (rprof roofs --gpu, or --roofs FILE)")
 	}
-	g, ok := in.roofs.GPU(device)
+	g, ok := in.Roofs.GPU(device)
 	if !ok {
-		return usagef("--gpu: %s has no roofs of GPU %d (rprof roofs --gpu --device %d measures them)", in.roofsPath, device, device)
+		return usagef("--gpu: %s has no roofs of GPU %d (rprof roofs --gpu --device %d measures them)", in.RoofsPath, device, device)
 	}
 	if *title == "" {
-		*title = fmt.Sprintf("%s (GPU %d), measured %s", g.Device.Name, device, in.roofs.Created.Format("2006-01-02"))
+		*title = fmt.Sprintf("%s (GPU %d), measured %s", g.Device.Name, device, in.Roofs.Created.Format("2006-01-02"))
 	}
-	in.roofs = in.roofs.GPUView(g)
+	in.Roofs = in.Roofs.GPUView(g)
 	return nil
 }

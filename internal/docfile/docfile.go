@@ -133,3 +133,45 @@ func UpdatePoint(ctx context.Context, path string, stdout io.Writer, p roofline.
 		return Write(ctx, path, stdout, doc)
 	})
 }
+
+// Drawing is what a chart or report draws: the roofs and the points.
+type Drawing struct {
+	// Roofs is nil when there are none; Missing is the default path
+	// looked for, when it was absent (LoadRoofs).
+	Roofs              *roofline.Roofs
+	RoofsPath, Missing string
+	// Points are the points read, each followed by its regions' points.
+	Points []roofline.Point
+	// Foreign say, point by point, why roofs of another machine were
+	// flagged on it ("point \"x\": ...").
+	Foreign []string
+}
+
+// LoadDrawing reads the roofs (LoadRoofs) and every point file, and
+// flags the points measured on another machine than the roofs.
+func LoadDrawing(roofsPath string, pointFiles []string) (*Drawing, error) {
+	roofs, err := LoadRoofs(roofsPath)
+	if err != nil {
+		return nil, err
+	}
+	d := &Drawing{Roofs: roofs.Roofs, RoofsPath: roofs.Path, Missing: roofs.Missing}
+	for _, f := range pointFiles {
+		pts, err := ReadPoints(f)
+		if err != nil {
+			return nil, fmt.Errorf("read points: %w", err)
+		}
+		for _, p := range pts {
+			// Each region is drawn as its own labelled point.
+			d.Points = append(d.Points, p)
+			d.Points = append(d.Points, p.RegionPoints()...)
+		}
+	}
+	if d.Roofs != nil {
+		for i := range d.Points {
+			if why := roofline.MarkForeign(&d.Points[i], d.Roofs); why != "" {
+				d.Foreign = append(d.Foreign, fmt.Sprintf("point %q: %s", d.Points[i].Label, why))
+			}
+		}
+	}
+	return d, nil
+}
