@@ -207,7 +207,7 @@ func parseGlobalFlags(e *env, args []string) ([]string, error) {
 		}
 		*dir = value
 	}
-	if _, _, err := m.trees(); err != nil {
+	if err := m.checkTrees(); err != nil {
 		return nil, err
 	}
 	e.host, e.roots = machine.NewHost(m.sysfs, m.procfs), m

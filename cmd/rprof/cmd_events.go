@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
@@ -62,24 +61,25 @@ func (m *machineFlags) host(e *env) (*machine.Host, error) {
 	if h := e.machine(); *m == e.roots {
 		return h, nil
 	}
-	if _, _, err := m.trees(); err != nil {
+	if err := m.checkTrees(); err != nil {
 		return nil, err
 	}
 	return machine.NewHost(m.sysfs, m.procfs), nil
 }
 
-// trees checks both directories and opens them.
-func (m *machineFlags) trees() (sysfs, procfs fs.FS, err error) {
+// checkTrees checks that both directories are there, before
+// machine.NewHost opens them.
+func (m *machineFlags) checkTrees() error {
 	for _, d := range []struct{ flag, dir string }{{"--sysfs", m.sysfs}, {"--procfs", m.procfs}} {
 		st, err := os.Stat(d.dir)
 		if err != nil {
-			return nil, nil, usagef("%s %s: no such directory", d.flag, d.dir)
+			return usagef("%s %s: no such directory", d.flag, d.dir)
 		}
 		if !st.IsDir() {
-			return nil, nil, usagef("%s %s: not a directory", d.flag, d.dir)
+			return usagef("%s %s: not a directory", d.flag, d.dir)
 		}
 	}
-	return os.DirFS(m.sysfs), os.DirFS(m.procfs), nil
+	return nil
 }
 
 // treeError names the trees an unreadable or partial tree came from. A
