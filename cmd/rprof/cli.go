@@ -232,8 +232,10 @@ func help(ctx context.Context, e *env, args []string) int {
 		return exitOK
 	}
 	cmd := lookup(args[0])
-	if cmd == nil {
-		fmt.Fprintf(e.stderr, "rprof help: unknown command %q\n", args[0])
+	// Only a subcommand may follow the command: anything else would be
+	// run ('rprof help run ls' must not run ls -h).
+	if cmd == nil || len(args) > 2 || len(args) == 2 && helpDocs[args[0]+" "+args[1]] == nil {
+		fmt.Fprintf(e.stderr, "rprof help: unknown command %q\n", strings.Join(args, " "))
 		return exitUsage
 	}
 	return report(e.stderr, cmd, cmd.Run(ctx, e, append(slices.Clone(args[1:]), "-h")))

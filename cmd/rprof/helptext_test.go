@@ -199,3 +199,30 @@ func expandBraces(s string) []string {
 	}
 	return out
 }
+
+// TestHelpNamesOnlyCommands: help takes a command and, for dnn, its
+// subcommand; any other word is refused, never passed on to the command
+// (which would run it: 'rprof help run ls' is not 'rprof run ls -h').
+func TestHelpNamesOnlyCommands(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"help", "run"}, exitOK},
+		{[]string{"help", "dnn", "bench"}, exitOK},
+		{[]string{"help", "run", "ls"}, exitUsage},
+		{[]string{"help", "dnn", "bench", "all"}, exitUsage},
+		{[]string{"help", "nope"}, exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := rprofCLI(t, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tt.code, stderr)
+			}
+			if tt.code != exitOK && (stdout != "" || !strings.Contains(stderr, "unknown command")) {
+				t.Errorf("stdout %q, stderr %q: want only the unknown command on stderr", stdout, stderr)
+			}
+		})
+	}
+}
