@@ -10,8 +10,10 @@
 # measure roofs), run before it; accept: the exit statuses that count as
 # the recipe working (default 0; a gate's 1 and 3 are verdicts on this
 # machine's timing noise, not broken docs); needs: tools without which the
-# recipe is skipped, saying so. The blocks of one file run in order in one
-# directory, a block starting with #! as a script file, others with bash.
+# recipe is skipped, saying so (a word with .so in it is a shared library,
+# found as ldconfig -p lists it: libdnnl.so. is any version of oneDNN).
+# The blocks of one file run in order in one directory, a block starting
+# with #! as a script file, others with bash.
 # Usage: scripts/doc-recipes.sh [FILE.md...] (default: README.md docs/*.md)
 set -euo pipefail
 . "$(dirname "$0")/fresh-clone.sh"
@@ -47,7 +49,10 @@ for doc in "$@"; do
 		needs=$(field needs)
 		missing=""
 		for tool in $needs; do
-			command -v "$tool" >/dev/null || missing="$missing $tool"
+			case "$tool" in
+			*.so*) ldconfig -p | awk '{print $1}' | grep -qF "$tool" || missing="$missing $tool" ;;
+			*) command -v "$tool" >/dev/null || missing="$missing $tool" ;;
+			esac
 		done
 		if [ -n "$missing" ]; then
 			echo "doc-recipes: $doc: recipe $(basename "$block" .sh) skipped: no$missing here" >&2
