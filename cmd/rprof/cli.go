@@ -243,8 +243,12 @@ func help(ctx context.Context, e *env, args []string) int {
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "rprof places programs on a roofline.\n\nusage: rprof <command> [arguments]\n\ncommands:")
+	width := 0
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.Name, c.Short)
+		width = max(width, len(c.Name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.Name, c.Short)
 	}
 	fmt.Fprintln(w, "\nglobal flags, before the command:\n  --sysfs DIR   root of the sysfs tree every command reads (default /sys)\n  --procfs DIR  root of the procfs tree every command reads (default /proc)")
 	fmt.Fprintln(w, "\nUse 'rprof help <command>' for more about a command, 'rprof --version' for\nthe version.")

@@ -16,7 +16,7 @@ import (
 var cmdMerge = &command{
 	Name:      "merge",
 	UsageLine: "rprof merge [flags] RANK.json... | rprof merge -o DIR/ ROOFS.json...",
-	Short:     "merge the ranks' points of parallel jobs into job points, or nodes' roofs",
+	Short:     "merge a parallel job's rank points, or its nodes' roofs",
 	Long: `
 Merge reads the points that 'rprof run --json DIR/' wrote for each rank of
 a parallel job (under mpirun or srun), groups them by job and makes each

@@ -14,7 +14,7 @@ import (
 var cmdValidate = &command{
 	Name:      "validate",
 	UsageLine: "rprof validate [--count BACKEND] [--cache-model SPEC]",
-	Short:     "check the counting backends against kernels of known work and traffic",
+	Short:     "check the counting backends on kernels of known work and traffic",
 	Long: `
 Validate runs rprof's own kernels, whose work W and DRAM traffic Q are known
 exactly, under every counting backend available here (or the one --count

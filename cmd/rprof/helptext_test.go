@@ -156,7 +156,7 @@ func TestHelpGolden(t *testing.T) {
 // TestHelpFitsEightyColumns: every line of every help is at most 80
 // characters wide, except an unbreakable example.
 func TestHelpFitsEightyColumns(t *testing.T) {
-	for _, cmd := range helpCommands() {
+	for _, cmd := range append(helpCommands(), nil) { // nil: 'rprof help'
 		_, help, _ := rprofCLI(t, append([]string{"help"}, cmd...)...)
 		for _, line := range strings.Split(help, "\n") {
 			if utf8.RuneCountInString(line) > 80 && strings.Contains(strings.TrimSpace(line), " ") {
