@@ -6,9 +6,10 @@
 # and DRAM against the datasheet's HBM bandwidth, with the targets (FMA at
 # least 90% of theoretical at the recorded clock, HBM at least 85% of the
 # datasheet), then which counter tier works here (docs/gpu.md):
-#   a  CUPTI in-process (rprof run --gpu): not built yet
+#   a  CUPTI in-process with counters: not built yet
 #   b  Nsight Compute's report (ncu, then rprof import ncu)
-#   c  kernel times only
+#   c  kernel times only (rprof run --gpu, CUPTI's activity API), run on
+#      rprof roofs --gpu --quick's own kernels
 #
 # usage: scripts/gpu-check.sh
 # env:
@@ -109,7 +110,16 @@ else
 fi
 
 echo "== counter tiers"
-echo "a (CUPTI in-process, rprof run --gpu): not built; libcupti: $( (ldconfig -p 2>/dev/null | grep -o 'libcupti.so[.0-9]*' | head -1) || true)"
+"$RPROF" doctor 2>/dev/null | grep -E '^(GPU|CUPTI)' || true
+echo "a (CUPTI in-process with counters): not built"
+# rprof run --gpu records the kernels of a quick roofs run: tier c works
+# when it lists them.
+if timeout 120 "$RPROF" run --gpu --json "$out/kernels.json" -- "$RPROF" roofs --gpu --quick --device "$device" \
+	-o "$work/cupti-roofs.json" >/dev/null 2>"$out/run-gpu.err"; then
+	echo "c (rprof run --gpu, kernel times): works: $(grep -E '^[0-9]+ kernels' "$out/run-gpu.err")"
+else
+	echo "c (rprof run --gpu, kernel times): does not work here: $(grep -E '^rprof run:' "$out/run-gpu.err" | head -1)"
+fi
 if command -v ncu >/dev/null; then
 	# Profile one launch of rprof's own kernels: the counters are readable
 	# when ncu reports a DRAM byte count, not ERR_NVGPUCTRPERM or n/a.
@@ -119,9 +129,7 @@ if command -v ncu >/dev/null; then
 		echo "b (ncu, rprof import ncu): works"
 	else
 		echo "b (ncu, rprof import ncu): does not work here: $(grep -hoE 'ERR_NVGPUCTRPERM|[^ ]*[Ee]rror[^.]*' "$out/ncu.err" "$out/ncu.csv" 2>/dev/null | head -1)"
-		echo "c (kernel times only): the tier that works"
 	fi
 else
 	echo "b (ncu, rprof import ncu): ncu not installed"
-	echo "c (kernel times only): the tier that works"
 fi

@@ -31,8 +31,12 @@ last rprof roofs here measured or confirmed (what its roofs use), the
 vector compute kernels this CPU runs (AVX-512, AVX2, FMA), BLAS kernel
 variables in the environment (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE,
 BLIS_ARCH_TYPE), the clock source of theoretical peaks (cpufreq, else
-measured) and the CPUs allowed (cpuset) against those online. Each
-problem comes with its exact fix.
+measured) and the CPUs allowed (cpuset) against those online. For
+NVIDIA GPUs it reports the kernel module and whether profiling counters
+are restricted to administrators, the CUDA driver and its devices, the
+CUPTI library 'rprof run --gpu' would use and its API version, and which
+tier of GPU kernel measurement works and why not the one above
+(docs/gpu.md). Each problem comes with its exact fix.
 
 With --sysfs or --procfs (here or before the command, as every command
 takes them) it reads a tree captured on another machine; nothing can be
@@ -60,6 +64,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	}
 	d := rep.Diagnosis
 	doc := doctorJSON(rep, m)
+	doc.GPU = gpuCheck(doctor.DiagnoseGPU(h, e.cudaDriver, os.Getenv))
 	if d.Live {
 		doc.Caches.Effective, doc.Caches.EffectiveFrom = lastEffectiveCaches(h)
 	}
@@ -155,6 +160,36 @@ func blasDoc(b doctor.BLAS) render.BLASCheck {
 	c := render.BLASCheck{Checked: b.Checked, Usable: b.Usable, Library: b.Library, Path: b.Path, Version: b.Version}
 	if b.Err != nil {
 		c.Error = b.Err.Error() + "; fix: " + roofs.BLASHint + " " + blasFlagFix
+	}
+	return c
+}
+
+// gpuWhy says why no GPU tier above the one that works does (by
+// doctor.GPU.Blocked; "": tier c works).
+var gpuWhy = map[string]string{
+	"":                 "W and Q per kernel (tier a) need CUPTI's range profiler, which rprof does not use yet",
+	doctor.GPUNoDriver: "no kernel can be recorded without a driver and a device; 'rprof import ncu' places an Nsight Compute report made elsewhere (tier b)",
+	doctor.GPUNoCUPTI:  "rprof run --gpu needs CUPTI; 'rprof import ncu' places an Nsight Compute report (tier b)",
+}
+
+// gpuCheck is the GPU section with the fixes of its errors.
+func gpuCheck(g doctor.GPU) render.GPUCheck {
+	c := render.GPUCheck{Probed: g.Checked, Module: g.Module, CountersAdminOnly: g.AdminOnly, Driver: g.Driver,
+		CUPTI: g.CUPTI, CUPTIVersion: g.CUPTIVersion, Tier: g.Tier, Devices: []string{}}
+	if g.Checked {
+		c.Why = gpuWhy[g.Blocked]
+	}
+	if g.Tier == doctor.TierTimes && g.AdminOnly != nil && *g.AdminOnly {
+		c.Why += "; counters are restricted to administrators here, which tier a and 'rprof import ncu' (tier b) need"
+	}
+	if g.DriverErr != nil {
+		c.DriverError = advice(g.DriverErr)
+	}
+	if g.CUPTIErr != nil {
+		c.CUPTIError = advice(g.CUPTIErr)
+	}
+	for _, d := range g.Devices {
+		c.Devices = append(c.Devices, fmt.Sprintf("%d %s (compute capability %d.%d, %d SMs)", d.Ordinal, d.Name, d.Major, d.Minor, d.SMs))
 	}
 	return c
 }

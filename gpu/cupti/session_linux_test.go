@@ -152,3 +152,16 @@ func TestInjectionIsRebuiltFromItsSources(t *testing.T) {
 	}
 	testutil.CheckRebuilt(t, "inject", []string{"inject.c"}, []string{libName})
 }
+
+func TestVersionAsksTheLibrary(t *testing.T) {
+	lib, target := cuptitest.Build(t)
+	if v, err := Version(lib); v != 18 || err != nil {
+		t.Errorf("the fake's version: %d, %v", v, err)
+	}
+	if _, err := Version(target); err == nil {
+		t.Error("a program without cuptiGetVersion has a version")
+	}
+	if _, err := Version(filepath.Join(t.TempDir(), "libcupti.so")); err == nil {
+		t.Error("a missing library has a version")
+	}
+}

@@ -45,6 +45,7 @@ type DoctorDoc struct {
 	BLAS           BLASCheck    `json:"blas"`
 	Caches         CachesJSON   `json:"caches"`
 	Roofs          doctor.Roofs `json:"roofs"`
+	GPU            GPUCheck     `json:"gpu"`
 	Usable         bool         `json:"usable"`
 	Problems       []string     `json:"problems"`
 	// WaysForward: every way to measure anyway, when W or Q cannot be
@@ -218,6 +219,7 @@ func WriteDoctorText(w io.Writer, doc DoctorDoc, d pmu.Diagnosis, fix func(pmu.P
 	fmt.Fprintf(tw, "vector kernels\t%s\n", kernelsLine)
 	fmt.Fprintf(tw, "clock\t%s\n", clockLine)
 	fmt.Fprintf(tw, "CPUs\t%s\n", cpusLine)
+	writeGPUCheck(tw, doc.GPU)
 	tw.Flush()
 
 	WriteProblems(&b, d.Problems, fix)
@@ -326,4 +328,65 @@ func WriteWays(w io.Writer, ways []Way) {
 			fmt.Fprintf(w, "     needs: %s\n", wy.Needs)
 		}
 	}
+}
+
+// GPUCheck is the doctor's GPU section (doctor.GPU, its errors with
+// their fixes).
+type GPUCheck struct {
+	Probed bool `json:"probed"`
+	// Module is the NVIDIA kernel module's version line, "" when none is
+	// loaded.
+	Module string `json:"module"`
+	// CountersAdminOnly: RmProfilingAdminOnly; null when not said.
+	CountersAdminOnly *bool    `json:"counters_admin_only"`
+	Driver            string   `json:"driver,omitempty"`
+	DriverError       string   `json:"driver_error,omitempty"`
+	Devices           []string `json:"devices"`
+	CUPTI             string   `json:"cupti,omitempty"`
+	CUPTIVersion      int      `json:"cupti_version,omitempty"`
+	CUPTIError        string   `json:"cupti_error,omitempty"`
+	// Tier is the kernel measurement that works ("c"; "" none), Why why
+	// not the one above.
+	Tier string `json:"tier"`
+	Why  string `json:"why,omitempty"`
+}
+
+func writeGPUCheck(w io.Writer, g GPUCheck) {
+	module := "no NVIDIA kernel module loaded"
+	if g.Module != "" {
+		module = g.Module
+	}
+	switch {
+	case !g.Probed:
+		fmt.Fprintf(w, "GPU driver\tnot probed (captured tree); %s\n", module)
+	case g.DriverError != "":
+		fmt.Fprintf(w, "GPU driver\tno: %s\n", g.DriverError)
+	default:
+		fmt.Fprintf(w, "GPU driver\tCUDA %s; %s: %s\n", g.Driver, module, strings.Join(g.Devices, ", "))
+	}
+	counters := "not said (no RmProfilingAdminOnly in driver/nvidia/params)"
+	if g.Module == "" && g.CountersAdminOnly == nil {
+		counters = "not said (" + module + ")"
+	}
+	if c := g.CountersAdminOnly; c != nil && *c {
+		counters = "administrators only (RmProfilingAdminOnly: 1)"
+	} else if c != nil {
+		counters = "all users (RmProfilingAdminOnly: 0)"
+	}
+	fmt.Fprintf(w, "GPU counters\t%s\n", counters)
+	switch {
+	case !g.Probed:
+		fmt.Fprintf(w, "CUPTI\tnot checked (captured tree)\n")
+		fmt.Fprintf(w, "GPU kernels\tnot checked (captured tree)\n")
+		return
+	case g.CUPTIError != "":
+		fmt.Fprintf(w, "CUPTI\tno: %s\n", g.CUPTIError)
+	default:
+		fmt.Fprintf(w, "CUPTI\t%s (API version %d)\n", g.CUPTI, g.CUPTIVersion)
+	}
+	if g.Tier == "" {
+		fmt.Fprintf(w, "GPU kernels\tnone: %s\n", g.Why)
+		return
+	}
+	fmt.Fprintf(w, "GPU kernels\ttier %s, kernel times (rprof run --gpu): %s\n", g.Tier, g.Why)
 }

@@ -40,3 +40,30 @@ func TestDoctorSaysTheEffectiveCacheSizesBesideTheDeclaredOnes(t *testing.T) {
 		t.Errorf("caches line\n%q, want\n%q", got, want)
 	}
 }
+
+func TestGPUCheckLines(t *testing.T) {
+	yes := true
+	tests := []struct {
+		name string
+		g    GPUCheck
+		want string
+	}{
+		{"captured tree", GPUCheck{Module: "NVRM version: 550.54.15", CountersAdminOnly: &yes},
+			"GPU driver\tnot probed (captured tree); NVRM version: 550.54.15\nGPU counters\tadministrators only (RmProfilingAdminOnly: 1)\nCUPTI\tnot checked (captured tree)\nGPU kernels\tnot checked (captured tree)\n"},
+		{"tier c", GPUCheck{Probed: true, Module: "NVRM version: 550.54.15", Driver: "12.4", Devices: []string{"0 NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs)"},
+			CUPTI: "/usr/local/cuda/lib64/libcupti.so.12", CUPTIVersion: 22, Tier: "c", Why: "W and Q need the range profiler"},
+			"GPU driver\tCUDA 12.4; NVRM version: 550.54.15: 0 NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs)\nGPU counters\tnot said (no RmProfilingAdminOnly in driver/nvidia/params)\n" +
+				"CUPTI\t/usr/local/cuda/lib64/libcupti.so.12 (API version 22)\nGPU kernels\ttier c, kernel times (rprof run --gpu): W and Q need the range profiler\n"},
+		{"nothing", GPUCheck{Probed: true, DriverError: "no CUDA driver", CUPTIError: "no CUPTI library", Why: "no driver"},
+			"GPU driver\tno: no CUDA driver\nGPU counters\tnot said (no NVIDIA kernel module loaded)\nCUPTI\tno: no CUPTI library\nGPU kernels\tnone: no driver\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			writeGPUCheck(&b, tt.g)
+			if b.String() != tt.want {
+				t.Errorf("got\n%q\nwant\n%q", b.String(), tt.want)
+			}
+		})
+	}
+}
