@@ -43,6 +43,18 @@ func TestRunGPUWritesEachKernelsTimeDeviceAndTier(t *testing.T) {
 		set.Points[0].GPU.Launches != 2 || set.Points[1].GPU.DeviceName == "" {
 		t.Errorf("points: %s", b)
 	}
+	// plot and report take the times-only kernels without placing them.
+	roofs := filepath.Join(t.TempDir(), "roofs.json")
+	if code, stderr := rprofGPU(t, h100(), nil, "roofs", "--gpu", "--quick", "-o", roofs); code != exitOK {
+		t.Fatalf("roofs --gpu: exit %d: %s", code, stderr)
+	}
+	for _, args := range [][]string{{"plot", "--ascii"}, {"report", "--format", "md"}} {
+		code, stdout, stderr := rprofCLI(t, append(args, "--roofs", roofs, "--gpu", out)...)
+		if code != exitOK || !strings.Contains(stdout, "gpu-fma-fp64") ||
+			!strings.Contains(stderr, `point "gemm_kernel" left out: intensity unknown (W or Q was not counted)`) {
+			t.Errorf("%s: exit %d, stderr %s", args[0], code, stderr)
+		}
+	}
 }
 
 func TestRunGPUFailuresAreOneLine(t *testing.T) {

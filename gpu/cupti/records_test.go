@@ -2,6 +2,7 @@ package cupti
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,18 @@ func TestFindLooksWhereCUPTIIsInstalled(t *testing.T) {
 	}
 	if _, err := Find(root, env(map[string]string{LibraryEnv: filepath.Join(root, "nowhere.so")})); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a named file that is not there: %v", err)
+	}
+}
+
+// The versions the Go side names are the injection library's.
+func TestVersionsAreTheInjectionLibrarys(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("inject", "inject.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"MIN_VERSION": MinVersion, "CHECKED_VERSION": CheckedVersion} {
+		if line := fmt.Sprintf("#define %s %d\n", name, want); !strings.Contains(string(src), line) {
+			t.Errorf("inject.c lacks %q", line)
+		}
 	}
 }
