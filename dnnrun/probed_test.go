@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/rprof/rprof/dnn"
@@ -39,9 +40,25 @@ func TestAgreementFindsCallsShorterThanTheirExecution(t *testing.T) {
 }
 
 func TestRunRefusesOptionsItCannotRun(t *testing.T) {
-	for _, o := range []Options{{}, {Command: []string{"true"}, Count: "perf"}} {
-		if _, err := Run(context.Background(), o); !errors.Is(err, ErrInvalidOptions) {
-			t.Errorf("%+v: %v, want ErrInvalidOptions", o, err)
+	ok := Options{Command: []string{"true"}, Confidence: 0.95}
+	with := func(f func(*Options)) Options { o := ok; f(&o); return o }
+	for _, tt := range []struct {
+		o     Options
+		field string
+	}{
+		{Options{Confidence: 0.95}, "Command"},
+		{with(func(o *Options) { o.Count = "perf" }), "Count"},
+		{with(func(o *Options) { o.Events, o.Count = []string{"page-faults"}, CountEmulate }), "Events"},
+		{with(func(o *Options) { o.Confidence = 0 }), "Confidence"},
+		{with(func(o *Options) { o.Threads = -1 }), "Threads"},
+	} {
+		var oe *OptionError
+		_, err := Run(context.Background(), tt.o)
+		if !errors.Is(err, ErrInvalidOptions) || !errors.As(err, &oe) || !slices.Equal(oe.Fields, []string{tt.field}) {
+			t.Errorf("%+v: %v, want an *OptionError naming %s", tt.o, err, tt.field)
 		}
+	}
+	if err := with(func(o *Options) { o.Events, o.Count = []string{"page-faults"}, CountPMU }).Validate(); err != nil {
+		t.Errorf("events with the pmu mode: %v", err)
 	}
 }

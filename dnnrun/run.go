@@ -40,8 +40,44 @@ const (
 	CountEmulate = measure.BackendEmulate
 )
 
-// ErrInvalidOptions is wrapped by errors about Options that cannot be run.
+// ErrInvalidOptions is matched by every error about Options that cannot
+// be run (an *OptionError): the caller's input is wrong, nothing was run.
 var ErrInvalidOptions = errors.New("invalid options")
+
+// OptionError says which fields of Options are wrong and why; Err reads
+// after the fields' names ("perf: not a counting mode").
+type OptionError struct {
+	// Fields are the fields at fault, by their names in Options.
+	Fields []string
+	Err    error
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("%v: %s %v", ErrInvalidOptions, strings.Join(e.Fields, " and "), e.Err)
+}
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Is makes every OptionError match ErrInvalidOptions.
+func (e *OptionError) Is(target error) bool { return target == ErrInvalidOptions }
+
+// Validate checks o before anything runs, as Run does first.
+func (o Options) Validate() error {
+	invalid := func(err error, field string) error { return &OptionError{Fields: []string{field}, Err: err} }
+	switch {
+	case len(o.Command) == 0 || o.Command[0] == "":
+		return invalid(errors.New("is empty"), "Command")
+	case o.Count != "" && o.Count != CountPMU && o.Count != CountEmulate:
+		return invalid(fmt.Errorf("%s: not a counting mode (%s or %s)", o.Count, CountPMU, CountEmulate), "Count")
+	case len(o.Events) > 0 && o.Count != CountPMU:
+		return invalid(fmt.Errorf("counts events per primitive call: it needs the %s counting mode", CountPMU), "Events")
+	case !(o.Confidence > 0 && o.Confidence < 1):
+		return invalid(fmt.Errorf("%g: must be in (0, 1)", o.Confidence), "Confidence")
+	case o.Threads < 0:
+		return invalid(fmt.Errorf("%d: must not be negative", o.Threads), "Threads")
+	}
+	return nil
+}
 
 // Options say what to run and how to count it.
 type Options struct {
@@ -145,14 +181,11 @@ func (p *passOn) Write(b []byte) (int, error) {
 // CountPMU, then once more under emulation with CountEmulate. An
 // interruption (ctx) ends the runs; the result then holds what was read.
 // A trace without executions is no error: see Result.Groups and
-// dnn.Trace.Why. Errors: ErrInvalidOptions, *launch.Error (not found,
-// not executable), measure's errors, and *EmulatedRunError.
+// dnn.Trace.Why. Errors: an *OptionError (Validate), *launch.Error (not
+// found, not executable), measure's errors, and *EmulatedRunError.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	switch {
-	case len(o.Command) == 0 || o.Command[0] == "":
-		return nil, fmt.Errorf("%w: empty command", ErrInvalidOptions)
-	case o.Count != "" && o.Count != CountPMU && o.Count != CountEmulate:
-		return nil, fmt.Errorf("%w: unknown counting mode %q", ErrInvalidOptions, o.Count)
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
 	env := o.Env
 	if env == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
@@ -96,15 +97,14 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 		}
 		defer release()
 	}
-	r, err := dnnrun.Run(ctx, dnnrun.Options{
-		Command: o.command, Stdin: e.stdin, Stdout: targetStdout(e, o.json), Stderr: e.stderr,
-		Count: o.count, Events: o.events, Library: o.library, Emulation: o.emulation,
-		Roofs: roofs.Roofs, RoofsPath: roofs.Path, Threads: o.threads, Confidence: o.confidence,
-		Machine: e.machine().Describe(), Host: e.machine(), Measure: e.measure,
-		Counting: func(emulator string) {
-			fmt.Fprintf(e.stderr, "rprof dnn: counting %s calls under %s (slower than native) ...\n", dnnrun.Execute, emulator)
-		},
-	})
+	opts := o.options()
+	opts.Stdin, opts.Stdout, opts.Stderr = e.stdin, targetStdout(e, o.json), e.stderr
+	opts.Roofs, opts.RoofsPath = roofs.Roofs, roofs.Path
+	opts.Machine, opts.Host, opts.Measure = e.machine().Describe(), e.machine(), e.measure
+	opts.Counting = func(emulator string) {
+		fmt.Fprintf(e.stderr, "rprof dnn: counting %s calls under %s (slower than native) ...\n", dnnrun.Execute, emulator)
+	}
+	r, err := dnnrun.Run(ctx, opts)
 	if err != nil {
 		return dnnFailure(e, err)
 	}
@@ -141,9 +141,10 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 // (measureFailure), after what an emulated run that failed printed.
 func dnnFailure(e *env, err error) error {
 	var ee *dnnrun.EmulatedRunError
+	var oe *dnnrun.OptionError
 	switch {
-	case errors.Is(err, dnnrun.ErrInvalidOptions):
-		return usagef("%v", err)
+	case errors.As(err, &oe):
+		return dnnOptionUsage(oe)
 	case errors.As(err, &ee):
 		e.stderr.Write(ee.Stderr)
 	}
@@ -182,19 +183,44 @@ func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
 		return o, err
 	}
 	o.command = fset.Args()
-	switch {
-	case len(o.command) == 0:
-		return o, usagef("empty command: give the program to run after the flags")
-	case len(o.events) > 0 && o.count != dnnrun.CountPMU:
-		return o, usagef("-e counts events per primitive call: it needs --count pmu")
-	case o.count != "" && o.count != dnnrun.CountPMU && o.count != dnnrun.CountEmulate:
-		return o, usagef("--count %s: unknown mode: pmu (uprobes and hardware counters) or emulate (QEMU)", o.count)
-	case !(o.confidence > 0 && o.confidence < 1):
-		return o, usagef("--confidence %g: must be in (0, 1)", o.confidence)
-	case o.top < 0 || o.threads < 0:
-		return o, usagef("--top and --threads must not be negative")
+	// Refused before any output is opened, as dnnrun.Run would.
+	var oe *dnnrun.OptionError
+	if err := o.options().Validate(); errors.As(err, &oe) {
+		return o, dnnOptionUsage(oe)
+	}
+	if o.top < 0 {
+		return o, usagef("--top %d: must not be negative", o.top)
 	}
 	return o, nil
+}
+
+// options are dnnrun's options of the flags and command; runDNN adds the
+// streams, the roofs and the machine.
+func (o dnnOptions) options() dnnrun.Options {
+	return dnnrun.Options{Command: o.command, Count: o.count, Events: o.events, Library: o.library,
+		Emulation: o.emulation, Threads: o.threads, Confidence: o.confidence}
+}
+
+// dnnFlags are the flags of dnnrun.Options' fields, as its *OptionErrors
+// name them, and dnnFixes the ways forward.
+var (
+	dnnFlags = map[string]string{"Command": "the command", "Count": "--count", "Events": "-e",
+		"Confidence": "--confidence", "Threads": "--threads"}
+	dnnFixes = map[string]string{"Command": "give the program to run after the flags",
+		"Count": "pmu counts with uprobes and hardware counters, emulate under QEMU", "Events": "add --count pmu"}
+)
+
+// dnnOptionUsage is dnnrun's refusal of its options in the flags' words.
+func dnnOptionUsage(oe *dnnrun.OptionError) error {
+	var flags []string
+	for _, f := range oe.Fields {
+		flags = append(flags, dnnFlags[f])
+	}
+	msg := strings.Join(flags, " and ") + " " + oe.Err.Error()
+	if fix := dnnFixes[oe.Fields[0]]; fix != "" {
+		msg += "; " + fix
+	}
+	return usagef("%s", msg)
 }
 
 // noExecutions says why the trace holds nothing to report.

@@ -239,8 +239,10 @@ func TestDNNCountRefusesWhatItCannotDo(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-e", "page-faults", "--", "true"}, "-e counts events per primitive call: it needs --count pmu"},
-		{[]string{"--count", "perf", "--", "true"}, "--count perf"},
+		{[]string{"-e", "page-faults", "--", "true"}, "-e counts events per primitive call: it needs the pmu counting mode; add --count pmu"},
+		{[]string{"--count", "perf", "--", "true"}, "--count perf: not a counting mode (pmu or emulate)"},
+		{[]string{"--threads", "-1", "--", "true"}, "--threads -1: must not be negative"},
+		{[]string{"--count", "pmu"}, "the command is empty; give the program to run after the flags"},
 		{[]string{"--count", "pmu", "--emulate-cpu", "Haswell", "--", "true"}, "--emulate-cpu is an option of --count emulate"},
 		{[]string{"--count", "emulate", "--cache-model", "1K", "--", "true"}, "--cache-model:"},
 	} {
