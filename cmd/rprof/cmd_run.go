@@ -163,7 +163,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	p, err := e.measure(ctx, cfg)
 	release()
 	if err != nil {
-		return runFailure(e, err, cfg.Target.Command)
+		return runFailure(e, err, cfg.Target.Command, cfg.Counting.Overhead)
 	}
 	if isRank {
 		cluster.Describe(p, id, node, roofs.Roofs, rprofVersion())
@@ -250,14 +250,15 @@ func finishRun(ctx context.Context, e *env, cfg measure.Config, p *roofline.Poin
 
 // runFailure turns Run's errors into exit statuses by measureFailure; a
 // refusal for want of counters also prints the doctor's diagnosis and the
-// ways to measure target anyway.
-func runFailure(e *env, err error, target []string) error {
+// ways to measure target anyway, less its overhead command as the user
+// gave it (without it, each way would place the whole process).
+func runFailure(e *env, err error, target, overhead []string) error {
 	var nc *measure.NoCountersError
 	if errors.As(err, &nc) {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		writeRunDiagnosis(e.stderr, nc.Diagnosis)
 		qerr := measure.CheckQEMU(context.Background())
-		render.WriteWays(e.stderr, waysForward(target, "", "", "", qerr))
+		render.WriteWays(e.stderr, waysForward(target, strings.Join(overhead, " "), "", "", qerr))
 		return &exitError{code: exitInternal}
 	}
 	return measureFailure(err, "")

@@ -18,6 +18,8 @@ import (
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/testutil"
+	"github.com/rprof/rprof/measure"
+	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -251,5 +253,36 @@ func TestCIAcceptsPercentAndFractionAlike(t *testing.T) {
 				t.Errorf("%s --ci %s: exit %d:\n%s", strings.Join(cmd, " "), arg, code, stderr)
 			}
 		}
+	}
+}
+
+// TestRunRefusalsWaysKeepTheOverhead: refused for want of counters, run
+// offers each way forward with the user's --overhead, so that none of
+// them places the whole process instead of the kernel.
+func TestRunRefusalsWaysKeepTheOverhead(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	refuse := func(context.Context, measure.Config) (*roofline.Point, error) {
+		return nil, &measure.NoCountersError{Err: pmu.ErrNoPMU}
+	}
+	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, measure: refuse}
+	code := runEnv(context.Background(), e, []string{"run", "--overhead", "./triad 20 1", "--", "./triad", "20", "20"})
+	if code != exitInternal {
+		t.Fatalf("exit %d, want %d: %s", code, exitInternal, stderr.String())
+	}
+	_, ways, ok := strings.Cut(stderr.String(), "Ways forward:")
+	if !ok {
+		t.Fatalf("no ways forward:\n%s", stderr.String())
+	}
+	n := 0
+	for _, line := range strings.Split(ways, "\n") {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "rprof run ") {
+			n++
+			if !strings.HasSuffix(line, "--overhead './triad 20 1' -- ./triad 20 20") {
+				t.Errorf("a way without the overhead: %s", line)
+			}
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d ways, want 4:\n%s", n, ways)
 	}
 }
