@@ -40,7 +40,18 @@ func record(t *testing.T, library string, fake []string, argv ...string) Recordi
 
 func TestInjectionRecordsTheKernelsCUPTIHandsIt(t *testing.T) {
 	lib, target := cuptitest.Build(t)
-	r := record(t, lib, []string{"FAKE_CUPTI_KERNELS=0,1000,5000,_Z4axpyPfS_f;1,2000,2600,gemm_kernel;0,6000,9000,_Z4axpyPfS_f"}, target)
+	for _, argv := range [][]string{{target}, {target, "fork"}} {
+		t.Run(strings.Join(argv[1:], " "), func(t *testing.T) { checkKernels(t, lib, argv) })
+	}
+}
+
+// checkKernels runs argv with three launches and checks what was
+// recorded: a child forked after cuInit adds nothing.
+func checkKernels(t *testing.T, lib string, argv []string) {
+	r := record(t, lib, []string{"FAKE_CUPTI_KERNELS=0,1000,5000,_Z4axpyPfS_f;1,2000,2600,gemm_kernel;0,6000,9000,_Z4axpyPfS_f"}, argv...)
+	if len(r.Processes) != 1 {
+		t.Fatalf("%d processes recorded", len(r.Processes))
+	}
 	ks, err := r.Launches()
 	if err != nil {
 		t.Fatal(err)

@@ -78,6 +78,10 @@ static struct {
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 static FILE *out;
+/* owner is the process that opened out: a child forked after cuInit
+ * inherits out and the atexit handler, and must write nothing (its CUDA is
+ * unusable anyway, and its exit is not the owner's). */
+static pid_t owner;
 
 static const char *result_string(CUptiResult r)
 {
@@ -87,10 +91,12 @@ static const char *result_string(CUptiResult r)
 	return s;
 }
 
-/* line writes one record line under the lock. */
+/* line writes one record line under the lock, in the owner only. */
 static void line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void line(const char *fmt, ...)
 {
+	if (getpid() != owner)
+		return;
 	va_list ap;
 	pthread_mutex_lock(&out_mu);
 	va_start(ap, fmt);
@@ -127,6 +133,7 @@ static uint64_t u64(const uint8_t *r, int off)
 	return v;
 }
 
+/* write_kernel writes one kernel record; out_mu is held. */
 static void write_kernel(const uint8_t *r)
 {
 	const char *name;
@@ -134,28 +141,32 @@ static void write_kernel(const uint8_t *r)
 	/* Names are mangled C++ or C identifiers; the line format holds no tab
 	 * or newline, so a name with one is cut there. */
 	int n = name != NULL ? (int)strcspn(name, "\t\n") : 0;
-	line("kernel\t%u\t%u\t%u\t%llu\t%llu\t%d,%d,%d\t%d,%d,%d\t%u\t%.*s\n", u32(r, OFF_DEVICE), u32(r, OFF_CONTEXT),
+	fprintf(out, "kernel\t%u\t%u\t%u\t%llu\t%llu\t%d,%d,%d\t%d,%d,%d\t%u\t%.*s\n", u32(r, OFF_DEVICE), u32(r, OFF_CONTEXT),
 	     u32(r, OFF_STREAM), (unsigned long long)u64(r, OFF_START), (unsigned long long)u64(r, OFF_END),
 	     (int32_t)u32(r, OFF_GRID), (int32_t)u32(r, OFF_GRID + 4), (int32_t)u32(r, OFF_GRID + 8),
 	     (int32_t)u32(r, OFF_BLOCK), (int32_t)u32(r, OFF_BLOCK + 4), (int32_t)u32(r, OFF_BLOCK + 8),
 	     u32(r, OFF_CORRELATION), n, name != NULL ? name : "");
 }
 
+/* buffer_completed writes a buffer's kernel records in one batch: one
+ * write per buffer, not per kernel. */
 static void buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
 	(void)size;
+	if (getpid() != owner) {
+		free(buffer);
+		return;
+	}
 	void *rec = NULL;
-	for (;;) {
-		CUptiResult r = cupti.next_record(buffer, valid, &rec);
-		if (r == CUPTI_ERROR_MAX_LIMIT_REACHED)
-			break;
-		if (r != CUPTI_SUCCESS) {
-			failed("cuptiActivityGetNextRecord", r);
-			break;
-		}
+	CUptiResult r;
+	pthread_mutex_lock(&out_mu);
+	while ((r = cupti.next_record(buffer, valid, &rec)) == CUPTI_SUCCESS)
 		if (u32(rec, OFF_KIND) == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 			write_kernel(rec);
-	}
+	fflush(out);
+	pthread_mutex_unlock(&out_mu);
+	if (r != CUPTI_ERROR_MAX_LIMIT_REACHED)
+		failed("cuptiActivityGetNextRecord", r);
 	size_t dropped = 0;
 	if (cupti.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0)
 		line("dropped\t%zu\n", dropped);
@@ -166,6 +177,8 @@ static void buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t
  * complete: a file without "end" is of a process that did not exit. */
 static void finish(void)
 {
+	if (getpid() != owner)
+		return;
 	CUptiResult r = cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	if (r != CUPTI_SUCCESS)
 		failed("cuptiActivityFlushAll", r);
@@ -219,6 +232,7 @@ EXPORT int InitializeInjection(void)
 	out = open_out();
 	if (out == NULL)
 		return 1;
+	owner = getpid();
 	line("rprof-cupti\t1\t%d\n", (int)getpid());
 	const char *path = getenv("RPROF_CUPTI_LIB");
 	if (path == NULL || *path == '\0')
