@@ -122,6 +122,23 @@ func (l *Library) Version() Version { return l.api.version() }
 // Close releases the engine and stream.
 func (l *Library) Close() { l.api.close() }
 
+// RunAll runs each problem in turn under o, up to the first that fails
+// or an interruption (ctx's error).
+func (l *Library) RunAll(ctx context.Context, problems []Problem, o Options) ([]Result, error) {
+	var results []Result
+	for _, p := range problems {
+		r, err := l.Run(ctx, p, o)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
 // Run runs p under o.
 func (l *Library) Run(ctx context.Context, p Problem, o Options) (Result, error) {
 	if o.Threads > 0 {

@@ -132,6 +132,27 @@ func Resolve(arg, kind, alg, layout string) (p Problem, name string, err error) 
 	return p, strings.ReplaceAll(p.String(), " ", "-"), nil
 }
 
+// ResolveAll makes the problems of arguments: experiments' names, "all"
+// (every experiment), or descriptors (Resolve). An argument that is
+// neither fails, named.
+func ResolveAll(args []string, kind, alg, layout string) ([]Problem, error) {
+	var problems []Problem
+	for _, a := range args {
+		if a == "all" {
+			for _, x := range Experiments {
+				problems = append(problems, x.Problem)
+			}
+			continue
+		}
+		p, _, err := Resolve(a, kind, alg, layout)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		problems = append(problems, p)
+	}
+	return problems, nil
+}
+
 // ParseProblem makes a problem of a verbose descriptor. The kind is told
 // from the descriptor when kind is "": named fields with oc and a kernel
 // are a convolution, with oc and no kernel an inner product, with a kernel

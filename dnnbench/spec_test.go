@@ -2,6 +2,7 @@ package dnnbench
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/rprof/rprof/dnn"
@@ -88,5 +89,20 @@ func TestBlockingTagNamesTheLayoutAsTheTraceDoes(t *testing.T) {
 		if _, err := dnn.ParseTensor("x_f32::blocked:" + got + ":f0"); err != nil {
 			t.Errorf("%q does not parse: %v", got, err)
 		}
+	}
+}
+
+func TestResolveAllExpandsAllAndNamesTheArgumentItCannotResolve(t *testing.T) {
+	all, err := ResolveAll([]string{"all"}, "", "", "")
+	if err != nil || len(all) != len(Experiments) {
+		t.Fatalf("ResolveAll(all) = %d problems, %v; want %d", len(all), err, len(Experiments))
+	}
+	two, err := ResolveAll([]string{Experiments[0].Name, "mb128ic1024oc1024"}, "", "", "")
+	if err != nil || len(two) != 2 || two[0] != Experiments[0].Problem {
+		t.Fatalf("ResolveAll(experiment, descriptor) = %v, %v", two, err)
+	}
+	_, err = ResolveAll([]string{"all", "nonsense"}, "", "", "")
+	if err == nil || !strings.HasPrefix(err.Error(), "nonsense: ") {
+		t.Errorf("ResolveAll(nonsense) err = %v, want one naming the argument", err)
 	}
 }

@@ -47,46 +47,6 @@ mb8ic64_ih112oh56kh3sh2dh0ph1_iw112ow56kw3sw2dw0pw1 (pooling),
 is given.
 `
 
-// benchProblems resolves the arguments: experiment names, "all", or
-// problem descriptors of the --kind, --alg and --layout given.
-func benchProblems(args []string, kind, alg, layout string) ([]dnnbench.Problem, error) {
-	var problems []dnnbench.Problem
-	for _, a := range args {
-		if a == "all" {
-			for _, x := range dnnbench.Experiments {
-				problems = append(problems, x.Problem)
-			}
-			continue
-		}
-		p, _, err := dnnbench.Resolve(a, kind, alg, layout)
-		if errors.Is(err, dnnbench.ErrNoKind) {
-			err = fmt.Errorf("%w; give --kind", err)
-		}
-		if err != nil {
-			return nil, usagef("bench: %s: %v (not an experiment either; see 'rprof dnn bench -h')", a, err)
-		}
-		problems = append(problems, p)
-	}
-	return problems, nil
-}
-
-// runBenchProblems runs each problem; an interruption writes nothing.
-func runBenchProblems(ctx context.Context, e *env, lib *dnnbench.Library, problems []dnnbench.Problem, opts dnnbench.Options) ([]dnnbench.Result, error) {
-	var results []dnnbench.Result
-	for _, p := range problems {
-		r, err := lib.Run(ctx, p, opts)
-		if ctx.Err() != nil {
-			fmt.Fprintln(e.stderr, "rprof dnn bench: interrupted: no table or point set written")
-			return nil, &exitError{code: exitInterrupted}
-		}
-		if err != nil {
-			return nil, &exitError{code: exitInternal, err: err}
-		}
-		results = append(results, r)
-	}
-	return results, nil
-}
-
 func runDNNBench(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "dnn bench")
 	kind := fset.String("kind", "", "the primitive `KIND` of the problems: convolution, inner_product, matmul, pooling or eltwise (default: told from the descriptor)")
@@ -123,9 +83,13 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	case *cold && *flushBytes < 1<<20:
 		return usagef("bench: --flush %s: at least 1M", sizeFlag{flushBytes})
 	}
-	problems, err := benchProblems(fset.Args(), *kind, *alg, *layout)
+	problems, err := dnnbench.ResolveAll(fset.Args(), *kind, *alg, *layout)
 	if err != nil {
-		return err
+		msg := err.Error()
+		if errors.Is(err, dnnbench.ErrNoKind) {
+			msg += "; give --kind"
+		}
+		return usagef("bench: %s (not an experiment either; see 'rprof dnn bench -h')", msg)
 	}
 	if err := checkOutputs([]string{*jsonPath}, docfile.RoofsInput(*roofsPath)); err != nil {
 		return err
@@ -148,9 +112,13 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 		rule = stats.Fixed(*repeat, *confidence, dnnbench.Method)
 	}
 	opts := dnnbench.Options{Threads: *threads, Cold: *cold, FlushBytes: *flushBytes, WarmUp: 3, Rule: rule, NoExec: *noExec}
-	results, err := runBenchProblems(ctx, e, lib, problems, opts)
-	if err != nil {
-		return err
+	results, err := lib.RunAll(ctx, problems, opts)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(e.stderr, "rprof dnn bench: interrupted: no table or point set written")
+		return &exitError{code: exitInterrupted}
+	case err != nil:
+		return &exitError{code: exitInternal, err: err}
 	}
 	v := lib.Version()
 	if *noExec {

@@ -10,7 +10,6 @@ import (
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
-	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
 )
@@ -63,7 +62,16 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		return m.treeError(err)
 	}
 	d := rep.Diagnosis
-	doc := doctorJSON(rep, m)
+	machine := ""
+	if !d.Live {
+		machine = fmt.Sprintf("captured tree (sysfs %s, procfs %s)", m.sysfs, m.procfs)
+	}
+	doc := render.NewDoctorDoc(rep, machine)
+	if rep.BLAS.Err != nil {
+		// The BLAS check with its fix.
+		doc.BLAS.Error = rep.BLAS.Err.Error() + "; fix: " + roofs.BLASHint + " " + blasFlagFix
+	}
+	doc.Problems, doc.Details = problemsDoc(d.Problems)
 	doc.GPU = gpuCheck(doctor.DiagnoseGPU(h, e.cudaDriver, os.Getenv))
 	if d.Live {
 		doc.Caches.Effective, doc.Caches.EffectiveFrom = lastEffectiveCaches(h)
@@ -102,66 +110,6 @@ func lastEffectiveCaches(h *machine.Host) ([]roofline.CacheLevel, string) {
 		return nil, ""
 	}
 	return caches, fmt.Sprintf("%s of %s", d.Path, d.Roofs.Created.UTC().Format("2006-01-02 15:04 MST"))
-}
-
-// capNames are the capabilities that decide what rprof may count.
-var capNames = []struct {
-	bit  uint
-	name string
-}{{21, "CAP_SYS_ADMIN"}, {38, "CAP_PERFMON"}, {39, "CAP_BPF"}}
-
-func doctorJSON(rep doctor.Report, m machineFlags) render.DoctorDoc {
-	d := rep.Diagnosis
-	doc := render.DoctorDoc{
-		Machine:     "this machine",
-		Probed:      d.Live,
-		CPU:         render.CPUDoc(d.Plan),
-		VM:          d.VM,
-		Hypervisor:  d.Hypervisor,
-		PMUs:        d.PMUs,
-		HardwarePMU: d.HardwarePMU,
-		Work:        render.CheckDoc(d.Work),
-		Traffic:     render.CheckDoc(d.Traffic),
-		Uprobes:     render.CheckDoc(rep.Uprobes),
-		Regions:     render.CheckDoc(rep.Regions),
-		BLAS:        blasDoc(rep.BLAS),
-		Caches:      render.CachesDoc(rep.Caches),
-		Roofs:       rep.Roofs,
-		Usable:      d.Usable(),
-	}
-	if !d.Live {
-		doc.Machine = fmt.Sprintf("captured tree (sysfs %s, procfs %s)", m.sysfs, m.procfs)
-	}
-	if d.ParanoidKnown {
-		doc.Paranoid = &d.Paranoid
-		doc.ParanoidAllows = pmu.ParanoidAllows(d.Paranoid)
-	}
-	doc.Capabilities = []string{}
-	if d.CapsKnown {
-		doc.CapEff = fmt.Sprintf("%#x", d.CapEff)
-		for _, c := range capNames {
-			if d.CapEff&(1<<c.bit) != 0 {
-				doc.Capabilities = append(doc.Capabilities, c.name)
-			}
-		}
-	}
-	if d.NMIWatchdog >= 0 {
-		doc.NMIWatchdog = &d.NMIWatchdog
-	}
-	doc.Problems, doc.Details = problemsDoc(d.Problems)
-	if doc.PMUs == nil {
-		doc.PMUs = []string{}
-	}
-	return doc
-}
-
-// blasDoc is the BLAS check with its fix.
-func blasDoc(b doctor.BLAS) render.BLASCheck {
-	c := render.BLASCheck{Checked: b.Checked, Usable: b.Usable, Library: b.Library, Path: b.Path, Version: b.Version}
-	if b.Err != nil {
-		c.Error = b.Err.Error() + "; fix: " + roofs.BLASHint + " " + blasFlagFix
-	}
-	return c
 }
 
 // gpuWhy says why no GPU tier above the one that works does (by

@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu/ncu"
 	"github.com/rprof/rprof/internal/docfile"
-	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -76,8 +72,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	points, unplaced := importKernels(ncu.Kernels(launches), roofs, e.machine().Describe(), time.Now().UTC())
-	writeImportTable(e.stderr, points, unplaced)
+	points, unplaced := ncu.Points(ncu.Kernels(launches), roofs.Roofs, roofs.Path, e.machine().Describe(), time.Now().UTC())
+	render.WriteImportTable(e.stderr, points, unplaced)
 	if len(points) == 0 {
 		return &exitError{code: exitUsage, err: errors.New("no kernel of the report has the metrics to be placed (see 'rprof help import')")}
 	}
@@ -89,65 +85,4 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "rprof import: wrote %s\n", *out)
 	return nil
-}
-
-// importKernels turns the kernels that have their metrics into points,
-// placed under their device's GPU roofs when roofs has them, and says why
-// of the others.
-func importKernels(ks []ncu.Kernel, roofs docfile.Roofs, here roofline.Machine, created time.Time) ([]roofline.Point, []string) {
-	var points []roofline.Point
-	var unplaced []string
-	for i := range ks {
-		k := &ks[i]
-		if lacks := k.Lacks(); len(lacks) > 0 {
-			unplaced = append(unplaced, fmt.Sprintf("%s (device %d): lacks %s", k.Name, k.Device, strings.Join(lacks, ", ")))
-			continue
-		}
-		p := k.Point(here, created)
-		if placeOnGPU(&p, roofs.Roofs) {
-			p.RoofsFile = roofs.Path
-		}
-		points = append(points, p)
-	}
-	return points, unplaced
-}
-
-// placeOnGPU places a kernel's point under its device's roofs, flagging
-// roofs of another GPU (by name) as foreign; false when roofs has none
-// for the device.
-func placeOnGPU(p *roofline.Point, roofs *roofline.Roofs) bool {
-	if roofs == nil {
-		return false
-	}
-	g, ok := roofs.GPU(p.GPU.Device)
-	if !ok {
-		return false
-	}
-	if p.GPU.DeviceName != "" && g.Device.Name != p.GPU.DeviceName {
-		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement,
-			Message: fmt.Sprintf("the kernel ran on %s, the roofs are of %s", p.GPU.DeviceName, g.Device.Name)})
-	}
-	roofs.GPUView(g).PlaceAt(p, roofline.GPUThreads)
-	return true
-}
-
-func writeImportTable(w io.Writer, points []roofline.Point, unplaced []string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "kernel\tlaunches\ttime\tGFLOP/s\tFLOP/byte (DRAM)\tGB/s\tbound\tof attainable\tSM clock")
-	for _, p := range points {
-		bound, frac := "not placed (no GPU roofs)", "-"
-		if p.Bound != nil {
-			bound, frac = p.Bound.String(), unit.RoundPercent(*p.FractionOfAttainable)
-		}
-		clock := "-"
-		if p.GPU.SMClockMHz > 0 {
-			clock = fmt.Sprintf("%.0f MHz", p.GPU.SMClockMHz)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Label, p.GPU.Launches, unit.SI(p.Seconds, "s"),
-			render.OrUnknownDash(p.GFlops), render.OrUnknownDash(p.Intensity), render.OrUnknownDash(p.GBytesPerS), bound, frac, clock)
-	}
-	tw.Flush()
-	for _, u := range unplaced {
-		fmt.Fprintf(w, "not placed: %s\n", u)
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
@@ -139,22 +138,16 @@ func mergeNodeRoofs(ctx context.Context, e *env, dir string, docs []roofline.Roo
 		if err := docfile.Write(ctx, path, e.stdout, t.Roofs); err != nil {
 			return writeFailure(err)
 		}
-		fmt.Fprintf(e.stdout, "node type %d: %s\n  nodes %s\n  wrote %s", i+1, t.Key, strings.Join(t.Nodes, ","), path)
-		for _, f := range t.Roofs.Flags {
-			if f.Code == roofline.FlagUnequalRoofs {
-				fmt.Fprintf(e.stdout, "\n  %s: %s", f.Code, f.Message)
-			}
-		}
-		fmt.Fprintln(e.stdout)
+		render.WriteNodeType(e.stdout, i+1, t, path)
 	}
 	if job == nil {
-		fmt.Fprintf(e.stdout, "no job roofs: the nodes are of %d types, whose ceilings are not measured at common thread scopes\n", len(types))
+		render.WriteNoJobRoofs(e.stdout, len(types))
 		return nil
 	}
 	path := cluster.RoofsFiles(dir, 0)[0]
 	if err := docfile.Write(ctx, path, e.stdout, job); err != nil {
 		return writeFailure(err)
 	}
-	fmt.Fprintf(e.stdout, "job roofs: node type 1 × %d nodes (assumes perfect scaling; the network is not a roof)\n  wrote %s\n", len(docs), path)
+	render.WriteJobRoofs(e.stdout, len(docs), path)
 	return nil
 }

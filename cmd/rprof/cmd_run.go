@@ -5,10 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
@@ -16,7 +14,6 @@ import (
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
-	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 
 	"github.com/rprof/rprof/internal/unit"
@@ -256,7 +253,7 @@ func runFailure(e *env, err error, target, overhead []string) error {
 	var nc *measure.NoCountersError
 	if errors.As(err, &nc) {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
-		writeRunDiagnosis(e.stderr, nc.Diagnosis)
+		render.WriteRunDiagnosis(e.stderr, nc.Diagnosis, problemFix)
 		qerr := measure.CheckQEMU(context.Background())
 		render.WriteWays(e.stderr, waysForward(target, strings.Join(overhead, " "), "", "", qerr))
 		return &exitError{code: exitInternal}
@@ -323,18 +320,6 @@ func measureFailure(err error, prefix string) error {
 		return &exitError{code: exitInterrupted, err: err}
 	}
 	return &exitError{code: exitInternal, err: err}
-}
-
-// writeRunDiagnosis prints what stops counting here, with the fixes, in
-// the doctor's words.
-func writeRunDiagnosis(w io.Writer, d pmu.Diagnosis) {
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "FP work (W)\t%s\n", render.CheckText(render.CheckDoc(d.Work)))
-	fmt.Fprintf(tw, "DRAM traffic (Q)\t%s\n", render.CheckText(render.CheckDoc(d.Traffic)))
-	tw.Flush()
-	render.WriteProblems(&b, d.Problems, problemFix)
-	io.WriteString(w, b.String())
 }
 
 // enterNode enters a rank in its node's traffic-owner election. A rank

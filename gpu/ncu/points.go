@@ -2,6 +2,7 @@ package ncu
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rprof/rprof/roofline"
@@ -137,4 +138,42 @@ func (k *Kernel) Point(here roofline.Machine, created time.Time) roofline.Point 
 		p.Intensity = &ai
 	}
 	return p
+}
+
+// Points turns the kernels that have their metrics into points, placed
+// under their device's GPU roofs when roofs (read from roofsFile) has
+// them, and says why of the others.
+func Points(ks []Kernel, roofs *roofline.Roofs, roofsFile string, here roofline.Machine, created time.Time) (points []roofline.Point, unplaced []string) {
+	for i := range ks {
+		k := &ks[i]
+		if lacks := k.Lacks(); len(lacks) > 0 {
+			unplaced = append(unplaced, fmt.Sprintf("%s (device %d): lacks %s", k.Name, k.Device, strings.Join(lacks, ", ")))
+			continue
+		}
+		p := k.Point(here, created)
+		if placeOnGPU(&p, roofs) {
+			p.RoofsFile = roofsFile
+		}
+		points = append(points, p)
+	}
+	return points, unplaced
+}
+
+// placeOnGPU places a kernel's point under its device's roofs, flagging
+// roofs of another GPU (by name) as foreign; false when roofs has none
+// for the device.
+func placeOnGPU(p *roofline.Point, roofs *roofline.Roofs) bool {
+	if roofs == nil {
+		return false
+	}
+	g, ok := roofs.GPU(p.GPU.Device)
+	if !ok {
+		return false
+	}
+	if p.GPU.DeviceName != "" && g.Device.Name != p.GPU.DeviceName {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement,
+			Message: fmt.Sprintf("the kernel ran on %s, the roofs are of %s", p.GPU.DeviceName, g.Device.Name)})
+	}
+	roofs.GPUView(g).PlaceAt(p, roofline.GPUThreads)
+	return true
 }

@@ -390,3 +390,68 @@ func writeGPUCheck(w io.Writer, g GPUCheck) {
 	}
 	fmt.Fprintf(w, "GPU kernels\ttier %s, kernel times (rprof run --gpu): %s\n", g.Tier, g.Why)
 }
+
+// WriteRunDiagnosis prints what stops counting here, with each problem's
+// fix, in the doctor's words.
+func WriteRunDiagnosis(w io.Writer, d pmu.Diagnosis, fix func(pmu.Problem) string) {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "FP work (W)\t%s\n", CheckText(CheckDoc(d.Work)))
+	fmt.Fprintf(tw, "DRAM traffic (Q)\t%s\n", CheckText(CheckDoc(d.Traffic)))
+	tw.Flush()
+	WriteProblems(&b, d.Problems, fix)
+	io.WriteString(w, b.String())
+}
+
+// capNames are the capabilities that decide what rprof may count.
+var capNames = []struct {
+	bit  uint
+	name string
+}{{21, "CAP_SYS_ADMIN"}, {38, "CAP_PERFMON"}, {39, "CAP_BPF"}}
+
+// NewDoctorDoc is the document of a doctor's report, of machine ("":
+// this machine, probed). The BLAS check's fix, the problems' lines and
+// fixes and the ways forward are the command's to add.
+func NewDoctorDoc(rep doctor.Report, machine string) DoctorDoc {
+	d := rep.Diagnosis
+	doc := DoctorDoc{
+		Machine:     "this machine",
+		Probed:      d.Live,
+		CPU:         CPUDoc(d.Plan),
+		VM:          d.VM,
+		Hypervisor:  d.Hypervisor,
+		PMUs:        d.PMUs,
+		HardwarePMU: d.HardwarePMU,
+		Work:        CheckDoc(d.Work),
+		Traffic:     CheckDoc(d.Traffic),
+		Uprobes:     CheckDoc(rep.Uprobes),
+		Regions:     CheckDoc(rep.Regions),
+		BLAS:        BLASCheck{Checked: rep.BLAS.Checked, Usable: rep.BLAS.Usable, Library: rep.BLAS.Library, Path: rep.BLAS.Path, Version: rep.BLAS.Version},
+		Caches:      CachesDoc(rep.Caches),
+		Roofs:       rep.Roofs,
+		Usable:      d.Usable(),
+	}
+	if machine != "" {
+		doc.Machine = machine
+	}
+	if d.ParanoidKnown {
+		doc.Paranoid = &d.Paranoid
+		doc.ParanoidAllows = pmu.ParanoidAllows(d.Paranoid)
+	}
+	doc.Capabilities = []string{}
+	if d.CapsKnown {
+		doc.CapEff = fmt.Sprintf("%#x", d.CapEff)
+		for _, c := range capNames {
+			if d.CapEff&(1<<c.bit) != 0 {
+				doc.Capabilities = append(doc.Capabilities, c.name)
+			}
+		}
+	}
+	if d.NMIWatchdog >= 0 {
+		doc.NMIWatchdog = &d.NMIWatchdog
+	}
+	if doc.PMUs == nil {
+		doc.PMUs = []string{}
+	}
+	return doc
+}

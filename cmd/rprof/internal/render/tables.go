@@ -146,3 +146,26 @@ func JoinInts(xs []int) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// WriteNodeType says which nodes are of node type n and where their
+// merged roofs were written, with the flags of nodes that differ.
+func WriteNodeType(w io.Writer, n int, t cluster.NodeType, path string) {
+	fmt.Fprintf(w, "node type %d: %s\n  nodes %s\n  wrote %s", n, t.Key, strings.Join(t.Nodes, ","), path)
+	for _, f := range t.Roofs.Flags {
+		if f.Code == roofline.FlagUnequalRoofs {
+			fmt.Fprintf(w, "\n  %s: %s", f.Code, f.Message)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// WriteNoJobRoofs says why nodes of several types make no job roofs.
+func WriteNoJobRoofs(w io.Writer, types int) {
+	fmt.Fprintf(w, "no job roofs: the nodes are of %d types, whose ceilings are not measured at common thread scopes\n", types)
+}
+
+// WriteJobRoofs says where the job's roofs, one node type's × nodes, were
+// written.
+func WriteJobRoofs(w io.Writer, nodes int, path string) {
+	fmt.Fprintf(w, "job roofs: node type 1 × %d nodes (assumes perfect scaling; the network is not a roof)\n  wrote %s\n", nodes, path)
+}
