@@ -65,6 +65,12 @@ func RoofsFiles(dir string, types int) []string {
 	return files
 }
 
+// NodeRoofsFile is the roofs document a node's local rank 0 writes in
+// dir under a launcher, named by node for the merge of the node types.
+func NodeRoofsFile(dir string, id Identity) string {
+	return filepath.Join(dir, "roofs-"+id.Node+".json")
+}
+
 // Incomplete says whether ranks or a node's traffic owner are missing
 // from the job.
 func (m Merged) Incomplete() bool {

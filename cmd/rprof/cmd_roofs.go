@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -193,16 +192,11 @@ func roofsOutput(e *env, out string) (path string, skip bool, err error) {
 		if st, err := os.Stat(path); path == "" || err != nil || !st.IsDir() {
 			return "", false, usagef("under %s, -o must be a directory: each node writes DIR/roofs-NODE.json, and 'rprof merge DIR/roofs-*.json' makes one document per node type and the job's", id.Launcher)
 		}
-		path = filepath.Join(path, "roofs-"+id.Node+".json")
+		path = cluster.NodeRoofsFile(path, id)
 	}
 	if path == "" {
-		if path, err = docfile.DefaultRoofsPath(); err != nil {
+		if path, err = docfile.MakeDefaultRoofsPath(); err != nil {
 			return "", false, err
-		}
-		// The default cache directory is the one directory rprof
-		// creates; a directory given with -o must exist.
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return "", false, fmt.Errorf("create the cache directory: %w", err)
 		}
 	}
 	// Fail before a minute of measuring, not after.

@@ -13,7 +13,6 @@ import (
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
-	"github.com/rprof/rprof/roofline"
 )
 
 // gpuFlags are the roofs flags that apply with --gpu.
@@ -44,7 +43,7 @@ func (e *env) cudaDriver() (cuda.Driver, error) {
 }
 
 // gpuRoofs measures a GPU's roofs and writes them to the roofs document
-// at path (gpuDocument).
+// at path (docfile.AddGPU).
 func gpuRoofs(ctx context.Context, e *env, path string, o gpu.Options, lockTimeout time.Duration) error {
 	drv, err := e.cudaDriver()
 	if err != nil {
@@ -69,28 +68,17 @@ func gpuRoofs(ctx context.Context, e *env, path string, o gpu.Options, lockTimeo
 	case err != nil:
 		return &exitError{code: exitInternal, err: err}
 	}
-	doc, note := gpuDocument(path, g, e.machine().Describe())
+	doc, added := docfile.AddGPU(path, *g, e.machine().Describe(), time.Now().UTC())
+	note := "a new document with the GPU's roofs only"
+	if added {
+		note = "the GPU's roofs added to this machine's roofs there"
+	}
 	render.WriteGPUTable(e.stderr, g, time.Since(start))
 	if err := docfile.Write(ctx, path, e.stdout, doc); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "wrote %s (%s)\n", path, note)
 	return nil
-}
-
-// gpuDocument is the document to write: the one at path with g in place
-// of the same device's roofs, when it is this machine's; else a new one
-// holding only g. The note says which.
-func gpuDocument(path string, g *roofline.GPURoofs, here roofline.Machine) (roofline.Roofs, string) {
-	doc := roofline.Roofs{Schema: roofline.RoofsSchema, Machine: here, Compute: []roofline.ComputeRoof{}, Bandwidth: []roofline.BandwidthRoof{}}
-	note := "a new document with the GPU's roofs only"
-	if old, err := docfile.ReadRoofs(path); err == nil && roofline.ForeignRoofs(old.Machine, here) == "" {
-		doc, note = *old, "the GPU's roofs added to this machine's roofs there"
-	}
-	doc.Created = time.Now().UTC()
-	doc.GPUs = slices.DeleteFunc(doc.GPUs, func(o roofline.GPURoofs) bool { return o.Device.Index == g.Device.Index })
-	doc.GPUs = append(doc.GPUs, *g)
-	return doc, note
 }
 
 // gpuRoofsVar defines plot's and report's --gpu and --device.

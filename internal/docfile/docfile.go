@@ -14,6 +14,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
 	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/roofline"
@@ -37,6 +39,20 @@ func DefaultRoofsPath() (string, error) {
 		return "", fmt.Errorf("find cache directory: %w", err)
 	}
 	return filepath.Join(dir, "rprof", "roofs.json"), nil
+}
+
+// MakeDefaultRoofsPath is DefaultRoofsPath with its directory created: the
+// one directory rprof creates (a directory given for a document must
+// exist).
+func MakeDefaultRoofsPath() (string, error) {
+	path, err := DefaultRoofsPath()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("create the cache directory: %w", err)
+	}
+	return path, nil
 }
 
 // RoofsInput is the roofs document a command reads: path, else the
@@ -174,4 +190,19 @@ func LoadDrawing(roofsPath string, pointFiles []string) (*Drawing, error) {
 		}
 	}
 	return d, nil
+}
+
+// AddGPU is the document to write GPU roofs g to: the roofs document at
+// path with g in place of the same device's roofs, when it was measured
+// on this machine (here), else a new one holding only g; added says
+// which.
+func AddGPU(path string, g roofline.GPURoofs, here roofline.Machine, created time.Time) (doc roofline.Roofs, added bool) {
+	doc = roofline.Roofs{Schema: roofline.RoofsSchema, Machine: here, Compute: []roofline.ComputeRoof{}, Bandwidth: []roofline.BandwidthRoof{}}
+	if old, err := ReadRoofs(path); err == nil && roofline.ForeignRoofs(old.Machine, here) == "" {
+		doc, added = *old, true
+	}
+	doc.Created = created
+	doc.GPUs = slices.DeleteFunc(doc.GPUs, func(o roofline.GPURoofs) bool { return o.Device.Index == g.Device.Index })
+	doc.GPUs = append(doc.GPUs, g)
+	return doc, added
 }
