@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/internal/stats"
+	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs/kernels"
 )
@@ -92,6 +93,6 @@ func (o Options) invocation(job Job, mhz *float64) func(context.Context, stats.S
 // sample was too small for one at the confidence asked.
 func noteInterval(rep *Report, name string, threads int, e stats.Estimate) {
 	if !e.Bounded() {
-		rep.flag(roofline.FlagNoInterval, fmt.Sprintf("%s (%s): %d samples are too few for a %.0f%% interval; the sample range is given instead", name, threadsWord(threads), e.N, Confidence*100))
+		rep.flag(roofline.FlagNoInterval, fmt.Sprintf("%s (%s): %s too few for a %s interval; the sample range is given instead", name, threadsWord(threads), samplesWord(e.N), unit.RoundPercent(Confidence)))
 	}
 }

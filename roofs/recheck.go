@@ -137,6 +137,7 @@ func recheckSwept(ctx context.Context, r *run, pool *operandPool, spare map[int]
 	if err != nil {
 		return fail(err)
 	}
+	sweepUnknown := roof.IntervalUnknown
 	sweep, sweepCI := addRecheck(&roof.GBytesPerS, &roof.CI, &roof.IntervalUnknown, detail, j.results[0])
 	if v > sweep {
 		s.uneven = j.uneven[roof.WorkingSetBytes]
@@ -145,7 +146,7 @@ func recheckSwept(ctx context.Context, r *run, pool *operandPool, spare map[int]
 		return "", nil
 	}
 	return fmt.Sprintf("%s (%s) %s GB/s in the sweep%s, %s %s later%s", roof.Level, threadsWord(len(s.cpus)),
-		rateText(sweep, sweepCI), sweptOn, rateText(v, ci), time.Since(s.at).Round(time.Second), where), nil
+		rateText(sweep, sweepCI, sweepUnknown), sweptOn, rateText(v, ci, !j.results[0].Estimate.Bounded()), time.Since(s.at).Round(time.Second), where), nil
 }
 
 // inconsistency is a roof where physics says it cannot be: below the same
@@ -169,7 +170,7 @@ func inconsistencies(r *roofline.Roofs) []inconsistency {
 		for _, d := range r.Compute {
 			if c.Kind == "" && d.Kind == "" && d.Name == c.Name && d.Threads < c.Threads && c.GFlops < d.GFlops && moved(c.GFlops, d.GFlops, c.CI, d.CI) {
 				out = append(out, inconsistency{compute: true, roof: i, text: fmt.Sprintf("%s (%s) %s GFLOP/s is below its %s GFLOP/s on %s",
-					c.Name, threadsWord(c.Threads), rateText(c.GFlops, c.CI), rateText(d.GFlops, d.CI), threadsWord(d.Threads))})
+					c.Name, threadsWord(c.Threads), rateText(c.GFlops, c.CI, c.IntervalUnknown), rateText(d.GFlops, d.CI, d.IntervalUnknown), threadsWord(d.Threads))})
 				break
 			}
 		}
@@ -179,15 +180,15 @@ func inconsistencies(r *roofline.Roofs) []inconsistency {
 			var than string
 			switch {
 			case d.Level == b.Level && d.Threads < b.Threads:
-				than = fmt.Sprintf("its %s GB/s on %s", rateText(d.GBytesPerS, d.CI), threadsWord(d.Threads))
+				than = fmt.Sprintf("its %s GB/s on %s", rateText(d.GBytesPerS, d.CI, d.IntervalUnknown), threadsWord(d.Threads))
 			case d.Level == roofline.LevelDRAM && b.Level != roofline.LevelDRAM && d.Threads == b.Threads:
-				than = fmt.Sprintf("DRAM's %s GB/s on the same threads", rateText(d.GBytesPerS, d.CI))
+				than = fmt.Sprintf("DRAM's %s GB/s on the same threads", rateText(d.GBytesPerS, d.CI, d.IntervalUnknown))
 			default:
 				continue
 			}
 			if b.GBytesPerS < d.GBytesPerS && moved(b.GBytesPerS, d.GBytesPerS, b.CI, d.CI) {
 				out = append(out, inconsistency{roof: i, text: fmt.Sprintf("%s (%s) %s GB/s is below %s",
-					b.Level, threadsWord(b.Threads), rateText(b.GBytesPerS, b.CI), than)})
+					b.Level, threadsWord(b.Threads), rateText(b.GBytesPerS, b.CI, b.IntervalUnknown), than)})
 				break
 			}
 		}
@@ -313,11 +314,12 @@ func recheckComputeRoofs(ctx context.Context, r *run, computed []measuredCompute
 			return fmt.Errorf("compute recheck of %s on %s: %w", m.kernel, threadsWord(len(m.cpus)), err)
 		}
 		v, ci := again.Estimate.Value, interval(again.Estimate)
+		firstUnknown := roof.IntervalUnknown
 		first, firstCI := addRecheck(&roof.GFlops, &roof.CI, &roof.IntervalUnknown, detail, again)
 		if moved(v, first, ci, firstCI) {
 			movedText = append(movedText, fmt.Sprintf("%s (%s) %s GFLOP/s (%s of its theoretical peak), %s %s later",
-				m.kernel, threadsWord(len(m.cpus)), rateText(first, firstCI), unit.RoundPercent(first/roof.TheoreticalGFlops),
-				rateText(v, ci), time.Since(m.at).Round(time.Second)))
+				m.kernel, threadsWord(len(m.cpus)), rateText(first, firstCI, firstUnknown), unit.RoundPercent(first/roof.TheoreticalGFlops),
+				rateText(v, ci, !again.Estimate.Bounded()), time.Since(m.at).Round(time.Second)))
 		}
 	}
 	if len(movedText) > 0 {
@@ -328,7 +330,12 @@ func recheckComputeRoofs(ctx context.Context, r *run, computed []measuredCompute
 	return nil
 }
 
-// rateText is a rate with its interval, as the flags give it.
-func rateText(v float64, ci roofline.Interval) string {
+// rateText is a rate with its interval, as the flags give it; with too
+// few samples for one (unknown), their range, said to be no interval: a
+// one-sample "[29.76, 29.76]" would claim an exact figure.
+func rateText(v float64, ci roofline.Interval, unknown bool) string {
+	if unknown {
+		return fmt.Sprintf("%s [uncertainty unknown: samples %s to %s]", unit.Sig(v), unit.Sig(ci.Lo), unit.Sig(ci.Hi))
+	}
 	return fmt.Sprintf("%s [%s, %s]", unit.Sig(v), unit.Sig(ci.Lo), unit.Sig(ci.Hi))
 }

@@ -408,7 +408,7 @@ func noteAboveTheory(rep *Report, ghz float64) {
 		}
 		hi = max(hi, r)
 		n++
-		roofs = append(roofs, fmt.Sprintf("%s (%s) %s GFLOP/s against %s", c.Name, threadsWord(c.Threads), rateText(c.GFlops, c.CI), unit.Sig(c.TheoreticalGFlops)))
+		roofs = append(roofs, fmt.Sprintf("%s (%s) %s GFLOP/s against %s", c.Name, threadsWord(c.Threads), rateText(c.GFlops, c.CI, c.IntervalUnknown), unit.Sig(c.TheoreticalGFlops)))
 	}
 	if n > 0 {
 		rep.flag(roofline.FlagAboveTheory, fmt.Sprintf("%d compute roofs are %.0f%% to %.0f%% of their theoretical peak at %.3g GHz (%s): the cores ran at about %.2g to %.2g GHz, above the clock the peaks use",
@@ -562,4 +562,12 @@ func threadsWord(n int) string {
 		return "1 thread"
 	}
 	return fmt.Sprintf("%d threads", n)
+}
+
+// samplesWord is "1 sample is" or "3 samples are".
+func samplesWord(n int) string {
+	if n == 1 {
+		return "1 sample is"
+	}
+	return fmt.Sprintf("%d samples are", n)
 }
