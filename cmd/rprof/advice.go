@@ -299,23 +299,21 @@ var errQEMUUnchecked = errors.New("not checked (a captured tree): the machine ne
 // one (--overhead), which takes the set-up of its arrays with it, so that
 // T, W and Q are 19 passes' (2 FLOP and 24 bytes per element each).
 var example = struct {
-	target                  []string
-	overhead, work, traffic string
-}{[]string{"./examples/triad", "20000000", "20"}, "./examples/triad 20000000 1", "7.6e8", "9.12e9"}
+	target, flags []string
+	work, traffic string
+}{[]string{"./examples/triad", "20000000", "20"}, []string{"--overhead", "./examples/triad 20000000 1"}, "7.6e8", "9.12e9"}
 
 // waysForward lists every way to measure without counting W and Q, in one
 // wording for rprof doctor and rprof run's refusal: the fix of the
 // problems (a PMU), counting by emulation, the work and traffic given,
-// software events. target is the command to measure and overhead the one
-// whose time, work and traffic to subtract ("" for none); work and
-// traffic the figures to give for it ("" for placeholders); qemuErr why
-// QEMU cannot be used here, nil when it can.
-func waysForward(target []string, overhead, work, traffic string, qemuErr error) []render.Way {
-	cmd := shellJoin(target)
-	if overhead != "" {
-		cmd = "--overhead " + shellJoin([]string{overhead}) + " -- " + cmd
-	} else {
-		cmd = "-- " + cmd
+// software events. target is the command to measure and flags the other
+// flags of run to give with it (--overhead, --json...); work and traffic
+// the figures to give for it ("" for placeholders); qemuErr why QEMU
+// cannot be used here, nil when it can.
+func waysForward(target, flags []string, work, traffic string, qemuErr error) []render.Way {
+	cmd := "-- " + shellJoin(target)
+	if len(flags) > 0 {
+		cmd = shellJoin(flags) + " " + cmd
 	}
 	if work == "" {
 		work, traffic = "FLOPS", "BYTES"

@@ -81,7 +81,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		if d.Live {
 			qerr = measure.CheckQEMU(ctx)
 		}
-		doc.WaysForward = waysForward(example.target, example.overhead, example.work, example.traffic, qerr)
+		doc.WaysForward = waysForward(example.target, example.flags, example.work, example.traffic, qerr)
 	}
 	if asJSON {
 		err = writeJSON(e.stdout, doc)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rprof/rprof/cluster"
@@ -160,7 +161,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	p, err := e.measure(ctx, cfg)
 	release()
 	if err != nil {
-		return runFailure(e, err, cfg.Target.Command, cfg.Counting.Overhead)
+		return runFailure(e, err, cfg.Target.Command, args[:len(args)-len(fset.Args())], fset)
 	}
 	if isRank {
 		cluster.Describe(p, id, node, roofs.Roofs, rprofVersion())
@@ -247,18 +248,54 @@ func finishRun(ctx context.Context, e *env, cfg measure.Config, p *roofline.Poin
 
 // runFailure turns Run's errors into exit statuses by measureFailure; a
 // refusal for want of counters also prints the doctor's diagnosis and the
-// ways to measure target anyway, less its overhead command as the user
-// gave it (without it, each way would place the whole process).
-func runFailure(e *env, err error, target, overhead []string) error {
+// ways to measure target anyway, with the flags given (flags, parsed by
+// fset) but those that choose how to count.
+func runFailure(e *env, err error, target, flags []string, fset *flag.FlagSet) error {
 	var nc *measure.NoCountersError
 	if errors.As(err, &nc) {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		render.WriteRunDiagnosis(e.stderr, nc.Diagnosis, problemFix)
 		qerr := measure.CheckQEMU(context.Background())
-		render.WriteWays(e.stderr, waysForward(target, strings.Join(overhead, " "), "", "", qerr))
+		keep := withoutFlags(flags, fset, "count", "e", "work", "traffic")
+		render.WriteWays(e.stderr, waysForward(target, keep, "", "", qerr))
 		return &exitError{code: exitInternal}
 	}
 	return measureFailure(err, "")
+}
+
+// withoutFlags is args, command-line flags parsed by fs, less the flags
+// named drop (with their values) and the "--" that ends them.
+func withoutFlags(args []string, fs *flag.FlagSet, drop ...string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil || !strings.HasPrefix(a, "-") {
+			out = append(out, a)
+			continue
+		}
+		takesNext := !hasValue && !isBoolFlag(f)
+		if !slices.Contains(drop, name) {
+			out = append(out, a)
+			if takesNext && i+1 < len(args) {
+				out = append(out, args[i+1])
+			}
+		}
+		if takesNext {
+			i++
+		}
+	}
+	return out
+}
+
+// isBoolFlag says whether f takes no value, as the flag package decides.
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // configFlags are the flags of the measure.Config fields, as its

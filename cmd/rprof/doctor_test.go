@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,7 +84,7 @@ func TestDoctorOnThisMachine(t *testing.T) {
 // otherwise), whatever this machine then makes of it.
 func TestWaysForwardAreCommandsRunAccepts(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	ways := waysForward([]string{"/bin/true"}, "/bin/true 1", "1e3", "1e4", nil)
+	ways := waysForward([]string{"/bin/true"}, []string{"--overhead", "/bin/true 1", "--repeat", "3"}, "1e3", "1e4", nil)
 	if len(ways) != 4 {
 		t.Fatalf("%d ways, want the PMU fix, emulation, --work/--traffic and -e", len(ways))
 	}
@@ -114,9 +116,28 @@ func TestRunRefusalGivesTheDoctorsWaysForward(t *testing.T) {
 			t.Errorf("refusal lacks %q:\n%s", want, stderr)
 		}
 	}
-	for _, w := range waysForward(nil, "", "", "", nil) {
+	for _, w := range waysForward(nil, nil, "", "", nil) {
 		if !strings.Contains(stderr, w.What) || !strings.Contains(doctor, w.What) {
 			t.Errorf("%q not in both the refusal and the doctor", w.What)
 		}
+	}
+}
+
+// The refusal's ways forward keep the flags the user gave (--overhead,
+// --json...), less those that choose how to count, which each way sets.
+func TestWithoutFlagsDropsTheCountingChoiceAndKeepsTheRest(t *testing.T) {
+	fset := newFlagSet(&env{stderr: io.Discard}, "run")
+	var mf measureFlags
+	mf.register(fset)
+	fset.Int("repeat", 1, "")
+	fset.String("json", "", "")
+	args := []string{"--repeat", "5", "--count=pmu", "-e", "page-faults", "--likwid-markers", "--overhead", "./t 1", "--work", "1e3", "--json=t.json", "--", "./t", "20"}
+	if err := fset.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	got := withoutFlags(args[:len(args)-len(fset.Args())], fset, "count", "e", "work", "traffic")
+	want := []string{"--repeat", "5", "--likwid-markers", "--overhead", "./t 1", "--json=t.json"}
+	if !slices.Equal(got, want) {
+		t.Errorf("kept %q, want %q", got, want)
 	}
 }
