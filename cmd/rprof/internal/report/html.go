@@ -35,8 +35,9 @@ func HTML(w io.Writer, in Input) (notes []string, err error) {
 	v.Notes = append(chartNotes, v.Notes...)
 	data := struct {
 		*view
-		Charts []template.HTML
-	}{v, charts}
+		Charts      []template.HTML
+		Theoretical bool
+	}{v, charts, in.Chart.Theoretical}
 	if err := htmlTemplate().Execute(w, data); err != nil {
 		return nil, fmt.Errorf("write HTML report: %w", err)
 	}
@@ -132,7 +133,7 @@ code { font-size: 0.9em; }
 <h2>Roofline</h2>
 <figure>{{range .Charts}}
 {{.}}{{end}}
-<figcaption>Log-log roofline. Across: arithmetic intensity, FLOP per byte of DRAM traffic; up: GFLOP/s. Lines: measured roofs with their confidence intervals (dashed: theoretical peaks); crosses: ridge points; triangles: memory-bound points, squares: compute-bound; hollow: analytic; red: a point with a warning (above its roof, counts that disagree, a failed run; info and caution flags are listed in the table only). Error bars: confidence interval of GFLOP/s.</figcaption>
+<figcaption>Log-log roofline. Across: arithmetic intensity, FLOP per byte of DRAM traffic; up: GFLOP/s. Lines: measured roofs, each labelled with its value and its confidence interval's half-width{{if .Theoretical}} (dashed: theoretical peaks){{end}}; crosses: ridge points; triangles: memory-bound points, squares: compute-bound; hollow: analytic; red: a point with a warning (above its roof, counts that disagree, a failed run; info and caution flags are listed in the table only). Error bars: confidence interval of GFLOP/s.</figcaption>
 </figure>
 {{with .Notes}}<p class="note">Notes:</p>
 <ul class="note">{{range .}}
