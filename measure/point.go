@@ -108,7 +108,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	// repetition's net time is positive.
 	if timeUsable(p, seconds) {
 		p.GFlops, p.CI.GFlops = rate(works, seconds, cfg.Repetition.Confidence, p.WorkFlops != nil)
-		p.GBytesPerS, _ = rate(traffics, seconds, cfg.Repetition.Confidence, p.TrafficBytes != nil)
+		p.GBytesPerS, p.CI.GBytesPerS = rate(traffics, seconds, cfg.Repetition.Confidence, p.TrafficBytes != nil)
 	}
 	if p.WorkFlops != nil && p.TrafficBytes != nil && *p.TrafficBytes > 0 {
 		p.Intensity = ptr(*p.WorkFlops / *p.TrafficBytes)

@@ -319,6 +319,9 @@ func TestBuildPointReportsRepetitionStatistics(t *testing.T) {
 	if p.CI.GFlops == nil || !(p.CI.GFlops.Lo < *p.GFlops && *p.GFlops < p.CI.GFlops.Hi) {
 		t.Errorf("GFLOP/s %v CI %+v", *p.GFlops, p.CI.GFlops)
 	}
+	if p.GBytesPerS == nil || p.CI.GBytesPerS == nil || !(p.CI.GBytesPerS.Lo < *p.GBytesPerS && *p.GBytesPerS < p.CI.GBytesPerS.Hi) {
+		t.Errorf("GB/s %v CI %+v: want the interval of the mean rate, as GFLOP/s has", p.GBytesPerS, p.CI.GBytesPerS)
+	}
 	if len(p.Samples.Seconds) != 5 || len(p.Samples.WorkFlops) != 5 || len(p.Samples.TrafficBytes) != 5 {
 		t.Errorf("samples = %+v", p.Samples)
 	}

@@ -423,10 +423,11 @@ type Uncertainty struct {
 	Confidence float64 `json:"confidence"`
 	// Method names how the interval was computed, e.g. "student-t",
 	// "normal", "order-statistic".
-	Method  string    `json:"method"`
-	N       int       `json:"n"`
-	Seconds Interval  `json:"seconds"`
-	GFlops  *Interval `json:"gflops,omitempty"`
+	Method     string    `json:"method"`
+	N          int       `json:"n"`
+	Seconds    Interval  `json:"seconds"`
+	GFlops     *Interval `json:"gflops,omitempty"`
+	GBytesPerS *Interval `json:"gbytes_per_s,omitempty"`
 }
 
 // Samples keeps the per-repetition values, so that comparisons can test

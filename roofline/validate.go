@@ -110,7 +110,7 @@ func validateUncertainty(path string, p *Point) error {
 	for _, iv := range []struct {
 		field string
 		v     *Interval
-	}{{"ci.seconds", &ci.Seconds}, {"ci.gflops", ci.GFlops}} {
+	}{{"ci.seconds", &ci.Seconds}, {"ci.gflops", ci.GFlops}, {"ci.gbytes_per_s", ci.GBytesPerS}} {
 		if iv.v == nil {
 			continue
 		}

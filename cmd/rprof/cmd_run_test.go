@@ -139,7 +139,7 @@ func TestRunSummaryOfRecordedPoints(t *testing.T) {
 		TrafficBytes:    fptr(2.4e10), ReadBytes: fptr(1.6e10), WriteBytes: fptr(8e9),
 		Seconds: 1.25,
 		CI: roofline.Uncertainty{Confidence: 0.95, Method: "student-t", N: 5,
-			Seconds: roofline.Interval{Lo: 1.2, Hi: 1.3}, GFlops: &roofline.Interval{Lo: 1.54, Hi: 1.66}},
+			Seconds: roofline.Interval{Lo: 1.2, Hi: 1.3}, GFlops: &roofline.Interval{Lo: 1.54, Hi: 1.66}, GBytesPerS: &roofline.Interval{Lo: 18.2, Hi: 20.2}},
 		Intensity: fptr(2e9 / 2.4e10), GFlops: fptr(1.6), GBytesPerS: fptr(19.2),
 		Bound: &roofline.Bound{Kind: roofline.BoundMemory, Roof: "DRAM", GBytesPerS: 20}, AttainableGFlops: fptr(20 * 2e9 / 2.4e10), FractionOfAttainable: fptr(1.6 / (20 * 2e9 / 2.4e10)),
 		RoofsFile: "roofs.json", Threads: 2,

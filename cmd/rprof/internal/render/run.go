@@ -199,14 +199,19 @@ func (s *summary) timed() {
 	if p.Source == roofline.SourceEvents {
 		return
 	}
-	gci := ""
-	if p.GFlops != nil && p.CI.GFlops != nil {
-		if pm, ok := unit.HalfWidthPercent(*p.GFlops, p.CI.GFlops.Lo, p.CI.GFlops.Hi); ok {
-			gci = "± " + pm
-		}
+	s.line(OrUnknown(p.GFlops, unit.Value), "GFLOP/s", "performance", known(p.GFlops, rateHow+halfWidth(p.GFlops, p.CI.GFlops)))
+	s.line(OrUnknown(p.GBytesPerS, unit.Value), "GB/s", "bandwidth", known(p.GBytesPerS, rateHow+halfWidth(p.GBytesPerS, p.CI.GBytesPerS)))
+}
+
+// halfWidth is " ± 12%" for a rate v with interval ci, "" without one.
+func halfWidth(v *float64, ci *roofline.Interval) string {
+	if v == nil || ci == nil {
+		return ""
 	}
-	s.line(OrUnknown(p.GFlops, unit.Value), "GFLOP/s", "performance", known(p.GFlops, rateHow+" "+gci))
-	s.line(OrUnknown(p.GBytesPerS, unit.Value), "GB/s", "bandwidth", known(p.GBytesPerS, rateHow))
+	if pm, ok := unit.HalfWidthPercent(*v, ci.Lo, ci.Hi); ok {
+		return " ± " + pm
+	}
+	return ""
 }
 
 // placement writes where the point sits under the roofs, when it was
