@@ -51,7 +51,7 @@ RP_EXPORT int qemu_plugin_version = RP_QEMU_PLUGIN_API;
 #define MAX_CHUNKS 65536 /* 2^28 translation blocks */
 #define NO_LINE UINT64_MAX
 #define HINT_BITS 12 /* the L1 way hints: 4096 per vCPU */
-#define MINFO_BITS 4 /* the meminfo values each vCPU remembers: 16 */
+#define MINFO_BITS 6 /* the meminfo values each vCPU remembers: 64 */
 #define MINFO_KNOWN (1ull << 63)
 #define MINFO_STORE 0x80u
 
@@ -551,6 +551,13 @@ static void stack_find(uint64_t vaddr)
 	pthread_mutex_unlock(&g.lock);
 }
 
+/* stack_place is where the model places vaddr, in the main stack's
+ * mapping. */
+static inline uint64_t stack_place(uint64_t vaddr)
+{
+	return vaddr - g.stack_anchor + STACK_BASE;
+}
+
 /* stack_addr is where the model places vaddr, an address in the main
  * stack's mapping or one of the image's first accesses (the mapping is
  * unknown until then: stack_lo and stack_len span everything). */
@@ -561,7 +568,7 @@ static inline uint64_t stack_addr(uint64_t vaddr)
 		if (vaddr - g.stack_lo >= g.stack_len)
 			return vaddr;
 	}
-	return vaddr - g.stack_anchor + STACK_BASE;
+	return stack_place(vaddr);
 }
 
 /* hint_of is line's L1 way hint. */
@@ -602,7 +609,7 @@ static __attribute__((noinline)) void mem_lines(struct vcpu *v, uint64_t vaddr, 
 /* minfo_slot is where a vCPU remembers what meminfo value info says. */
 static inline unsigned minfo_slot(qemu_plugin_meminfo_t info)
 {
-	return (info ^ (info >> 8) ^ (info >> 16)) & ((1u << MINFO_BITS) - 1);
+	return (info * 0x9e3779b1u) >> (32 - MINFO_BITS);
 }
 
 /* meminfo_learn asks QEMU what an access's meminfo says and remembers it
@@ -649,9 +656,8 @@ static __attribute__((noinline)) void mem_access(unsigned int vcpu_index,
 }
 
 /* on_mem is the callback of every access (udata: its block). It settles
- * what most accesses are without a call: from the block whose counts are
- * at hand, with a meminfo value seen before, outside the stack's mapping,
- * within one line, and either a repeat of the last access's line (a ymm
+ * what most accesses are without a call: with a meminfo value seen
+ * before, within one line, and either a repeat of the last access's line (a ymm
  * load arrives as four 8-byte accesses under QEMU 7.2: after the first,
  * the line is the most recent in L1 already, and dirty for a store) or an
  * L1 hit where the hint says (one update). Anything else goes to
@@ -662,11 +668,24 @@ static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t
 	struct vcpu *v = vcpu_index < MAX_VCPUS
 	                     ? __atomic_load_n(&vcpus[vcpu_index], __ATOMIC_ACQUIRE)
 	                     : NULL;
-	if (!v || v->cur_tb != (uint32_t)(uintptr_t)udata || vaddr - g.stack_lo < g.stack_len)
+	uint32_t tb = (uint32_t)(uintptr_t)udata;
+	if (!v)
 		goto other;
 	unsigned h = minfo_slot(info);
 	if (v->minfo[h] != (MINFO_KNOWN | info))
 		goto other;
+	if (tb != v->cur_tb) {
+		struct tbcount *c = v->chunks[tb >> CHUNK_BITS];
+		if (!c)
+			goto other;
+		v->cur = &c[tb & (CHUNK - 1)];
+		v->cur_tb = tb;
+	}
+	if (__builtin_expect(vaddr - g.stack_lo < g.stack_len, 0)) {
+		if (!__atomic_load_n(&g.stack_found, __ATOMIC_ACQUIRE))
+			goto other;
+		vaddr = stack_place(vaddr);
+	}
 	uint64_t size = 1ull << (v->mdecoded[h] & ~MINFO_STORE);
 	int store = (v->mdecoded[h] & MINFO_STORE) != 0;
 	uint64_t line = vaddr >> g.line_shift;
@@ -677,7 +696,7 @@ static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t
 		uint32_t *hint = hint_of(v, line);
 		if (v->lv[0].tags[*hint] != line + 1)
 			goto other;
-		use(&v->lv[0], *hint, store, v->cur_tb);
+		use(&v->lv[0], *hint, store, tb);
 		v->last_dirty = store || (again && v->last_dirty);
 		v->last_line = line;
 	}
