@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/rprof/rprof/cmd/rprof/internal/gate"
 	"github.com/rprof/rprof/internal/docfile"
-	"github.com/rprof/rprof/internal/output"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/roofline"
 )
@@ -83,22 +81,8 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	if err := gate.WriteText(e.stdout, c); err != nil {
 		return err
 	}
-	if *markdown != "" {
-		err := output.Write(ctx, *markdown, e.stdout, func(w io.Writer) error { return gate.WriteComparisonMarkdown(w, c) })
-		if err != nil {
-			return &exitError{code: exitInternal, err: err}
-		}
-	}
-	if *benchfmt != "" {
-		err := output.Write(ctx, *benchfmt, e.stdout, func(w io.Writer) error {
-			if err := gate.WriteBenchfmt(w, "old", old); err != nil {
-				return err
-			}
-			return gate.WriteBenchfmt(w, "new", new)
-		})
-		if err != nil {
-			return &exitError{code: exitInternal, err: err}
-		}
+	if err := gate.WriteComparisonFiles(ctx, e.stdout, c, old, new, *markdown, *benchfmt); err != nil {
+		return &exitError{code: exitInternal, err: err}
 	}
 	return nil
 }

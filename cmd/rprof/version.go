@@ -6,18 +6,28 @@ import (
 	"strings"
 )
 
+// build is the build information: the main module's version, the Go
+// version and the VCS settings by key; ok is false without it.
+func build() (bi *debug.BuildInfo, settings map[string]string, ok bool) {
+	bi, ok = debug.ReadBuildInfo()
+	if !ok {
+		return nil, nil, false
+	}
+	settings = map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	return bi, settings, true
+}
+
 // version is "rprof VERSION (REVISION[, modified], TIME) GOVERSION" from
 // the build info: the module version for `go install module@version`,
 // "(devel)" for a build from a checkout, whose VCS revision then says
 // which commit it is.
 func version() string {
-	bi, ok := debug.ReadBuildInfo()
+	bi, settings, ok := build()
 	if !ok {
 		return "rprof (no build information)"
-	}
-	settings := map[string]string{}
-	for _, s := range bi.Settings {
-		settings[s.Key] = s.Value
 	}
 	var vcs []string
 	if rev := settings["vcs.revision"]; rev != "" {
@@ -34,27 +44,20 @@ func version() string {
 	return fmt.Sprintf("rprof %s (%s) %s", bi.Main.Version, strings.Join(vcs, ", "), bi.GoVersion)
 }
 
-// rprofVersion names this build: the module version, or the VCS revision
-// (with "+dirty" for a modified tree) of a development build.
+// rprofVersion names this build in a rank's point: the module version, or
+// the VCS revision (with "+dirty" for a modified tree) of a development
+// build.
 func rprofVersion() string {
-	bi, ok := debug.ReadBuildInfo()
+	bi, settings, ok := build()
 	if !ok {
 		return "unknown"
 	}
-	v := bi.Main.Version
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
+	v, rev := bi.Main.Version, settings["vcs.revision"]
 	if (v == "" || v == "(devel)") && rev != "" {
-		return rev + dirty
+		if settings["vcs.modified"] == "true" {
+			rev += "+dirty"
+		}
+		return rev
 	}
 	if v == "" {
 		return "(devel)"

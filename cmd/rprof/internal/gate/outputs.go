@@ -69,3 +69,23 @@ func WriteOutputs(ctx context.Context, stdout io.Writer, o Outputs, v *Verdict, 
 		return WriteBenchfmt(w, "new", []roofline.Point{cur})
 	})
 }
+
+// WriteComparisonFiles writes a comparison's Markdown tables to markdown
+// and the old and new points' samples to benchfmt in Go benchmark format
+// ("" is none; output.Stdout is stdout).
+func WriteComparisonFiles(ctx context.Context, stdout io.Writer, c *Comparison, old, new []roofline.Point, markdown, benchfmt string) error {
+	if markdown != "" {
+		if err := output.Write(ctx, markdown, stdout, func(w io.Writer) error { return WriteComparisonMarkdown(w, c) }); err != nil {
+			return err
+		}
+	}
+	if benchfmt == "" {
+		return nil
+	}
+	return output.Write(ctx, benchfmt, stdout, func(w io.Writer) error {
+		if err := WriteBenchfmt(w, "old", old); err != nil {
+			return err
+		}
+		return WriteBenchfmt(w, "new", new)
+	})
+}
