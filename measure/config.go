@@ -372,7 +372,7 @@ func (c Counting) regionSpecs() ([]regions.Spec, error) {
 // Validate checks the thread scope asked for.
 func (p Placement) Validate() error {
 	if p.Threads < 0 {
-		return fieldErr(fmt.Errorf("%d: must be positive", p.Threads), "Placement.Threads")
+		return fieldErr(fmt.Errorf("%d: must not be negative", p.Threads), "Placement.Threads")
 	}
 	return nil
 }
