@@ -1,8 +1,10 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -10,11 +12,14 @@ import (
 	"github.com/rprof/rprof/roofline"
 )
 
-// WriteGPUKernels is rprof run --gpu's table: each kernel's device,
-// launches, summed GPU time, its share of all kernels' time, its mean per
-// launch and the device's clocks, then the flags of the points (each
-// once) with their levels.
+// WriteGPUKernels is rprof run --gpu's table, the kernels that took the
+// most GPU time first (as profilers' kernel summaries): each kernel's
+// device, launches, summed GPU time, its share of all kernels' time, its
+// mean per launch and the device's clocks, then the flags of the points
+// (each once) with their levels.
 func WriteGPUKernels(w io.Writer, points []roofline.Point, wall time.Duration) {
+	points = slices.Clone(points)
+	slices.SortStableFunc(points, func(a, b roofline.Point) int { return cmp.Compare(b.Seconds, a.Seconds) })
 	total := 0.0
 	for _, p := range points {
 		total += p.Seconds
