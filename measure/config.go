@@ -324,7 +324,7 @@ func (r Repetition) withDefaults() (Repetition, error) {
 		r.MaxRepeat = DefaultMaxRepeat
 	}
 	if r.MaxRepeat < 0 || (r.CI > 0 && r.MaxRepeat < minAdaptive) {
-		return r, fieldErr(fmt.Errorf("%d: must be at least %d", r.MaxRepeat, minAdaptive), "Repetition.MaxRepeat")
+		return r, fieldErr(fmt.Errorf("%d: an adaptive run makes at least %d", r.MaxRepeat, minAdaptive), "Repetition.MaxRepeat")
 	}
 	if r.MaxTime == 0 {
 		r.MaxTime = DefaultMaxTime

@@ -303,7 +303,7 @@ func TestRunRejectsBadInputWithOneLineAndNoDocument(t *testing.T) {
 		{"empty command", []string{"--work", "1"}, exitUsage, "empty command"},
 		{"repeat 0", []string{"--work", "1", "--repeat", "0", ok}, exitUsage, "--repeat 0"},
 		{"repeat with ci", []string{"--work", "1", "--repeat", "2", "--ci", "0.02", ok}, exitUsage, "--repeat and --ci exclude each other"},
-		{"ci with too few runs", []string{"--work", "1", "--ci", "0.1", "--max-repeat", "2", ok}, exitUsage, "--max-repeat 2: must be at least 3"},
+		{"ci with too few runs", []string{"--work", "1", "--ci", "0.1", "--max-repeat", "2", ok}, exitUsage, "--max-repeat 2: an adaptive run makes at least 3"},
 		{"unknown backend", []string{"--count", "nope", ok}, exitUsage, `--count "nope": no such counting backend`},
 		{"empty overhead command", []string{"--work", "1", "--overhead", " ", ok}, exitUsage, "--overhead is empty"},
 		{"chart format unknown", []string{"--work", "1", "--plot", filepath.Join(dir, "chart.gif"), ok}, exitUsage, "chart.gif"},
