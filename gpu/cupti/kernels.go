@@ -102,6 +102,9 @@ func (r Recording) Flags() []roofline.Flag {
 		if p.Dropped > 0 {
 			lost = append(lost, fmt.Sprintf("CUPTI dropped %d records in process %d", p.Dropped, p.PID))
 		}
+		if p.Untimed > 0 {
+			lost = append(lost, fmt.Sprintf("%d kernel records in process %d ended no later than they started and are left out", p.Untimed, p.PID))
+		}
 		if p.Recording && !p.Complete {
 			lost = append(lost, fmt.Sprintf("process %d did not exit normally, so its last records were not flushed", p.PID))
 		}

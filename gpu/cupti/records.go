@@ -83,6 +83,9 @@ type Process struct {
 	UnverifiedLayout bool
 	CheckedVersion   int
 	Kernels          []Kernel
+	// Untimed counts the kernel records whose end is not after their
+	// start: left out of Kernels rather than taken as a time.
+	Untimed int
 	// Dropped counts the records CUPTI dropped.
 	Dropped uint64
 	// Complete says the process exited and its records were flushed.
@@ -153,8 +156,11 @@ func (p *Process) record(f []string) error {
 		p.Recording = true
 	case "kernel":
 		var k Kernel
-		k, err = parseKernel(f[1:])
-		p.Kernels = append(p.Kernels, k)
+		if k, err = parseKernel(f[1:]); err == nil && k.End <= k.Start {
+			p.Untimed++
+		} else if err == nil {
+			p.Kernels = append(p.Kernels, k)
+		}
 	case "dropped":
 		var d uint64
 		d, err = strconv.ParseUint(f[1], 10, 64)
@@ -179,9 +185,6 @@ func parseKernel(f []string) (Kernel, error) {
 		nums[i] = v
 	}
 	k.Device, k.Context, k.Stream, k.Start, k.End = int(nums[0]), uint32(nums[1]), uint32(nums[2]), nums[3], nums[4]
-	if k.End < k.Start {
-		return k, fmt.Errorf("%s ends (%d) before it starts (%d)", k.Name, k.End, k.Start)
-	}
 	for i, dims := range []*[3]int{&k.Grid, &k.Block} {
 		d := strings.Split(f[5+i], ",")
 		if len(d) != 3 {

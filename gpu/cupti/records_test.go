@@ -21,7 +21,6 @@ func TestParseRefusesWhatTheLibraryDidNotWrite(t *testing.T) {
 		{"another format", "rprof-cupti\t2\t10\n", ErrFormat.Error()},
 		{"unknown record", "rprof-cupti\t1\t10\nmetric\tdram__bytes.sum\t1\n", `line 2: unknown record "metric"`},
 		{"short kernel", "rprof-cupti\t1\t10\nkernel\t0\t1\t7\t5\t9\n", "line 2: kernel has 5 fields, want 9"},
-		{"backwards kernel", "rprof-cupti\t1\t10\nkernel\t0\t1\t7\t9\t5\t1,1,1\t1,1,1\t1\tk\n", "k ends (5) before it starts (9)"},
 		{"bad grid", "rprof-cupti\t1\t10\nkernel\t0\t1\t7\t5\t9\t1,1\t1,1,1\t1\tk\n", `"1,1": want three dimensions`},
 	}
 	for _, tt := range tests {
@@ -37,6 +36,7 @@ func TestParseRefusesWhatTheLibraryDidNotWrite(t *testing.T) {
 func TestParseReadsEveryRecord(t *testing.T) {
 	in := "rprof-cupti\t1\t4242\ncupti\t26\t/usr/local/cuda/lib64/libcupti.so.12\nunverified-layout\t26\t18\n" +
 		"recording\tkernels\nkernel\t1\t3\t14\t100\t350\t64,2,1\t128,1,1\t9\t_Z5triadPdS_S_d\n" +
+		"kernel\t1\t3\t14\t900\t800\t64,2,1\t128,1,1\t10\tbackwards\n" +
 		"error\tcuptiActivityGetNextRecord\t999\tCUPTI_ERROR_UNKNOWN\ndropped\t4\ndropped\t1\nend\n"
 	p, err := Parse(strings.NewReader(in))
 	if err != nil {
@@ -44,9 +44,13 @@ func TestParseReadsEveryRecord(t *testing.T) {
 	}
 	want := Kernel{Name: "_Z5triadPdS_S_d", Device: 1, Context: 3, Stream: 14, Start: 100, End: 350, Grid: [3]int{64, 2, 1}, Block: [3]int{128, 1, 1}, Correlation: 9}
 	if p.PID != 4242 || p.Version != 26 || !p.UnverifiedLayout || p.CheckedVersion != 18 || !p.Recording ||
-		len(p.Kernels) != 1 || p.Kernels[0] != want || p.Dropped != 5 || !p.Complete ||
+		len(p.Kernels) != 1 || p.Kernels[0] != want || p.Untimed != 1 || p.Dropped != 5 || !p.Complete ||
 		len(p.Errors) != 1 || p.Errors[0].Code != 999 {
 		t.Errorf("got %+v", p)
+	}
+	flags := Recording{Processes: []Process{p}}.Flags()
+	if len(flags) != 2 || flags[1].Message != "CUPTI dropped 5 records in process 4242; 1 kernel records in process 4242 ended no later than they started and are left out: kernels are missing" {
+		t.Errorf("flags: %+v", flags)
 	}
 }
 
