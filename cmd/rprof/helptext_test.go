@@ -88,7 +88,8 @@ func helpFlagRows(t *testing.T, help string) []flagRow {
 // TestEveryFlagIsDocumented reads each command's flag table, which is
 // rendered from its FlagSet: every flag says what it does, and every
 // flag that takes an argument names it (a `WORD` in its usage), not by
-// its Go type.
+// its Go type, and none sends the reader below the table, which ends the
+// help.
 func TestEveryFlagIsDocumented(t *testing.T) {
 	goTypes := map[string]bool{"value": true, "string": true, "int": true, "uint": true, "float": true, "duration": true}
 	for _, cmd := range helpCommands() {
@@ -104,6 +105,9 @@ func TestEveryFlagIsDocumented(t *testing.T) {
 			for _, r := range rows {
 				if r.usage == "" {
 					t.Errorf("--%s has no usage: give it one where the command defines it", r.name)
+				}
+				if strings.Contains(r.usage, "below)") {
+					t.Errorf("--%s points below, but the flag table ends the help: %s", r.name, r.usage)
 				}
 				if goTypes[r.arg] {
 					t.Errorf("--%s names its argument %q, its Go type: put a `WORD` in its usage", r.name, r.arg)
