@@ -50,7 +50,9 @@ for doc in "$@"; do
 		missing=""
 		for tool in $needs; do
 			case "$tool" in
-			*.so*) ldconfig -p | awk '{print $1}' | grep -qF "$tool" || missing="$missing $tool" ;;
+			# awk reads all of ldconfig's list: grep -q would stop early and,
+			# under pipefail, fail the pipe by SIGPIPE even on a match.
+			*.so*) ldconfig -p | awk -v lib="$tool" 'index($1, lib) == 1 { found = 1 } END { exit !found }' || missing="$missing $tool" ;;
 			*) command -v "$tool" >/dev/null || missing="$missing $tool" ;;
 			esac
 		done
