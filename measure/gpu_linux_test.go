@@ -34,7 +34,7 @@ func TestRunGPUPlacesEachKernelWithItsDevice(t *testing.T) {
 		t.Fatalf("run: %+v", run)
 	}
 	triad, gemm := run.Points[0], run.Points[1]
-	if triad.Label != "_Z5triadPdPKdS1_d" || triad.Seconds != 7e-6 || triad.GPU.Launches != 2 || triad.GPU.DeviceName != h100.Name ||
+	if triad.Label != "triad" || triad.GPU.Kernel != "triad(double*, double const*, double const*, double)" || triad.Seconds != 7e-6 || triad.GPU.Launches != 2 || triad.GPU.DeviceName != h100.Name ||
 		triad.GPU.ClockSource != roofline.ClockSourceAttribute || triad.WorkFlops != nil || triad.Command[0] != target {
 		t.Errorf("triad: %+v %+v", triad, triad.GPU)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ianlancetaylor/demangle"
+
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -168,13 +170,15 @@ type Device struct {
 // (flagged gpu-times-only), with the device and its clocks where dev is
 // known (nil: the device index alone).
 func (g Group) Point(dev *Device, here roofline.Machine, created time.Time) roofline.Point {
-	k := &roofline.GPUKernel{Kernel: g.Name, Launches: g.Launches, Device: g.Device, Tool: "cupti"}
+	// CUPTI names kernels as compiled (C++ names mangled); Nsight Compute
+	// and the points show them demangled.
+	k := &roofline.GPUKernel{Kernel: demangle.Filter(g.Name), Launches: g.Launches, Device: g.Device, Tool: "cupti"}
 	if dev != nil {
 		k.DeviceName, k.ComputeCapability = dev.Name, dev.ComputeCapability
 		k.SMClockMHz, k.MemClockMHz, k.ClockSource = dev.SMClockMHz, dev.MemClockMHz, roofline.ClockSourceAttribute
 	}
 	t := g.Seconds()
-	return roofline.Point{Schema: roofline.PointSchema, Label: roofline.KernelLabel(g.Name), Command: []string{}, Created: created,
+	return roofline.Point{Schema: roofline.PointSchema, Label: roofline.KernelLabel(demangle.Filter(g.Name, demangle.NoParams)), Command: []string{}, Created: created,
 		Source: roofline.SourceTimes, Seconds: t, Events: []roofline.EventCount{},
 		CI:      roofline.Uncertainty{N: 1, Seconds: roofline.Interval{Lo: t, Hi: t}},
 		Flags:   []roofline.Flag{{Code: roofline.FlagGPUTimesOnly, Subject: roofline.SubjectPlacement, Message: TimesOnly}},
