@@ -476,9 +476,13 @@ func summaryOf(s series) *stats.Summary {
 }
 
 // contextChanges records what differs between the two measurements besides
-// the kernel: machine, thread scope, roofs.
+// the kernel: machine, thread scope, roofs; and the command line or the
+// overhead subtracted, which may measure other work under one label.
 func contextChanges(pr *Pair) {
 	old, new := pr.Old, pr.New
+	if oc, nc := commandText(old), commandText(new); oc != nc && len(old.Command) > 0 && len(new.Command) > 0 {
+		pr.Context = append(pr.Context, fmt.Sprintf("command differs: %s → %s", oc, nc))
+	}
 	oc, nc := old.Machine.CPU, new.Machine.CPU
 	if oc.Vendor != nc.Vendor || oc.Family != nc.Family || oc.Model != nc.Model || oc.Microarch != nc.Microarch || oc.ModelName != nc.ModelName {
 		pr.OtherMachine = true
@@ -501,6 +505,16 @@ func contextChanges(pr *Pair) {
 			pr.Context = append(pr.Context, fmt.Sprintf("roofs differ: %s roof %s → %s", ob.Kind, roofValue(ob, ov, nb, unit), roofValue(nb, nv, ob, unit)))
 		}
 	}
+}
+
+// commandText is a point's command line and the overhead command
+// subtracted from it, if any.
+func commandText(p roofline.Point) string {
+	s := strings.Join(p.Command, " ")
+	if p.Overhead != nil && len(p.Overhead.Command) > 0 {
+		s += " (less " + strings.Join(p.Overhead.Command, " ") + ")"
+	}
+	return s
 }
 
 // roofValue writes a binding roof's value, "45.6 GB/s", naming the roof

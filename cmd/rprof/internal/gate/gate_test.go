@@ -163,6 +163,16 @@ func TestChangedRoofIsNotARegression(t *testing.T) {
 	}
 }
 
+// withCommand is p measured by another command, less overhead (nil: none).
+func withCommand(p roofline.Point, command, overhead []string) roofline.Point {
+	p.Command = command
+	p.Overhead = nil
+	if overhead != nil {
+		p.Overhead = &roofline.Overhead{Command: overhead}
+	}
+	return p
+}
+
 func TestContextComparesTheBindingRoofsByNameAndValue(t *testing.T) {
 	rec := load(t, "slowdown-old")
 	base := placed(rec, 4e7, 3.2e8, 50)
@@ -180,6 +190,8 @@ func TestContextComparesTheBindingRoofsByNameAndValue(t *testing.T) {
 		{"same roof measured again", placed(rec, 4e7, 3.2e8, 40), false, true, "roofs differ: memory roof 50 GB/s → 40 GB/s"},
 		{"another memory level", withRoof(base, roofline.Bound{Kind: roofline.BoundMemory, Roof: "L3", GBytesPerS: 50}), false, true, "roofs differ: memory roof DRAM 50 GB/s → L3 50 GB/s"},
 		{"another kind of roof: the kernel crossed the ridge", withRoof(base, roofline.Bound{Kind: roofline.BoundCompute, Roof: "dgemm", GFlops: 60}), false, false, ""},
+		{"another command under the label", withCommand(base, []string{"./triad", "20000000", "20"}, []string{"./triad", "20000000", "1"}), true, false,
+			"command differs: " + strings.Join(base.Command, " ") + " → ./triad 20000000 20 (less ./triad 20000000 1)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
