@@ -286,3 +286,22 @@ func TestRunRefusalsWaysKeepTheOverhead(t *testing.T) {
 		t.Errorf("%d ways, want 4:\n%s", n, ways)
 	}
 }
+
+// A time that is not positive after subtraction is unknown: the summary
+// gives no interval for it (it printed "±  (95% CI 0.000000 .. 0.000000").
+func TestRunSummaryGivesNoIntervalForAnUnknownTime(t *testing.T) {
+	p := &roofline.Point{
+		Schema: roofline.PointSchema, Label: "triad", Command: []string{"./triad", "2000000", "20"}, Source: roofline.SourceEmulated,
+		WorkFlops: fptr(7.6e7), TrafficBytes: fptr(1.216e9), Intensity: fptr(0.0625),
+		CI:       roofline.Uncertainty{Confidence: 0.95, Method: "student-t", N: 3},
+		Overhead: &roofline.Overhead{Command: []string{"./triad", "2000000", "1"}, Seconds: 0.05},
+		Flags:    []roofline.Flag{{Code: roofline.FlagNegative, Subject: roofline.SubjectSeconds, Message: "time is not positive after subtraction"}},
+	}
+	var b bytes.Buffer
+	render.WriteRunSummary(&b, p, "as asked with --threads")
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.Contains(line, " time ") && (strings.Contains(line, "±") || strings.Contains(line, "CI")) {
+			t.Errorf("the unknown time has an interval: %q", line)
+		}
+	}
+}

@@ -176,9 +176,12 @@ func (s *summary) counted() {
 func (s *summary) timed() {
 	p := s.p
 	tci := ""
-	if p.CI.N > 1 {
-		pm, _ := unit.HalfWidthPercent(p.Seconds, p.CI.Seconds.Lo, p.CI.Seconds.Hi)
-		tci = fmt.Sprintf("± %s (%g%% CI %.6f .. %.6f, %s, n=%d)", pm, p.CI.Confidence*100, p.CI.Seconds.Lo, p.CI.Seconds.Hi, p.CI.Method, p.CI.N)
+	// An unknown time (not positive after subtraction) has no interval.
+	if p.CI.N > 1 && p.Seconds > 0 {
+		tci = fmt.Sprintf("(%g%% CI %.6f .. %.6f, %s, n=%d)", p.CI.Confidence*100, p.CI.Seconds.Lo, p.CI.Seconds.Hi, p.CI.Method, p.CI.N)
+		if pm, ok := unit.HalfWidthPercent(p.Seconds, p.CI.Seconds.Lo, p.CI.Seconds.Hi); ok {
+			tci = "± " + pm + " " + tci
+		}
 	}
 	if p.Overhead != nil && p.Overhead.Command != nil {
 		tci = details(tci, "overhead subtracted")
