@@ -227,7 +227,11 @@ func (s *summary) placement(scope string) {
 	fmt.Fprintln(&s.w)
 	if p.Bound != nil {
 		s.line(unit.Value(*p.AttainableGFlops), "GFLOP/s", "attainable", "at this intensity; bound: "+p.Bound.String())
-		s.line(unit.Percent(*p.FractionOfAttainable), "", "of attainable", s.fn.marks(aboutSubject(roofline.SubjectPlacement)))
+		how := ""
+		if hw := halfWidth(p.GFlops, p.CI.GFlops); hw != "" {
+			how = strings.TrimSpace(hw) + " (performance's interval, not the roof's)"
+		}
+		s.line(unit.Percent(*p.FractionOfAttainable), "", "of attainable", strings.TrimSpace(how+s.fn.marks(aboutSubject(roofline.SubjectPlacement))))
 	} else {
 		s.line("", "", "not placed", notPlacedReason(p))
 	}
