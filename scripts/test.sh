@@ -93,14 +93,19 @@ fi
 # gigabytes) are not needed by them, which link only libc. A failed
 # download is not a failed run: the test skips with the reason.
 cuda_dir=${RPROF_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rprof-test}/cuda-11.8
+# nonfree_source makes apt see bookworm's non-free packages (package $1
+# among them), adding the source if it must.
+nonfree_source() {
+	local src=/etc/apt/sources.list.d/rprof-nonfree.sources
+	apt-cache show "$1" >/dev/null 2>&1 && return 0
+	[ -e "$src" ] || printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$src"
+	apt-get update -qq -o DPkg::Lock::Timeout=300 >/dev/null 2>&1 || { echo "apt-get update failed"; return 1; }
+}
 fetch_cuda_tools() {
-	local dir=$cuda_dir src=/etc/apt/sources.list.d/rprof-nonfree.sources
+	local dir=$cuda_dir
 	[ -e "$dir/root/.complete" ] && return 0
 	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || { echo "not root, or no apt-get"; return 1; }
-	if ! apt-cache show nvidia-cuda-toolkit >/dev/null 2>&1; then
-		[ -e "$src" ] || printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$src"
-		apt-get update -qq -o DPkg::Lock::Timeout=300 >/dev/null 2>&1 || { echo "apt-get update failed"; return 1; }
-	fi
+	nonfree_source nvidia-cuda-toolkit || return 1
 	mkdir -p "$dir/debs" && rm -rf "$dir/root.new" && mkdir -p "$dir/root.new" || return 1
 	(cd "$dir/debs" && ls nvidia-cuda-toolkit_11.8*.deb >/dev/null 2>&1 ||
 		apt-get download -qq -o APT::Sandbox::User=root 'nvidia-cuda-toolkit=11.8*' >/dev/null 2>&1) ||
@@ -114,6 +119,31 @@ if why=$(fetch_cuda_tools); then
 	export RPROF_CUDA_TOOLS=$cuda_dir/root/usr/bin
 else
 	echo "warning: no ptxas and cuobjdump ($why); the SASS test of the PTX kernels will skip" >&2
+fi
+
+# CUPTI 11.8's headers for the test that compiles the CUPTI injection
+# library's kernel record offsets against NVIDIA's declarations
+# (gpu/cupti): Debian 12's non-free libcupti-dev (8 MB), its headers
+# unpacked into a cache, not installed.
+cupti_dir=${RPROF_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rprof-test}/cupti-11.8
+fetch_cupti_headers() {
+	local dir=$cupti_dir
+	[ -e "$dir/root/.complete" ] && return 0
+	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || { echo "not root, or no apt-get"; return 1; }
+	nonfree_source libcupti-dev || return 1
+	mkdir -p "$dir/debs" && rm -rf "$dir/root.new" && mkdir -p "$dir/root.new" || return 1
+	(cd "$dir/debs" && ls libcupti-dev_11.8*.deb >/dev/null 2>&1 ||
+		apt-get download -qq -o APT::Sandbox::User=root 'libcupti-dev=11.8*' >/dev/null 2>&1) ||
+		{ echo "cannot download libcupti-dev 11.8 (bookworm non-free)"; return 1; }
+	dpkg-deb --fsys-tarfile "$dir"/debs/libcupti-dev_11.8*.deb | tar -x -C "$dir/root.new" ./usr/include ||
+		{ echo "cannot unpack CUPTI's headers"; return 1; }
+	touch "$dir/root.new/.complete"
+	rm -rf "$dir/root" && mv "$dir/root.new" "$dir/root"
+}
+if why=$(fetch_cupti_headers); then
+	export RPROF_CUPTI_HEADERS=$cupti_dir/root/usr/include
+else
+	echo "warning: no CUPTI headers ($why); the CUPTI record layout test will skip" >&2
 fi
 
 # QEMU 10 for the tests of the plugin's v2 build (plugin API 2 and later,

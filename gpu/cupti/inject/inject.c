@@ -34,25 +34,7 @@ typedef int CUptiResult;
 #define CUPTI_ACTIVITY_FLAG_FLUSH_FORCED 1
 #define ACTIVITY_RECORD_ALIGNMENT 8
 
-/*
- * The fields read from a kernel record, at their offsets. CUPTI fills the
- * newest kernel record version of the library loaded at run time
- * (CUpti_ActivityKernel4 to 8 in CUPTI 11.8, 9 and later in 12.x); these
- * offsets are the prefix every version shares in CUPTI 11.8's
- * cupti_activity.h (checked for 4 to 8: docs/gpu.md). Later fields differ
- * between versions and are not read.
- */
-#define OFF_KIND 0
-#define OFF_START 16
-#define OFF_END 24
-#define OFF_DEVICE 40
-#define OFF_CONTEXT 44
-#define OFF_STREAM 48
-#define OFF_GRID 52
-#define OFF_BLOCK 64
-#define OFF_CORRELATION 92
-#define OFF_NAME 104
-#define RECORD_PREFIX 112
+#include "layout.h"
 
 /* CUPTI API version 10 (CUDA 9.0) is the first whose kernel records have
  * this prefix (CUpti_ActivityKernel4). */
