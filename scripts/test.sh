@@ -93,28 +93,28 @@ fi
 # gigabytes) are not needed by them, which link only libc. A failed
 # download is not a failed run: the test skips with the reason.
 cuda_dir=${RPROF_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rprof-test}/cuda-11.8
-# nonfree_source makes apt see bookworm's non-free packages (package $1
-# among them), adding the source if it must.
-nonfree_source() {
-	local src=/etc/apt/sources.list.d/rprof-nonfree.sources
-	apt-cache show "$1" >/dev/null 2>&1 && return 0
-	[ -e "$src" ] || printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$src"
-	apt-get update -qq -o DPkg::Lock::Timeout=300 >/dev/null 2>&1 || { echo "apt-get update failed"; return 1; }
-}
-fetch_cuda_tools() {
-	local dir=$cuda_dir
+# fetch_nonfree DIR PACKAGE PATH...: unpacks PATHs of bookworm non-free's
+# PACKAGE 11.8 into DIR/root, keeping the .deb in DIR/debs; once done, a
+# later run finds DIR/root/.complete and downloads nothing.
+fetch_nonfree() {
+	local dir=$1 pkg=$2 src=/etc/apt/sources.list.d/rprof-nonfree.sources
+	shift 2
 	[ -e "$dir/root/.complete" ] && return 0
 	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || { echo "not root, or no apt-get"; return 1; }
-	nonfree_source nvidia-cuda-toolkit || return 1
+	if ! apt-cache show "$pkg" >/dev/null 2>&1; then
+		[ -e "$src" ] || printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$src"
+		apt-get update -qq -o DPkg::Lock::Timeout=300 >/dev/null 2>&1 || { echo "apt-get update failed"; return 1; }
+	fi
 	mkdir -p "$dir/debs" && rm -rf "$dir/root.new" && mkdir -p "$dir/root.new" || return 1
-	(cd "$dir/debs" && ls nvidia-cuda-toolkit_11.8*.deb >/dev/null 2>&1 ||
-		apt-get download -qq -o APT::Sandbox::User=root 'nvidia-cuda-toolkit=11.8*' >/dev/null 2>&1) ||
-		{ echo "cannot download nvidia-cuda-toolkit 11.8 (bookworm non-free)"; return 1; }
-	dpkg-deb --fsys-tarfile "$dir"/debs/nvidia-cuda-toolkit_11.8*.deb | tar -x -C "$dir/root.new" ./usr/bin/ptxas ./usr/bin/cuobjdump ./usr/bin/nvdisasm ||
-		{ echo "cannot unpack ptxas, cuobjdump and nvdisasm"; return 1; }
+	(cd "$dir/debs" && ls "$pkg"_11.8*.deb >/dev/null 2>&1 ||
+		apt-get download -qq -o APT::Sandbox::User=root "$pkg=11.8*" >/dev/null 2>&1) ||
+		{ echo "cannot download $pkg 11.8 (bookworm non-free)"; return 1; }
+	dpkg-deb --fsys-tarfile "$dir/debs/$pkg"_11.8*.deb | tar -x -C "$dir/root.new" "$@" ||
+		{ echo "cannot unpack $* from $pkg"; return 1; }
 	touch "$dir/root.new/.complete"
 	rm -rf "$dir/root" && mv "$dir/root.new" "$dir/root"
 }
+fetch_cuda_tools() { fetch_nonfree "$cuda_dir" nvidia-cuda-toolkit ./usr/bin/ptxas ./usr/bin/cuobjdump ./usr/bin/nvdisasm; }
 if why=$(fetch_cuda_tools); then
 	export RPROF_CUDA_TOOLS=$cuda_dir/root/usr/bin
 else
@@ -126,20 +126,7 @@ fi
 # (gpu/cupti): Debian 12's non-free libcupti-dev (8 MB), its headers
 # unpacked into a cache, not installed.
 cupti_dir=${RPROF_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rprof-test}/cupti-11.8
-fetch_cupti_headers() {
-	local dir=$cupti_dir
-	[ -e "$dir/root/.complete" ] && return 0
-	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || { echo "not root, or no apt-get"; return 1; }
-	nonfree_source libcupti-dev || return 1
-	mkdir -p "$dir/debs" && rm -rf "$dir/root.new" && mkdir -p "$dir/root.new" || return 1
-	(cd "$dir/debs" && ls libcupti-dev_11.8*.deb >/dev/null 2>&1 ||
-		apt-get download -qq -o APT::Sandbox::User=root 'libcupti-dev=11.8*' >/dev/null 2>&1) ||
-		{ echo "cannot download libcupti-dev 11.8 (bookworm non-free)"; return 1; }
-	dpkg-deb --fsys-tarfile "$dir"/debs/libcupti-dev_11.8*.deb | tar -x -C "$dir/root.new" ./usr/include ||
-		{ echo "cannot unpack CUPTI's headers"; return 1; }
-	touch "$dir/root.new/.complete"
-	rm -rf "$dir/root" && mv "$dir/root.new" "$dir/root"
-}
+fetch_cupti_headers() { fetch_nonfree "$cupti_dir" libcupti-dev ./usr/include; }
 if why=$(fetch_cupti_headers); then
 	export RPROF_CUPTI_HEADERS=$cupti_dir/root/usr/include
 else
