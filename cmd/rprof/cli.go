@@ -287,12 +287,59 @@ func init() {
 // writeHelp writes c's usage line and prose, then the flags of fs.
 func writeHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", c.UsageLine, strings.TrimSpace(c.Long))
-	rows := flagRows(fs)
-	if len(rows) == 0 {
-		return
+	own := flagRows(fs)
+	var groups [][]render.FlagRow
+	for _, g := range flagGroups {
+		var in []render.FlagRow
+		in, own = g.split(own)
+		groups = append(groups, in)
 	}
-	fmt.Fprintln(w, "\nFlags:")
-	_ = render.WriteFlagTable(w, rows) // as fmt.Fprintf's, a stdout error is not reported
+	// As fmt.Fprintf's, a stdout error is not reported.
+	if len(own) > 0 {
+		fmt.Fprintln(w, "\nFlags:")
+		_ = render.WriteFlagTable(w, own)
+	}
+	for i, in := range groups {
+		if len(in) > 0 {
+			fmt.Fprintf(w, "\n%s:\n", flagGroups[i].title)
+			_ = render.WriteFlagTable(w, in)
+		}
+	}
+}
+
+// flagGroups are the sets of flags that several commands register alike
+// (one registration function each), listed apart in the help of a command
+// that has the whole set: its own flags first, then the set's.
+var flagGroups = []flagGroup{
+	{"Measurement flags (rprof run and rprof gate share these)",
+		func(fs *flag.FlagSet) { new(measureFlags).register(fs) }},
+}
+
+type flagGroup struct {
+	title    string
+	register func(*flag.FlagSet)
+}
+
+// split takes the group's rows out of rows when all of them are there,
+// spelled as the group's registration spells them.
+func (g flagGroup) split(rows []render.FlagRow) (in, rest []render.FlagRow) {
+	scratch := flag.NewFlagSet("", flag.ContinueOnError)
+	g.register(scratch)
+	want := map[render.FlagRow]bool{}
+	for _, r := range flagRows(scratch) {
+		want[r] = true
+	}
+	for _, r := range rows {
+		if want[r] {
+			in = append(in, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	if len(in) < len(want) {
+		return nil, rows
+	}
+	return in, rest
 }
 
 // flagRows are the rows of fs's flags in the help, in the flag package's

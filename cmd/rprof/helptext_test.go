@@ -60,9 +60,10 @@ func helpCommands() [][]string {
 // flagRow is one row of a help's flag table, read back from the text.
 type flagRow struct{ name, arg, usage string }
 
-// helpFlagRows reads the flag table at the end of a help text: a row is
-// "  --name ARG  usage...", its usage continued on lines indented past
-// the name column (or starting there, when the name fills the column).
+// helpFlagRows reads the flag tables at the end of a help text ("Flags:",
+// then any group's, each under its title): a row is "  --name ARG
+// usage...", its usage continued on lines indented past the name column
+// (or starting there, when the name fills the column).
 func helpFlagRows(t *testing.T, help string) []flagRow {
 	t.Helper()
 	_, table, ok := strings.Cut(help, "\nFlags:\n")
@@ -70,7 +71,11 @@ func helpFlagRows(t *testing.T, help string) []flagRow {
 		t.Fatalf("no Flags: section in\n%s", help)
 	}
 	var rows []flagRow
+	title := regexp.MustCompile(`^[A-Z][^:]*:$`)
 	for _, line := range strings.Split(strings.TrimRight(table, "\n"), "\n") {
+		if line == "" || title.MatchString(line) {
+			continue
+		}
 		if m := helpFlag.FindStringSubmatch(line); m != nil {
 			head, usage, _ := strings.Cut(strings.TrimSpace(line), "  ")
 			name, arg, _ := strings.Cut(head, " ")
