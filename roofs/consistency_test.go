@@ -32,6 +32,9 @@ func TestInconsistenciesFindRoofsPhysicsRulesOut(t *testing.T) {
 		{"two threads above one: consistent", roofline.Roofs{Compute: []roofline.ComputeRoof{fma(1, 120.4), fma(2, 238)}}, nil},
 		{"two-thread FMA below one-thread (the Intel guest, busy)", roofline.Roofs{Compute: []roofline.ComputeRoof{fma(1, 120.4), fma(2, 51.7)}},
 			[]string{"avx512-fma-fp64 (2 threads) 51.7 [51.18, 52.22] GFLOP/s is below its 120.4 [119.2, 121.6] GFLOP/s on 1 thread"}},
+		{"far below with too few samples for an interval", roofline.Roofs{Compute: []roofline.ComputeRoof{fma(1, 266.4),
+			{Name: "avx512-fma-fp64", Threads: 2, GFlops: 27.91, CI: roofline.Interval{Lo: 6.297, Hi: 387.6}, IntervalUnknown: true}}},
+			[]string{"avx512-fma-fp64 (2 threads) 27.91 [uncertainty unknown: samples 6.297 to 387.6] GFLOP/s is below its 266.4 [263.7, 269.1] GFLOP/s on 1 thread"}},
 		{"a few percent below is noise", roofline.Roofs{Compute: []roofline.ComputeRoof{fma(1, 120), fma(2, 115)}}, nil},
 		{"below but within the intervals", roofline.Roofs{Bandwidth: []roofline.BandwidthRoof{bw("DRAM", 1, 27.3, 0.3), bw("DRAM", 2, 17.3, 0.3)}}, nil},
 		{"library roofs are left to their own flag", roofline.Roofs{Compute: []roofline.ComputeRoof{
