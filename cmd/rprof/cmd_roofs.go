@@ -70,8 +70,8 @@ DRAM, L2 and L1 roofs, and an ERT-style FLOPs-per-byte ladder, each beside
 the clocks it was measured at and its theoretical peak (docs/gpu.md). The
 GPU's roofs are added to the document at -o when it holds this machine's
 CPU roofs (replacing the same device's), else written as a new document.
-Only -o, --quick, --fixed, --method and --lock-timeout apply with it.
-Without a driver or a GPU it says so in one line (exit 125).
+Only -o, --device, --quick, --fixed, --method and --lock-timeout apply
+with it. Without a driver or a GPU it says so in one line (exit 125).
 
 `,
 	Run: runRoofs,
