@@ -33,10 +33,9 @@ Counting starts at CMD's exec and covers all its threads and children;
 children still running when CMD exits are flagged (children-outlived). CMD
 dies with rprof, even when rprof is killed. Roofs measured on another
 machine (another CPU or core count, or another host) are flagged
-foreign-roofs. CMD owns stdin and stdout (a
-piped stdin reaches only the first of several runs: flagged stdin-once);
-the summary goes to stderr, in the style of perf stat. Validity warnings
-are numbered footnotes.
+foreign-roofs. CMD owns stdin and stdout (a piped stdin reaches only the
+first of several runs: flagged stdin-once); the summary goes to stderr, in
+the style of perf stat. Validity warnings are numbered footnotes.
 
 Without hardware counters (a VM without a virtual PMU, an unsupported CPU)
 run does not pretend: it refuses before running CMD and prints the same
