@@ -318,7 +318,7 @@ func waysForward(target, flags []string, work, traffic string, qemuErr error) []
 	if work == "" {
 		work, traffic = "FLOPS", "BYTES"
 	}
-	emulated := render.Way{What: "count by emulation: W exact, Q from a cache model of this machine's caches (QEMU user mode; 20x to 340x slower than native)",
+	emulated := render.Way{What: "count by emulation: W exact, Q from a cache model of this machine's caches (QEMU user mode; " + emulationCost + ")",
 		Command: "rprof run --count emulate " + cmd}
 	if qemuErr != nil {
 		emulated.Needs = qemuErr.Error()

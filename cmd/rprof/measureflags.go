@@ -11,6 +11,10 @@ import (
 	"github.com/rprof/rprof/measure"
 )
 
+// emulationCost is what counting under QEMU costs, as run's help and the
+// ways forward say it (docs/emulate.md has the figures).
+const emulationCost = "measured: 10-40x slower than native for memory-bound code, 200-340x for dense FMA code"
+
 // measureFlags are the flags `rprof run` and `rprof gate` share to say how
 // a target is measured: defined once, so both commands spell, document and
 // check them alike.
@@ -68,7 +72,7 @@ func (m *emulateFlags) apply(opts *measure.EmulatorOptions, count string, fs *fl
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.count, "count", measure.DefaultBackend, "how W and Q are counted, a `BACKEND`: pmu, the hardware counters through perf_event_open; emulate, under QEMU (measured: 10-40x slower than native for memory-bound code, 200-340x for dense FMA code)")
+	fs.StringVar(&m.count, "count", measure.DefaultBackend, "how W and Q are counted, a `BACKEND`: pmu, the hardware counters through perf_event_open; emulate, under QEMU ("+emulationCost+")")
 	fs.Var(&m.events, "e", "also count `EVENT` (perf syntax: page-faults, cpu/event=0x3,umask=0x8f/, rNNNN); repeatable, or several separated by commas")
 	fs.Var(&m.regions, "region", "also measure one function on its own, with eBPF uprobes (root, or CAP_BPF and CAP_PERFMON); `SPEC` is SYMBOL in CMD, LIB:SYMBOL (a library path or soname; SYMBOL@VERSION for a version other than the default) or FILE:0xADDR (the address nm prints); repeatable. The regions table gives calls, inclusive and self time, the per-call distribution, the probes' cost and W; DRAM traffic is not attributed to regions")
 	fs.BoolVar(&m.likwid, "likwid-markers", false, "take regions from CMD's LIKWID marker calls (likwid_markerStartRegion/StopRegion), named by tag")
