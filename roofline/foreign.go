@@ -11,15 +11,20 @@ import (
 // same kind.
 const FlagForeignRoofs = "foreign-roofs"
 
-// MachineMatch is how the machine a roofs document was measured on
-// compares with another (a point's, or the machine rprof describes): the
-// one rule that says whether roofs belong to a machine, for the
-// foreign-roofs flag (Foreign) and for taking a document's effective cache
-// sizes (SameCPU). Fields either side leaves empty are not compared.
+// MachineMatch is how the machine a roofs document (or a baseline point)
+// was measured on compares with another (a point's, or the machine rprof
+// describes): the one rule that says whether two machines are the same,
+// for the foreign-roofs flag (Foreign), for taking a document's effective
+// cache sizes (SameCPU) and for the regression gate's choice between time
+// and fractions of attainable. Fields either side leaves empty are not
+// compared, nor is rprof's name for the microarchitecture, which versions
+// of rprof may infer differently on one CPU.
 type MachineMatch struct {
 	// Diffs say how the CPUs (model name, else vendor, family and model)
 	// and the core counts differ.
 	Diffs []string
+	// OtherCPU and OtherCores say which of the two Diffs found.
+	OtherCPU, OtherCores bool
 	// CPUKnown: both name their CPU, by model name or by vendor, family
 	// and model, so that an empty Diffs means the same CPU, not an unknown
 	// one.
@@ -36,15 +41,18 @@ func CompareMachines(roofs, here Machine) MachineMatch {
 	case a.ModelName != "" && b.ModelName != "":
 		m.CPUKnown = true
 		if a.ModelName != b.ModelName {
+			m.OtherCPU = true
 			m.Diffs = append(m.Diffs, fmt.Sprintf("CPU %q, not %q", a.ModelName, b.ModelName))
 		}
 	case a.Vendor != "" && b.Vendor != "":
 		m.CPUKnown = true
 		if a.Vendor != b.Vendor || a.Family != b.Family || a.Model != b.Model {
+			m.OtherCPU = true
 			m.Diffs = append(m.Diffs, fmt.Sprintf("CPU %s family %d model %d, not %s family %d model %d", a.Vendor, a.Family, a.Model, b.Vendor, b.Family, b.Model))
 		}
 	}
 	if roofs.Cores > 0 && here.Cores > 0 && roofs.Cores != here.Cores {
+		m.OtherCores = true
 		m.Diffs = append(m.Diffs, fmt.Sprintf("%d cores, not %d", roofs.Cores, here.Cores))
 	}
 	if roofs.Hostname != "" && here.Hostname != "" && roofs.Hostname != here.Hostname {

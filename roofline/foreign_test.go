@@ -78,3 +78,31 @@ func TestMarkForeignFlagsAPointOnceAndOnlyUnderAnotherMachinesRoofs(t *testing.T
 		}
 	}
 }
+
+// The rule tells a CPU's difference from the cores', and leaves out the
+// microarchitecture rprof names: an older rprof named it from the model
+// table where a newer one infers it from the features, on the same CPU.
+func TestCompareMachinesSaysWhetherTheCPUOrTheCoresDiffer(t *testing.T) {
+	spr := Machine{CPU: CPU{Vendor: "GenuineIntel", Family: 6, Model: 0xA7, ModelName: "Intel Xeon", Microarch: "rocketlake"}, Cores: 4}
+	inferred, moreCores, otherCPU := spr, spr, spr
+	inferred.CPU.Microarch, inferred.CPU.MicroarchSource = "sapphirerapids", MicroarchFromFeatures
+	moreCores.Cores = 8
+	otherCPU.CPU.ModelName = "AMD EPYC"
+	for _, tt := range []struct {
+		name                     string
+		a, b                     Machine
+		otherCPU, otherCores, ok bool
+		diffs                    int
+	}{
+		{"microarchitecture named by another rprof", spr, inferred, false, false, true, 0},
+		{"more cores", spr, moreCores, false, true, true, 1},
+		{"another CPU", otherCPU, spr, true, false, true, 1},
+		{"another CPU with more cores", otherCPU, moreCores, true, true, true, 2},
+		{"a CPU one side does not name", Machine{Cores: 4}, spr, false, false, false, 0},
+	} {
+		m := CompareMachines(tt.a, tt.b)
+		if m.OtherCPU != tt.otherCPU || m.OtherCores != tt.otherCores || m.CPUKnown != tt.ok || len(m.Diffs) != tt.diffs {
+			t.Errorf("%s: %+v; want other CPU %v, other cores %v, CPU known %v", tt.name, m, tt.otherCPU, tt.otherCores, tt.ok)
+		}
+	}
+}

@@ -124,9 +124,10 @@ type Pair struct {
 	Context []string
 	// Flags are both points' validity warnings, as "old|new code: message".
 	Flags []string
-	// OtherMachine: the CPU or the thread scope differs. OtherRoofs: both
-	// points were placed, under roofs giving different ceilings.
-	// SameRoofs: both were placed, under the same ceiling.
+	// OtherMachine: the CPU or its core count (roofline.CompareMachines),
+	// or the thread scope differs. OtherRoofs: both points were placed,
+	// under roofs giving different ceilings. SameRoofs: both were placed,
+	// under the same ceiling.
 	OtherMachine, OtherRoofs, SameRoofs bool
 }
 
@@ -483,10 +484,16 @@ func contextChanges(pr *Pair) {
 	if oc, nc := commandText(old), commandText(new); oc != nc && len(old.Command) > 0 && len(new.Command) > 0 {
 		pr.Context = append(pr.Context, fmt.Sprintf("command differs: %s → %s", oc, nc))
 	}
-	oc, nc := old.Machine.CPU, new.Machine.CPU
-	if oc.Vendor != nc.Vendor || oc.Family != nc.Family || oc.Model != nc.Model || oc.Microarch != nc.Microarch || oc.ModelName != nc.ModelName {
+	// A point that names no CPU (a baseline written without machine
+	// information) keeps time as the basis, and a note says so: fractions
+	// of attainable on a guess would change the gate's mode, or leave it
+	// undecided for want of roofs.
+	switch m := roofline.CompareMachines(old.Machine, new.Machine); {
+	case m.OtherCPU || m.OtherCores:
 		pr.OtherMachine = true
-		pr.Context = append(pr.Context, fmt.Sprintf("machine differs: %s → %s", cpuName(oc), cpuName(nc)))
+		pr.Context = append(pr.Context, fmt.Sprintf("machine differs: %s → %s", machineName(old.Machine, m), machineName(new.Machine, m)))
+	case !m.CPUKnown:
+		pr.Context = append(pr.Context, fmt.Sprintf("machine unknown: %s → %s; compared as the same machine", cpuName(old.Machine.CPU), cpuName(new.Machine.CPU)))
 	}
 	if old.Threads != new.Threads && old.Threads != 0 && new.Threads != 0 {
 		pr.OtherMachine = true
@@ -527,16 +534,26 @@ func roofValue(b *roofline.Bound, v float64, other *roofline.Bound, unit string)
 	return s
 }
 
+// machineName names a side of a machine difference: its CPU, and its
+// cores when those differ.
+func machineName(m roofline.Machine, match roofline.MachineMatch) string {
+	s := cpuName(m.CPU)
+	if match.OtherCores {
+		s += fmt.Sprintf(", %d cores", m.Cores)
+	}
+	return s
+}
+
 func cpuName(c roofline.CPU) string {
 	name := c.ModelName
 	if name == "" {
 		name = c.Vendor
 	}
+	if name == "" {
+		name = "unknown CPU"
+	}
 	if c.Microarch != "" {
 		name += " (" + c.Microarch + ")"
-	}
-	if name == "" {
-		return "unknown CPU"
 	}
 	return name
 }

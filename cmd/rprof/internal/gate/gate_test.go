@@ -206,6 +206,41 @@ func TestContextComparesTheBindingRoofsByNameAndValue(t *testing.T) {
 	}
 }
 
+// The gate's machine is roofline.CompareMachines': the CPU and its cores,
+// not rprof's name for the microarchitecture, which another version of
+// rprof may infer differently on the same CPU. A point that names no CPU
+// keeps time as the basis, with a note.
+func TestGateJudgesAnotherMachineByCPUAndCores(t *testing.T) {
+	base := placed(load(t, "slowdown-old"), 4e7, 3.2e8, 50)
+	base.Machine.Cores = 2
+	inferred, moreCores, unknown := base, base, base
+	inferred.Machine.CPU.Microarch, inferred.Machine.CPU.MicroarchSource = "amdzen3", roofline.MicroarchFromFeatures
+	moreCores.Machine.Cores = 4
+	unknown.Machine = roofline.Machine{}
+	tests := []struct {
+		name     string
+		old, new roofline.Point
+		basis    string
+		context  string
+	}{
+		{"microarchitecture named by another rprof", base, inferred, CheckTime, ""},
+		{"another CPU", base, withCPU(base, "Other CPU"), CheckFraction, "machine differs: AMD EPYC → Other CPU"},
+		{"more cores", base, moreCores, CheckFraction, "machine differs: AMD EPYC, 2 cores → AMD EPYC, 4 cores"},
+		{"baseline without machine information", unknown, base, CheckTime, "machine unknown: unknown CPU → AMD EPYC; compared as the same machine"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Decide(tt.old, tt.new, DefaultLimits, DefaultOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(v.Pair.Context, "; "); v.Basis != tt.basis || got != tt.context {
+				t.Errorf("basis %s, context %q; want %s, %q", v.Basis, got, tt.basis, tt.context)
+			}
+		})
+	}
+}
+
 func TestAnalyticTrafficComparesAcrossMachines(t *testing.T) {
 	base := placed(load(t, "slowdown-old"), 4e7, 3.2e8, 50)
 	other := placed(withCPU(load(t, "slowdown-old"), "Other CPU"), 4e7, 3.2e8, 40)
