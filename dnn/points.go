@@ -183,9 +183,7 @@ func hasCode(fs []roofline.Flag, code string) bool {
 // between calls: DRAM moved less than the compulsory traffic.
 func place(p *roofline.Point, o PointOptions) {
 	p.RoofsFile = o.RoofsFile
-	if why := roofline.ForeignRoofs(o.Roofs.Machine, p.Machine); why != "" {
-		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
-	}
+	roofline.MarkForeign(p, o.Roofs)
 	scope := roofline.ThreadScope(roofline.ScopeInputs{Scopes: o.Roofs.ThreadScopes(), Want: o.Threads, CPUs: o.CPUs})
 	o.Roofs.PlaceAt(p, scope.Threads)
 	p.ThreadsRule = scope.Rule

@@ -522,9 +522,7 @@ const busyIdleCPUs = 0.5
 // and flags a point above its roof.
 func place(p *roofline.Point, in inputs) {
 	p.RoofsFile = in.cfg.Placement.RoofsPath
-	if why := roofline.ForeignRoofs(in.roofs.Machine, p.Machine); why != "" {
-		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement, Message: why})
-	}
+	roofline.MarkForeign(p, in.roofs)
 	scope := roofline.ThreadScope(roofline.ScopeInputs{Scopes: in.roofs.ThreadScopes(), Want: in.cfg.Placement.Threads,
 		Parallelism: p.Parallelism, CPUs: in.cpus})
 	in.roofs.PlaceAt(p, scope.Threads)

@@ -83,8 +83,9 @@ func (m MachineMatch) Foreign() string {
 // (CompareMachines(roofs, here).Foreign()).
 func ForeignRoofs(roofs, here Machine) string { return CompareMachines(roofs, here).Foreign() }
 
-// MarkForeign flags p as drawn under roofs r of another machine, unless
-// it carries the flag already; it returns why, or "".
+// MarkForeign flags p as placed (measure, dnn) or drawn (plot, report)
+// under roofs r of another machine, unless it carries the flag already;
+// it returns why, or "".
 func MarkForeign(p *Point, r *Roofs) string {
 	why := ForeignRoofs(r.Machine, p.Machine)
 	if why == "" || slices.ContainsFunc(p.Flags, func(f Flag) bool { return f.Code == FlagForeignRoofs }) {
