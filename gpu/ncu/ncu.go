@@ -16,41 +16,22 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rprof/rprof/gpu/metrics"
 )
 
 // The metrics read.
 const (
 	MetricTime     = "gpu__time_duration.sum"
-	MetricDRAM     = "dram__bytes.sum"
-	MetricL2       = "lts__t_bytes.sum"
-	MetricL1       = "l1tex__t_bytes.sum"
 	MetricSMClock  = "sm__cycles_elapsed.avg.per_second"
 	MetricMemClock = "dram__cycles_elapsed.avg.per_second"
 	// MetricDeviceName is text, not a figure.
 	MetricDeviceName = "device__attribute_display_name"
 )
 
-// precisions are the instruction metrics' precision letters with the
-// precision each counts.
-var precisions = []struct{ letter, name string }{{"d", "fp64"}, {"f", "fp32"}, {"h", "fp16"}}
-
-// WorkMetric is the thread-instruction metric of a precision letter (d,
-// f, h) and operation (add, mul, fma).
-func WorkMetric(letter, op string) string {
-	return "sm__sass_thread_inst_executed_op_" + letter + op + "_pred_on.sum"
-}
-
 // Required are the metrics a kernel must have to be placed: its nine
 // instruction counts, its DRAM bytes and its time.
-func Required() []string {
-	var out []string
-	for _, p := range precisions {
-		for _, op := range []string{"add", "mul", "fma"} {
-			out = append(out, WorkMetric(p.letter, op))
-		}
-	}
-	return append(out, MetricDRAM, MetricTime)
-}
+func Required() []string { return append(metrics.Required(), MetricTime) }
 
 // Launch is one profiled kernel launch.
 type Launch struct {

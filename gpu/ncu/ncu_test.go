@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rprof/rprof/gpu/metrics"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -89,10 +90,10 @@ func TestLongFormAndMissingMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 1 || !near(ls[0].Values[MetricTime], 12.5e-6) || !near(ls[0].Values[MetricDRAM], 12582.91e3) || !near(ls[0].Values[WorkMetric("f", "fma")], 1.05e6) {
+	if len(ls) != 1 || !near(ls[0].Values[MetricTime], 12.5e-6) || !near(ls[0].Values[metrics.DRAM], 12582.91e3) || !near(ls[0].Values[metrics.Work("f", "fma")], 1.05e6) {
 		t.Fatalf("launches %+v", ls)
 	}
-	if ls[0].Problems[MetricL2] != `unit "parsec" not understood` {
+	if ls[0].Problems[metrics.L2] != `unit "parsec" not understood` {
 		t.Errorf("problems %v", ls[0].Problems)
 	}
 	k := Kernels(ls)[0]

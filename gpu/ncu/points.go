@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rprof/rprof/gpu/metrics"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -103,22 +104,9 @@ func (k *Kernel) Lacks() []string {
 // Point is the kernel's point: W, Q (DRAM) and T summed over its
 // launches, Q by level, the device and clocks. It must have no Lacks.
 func (k *Kernel) Point(here roofline.Machine, created time.Time) roofline.Point {
-	w, byPrec := 0.0, map[string]float64{}
-	for _, p := range precisions {
-		f := k.Sums[WorkMetric(p.letter, "add")] + k.Sums[WorkMetric(p.letter, "mul")] + 2*k.Sums[WorkMetric(p.letter, "fma")]
-		w += f
-		if f > 0 {
-			byPrec[p.name] = f
-		}
-	}
-	q, t := k.Sums[MetricDRAM], k.Sums[MetricTime]
+	t := k.Sums[MetricTime]
 	g := &roofline.GPUKernel{Kernel: k.Name, Launches: k.Launches, Device: k.Device, DeviceName: k.DeviceName,
-		ComputeCapability: k.CC, Tool: "ncu", LevelBytes: map[string]float64{roofline.LevelDRAM: q}}
-	for level, m := range map[string]string{roofline.LevelL2: MetricL2, roofline.LevelL1: MetricL1} {
-		if v, ok := k.Sums[m]; ok {
-			g.LevelBytes[level] = v
-		}
-	}
+		ComputeCapability: k.CC, Tool: "ncu"}
 	if _, ok := k.Sums[MetricSMClock]; ok && t > 0 {
 		g.SMClockMHz = k.smWeighted / t / 1e6
 	}
@@ -126,17 +114,10 @@ func (k *Kernel) Point(here roofline.Machine, created time.Time) roofline.Point 
 		g.MemClockMHz = k.memWeighted / t / 1e6
 	}
 	p := roofline.Point{Schema: roofline.PointSchema, Label: roofline.KernelLabel(k.Name), Command: []string{}, Created: created,
-		Source: roofline.SourceCounters, WorkFlops: &w, WorkByPrecision: byPrec, TrafficBytes: &q, Seconds: t,
+		Source: roofline.SourceCounters, Seconds: t,
 		CI: roofline.Uncertainty{N: 1, Seconds: roofline.Interval{Lo: t, Hi: t}}, Events: []roofline.EventCount{},
 		Flags: []roofline.Flag{}, Machine: here, Threads: roofline.GPUThreads, GPU: g}
-	if t > 0 {
-		gflops, gbytes := roofline.Rate(w, t), roofline.Rate(q, t)
-		p.GFlops, p.GBytesPerS = &gflops, &gbytes
-	}
-	if q > 0 {
-		ai := w / q
-		p.Intensity = &ai
-	}
+	metrics.Evaluate(k.Sums).Set(&p)
 	return p
 }
 
@@ -151,29 +132,10 @@ func Points(ks []Kernel, roofs *roofline.Roofs, roofsFile string, here roofline.
 			continue
 		}
 		p := k.Point(here, created)
-		if placeOnGPU(&p, roofs) {
+		if metrics.Place(&p, roofs) {
 			p.RoofsFile = roofsFile
 		}
 		points = append(points, p)
 	}
 	return points, unplaced
-}
-
-// placeOnGPU places a kernel's point under its device's roofs, flagging
-// roofs of another GPU (by name) as foreign; false when roofs has none
-// for the device.
-func placeOnGPU(p *roofline.Point, roofs *roofline.Roofs) bool {
-	if roofs == nil {
-		return false
-	}
-	g, ok := roofs.GPU(p.GPU.Device)
-	if !ok {
-		return false
-	}
-	if p.GPU.DeviceName != "" && g.Device.Name != p.GPU.DeviceName {
-		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagForeignRoofs, Subject: roofline.SubjectPlacement,
-			Message: fmt.Sprintf("the kernel ran on %s, the roofs are of %s", p.GPU.DeviceName, g.Device.Name)})
-	}
-	roofs.GPUView(g).PlaceAt(p, roofline.GPUThreads)
-	return true
 }
