@@ -305,3 +305,23 @@ func TestRunSummaryGivesNoIntervalForAnUnknownTime(t *testing.T) {
 		}
 	}
 }
+
+// An emulated point's widths and functions are the target's run, while W
+// and Q above them are net of the overhead run: the summary says so.
+func TestRunSummarySaysTheEmulatedWidthsAndFunctionsAreGross(t *testing.T) {
+	p := &roofline.Point{
+		Schema: roofline.PointSchema, Label: "triad", Command: []string{"./triad", "2000000", "20"}, Source: roofline.SourceEmulated,
+		WorkFlops: fptr(7.6e7), TrafficBytes: fptr(1.216e9), Intensity: fptr(0.0625), Seconds: 0.1,
+		CI:        roofline.Uncertainty{Confidence: 0.95, Method: "none", N: 1},
+		Overhead:  &roofline.Overhead{Command: []string{"./triad", "2000000", "1"}, Seconds: 0.05},
+		Emulation: &roofline.Emulation{Emulator: "qemu-x86_64 7.2.22", WorkByWidth: map[string]float64{"256": 8e7}},
+		Functions: []roofline.FunctionCount{{Name: "main", Object: "triad", WorkFlops: 8e7, TrafficBytes: 1.33e9}},
+	}
+	var b bytes.Buffer
+	render.WriteRunSummary(&b, p, "as asked with --threads")
+	for _, want := range []string{"work by width (the target's run, the overhead run not subtracted): 256-bit", "top functions (FLOPs, then DRAM bytes) (the target's run, the overhead run not subtracted):"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}

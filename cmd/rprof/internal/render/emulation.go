@@ -44,6 +44,12 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 		fmt.Fprintf(w, "  the target saw QEMU's %s CPU model\n", c.QEMUOption)
 	}
 	writeInterleavedAdvice(w, "  ", p.Flags)
+	// The widths and the functions are the target's run; W, Q and the
+	// levels above them are net of the overhead run.
+	gross := ""
+	if p.Overhead != nil && len(p.Overhead.Command) > 0 {
+		gross = " (the target's run, the overhead run not subtracted)"
+	}
 	var widths []string
 	for _, k := range []string{"scalar", "128", "256", "x87"} {
 		if v, ok := em.WorkByWidth[k]; ok {
@@ -55,7 +61,7 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 		}
 	}
 	if len(widths) > 0 {
-		fmt.Fprintf(w, "  work by width: %s FLOP\n", strings.Join(widths, ", "))
+		fmt.Fprintf(w, "  work by width%s: %s FLOP\n", gross, strings.Join(widths, ", "))
 	}
 	if len(p.Levels) > 0 {
 		fmt.Fprintf(w, "\n  traffic between levels (modelled: %s, from %s):\n", em.CacheModel, em.CacheModelSource)
@@ -67,7 +73,7 @@ func writeEmulation(w io.Writer, p *roofline.Point, line func(value, unit, what,
 		tw.Flush()
 	}
 	if len(p.Functions) > 0 {
-		fmt.Fprintf(w, "\n  top functions (FLOPs, then DRAM bytes):\n")
+		fmt.Fprintf(w, "\n  top functions (FLOPs, then DRAM bytes)%s:\n", gross)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  \tFLOP\tDRAM B\tFLOP/B\tfunction\n")
 		for i, f := range p.Functions {
