@@ -146,6 +146,13 @@ func loadDrawing(e *env, cmd, roofsPath string, files []string, onGPU bool, devi
 	if d.Missing != "" {
 		notes = append(notes, fmt.Sprintf("no roofs at %s (run 'rprof roofs' or give --roofs): drawing points only", d.Missing))
 	}
+	for _, o := range d.OtherRoofs {
+		drawn := "no roofs"
+		if d.Roofs != nil {
+			drawn = d.RoofsPath
+		}
+		notes = append(notes, fmt.Sprintf("point %q was placed under %s, not the roofs drawn (%s): --roofs %s draws it under its own", o.Label, o.RoofsFile, drawn, o.RoofsFile))
+	}
 	printNotes(e, cmd, append(notes, d.Foreign...))
 	return d, nil
 }

@@ -161,7 +161,14 @@ type Drawing struct {
 	// Foreign say, point by point, why roofs of another machine were
 	// flagged on it ("point \"x\": ...").
 	Foreign []string
+	// OtherRoofs name the points placed under another roofs document
+	// than the one drawn (their roofs_file), and that document.
+	OtherRoofs []OtherRoofs
 }
+
+// OtherRoofs is a point placed under the roofs at RoofsFile, which are
+// not the roofs drawn.
+type OtherRoofs struct{ Label, RoofsFile string }
 
 // LoadDrawing reads the roofs (LoadRoofs) and every point file, and
 // flags the points measured on another machine than the roofs.
@@ -177,6 +184,9 @@ func LoadDrawing(roofsPath string, pointFiles []string) (*Drawing, error) {
 			return nil, fmt.Errorf("read points: %w", err)
 		}
 		for _, p := range pts {
+			if otherFile(p.RoofsFile, d.RoofsPath) {
+				d.OtherRoofs = append(d.OtherRoofs, OtherRoofs{Label: p.Label, RoofsFile: p.RoofsFile})
+			}
 			// Each region is drawn as its own labelled point.
 			d.Points = append(d.Points, p)
 			d.Points = append(d.Points, p.RegionPoints()...)
@@ -190,6 +200,18 @@ func LoadDrawing(roofsPath string, pointFiles []string) (*Drawing, error) {
 		}
 	}
 	return d, nil
+}
+
+// otherFile says whether a names a file here that is not b (b may be ""
+// or absent): a path that reaches nothing from here (a point's roofs_file
+// relative to where it was measured) cannot be told apart.
+func otherFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if a == "" || a == b || err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err != nil || !os.SameFile(sa, sb)
 }
 
 // AddGPU is the document to write GPU roofs g to: the roofs document at

@@ -166,3 +166,35 @@ func TestAddGPUKeepsThisMachinesRoofsAndReplacesTheSameDevice(t *testing.T) {
 		}
 	}
 }
+
+// A point placed under other roofs than those drawn is named, with the
+// roofs it was placed under; one placed under the drawn roofs, by another
+// path to the same file, is not, nor one whose roofs_file reaches nothing
+// from here.
+func TestLoadDrawingNamesPointsPlacedUnderOtherRoofs(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	drawn, other := filepath.Join(dir, "roofs.json"), filepath.Join(dir, "other.json")
+	for _, f := range []string{drawn, other} {
+		if err := testutil.WriteDoc(f, roofline.Roofs{Schema: roofline.RoofsSchema}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := roofline.PointSet{Schema: roofline.PointSetSchema, Points: []roofline.Point{
+		{Schema: roofline.PointSchema, Label: "same", Seconds: 1, RoofsFile: "roofs.json"},
+		{Schema: roofline.PointSchema, Label: "other", Seconds: 1, RoofsFile: other},
+		{Schema: roofline.PointSchema, Label: "unplaced", Seconds: 1},
+		{Schema: roofline.PointSchema, Label: "placed elsewhere, relative to there", Seconds: 1, RoofsFile: "ci/perf/roofs.json"},
+	}}
+	points := filepath.Join(dir, "points.json")
+	if err := testutil.WriteDoc(points, set); err != nil {
+		t.Fatal(err)
+	}
+	d, err := docfile.LoadDrawing(drawn, []string{points})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []docfile.OtherRoofs{{Label: "other", RoofsFile: other}}; !slices.Equal(d.OtherRoofs, want) {
+		t.Errorf("points under other roofs %+v, want %+v", d.OtherRoofs, want)
+	}
+}
