@@ -50,7 +50,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	fset.StringVar(&opts.Test, "test", opts.Test, "the two-sample `TEST`: welch-t or mann-whitney-u")
 	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level `P`")
 	tol := ratioFlag{v: opts.Tolerance}
-	fset.Var(&tol, "tolerance", "relative tolerance of W, Q and intensity, a `PCT` (1% or 0.01 alike)")
+	fset.Var(&tol, "tolerance", "relative tolerance `PCT` of W, Q and intensity (1% or 0.01 alike)")
 	markdown := fset.String("markdown", "", "also write the tables as Markdown to `FILE` (for a pull-request comment or a job summary)")
 	benchfmt := fset.String("benchfmt", "", "also write both files' samples in Go benchmark format to `FILE`, for 'benchstat -col run FILE'")
 	if err := parseFlags(fset, args); err != nil {

@@ -167,7 +167,7 @@ func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
 	var o dnnOptions
 	fset := newFlagSet(e, "dnn")
 	fset.StringVar(&o.json, "json", "", "write the groups as a point set (schema rprof.points/v1) to `FILE`, one labelled point each, for plot, report, compare, gate")
-	fset.StringVar(&o.roofs, "roofs", "", "roofs document to place the points under, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	fset.StringVar(&o.roofs, "roofs", "", "roofs document `FILE` to place the points under (default: the one 'rprof roofs' wrote, if any)")
 	fset.IntVar(&o.threads, "threads", 0, "thread scope of the roofs, `N` threads (default: the largest measured scope not above the library's thread count)")
 	fset.Float64Var(&o.confidence, "confidence", measure.DefaultConfidence, "`LEVEL` of the time intervals")
 	fset.IntVar(&o.top, "top", 0, "print only the `N` groups of longest total time (the JSON keeps all)")

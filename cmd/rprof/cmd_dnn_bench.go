@@ -66,7 +66,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	confidence := fset.Float64("confidence", measure.DefaultConfidence, "`LEVEL` of the intervals")
 	noExec := fset.Bool("no-exec", false, "the overhead run: everything but the executions (load, create, allocate, fill), for rprof run --overhead")
 	library := fset.String("library", "", "the oneDNN library `LIB` to load, a soname or a path")
-	roofsPath := fset.String("roofs", "", "roofs document, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	roofsPath := fset.String("roofs", "", "roofs document `FILE` (default: the one 'rprof roofs' wrote, if any)")
 	jsonPath := fset.String("json", "", "write the results to `FILE` as a point set (rprof.points/v1)")
 	if err := parseFlags(fset, args); err != nil {
 		return err

@@ -44,8 +44,8 @@ type machineFlags struct {
 // register defines events' and doctor's own --sysfs and --procfs, which
 // default to the global flags' trees (the help says /sys and /proc).
 func (m *machineFlags) register(fs *flag.FlagSet, global machineFlags) {
-	fs.StringVar(&m.sysfs, "sysfs", machine.DefaultSysfs, "root of the sysfs tree to read, a `DIR`")
-	fs.StringVar(&m.procfs, "procfs", machine.DefaultProcfs, "root of the procfs tree to read, a `DIR`")
+	fs.StringVar(&m.sysfs, "sysfs", machine.DefaultSysfs, "root `DIR` of the sysfs tree to read")
+	fs.StringVar(&m.procfs, "procfs", machine.DefaultProcfs, "root `DIR` of the procfs tree to read")
 	*m = global
 }
 

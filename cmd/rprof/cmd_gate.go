@@ -86,7 +86,7 @@ func runGate(ctx context.Context, e *env, args []string) error {
 // verdict.
 func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err error) {
 	fset := newFlagSet(e, "gate")
-	baselinePath := fset.String("baseline", "", "baseline point or point set, a `FILE` (required)")
+	baselinePath := fset.String("baseline", "", "baseline point or point set `FILE` (required)")
 	update := fset.Bool("update-baseline", false, "write the new point to the baseline file (replacing its label's point in a point set) and exit, instead of gating")
 	label := fset.String("label", "", "`NAME` of the point (default: CMD's base name)")
 	limits := gate.DefaultLimits
@@ -94,10 +94,10 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	workGrowth := ratioFlag{v: limits.MaxWorkGrowth, allowOff: true}
 	trafficGrowth := ratioFlag{v: limits.MaxTrafficGrowth, allowOff: true}
 	minFraction := ratioFlag{v: limits.MinFraction}
-	fset.Var(&slowdown, "max-slowdown", "largest slowdown accepted, a `PCT` (5% or 0.05 alike), or off")
-	fset.Var(&workGrowth, "max-work-growth", "largest growth of W accepted, a `PCT`, or off")
-	fset.Var(&trafficGrowth, "max-traffic-growth", "largest growth of Q accepted, a `PCT`, or off")
-	fset.Var(&minFraction, "min-fraction", "lowest fraction of attainable accepted, a `PCT` (0: off)")
+	fset.Var(&slowdown, "max-slowdown", "largest slowdown accepted, `PCT` (5% or 0.05 alike) or off")
+	fset.Var(&workGrowth, "max-work-growth", "largest growth of W accepted, `PCT` or off")
+	fset.Var(&trafficGrowth, "max-traffic-growth", "largest growth of Q accepted, `PCT` or off")
+	fset.Var(&minFraction, "min-fraction", "lowest fraction of attainable accepted, `PCT` (0: off)")
 	opts := gate.DefaultOptions
 	fset.StringVar(&opts.Test, "test", opts.Test, "the two-sample `TEST` of the times: welch-t or mann-whitney-u")
 	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level `P` of the test")

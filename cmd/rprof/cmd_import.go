@@ -47,7 +47,7 @@ docs/schema-point.md), which plot --gpu and report --gpu draw.
 
 func runImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "import")
-	roofsPath := fs.String("roofs", "", "roofs document with GPU roofs, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	roofsPath := fs.String("roofs", "", "roofs document `FILE` with GPU roofs (default: the one 'rprof roofs' wrote, if any)")
 	out := fs.String("o", "", "write the kernels' points to `FILE`")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {

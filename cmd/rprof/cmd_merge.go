@@ -52,7 +52,7 @@ or mixed rprof versions.
 
 func runMerge(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "merge")
-	roofsPath := fset.String("roofs", "", "the nodes' roofs document, a `FILE` (default: the one rank 0 was placed under, when this machine can read it)")
+	roofsPath := fset.String("roofs", "", "the nodes' roofs document `FILE` (default: the one rank 0 was placed under, when this machine can read it)")
 	perNode := fset.Bool("nodes", false, "also make one point per node (its ranks' W, its owner's Q, its own first start to last end), under the node roofs")
 	jsonPath := fset.String("json", "", "write the job point to `FILE` (a point set when there are several jobs or --nodes)")
 	roofsOut := fset.String("o", "", "merge roofs documents instead (above): write one per node type into `DIR/`")

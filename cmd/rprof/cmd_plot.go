@@ -48,13 +48,13 @@ without an image viewer; it fits 80 columns.
 
 func runPlot(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "plot")
-	roofsPath := fset.String("roofs", "", "roofs document, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	roofsPath := fset.String("roofs", "", "roofs document `FILE` (default: the one 'rprof roofs' wrote, if any)")
 	out := fset.String("o", "", "write the chart to `FILE` (.png, .svg or .pdf)")
 	threads := fset.Int("threads", 0, "thread scope of the roofs to draw, `N` threads (default: the points')")
 	theoretical := fset.Bool("theoretical", false, "also draw each compute roof's theoretical peak, dashed")
 	allRoofs := fset.Bool("all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
 	onGPU, device := gpuRoofsVar(fset)
-	title := fset.String("title", "", "chart title, a `TEXT` (default: CPU, thread scope and date)")
+	title := fset.String("title", "", "chart title `TEXT` (default: CPU, thread scope and date)")
 	ascii := fset.Bool("ascii", false, "print a text chart to stdout (80 columns)")
 	size := fset.String("size", "9x6", "image size in inches, `WxH` (PNG at 120 dots per inch)")
 	files, err := parseInterspersed(fset, args)

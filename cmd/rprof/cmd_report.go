@@ -39,7 +39,7 @@ Markdown for a CI job summary, with a text chart, e.g.
 
 func runReport(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "report")
-	roofsPath := fset.String("roofs", "", "roofs document, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	roofsPath := fset.String("roofs", "", "roofs document `FILE` (default: the one 'rprof roofs' wrote, if any)")
 	out := fset.String("o", "-", "write to `FILE`; - is stdout")
 	format := fset.String("format", "", "the `FORMAT`, html or md (default: from the -o extension, else html)")
 	threads := fset.Int("threads", 0, "thread scope of the roofs, `N` threads (default: the points')")

@@ -79,17 +79,17 @@ with it. Without a driver or a GPU it says so in one line (exit 125).
 
 func runRoofs(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "roofs")
-	out := fs.String("o", "", "roofs document to write, a `FILE` (default: the user cache dir, where 'rprof run' looks)")
+	out := fs.String("o", "", "write the roofs document to `FILE` (default: the user cache dir, where 'rprof run' looks)")
 	threads := fs.String("threads", "", "thread counts to measure, a `LIST` such as 1,2 (default: 1, one socket, all cores)")
 	quick := fs.Bool("quick", false, "a fast, reduced roof set (seconds)")
 	fixed := fs.Int("fixed", 0, "no early stopping: `N` iterations per invocation for every configuration (the fixed-sample baseline)")
-	method := fs.String("method", string(stats.DefaultMethod), "the estimate of each evaluation, a `METHOD`: median, mean or bootstrap")
+	method := fs.String("method", string(stats.DefaultMethod), "the estimate `METHOD` of each evaluation: median, mean or bootstrap")
 	lockTimeout := new(time.Duration)
 	lockTimeoutVar(fs, lockTimeout)
 	order := fs.String("order", "", "search `ORDER`, forward or reverse (default: compute forward, DGEMM shapes largest first)")
 	invocations := fs.Int("invocations", 0, "outer-loop invocations per configuration, `N` (default 3, 1 with --quick)")
-	blas := fs.String("blas", "", "the BLAS library for DGEMM, a `PATH` (default: search the usual places for OpenBLAS, MKL, BLIS)")
-	blasArch := fs.String("blas-arch", "", "the kernel set the BLAS must use, a `NAME`: sets OPENBLAS_CORETYPE and BLIS_ARCH_TYPE for the workers (e.g. SkylakeX for OpenBLAS, skx or zen4 for BLIS)")
+	blas := fs.String("blas", "", "the BLAS library `PATH` for DGEMM (default: search the usual places for OpenBLAS, MKL, BLIS)")
+	blasArch := fs.String("blas-arch", "", "the kernel set `NAME` the BLAS must use: sets OPENBLAS_CORETYPE and BLIS_ARCH_TYPE for the workers (e.g. SkylakeX for OpenBLAS, skx or zen4 for BLIS)")
 	space := fs.String("dgemm-space", "", "the DGEMM search `SPACE`: quick, default (then a climb past its edge) or seed (seed 000's 96 shapes)")
 	var dgemmBudget *time.Duration
 	optionalDurationVar(fs, &dgemmBudget, "dgemm-budget", "wall time `D` the DGEMM search may take (default 25s; none with --fixed or --dgemm-space seed); 0 for no limit. Once spent, no further shape is started; the document says what was left out (dgemm-budget)")

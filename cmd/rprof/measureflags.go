@@ -45,7 +45,7 @@ type emulateFlags struct {
 func (m *emulateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.cacheModel, "cache-model", "", "the caches --count emulate simulates, a model `M` from L1 down: SIZE/WAYS,...[,line=BYTES] (e.g. 48K/12,1M/16,32M/16), or none (W only); default: the roofs document's measured level sizes, else this machine's")
 	fs.StringVar(&m.emulateCPU, "emulate-cpu", "host", "the CPU QEMU presents under --count emulate: host (this CPU's vendor, family, model and brand with every feature QEMU emulates, so libraries pick their nearest native path) or a QEMU `MODEL` (qemu-x86_64 -cpu help)")
-	fs.StringVar(&m.qemu, "qemu", "", "the qemu-x86_64 of --count emulate, a `PATH` (default: $"+measure.QEMUEnv+", else qemu-x86_64 in PATH)")
+	fs.StringVar(&m.qemu, "qemu", "", "the qemu-x86_64 `PATH` of --count emulate (default: $"+measure.QEMUEnv+", else qemu-x86_64 in PATH)")
 }
 
 // apply fills the emulator's options; the flags of fs that were set
@@ -72,7 +72,7 @@ func (m *emulateFlags) apply(opts *measure.EmulatorOptions, count string, fs *fl
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.count, "count", measure.DefaultBackend, "how W and Q are counted, a `BACKEND`: pmu, the hardware counters through perf_event_open; emulate, under QEMU ("+emulationCost+")")
+	fs.StringVar(&m.count, "count", measure.DefaultBackend, "how W and Q are counted, by `BACKEND`: pmu, the hardware counters through perf_event_open; emulate, under QEMU ("+emulationCost+")")
 	fs.Var(&m.events, "e", "also count `EVENT` (perf syntax: page-faults, cpu/event=0x3,umask=0x8f/, rNNNN); repeatable, or several separated by commas")
 	fs.Var(&m.regions, "region", "also measure one function on its own, with eBPF uprobes (root, or CAP_BPF and CAP_PERFMON); `SPEC` is SYMBOL in CMD, LIB:SYMBOL (a library path or soname; SYMBOL@VERSION for a version other than the default) or FILE:0xADDR (the address nm prints); repeatable. The regions table gives calls, inclusive and self time, the per-call distribution, the probes' cost and W; DRAM traffic is not attributed to regions")
 	fs.BoolVar(&m.likwid, "likwid-markers", false, "take regions from CMD's LIKWID marker calls (likwid_markerStartRegion/StopRegion), named by tag")
@@ -80,7 +80,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	durationVar(fs, &m.idle, "idle-baseline", 0, "count DRAM traffic for duration `D` with nothing running, right before the first repetition, and subtract that rate x T from Q (e.g. 500ms)")
 	fs.Var(&m.work, "work", "analytic work of one run, in `FLOPS` (e.g. 2e9): CMD is only timed and the point is marked analytic")
 	fs.Var(&m.traffic, "traffic", "analytic DRAM traffic of one run, in `BYTES`")
-	fs.StringVar(&m.roofs, "roofs", "", "roofs document to place the point under, a `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	fs.StringVar(&m.roofs, "roofs", "", "roofs document `FILE` to place the point under (default: the one 'rprof roofs' wrote, if any)")
 	fs.IntVar(&m.threads, "threads", 0, "thread scope of the roofs, `N` threads (default: the program's parallelism, CPU time over wall time; see 'rprof help run')")
 	fs.IntVar(&m.maxRepeat, "max-repeat", measure.DefaultMaxRepeat, "at most `N` runs when repeating by --ci")
 	durationVar(fs, &m.maxTime, "max-time", measure.DefaultMaxTime, "at most `D` of runs when repeating by --ci")
