@@ -211,7 +211,7 @@ func WriteDoctorText(w io.Writer, doc DoctorDoc, d pmu.Diagnosis, fix func(pmu.P
 	fmt.Fprintf(tw, "regions (--region)\t%s\n", CheckText(doc.Regions))
 	blasLine := blasText(doc.BLAS)
 	if len(doc.Roofs.BLASEnv) > 0 {
-		blasLine += "; forced by " + strings.Join(doc.Roofs.BLASEnv, " ") + " (DGEMM roof uses those kernels; unset, or use rprof roofs --blas-arch)"
+		blasLine += "; forced by " + strings.Join(doc.Roofs.BLASEnv, " ") + " (the DGEMM roof uses those kernels: unset them, or choose the kernel set with rprof roofs --blas-arch NAME)"
 	}
 	fmt.Fprintf(tw, "BLAS\t%s\n", blasLine)
 	fmt.Fprintf(tw, "caches\t%s\n", cachesText(doc.Caches))
