@@ -13,6 +13,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
+	"github.com/rprof/rprof/internal/unit"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/roofline"
 )
@@ -189,7 +190,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		}
 	}
 	if *update {
-		return false, updateBaseline(ctx, e, *baselinePath, p)
+		return false, updateBaseline(ctx, e, *baselinePath, p, ci.v)
 	}
 
 	v, err := gate.Decide(base, *p, limits, opts)
@@ -246,15 +247,21 @@ func readBaseline(path string) ([]roofline.Point, error) {
 }
 
 // updateBaseline writes p as the baseline: alone, or replacing (or joining)
-// the point of its label when the file holds a point set.
-func updateBaseline(ctx context.Context, e *env, path string, p *roofline.Point) error {
+// the point of its label when the file holds a point set. It says when the
+// time's interval stayed wider than ci (--ci), which every later gate's
+// resolution inherits.
+func updateBaseline(ctx context.Context, e *env, path string, p *roofline.Point, ci float64) error {
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {
 		return &exitError{code: exitUndecided, err: fmt.Errorf("could not measure: the command %s; baseline %s not written", render.ExitText(p.Exit), path)}
 	}
 	if err := docfile.UpdatePoint(ctx, path, e.stdout, *p); err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}
-	fmt.Fprintf(e.stderr, "rprof gate: wrote baseline %s: %q, %.4g s ± %s over %d repetitions\n",
-		path, p.Label, p.Seconds, render.RelHalf(p), len(p.Samples.Seconds))
+	wide := ""
+	if p.Seconds > 0 && p.CI.N >= 2 && (p.CI.Seconds.Hi-p.CI.Seconds.Lo)/2/p.Seconds > ci {
+		wide = fmt.Sprintf("; wider than --ci %s: --max-repeat or --max-time ended the repetitions first, and gates against it cannot tell changes within about that width from noise (measure it on a quieter machine, or allow more repetitions)", unit.Relative(ci))
+	}
+	fmt.Fprintf(e.stderr, "rprof gate: wrote baseline %s: %q, %.4g s ± %s over %d repetitions%s\n",
+		path, p.Label, p.Seconds, render.RelHalf(p), len(p.Samples.Seconds), wide)
 	return nil
 }

@@ -89,3 +89,30 @@ func TestGateUpdateBaselineFromSixteenProcessesKeepsEveryLabel(t *testing.T) {
 		t.Fatalf("%d of %d labels kept", len(ps), n)
 	}
 }
+
+// A baseline whose time interval stayed wider than --ci says so when it is
+// written: every gate against it inherits that width.
+func TestUpdateBaselineSaysWhenTheIntervalStayedWiderThanCI(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		lo, hi   float64
+		wantWide bool
+	}{
+		{"within --ci", 0.99, 1.01, false},
+		{"wider than --ci", 0.93, 1.07, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr strings.Builder
+			e := &env{stdout: &stderr, stderr: &stderr}
+			p := &roofline.Point{Schema: roofline.PointSchema, Label: "triad", Seconds: 1,
+				CI:      roofline.Uncertainty{Confidence: 0.95, Method: "student-t", N: 3, Seconds: roofline.Interval{Lo: tt.lo, Hi: tt.hi}},
+				Samples: roofline.Samples{Seconds: []float64{tt.lo, 1, tt.hi}}}
+			if err := updateBaseline(context.Background(), e, filepath.Join(t.TempDir(), "base.json"), p, 0.02); err != nil {
+				t.Fatal(err)
+			}
+			if wide := strings.Contains(stderr.String(), "wider than --ci 2%"); wide != tt.wantWide {
+				t.Errorf("%q: says wider than --ci %v, want %v", stderr.String(), wide, tt.wantWide)
+			}
+		})
+	}
+}
