@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/gpu/cupti"
+	"github.com/rprof/rprof/gpu/metrics"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -23,13 +24,19 @@ type GPUConfig struct {
 	Device func(ordinal int) (*cupti.Device, error)
 	// Machine describes the host in the points.
 	Machine roofline.Machine
+	// Roofs, read from RoofsFile, places the kernels the range profiler
+	// measured under their device's GPU roofs (nil: not placed).
+	Roofs     *roofline.Roofs
+	RoofsFile string
 }
 
 // GPURun is what a recorded run gave.
 type GPURun struct {
 	// Points are one per kernel and device, in the order of their first
-	// launch: the launches' GPU time summed, without W or Q (flagged
-	// gpu-times-only with the reason), with the device and its clocks.
+	// launch: the launches' GPU time summed, with W and Q by level where
+	// CUPTI's range profiler measured every launch (placed under Roofs),
+	// else flagged gpu-times-only with the reason; with the device and
+	// its clocks.
 	Points   []roofline.Point
 	Launches int
 	// CUPTIVersion is the CUPTI API version the target opened.
@@ -59,8 +66,11 @@ func gpuPoints(c GPUConfig, rec cupti.Recording, run *GPURun, created time.Time)
 			}
 			devices[g.Device], dev = d, d
 		}
-		p := g.Point(dev, c.Machine, created)
+		p := g.Point(dev, rec.Profile(g), c.Machine, created)
 		p.Command, p.Exit = c.Target.Command, run.Exit
+		if p.WorkFlops != nil && metrics.Place(&p, c.Roofs) {
+			p.RoofsFile = c.RoofsFile
+		}
 		p.Flags = append(p.Flags, flags...)
 		run.Points = append(run.Points, p)
 	}

@@ -101,7 +101,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	label := fset.String("label", "", "`NAME` of the point (default: CMD's base name)")
 	lockDir := fset.String("lock-dir", cluster.DefaultLockDir(), "node-local `DIR` of the parallel job's traffic-owner election's lock files, private to the job's user: created with mode 0700, refused when another user owns it, others may enter it or it is a link; the default is $RPROF_LOCK_DIR, else the runtime directory ($XDG_RUNTIME_DIR/rprof, /run/rprof for root, else rprof-UID in the temporary directory), here")
 	jobName := fset.String("job", "", "the parallel job's `NAME` in the rank files (default: the launcher's job id; give one for MPICH across nodes)")
-	onGPU := fset.Bool("gpu", false, "record CMD's GPU kernels with CUPTI instead (see GPU kernels above); only --json and --lock-timeout apply with it")
+	onGPU := fset.Bool("gpu", false, "record CMD's GPU kernels with CUPTI instead (see GPU kernels above); only --json, --roofs and --lock-timeout apply with it")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s starts the ranks, not rprof, so rprof would count the launcher alone: put rprof after it (%s [OPTIONS] rprof run --json DIR/ -- CMD), then rprof merge DIR/*.json", l, l)}
 	}
 	if *onGPU {
-		return runGPU(ctx, e, fset, cfg.Target, *jsonPath, mf.lockTimeout)
+		return runGPU(ctx, e, fset, cfg.Target, *jsonPath, mf.roofs, mf.lockTimeout)
 	}
 	id, isRank, err := cluster.Local(*jobName)
 	if err != nil {

@@ -19,22 +19,26 @@ import (
 )
 
 // runGPUFlags are the run flags that apply with --gpu.
-var runGPUFlags = []string{"gpu", "json", "lock-timeout"}
+var runGPUFlags = []string{"gpu", "json", "roofs", "lock-timeout"}
 
 // runGPU is rprof run --gpu: target's GPU kernels, recorded by CUPTI from
 // inside it, one point each.
-func runGPU(ctx context.Context, e *env, fset *flag.FlagSet, target measure.Target, jsonPath string, lockTimeout time.Duration) error {
+func runGPU(ctx context.Context, e *env, fset *flag.FlagSet, target measure.Target, jsonPath, roofsPath string, lockTimeout time.Duration) error {
 	var err error
 	fset.Visit(func(f *flag.Flag) {
 		if err == nil && !slices.Contains(runGPUFlags, f.Name) {
-			err = usagef("--%s does not apply with --gpu (only --json and --lock-timeout do): --gpu records the program's GPU kernels, not its CPU's counters", f.Name)
+			err = usagef("--%s does not apply with --gpu (only --json, --roofs and --lock-timeout do): --gpu records the program's GPU kernels, not its CPU's counters", f.Name)
 		}
 	})
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{jsonPath}); err != nil {
+	if err := checkOutputs([]string{jsonPath}, docfile.RoofsInput(roofsPath)); err != nil {
 		return err
+	}
+	roofs, err := docfile.LoadRoofs(roofsPath)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
 	}
 	target.Stdout = targetStdout(e, jsonPath)
 	lib, err := cupti.Find("", os.Getenv)
@@ -45,7 +49,8 @@ func runGPU(ctx context.Context, e *env, fset *flag.FlagSet, target measure.Targ
 	if err != nil {
 		return err
 	}
-	c := measure.GPUConfig{Target: target, Runtime: rundir.Default(), CUPTI: lib, Machine: e.machine().Describe()}
+	c := measure.GPUConfig{Target: target, Runtime: rundir.Default(), CUPTI: lib, Machine: e.machine().Describe(),
+		Roofs: roofs.Roofs, RoofsFile: roofs.Path}
 	// The driver numbers the devices as the target's does: both see the
 	// same CUDA_VISIBLE_DEVICES. Without a driver the kernels keep their
 	// device's index alone, and a note says why.

@@ -9,8 +9,10 @@
 // of GPU measurement the run reached and why not the one above (Status),
 // and turns kernels into roofline points (Point).
 //
-// Tier (a), W and Q per kernel from CUPTI's range profiler, is not built:
-// points carry kernel times only (tier c), flagged with the reason.
+// Tier (a), W and Q per kernel from CUPTI's range profiler, is decoded
+// (range records, summed per kernel into W and Q by package metrics) but
+// the injection library does not run the profiler yet: points carry
+// kernel times only (tier c), flagged with the reason.
 //
 // The package knows nothing of flags or output: it returns plain data
 // and typed errors.

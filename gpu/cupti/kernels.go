@@ -3,11 +3,13 @@ package cupti
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/ianlancetaylor/demangle"
 
+	"github.com/rprof/rprof/gpu/metrics"
 	"github.com/rprof/rprof/roofline"
 )
 
@@ -154,9 +156,83 @@ func Groups(ks []Kernel) []Group {
 	return out
 }
 
-// TimesOnly is why the points carry no W or Q: tier (a)'s counters are
-// not read.
+// TimesOnly is why the points carry no W or Q when no process ran the
+// range profiler and none said why.
 const TimesOnly = "kernel times only (tier c): W and Q need CUPTI's range profiler, which rprof does not use yet"
+
+// Profile is what the range profiler gave a group: its W and Q, or why
+// it has none (the reason its point carries).
+type Profile struct {
+	Figures *metrics.Figures
+	Why     string
+}
+
+// Profile sums the ranges of g's kernel on g's device. It has figures
+// only when the profiler measured every launch the activity API timed,
+// each with every metric W and Q need (a finite value, not negative);
+// the L2 and L1 bytes are kept where every range has them.
+func (r Recording) Profile(g Group) Profile {
+	n, sums, counts := 0, map[string]float64{}, map[string]int{}
+	for _, p := range r.Processes {
+		for _, rg := range p.Ranges {
+			if rg.Device != g.Device || rg.Name != g.Name {
+				continue
+			}
+			n++
+			for m, v := range rg.Values {
+				if !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
+					sums[m] += v
+					counts[m]++
+				}
+			}
+		}
+	}
+	if n != g.Launches {
+		why := fmt.Sprintf("kernel times only (tier c): CUPTI's range profiler measured %d of its %d launches", n, g.Launches)
+		if off := r.profilerOff(); off != "" {
+			why += "; " + off
+		} else if n == 0 && !r.profiling() {
+			why = TimesOnly
+		}
+		return Profile{Why: why}
+	}
+	for _, m := range metrics.Required() {
+		if counts[m] != n {
+			return Profile{Why: fmt.Sprintf("kernel times only (tier c): CUPTI's range profiler gave %s for %d of its %d launches", m, counts[m], n)}
+		}
+	}
+	for m, c := range counts {
+		if c != n {
+			delete(sums, m)
+		}
+	}
+	f := metrics.Evaluate(sums)
+	return Profile{Figures: &f}
+}
+
+func (r Recording) profiling() bool {
+	for _, p := range r.Processes {
+		if p.Profiling {
+			return true
+		}
+	}
+	return false
+}
+
+// profilerOff is why the range profiler did not run in the first process
+// where it failed ("": it failed in none).
+func (r Recording) profilerOff() string {
+	for _, p := range r.Processes {
+		if e := p.ProfilerOff; e != nil {
+			why := fmt.Sprintf("the range profiler failed in process %d: %v", p.PID, e)
+			if e.Code == ResultInsufficientPrivileges {
+				why += ": " + ErrInsufficientPrivileges.Error()
+			}
+			return why
+		}
+	}
+	return ""
+}
 
 // Device is what the driver says of the device a kernel ran on; its
 // clocks are the driver's peak clocks.
@@ -166,10 +242,11 @@ type Device struct {
 	SMClockMHz, MemClockMHz float64
 }
 
-// Point is the group's point: T its summed GPU time, without W or Q
-// (flagged gpu-times-only), with the device and its clocks where dev is
-// known (nil: the device index alone).
-func (g Group) Point(dev *Device, here roofline.Machine, created time.Time) roofline.Point {
+// Point is the group's point: T its summed GPU time from the activity
+// API, with W and Q by level from prof where it has them, else flagged
+// gpu-times-only with prof's reason; with the device and its clocks where
+// dev is known (nil: the device index alone).
+func (g Group) Point(dev *Device, prof Profile, here roofline.Machine, created time.Time) roofline.Point {
 	// CUPTI names kernels as compiled (C++ names mangled); Nsight Compute
 	// and the points show them demangled.
 	k := &roofline.GPUKernel{Kernel: demangle.Filter(g.Name), Launches: g.Launches, Device: g.Device, Tool: "cupti"}
@@ -178,9 +255,19 @@ func (g Group) Point(dev *Device, here roofline.Machine, created time.Time) roof
 		k.SMClockMHz, k.MemClockMHz, k.ClockSource = dev.SMClockMHz, dev.MemClockMHz, roofline.ClockSourceAttribute
 	}
 	t := g.Seconds()
-	return roofline.Point{Schema: roofline.PointSchema, Label: roofline.KernelLabel(demangle.Filter(g.Name, demangle.NoParams)), Command: []string{}, Created: created,
+	p := roofline.Point{Schema: roofline.PointSchema, Label: roofline.KernelLabel(demangle.Filter(g.Name, demangle.NoParams)), Command: []string{}, Created: created,
 		Source: roofline.SourceTimes, Seconds: t, Events: []roofline.EventCount{},
 		CI:      roofline.Uncertainty{N: 1, Seconds: roofline.Interval{Lo: t, Hi: t}},
-		Flags:   []roofline.Flag{{Code: roofline.FlagGPUTimesOnly, Subject: roofline.SubjectPlacement, Message: TimesOnly}},
+		Flags:   []roofline.Flag{},
 		Machine: here, Threads: roofline.GPUThreads, GPU: k}
+	if prof.Figures == nil {
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagGPUTimesOnly, Subject: roofline.SubjectPlacement, Message: prof.Why})
+		return p
+	}
+	p.Source, k.Tool = roofline.SourceCounters, ToolProfiler
+	prof.Figures.Set(&p)
+	return p
 }
+
+// ToolProfiler names CUPTI's range profiler as a point's GPU tool.
+const ToolProfiler = "cupti-profiler"

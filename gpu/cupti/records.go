@@ -22,6 +22,12 @@ import (
 //	recording kernels                 the activity API is on
 //	kernel DEV CTX STREAM START END GX,GY,GZ BX,BY,BZ CORRELATION NAME
 //	dropped N                         records CUPTI dropped for want of buffer
+//	profiling                         CUPTI's range profiler is on (auto ranges, kernel replay)
+//	profiler-off CALL CODE NAME       the range profiler could not run: CALL failed (its
+//	                                  CUptiResult or NVPA_Status and the name); times only
+//	range DEV VALUES NAME             one profiled kernel launch: VALUES the metrics'
+//	                                  values, METRIC=VALUE joined by commas; NAME the range's
+//	                                  (the kernel's)
 //	end                               written at the process's exit
 const format = 1
 
@@ -86,6 +92,12 @@ type Process struct {
 	// Untimed counts the kernel records whose end is not after their
 	// start: left out of Kernels rather than taken as a time.
 	Untimed int
+	// Profiling says the range profiler was on; ProfilerOff is the call
+	// that kept it off (nil: none failed).
+	Profiling   bool
+	ProfilerOff *CallError
+	// Ranges are the launches the range profiler measured.
+	Ranges []Range
 	// Dropped counts the records CUPTI dropped.
 	Dropped uint64
 	// Complete says the process exited and its records were flushed.
@@ -128,7 +140,8 @@ func Parse(r io.Reader) (Process, error) {
 
 // fields are the fields each record has after its name.
 var fields = map[string]int{"cupti": 2, "unavailable": 2, "unverified-layout": 2, "error": 3,
-	"recording": 1, "kernel": 9, "dropped": 1, "end": 0}
+	"recording": 1, "kernel": 9, "dropped": 1, "end": 0,
+	"profiling": 0, "profiler-off": 3, "range": 3}
 
 func (p *Process) record(f []string) error {
 	want, ok := fields[f[0]]
@@ -148,10 +161,20 @@ func (p *Process) record(f []string) error {
 	case "unverified-layout":
 		p.UnverifiedLayout = true
 		p.CheckedVersion, err = strconv.Atoi(f[2])
-	case "error":
-		var code int
-		code, err = strconv.Atoi(f[2])
-		p.Errors = append(p.Errors, CallError{Call: f[1], Code: code, Name: f[3]})
+	case "error", "profiler-off":
+		var e CallError
+		e, err = parseCall(f[1:])
+		if f[0] == "error" {
+			p.Errors = append(p.Errors, e)
+		} else {
+			p.ProfilerOff = &e
+		}
+	case "profiling":
+		p.Profiling = true
+	case "range":
+		var rg Range
+		rg, err = parseRange(f[1:])
+		p.Ranges = append(p.Ranges, rg)
 	case "recording":
 		p.Recording = true
 	case "kernel":
@@ -172,6 +195,44 @@ func (p *Process) record(f []string) error {
 		return fmt.Errorf("%s: %w", f[0], err)
 	}
 	return nil
+}
+
+func parseCall(f []string) (CallError, error) {
+	code, err := strconv.Atoi(f[1])
+	return CallError{Call: f[0], Code: code, Name: f[2]}, err
+}
+
+// Range is one kernel launch the range profiler measured: with automatic
+// ranges a range is a launch, named after its kernel.
+type Range struct {
+	Name   string
+	Device int
+	// Values are the metrics' values as the NVPW host library evaluated
+	// them (instructions, bytes).
+	Values map[string]float64
+}
+
+func parseRange(f []string) (Range, error) {
+	rg := Range{Name: f[2], Values: map[string]float64{}}
+	var err error
+	if rg.Device, err = strconv.Atoi(f[0]); err != nil {
+		return rg, err
+	}
+	if f[1] == "" {
+		return rg, nil
+	}
+	for _, kv := range strings.Split(f[1], ",") {
+		m, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return rg, fmt.Errorf("%q: want METRIC=VALUE", kv)
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return rg, err
+		}
+		rg.Values[m] = x
+	}
+	return rg, nil
 }
 
 func parseKernel(f []string) (Kernel, error) {

@@ -57,7 +57,7 @@ func TestParseReadsEveryRecord(t *testing.T) {
 func TestGroupPointCarriesTimeDeviceAndWhyNoWorkOrTraffic(t *testing.T) {
 	g := Groups([]Kernel{{Name: "triad(double*)", Device: 0, Start: 0, End: 2000}, {Name: "triad(double*)", Device: 0, Start: 5000, End: 8000}})[0]
 	dev := &Device{Name: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", SMClockMHz: 1980, MemClockMHz: 2619}
-	p := g.Point(dev, roofline.Machine{}, time.Unix(0, 0))
+	p := g.Point(dev, Recording{}.Profile(g), roofline.Machine{}, time.Unix(0, 0))
 	if p.Label != "triad" || p.Seconds != 5e-6 || p.WorkFlops != nil || p.TrafficBytes != nil || p.Source != roofline.SourceTimes {
 		t.Errorf("point: %+v", p)
 	}
@@ -69,7 +69,7 @@ func TestGroupPointCarriesTimeDeviceAndWhyNoWorkOrTraffic(t *testing.T) {
 	if len(p.Flags) != 1 || p.Flags[0].Code != roofline.FlagGPUTimesOnly || p.Flags[0].Message != TimesOnly {
 		t.Errorf("flags: %+v", p.Flags)
 	}
-	if q := g.Point(nil, roofline.Machine{}, time.Unix(0, 0)); q.GPU.DeviceName != "" || q.GPU.ClockSource != "" {
+	if q := g.Point(nil, Profile{Why: TimesOnly}, roofline.Machine{}, time.Unix(0, 0)); q.GPU.DeviceName != "" || q.GPU.ClockSource != "" {
 		t.Errorf("without the device: %+v", q.GPU)
 	}
 }
