@@ -153,12 +153,12 @@ code { font-size: 0.9em; }
 {{if .NoRoofs}}<p>No roofs document was given: run <code>rprof roofs</code> or pass <code>--roofs FILE</code>.</p>{{else}}
 <h3>Compute (GFLOP/s)</h3>
 {{if .Compute}}<table>
-<tr><th>roof</th><th>ISA</th><th>precision</th><th>threads</th><th>GFLOP/s</th><th>CI</th><th>theoretical</th><th>% of theoretical</th></tr>{{range .Compute}}
+<tr><th>roof</th><th>ISA</th><th>precision</th><th>threads</th><th>GFLOP/s</th><th>{{.RoofCI}}</th><th>theoretical</th><th>% of theoretical</th></tr>{{range .Compute}}
 <tr><td>{{.Name}}</td><td>{{.ISA}}</td><td>{{.Precision}}</td><td class="n">{{.Threads}}</td><td class="n">{{.GFlops}}</td><td class="n">{{.CI}}</td><td class="n">{{.Theoretical}}</td><td class="n">{{.OfTheoretical}}</td></tr>{{end}}
 </table>{{else}}<p>No compute roofs were measured.</p>{{end}}
 <h3>Bandwidth (GB/s)</h3>
 {{if .Bandwidth}}<table>
-<tr><th>level</th><th>kernel</th><th>threads</th><th>GB/s</th><th>CI</th><th>working set</th></tr>{{range .Bandwidth}}
+<tr><th>level</th><th>kernel</th><th>threads</th><th>GB/s</th><th>{{.RoofCI}}</th><th>working set</th></tr>{{range .Bandwidth}}
 <tr><td>{{.Level}}</td><td>{{.Kernel}}</td><td class="n">{{.Threads}}</td><td class="n">{{.GBytesPerS}}</td><td class="n">{{.CI}}</td><td class="n">{{.WorkingSet}}</td></tr>{{end}}
 </table>{{else}}<p>No bandwidth roofs were measured: points cannot be classified as memory- or compute-bound.</p>{{end}}
 {{if .Tuning}}<p class="meta">Autotuning: {{.Tuning}}.</p>{{end}}
@@ -171,7 +171,7 @@ code { font-size: 0.9em; }
 <section id="points">
 <h2>Points</h2>
 {{if .Points}}<div class="wide"><table class="points">
-<tr><th>point</th><th>source</th><th>threads</th><th>W (GFLOP)</th><th>Q (GB)</th><th>T (s) [CI]</th><th>intensity (FLOP/B)</th><th>GFLOP/s [CI]</th><th>bound</th><th>attainable (GFLOP/s)</th><th>of attainable</th><th>flags</th></tr>{{range .Points}}
+<tr><th>point</th><th>source</th><th>threads</th><th>W (GFLOP)</th><th>Q (GB)</th><th>T (s) [{{.PointCI}}]</th><th>intensity (FLOP/B)</th><th>GFLOP/s [{{.PointCI}}]</th><th>bound</th><th>attainable (GFLOP/s)</th><th>of attainable</th><th>flags</th></tr>{{range .Points}}
 <tr><td>{{words .Label}}</td><td>{{.Source}}</td><td class="n">{{words .Threads}}</td><td class="n">{{.Work}}</td><td class="n">{{.Traffic}}</td><td class="n">{{words .Seconds}}</td><td class="n">{{.Intensity}}</td><td class="n">{{words .GFlops}}</td><td>{{words .Bound}}</td><td class="n">{{.Attainable}}</td><td class="n">{{.Fraction}}</td><td>{{range $i, $f := .Flags}}{{if $i}}, {{end}}<span class="flag {{$f.Level}}">{{$f.Code}}</span><sup><a href="#fn{{$f.N}}">{{$f.N}}</a></sup>{{end}}</td></tr>{{end}}
 </table></div>
 {{with .Footnotes}}<ol class="note">{{range .}}

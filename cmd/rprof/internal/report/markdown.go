@@ -77,7 +77,7 @@ func (v *view) markdown(w io.Writer, textCharts []string) {
 		p("No roofs document was given: run `rprof roofs` or pass `--roofs FILE`.\n\n")
 	} else {
 		if len(v.Compute) > 0 {
-			table(w, []string{"compute roof", "ISA", "precision", "threads", "GFLOP/s", "CI", "theoretical", "% of theoretical"}, func(row func(...string)) {
+			table(w, []string{"compute roof", "ISA", "precision", "threads", "GFLOP/s", v.RoofCI, "theoretical", "% of theoretical"}, func(row func(...string)) {
 				for _, c := range v.Compute {
 					row(c.Name, c.ISA, c.Precision, c.Threads, c.GFlops, c.CI, c.Theoretical, c.OfTheoretical)
 				}
@@ -86,7 +86,7 @@ func (v *view) markdown(w io.Writer, textCharts []string) {
 			p("No compute roofs were measured.\n\n")
 		}
 		if len(v.Bandwidth) > 0 {
-			table(w, []string{"level", "kernel", "threads", "GB/s", "CI", "working set"}, func(row func(...string)) {
+			table(w, []string{"level", "kernel", "threads", "GB/s", v.RoofCI, "working set"}, func(row func(...string)) {
 				for _, b := range v.Bandwidth {
 					row(b.Level, b.Kernel, b.Threads, b.GBytesPerS, b.CI, b.WorkingSet)
 				}
@@ -110,7 +110,7 @@ func (v *view) markdown(w io.Writer, textCharts []string) {
 		p("No points were given.\n")
 		return
 	}
-	table(w, []string{"point", "source", "threads", "W (GFLOP)", "Q (GB)", "T (s) [CI]", "intensity (FLOP/B)", "GFLOP/s [CI]", "bound", "attainable (GFLOP/s)", "of attainable", "flags"}, func(row func(...string)) {
+	table(w, []string{"point", "source", "threads", "W (GFLOP)", "Q (GB)", "T (s) [" + v.PointCI + "]", "intensity (FLOP/B)", "GFLOP/s [" + v.PointCI + "]", "bound", "attainable (GFLOP/s)", "of attainable", "flags"}, func(row func(...string)) {
 		for _, pt := range v.Points {
 			var flags []string
 			for _, f := range pt.Flags {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs"
 
 	"github.com/rprof/rprof/internal/unit"
 )
@@ -42,6 +43,9 @@ type view struct {
 	Notes     []string
 	Footnotes []footnote
 	NoRoofs   bool
+	// RoofCI and PointCI head the interval columns with their level,
+	// "99% CI": the roofs', and the points' when they share one.
+	RoofCI, PointCI string
 }
 
 type pair struct{ Key, Value string }
@@ -90,7 +94,8 @@ func buildView(in Input) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &view{Threads: threads, RoofsFile: in.RoofsPath, NoRoofs: in.Roofs == nil}
+	v := &view{Threads: threads, RoofsFile: in.RoofsPath, NoRoofs: in.Roofs == nil,
+		RoofCI: unit.RoundPercent(roofs.Confidence) + " CI", PointCI: pointsCI(in.Points)}
 	v.Title = in.Chart.Title
 	if v.Title == "" {
 		v.Title = "Roofline report"
@@ -107,6 +112,20 @@ func buildView(in Input) (*view, error) {
 		v.addPoint(in.Roofs, &in.Points[i])
 	}
 	return v, nil
+}
+
+// pointsCI heads the points' interval columns: "95% CI" when they share
+// that level, else "CI" (each point's level is in its document).
+func pointsCI(points []roofline.Point) string {
+	for _, p := range points {
+		if p.CI.Confidence != points[0].CI.Confidence {
+			return "CI"
+		}
+	}
+	if len(points) == 0 || points[0].CI.Confidence <= 0 {
+		return "CI"
+	}
+	return unit.RoundPercent(points[0].CI.Confidence) + " CI"
 }
 
 // scopeGroup is the points one chart shows, under the roofs of one thread
