@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu/cuda"
@@ -429,101 +428,4 @@ func checkRanges(fs *flag.FlagSet) error {
 		}
 	})
 	return err
-}
-
-// durationFlag is a time.Duration flag whose error says what is wrong:
-// the flag package's own says "parse error", even for "20" without a unit.
-type durationFlag struct{ d *time.Duration }
-
-// String reads as the flag is given: 5m and 1h, not 5m0s and 1h0m0s.
-func (f durationFlag) String() string {
-	if f.d == nil {
-		return "0s"
-	}
-	return shortDuration(*f.d)
-}
-
-// shortDuration is d as time.Duration prints it, less trailing zero
-// minutes and seconds.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if t, ok := strings.CutSuffix(s, "m0s"); ok {
-		s = t + "m"
-	}
-	if t, ok := strings.CutSuffix(s, "h0m"); ok {
-		s = t + "h"
-	}
-	return s
-}
-
-func (f durationFlag) Set(s string) error {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		if _, numErr := strconv.ParseFloat(s, 64); numErr == nil {
-			return fmt.Errorf("a duration needs a unit, e.g. %ss or %sms", s, s)
-		}
-		return errors.New("not a duration, e.g. 25s, 1m30s or 500ms")
-	}
-	*f.d = d
-	return nil
-}
-
-// durationVar defines a duration flag with durationFlag's errors. The flag
-// package names the argument of a Var flag from a `quoted` word in usage.
-func durationVar(fs *flag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
-	*p = value
-	fs.Var(durationFlag{p}, name, usage)
-}
-
-// optionalDurationVar defines a duration flag, with durationFlag's errors,
-// that points *p at its value only when given: nil leaves the default to
-// the library that reads it.
-func optionalDurationVar(fs *flag.FlagSet, p **time.Duration, name, usage string) {
-	fs.Var(optionalDuration{p}, name, usage)
-}
-
-type optionalDuration struct{ p **time.Duration }
-
-func (f optionalDuration) String() string {
-	if f.p == nil || *f.p == nil {
-		return ""
-	}
-	return shortDuration(**f.p)
-}
-
-func (f optionalDuration) Set(s string) error {
-	d := new(time.Duration)
-	if err := (durationFlag{d}).Set(s); err != nil {
-		return err
-	}
-	*f.p = d
-	return nil
-}
-
-// sizeFlag is a byte count given as machine.ParseSize reads it (256M, 2G
-// or plain bytes); it reads back in the largest unit that divides it.
-type sizeFlag struct{ n *int64 }
-
-func (f sizeFlag) String() string {
-	if f.n == nil || *f.n == 0 {
-		return "0"
-	}
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
-		if *f.n%u.size == 0 {
-			return strconv.FormatInt(*f.n/u.size, 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(*f.n, 10)
-}
-
-func (f sizeFlag) Set(s string) error {
-	n, err := machine.ParseSize(s)
-	if err != nil {
-		return errors.New("not a size, e.g. 256M, 2G or a byte count")
-	}
-	*f.n = n
-	return nil
 }

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
-	"strconv"
-	"strings"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/gate"
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/stats"
@@ -49,7 +47,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	opts := gate.DefaultOptions
 	fset.StringVar(&opts.Test, "test", opts.Test, "the two-sample `TEST`: welch-t or mann-whitney-u")
 	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level `P`")
-	tol := ratioFlag{v: opts.Tolerance}
+	tol := flagval.Ratio{V: opts.Tolerance}
 	fset.Var(&tol, "tolerance", "relative tolerance `PCT` of W, Q and intensity (1% or 0.01 alike)")
 	markdown := fset.String("markdown", "", "also write the tables as Markdown to `FILE` (for a pull-request comment or a job summary)")
 	benchfmt := fset.String("benchfmt", "", "also write both files' samples in Go benchmark format to `FILE`, for 'benchstat -col run FILE'")
@@ -62,7 +60,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	if err := checkTest(opts.Test); err != nil {
 		return err
 	}
-	opts.Tolerance = tol.v
+	opts.Tolerance = tol.V
 	if err := checkOutputs([]string{*markdown, *benchfmt}, fset.Args()...); err != nil {
 		return err
 	}
@@ -109,56 +107,4 @@ func readPointsInput(path string) ([]roofline.Point, error) {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: the point set holds no points", path)}
 	}
 	return ps, nil
-}
-
-// ratioFlag is a relative figure given as "5%" or "0.05"; "off" (when
-// allowed) is +Inf, a limit that never trips.
-type ratioFlag struct {
-	v        float64
-	allowOff bool
-}
-
-func (r *ratioFlag) String() string {
-	if r == nil {
-		return ""
-	}
-	if math.IsInf(r.v, 1) {
-		return "off"
-	}
-	return strconv.FormatFloat(r.v*100, 'g', -1, 64) + "%"
-}
-
-func (r *ratioFlag) Set(s string) error {
-	if r.allowOff && s == "off" {
-		r.v = math.Inf(1)
-		return nil
-	}
-	num, isPct := strings.CutSuffix(strings.TrimSpace(s), "%")
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		want := `a non-negative number or percentage, e.g. "5%" or "0.05"`
-		if r.allowOff {
-			want += `, or "off"`
-		}
-		return fmt.Errorf("%q is not %s", s, want)
-	}
-	if isPct {
-		v /= 100
-	}
-	r.v = v
-	return nil
-}
-
-// ciFlag is --ci of every command that repeats until an interval is
-// narrow enough: the interval's half-width as a share of the mean, 2% or
-// 0.02 alike, in (0, 1).
-type ciFlag struct{ ratioFlag }
-
-func (c *ciFlag) Set(s string) error {
-	var r ratioFlag
-	if err := r.Set(s); err != nil || !(r.v > 0 && r.v < 1) {
-		return fmt.Errorf("%q is not a share of the mean in (0, 1), e.g. 2%% or 0.02", s)
-	}
-	c.v = r.v
-	return nil
 }

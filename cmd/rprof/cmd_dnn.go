@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
@@ -156,7 +157,7 @@ type dnnOptions struct {
 	json, roofs, count, library string
 	threads, top                int
 	confidence                  float64
-	events                      eventList
+	events                      flagval.Events
 	command                     []string
 	lockTimeout                 time.Duration
 	emulate                     emulateFlags

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnbench"
@@ -56,11 +57,11 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	cold := fset.Bool("cold", false, "evict the caches (write --flush bytes) before every timed execution; without it, warm: executions back to back")
 	flushBytes := new(int64)
 	*flushBytes = 256 << 20
-	fset.Var(sizeFlag{flushBytes}, "flush", "the `SIZE` written to evict the caches with --cold (256M, 2G or bytes; at least 1M)")
-	ci := ciFlag{ratioFlag{v: 0.02}}
+	fset.Var(flagval.Size{N: flushBytes}, "flush", "the `SIZE` written to evict the caches with --cold (256M, 2G or bytes; at least 1M)")
+	ci := flagval.CI{Ratio: flagval.Ratio{V: 0.02}}
 	fset.Var(&ci, "ci", "repeat until the interval of the time is within `PCT` of it (2% or 0.02 alike), at most --max-time per problem and --max-repeat samples")
 	var maxTime time.Duration
-	durationVar(fset, &maxTime, "max-time", 3*time.Second, "time budget `D` per problem")
+	flagval.DurationVar(fset, &maxTime, "max-time", 3*time.Second, "time budget `D` per problem")
 	maxRepeat := fset.Int("max-repeat", 200, "at most `N` samples per problem")
 	repeat := fset.Int("repeat", 0, "exactly `N` samples instead of repeating by --ci")
 	confidence := fset.Float64("confidence", measure.DefaultConfidence, "`LEVEL` of the intervals")
@@ -81,7 +82,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	case !(*confidence > 0 && *confidence < 1):
 		return usagef("bench: --confidence must be in (0, 1)")
 	case *cold && *flushBytes < 1<<20:
-		return usagef("bench: --flush %s: at least 1M", sizeFlag{flushBytes})
+		return usagef("bench: --flush %s: at least 1M", flagval.Size{N: flushBytes})
 	}
 	problems, err := dnnbench.ResolveAll(fset.Args(), *kind, *alg, *layout)
 	if err != nil {
@@ -107,7 +108,7 @@ func runDNNBench(ctx context.Context, e *env, args []string) error {
 	}
 	defer lib.Close()
 
-	rule := stats.StopRule{MaxTime: maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: ci.v, MinCount: 5, Method: dnnbench.Method}
+	rule := stats.StopRule{MaxTime: maxTime, MaxCount: *maxRepeat, Confidence: *confidence, RelError: ci.V, MinCount: 5, Method: dnnbench.Method}
 	if *repeat > 0 {
 		rule = stats.Fixed(*repeat, *confidence, dnnbench.Method)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/gate"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/docfile"
@@ -91,10 +92,10 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	update := fset.Bool("update-baseline", false, "write the new point to the baseline file (replacing its label's point in a point set) and exit, instead of gating")
 	label := fset.String("label", "", "`NAME` of the point (default: CMD's base name)")
 	limits := gate.DefaultLimits
-	slowdown := ratioFlag{v: limits.MaxSlowdown, allowOff: true}
-	workGrowth := ratioFlag{v: limits.MaxWorkGrowth, allowOff: true}
-	trafficGrowth := ratioFlag{v: limits.MaxTrafficGrowth, allowOff: true}
-	minFraction := ratioFlag{v: limits.MinFraction}
+	slowdown := flagval.Ratio{V: limits.MaxSlowdown, AllowOff: true}
+	workGrowth := flagval.Ratio{V: limits.MaxWorkGrowth, AllowOff: true}
+	trafficGrowth := flagval.Ratio{V: limits.MaxTrafficGrowth, AllowOff: true}
+	minFraction := flagval.Ratio{V: limits.MinFraction}
 	fset.Var(&slowdown, "max-slowdown", "largest slowdown accepted, `PCT` (5% or 0.05 alike) or off")
 	fset.Var(&workGrowth, "max-work-growth", "largest growth of W accepted, `PCT` or off")
 	fset.Var(&trafficGrowth, "max-traffic-growth", "largest growth of Q accepted, `PCT` or off")
@@ -102,7 +103,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	opts := gate.DefaultOptions
 	fset.StringVar(&opts.Test, "test", opts.Test, "the two-sample `TEST` of the times: welch-t or mann-whitney-u")
 	fset.Float64Var(&opts.Alpha, "alpha", opts.Alpha, "significance level `P` of the test")
-	ci := ciFlag{ratioFlag{v: 0.02}}
+	ci := flagval.CI{Ratio: flagval.Ratio{V: 0.02}}
 	fset.Var(&ci, "ci", "repeat until the time's interval is within `PCT` of the mean (2% or 0.02 alike), or --max-repeat or --max-time is reached")
 	var mf measureFlags
 	mf.register(fset)
@@ -123,7 +124,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	if err := checkTest(opts.Test); err != nil {
 		return false, err
 	}
-	limits = gate.Limits{MaxSlowdown: slowdown.v, MaxWorkGrowth: workGrowth.v, MaxTrafficGrowth: trafficGrowth.v, MinFraction: minFraction.v}
+	limits = gate.Limits{MaxSlowdown: slowdown.V, MaxWorkGrowth: workGrowth.V, MaxTrafficGrowth: trafficGrowth.V, MinFraction: minFraction.V}
 	if *label == "" {
 		*label = filepath.Base(cmd[0])
 	}
@@ -165,7 +166,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	cfg := measure.Config{
 		Target:     measure.Target{Command: cmd, Label: *label, Stderr: e.stderr},
 		Counting:   measure.Counting{Host: e.machine()},
-		Repetition: measure.Repetition{CI: ci.v, MaxRepeat: mf.maxRepeat, MaxTime: mf.maxTime},
+		Repetition: measure.Repetition{CI: ci.V, MaxRepeat: mf.maxRepeat, MaxTime: mf.maxTime},
 		Placement:  measure.Placement{Roofs: roofs.Roofs, RoofsPath: roofs.Path},
 	}
 	if err := mf.apply(&cfg, fset); err != nil {
@@ -190,7 +191,7 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 		}
 	}
 	if *update {
-		return false, updateBaseline(ctx, e, *baselinePath, p, ci.v)
+		return false, updateBaseline(ctx, e, *baselinePath, p, ci.V)
 	}
 
 	v, err := gate.Decide(base, *p, limits, opts)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/cluster"
+	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/gpu"
@@ -92,7 +93,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	blasArch := fs.String("blas-arch", "", "the kernel set `NAME` the BLAS must use: sets OPENBLAS_CORETYPE and BLIS_ARCH_TYPE for the workers (e.g. SkylakeX for OpenBLAS, skx or zen4 for BLIS)")
 	space := fs.String("dgemm-space", "", "the DGEMM search `SPACE`: quick, default (then a climb past its edge) or seed (seed 000's 96 shapes)")
 	var dgemmBudget *time.Duration
-	optionalDurationVar(fs, &dgemmBudget, "dgemm-budget", "wall time `D` the DGEMM search may take (default 25s; none with --fixed or --dgemm-space seed); 0 for no limit. Once spent, no further shape is started; the document says what was left out (dgemm-budget)")
+	flagval.OptionalDurationVar(fs, &dgemmBudget, "dgemm-budget", "wall time `D` the DGEMM search may take (default 25s; none with --fixed or --dgemm-space seed); 0 for no limit. Once spent, no further shape is started; the document says what was left out (dgemm-budget)")
 	noDGEMM := fs.Bool("no-dgemm", false, "skip DGEMM")
 	dnnList := fs.String("dnn", "", "also measure oneDNN library ceilings, one per problem and thread scope, a comma-separated `LIST` of seed 004 experiments (conv3x3-nChw16c, ip, ...; 'rprof dnn bench -h' lists them) or verbose problem descriptors. Opt-in, after the rest; each is a compute roof of kind library named after the implementation oneDNN chose (docs/dnn.md)")
 	inProcess := fs.Bool("in-process", false, "run invocations in this process (no worker processes)")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
+	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
@@ -93,7 +94,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	var mf measureFlags
 	mf.register(fset)
 	repeat := fset.Int("repeat", 1, "run `N` times")
-	var ci ciFlag
+	var ci flagval.CI
 	fset.Var(&ci, "ci", "repeat until the interval of the mean time is within `PCT` of the mean (2% or 0.02 alike), at most --max-repeat times or --max-time of runs")
 	confidence := fset.Float64("confidence", measure.DefaultConfidence, "`LEVEL` of every interval")
 	jsonPath := fset.String("json", "", "write the point document (schema rprof.point/v2) to `FILE`; - writes it to standard output, and CMD's standard output then goes to standard error; under mpirun or srun, DIR/ writes one file per rank")
@@ -126,7 +127,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &exitError{code: exitInternal, err: fmt.Errorf("parallel job: %w", err)}
 	}
-	setRepetition(&cfg, set, *repeat, ci.v, mf)
+	setRepetition(&cfg, set, *repeat, ci.V, mf)
 	if err := mf.apply(&cfg, fset); err != nil {
 		return err
 	}

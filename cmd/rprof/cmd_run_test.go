@@ -210,28 +210,6 @@ func TestRunSummaryOfRecordedPoints(t *testing.T) {
 	}
 }
 
-func TestEventListSplitsCommasOutsideTerms(t *testing.T) {
-	tests := []struct {
-		flags []string
-		want  []string
-	}{
-		{[]string{"page-faults"}, []string{"page-faults"}},
-		{[]string{"page-faults,task-clock", "cs"}, []string{"page-faults", "task-clock", "cs"}},
-		{[]string{"cpu/event=0x3,umask=0x8f/,page-faults"}, []string{"cpu/event=0x3,umask=0x8f/", "page-faults"}},
-		{[]string{"amd_umc_0/event=0xa,rdwrmask=1/,amd_umc_0/event=0xa,rdwrmask=2/"}, []string{"amd_umc_0/event=0xa,rdwrmask=1/", "amd_umc_0/event=0xa,rdwrmask=2/"}},
-		{[]string{"a,,b"}, []string{"a", "", "b"}}, // the empty event is ParseEvent's to reject
-	}
-	for _, tt := range tests {
-		var l eventList
-		for _, f := range tt.flags {
-			l.Set(f)
-		}
-		if !slices.Equal(l, tt.want) {
-			t.Errorf("-e %q = %q, want %q", tt.flags, l, tt.want)
-		}
-	}
-}
-
 // --ci means one thing in every command: 2% and 0.02 are the same share
 // of the mean, and a share outside (0, 1) is refused alike, before
 // anything runs.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/rundir"
 )
@@ -20,19 +21,7 @@ const defaultLockTimeout = 5 * time.Minute
 // error; 0 does not wait at all.
 func lockTimeoutVar(fs *flag.FlagSet, p *time.Duration) {
 	*p = defaultLockTimeout
-	fs.Var(lockTimeoutFlag{durationFlag{p}}, "lock-timeout", "wait at most `D` for another rprof measurement on this machine to finish (0 does not wait), then exit 125; an rprof started by one holding the machine (rprof run -- rprof roofs) measures inside it")
-}
-
-type lockTimeoutFlag struct{ durationFlag }
-
-func (f lockTimeoutFlag) Set(s string) error {
-	if err := f.durationFlag.Set(s); err != nil {
-		return err
-	}
-	if *f.d < 0 {
-		return errors.New("a wait cannot be negative (0 does not wait)")
-	}
-	return nil
+	fs.Var(flagval.Wait{Duration: flagval.Duration{P: p}}, "lock-timeout", "wait at most `D` for another rprof measurement on this machine to finish (0 does not wait), then exit 125; an rprof started by one holding the machine (rprof run -- rprof roofs) measures inside it")
 }
 
 // holdMachine keeps measurements apart: roofs takes the machine alone,

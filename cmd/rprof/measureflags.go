@@ -2,12 +2,10 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/measure"
 )
 
@@ -20,10 +18,10 @@ const emulationCost = "measured: 10-40x slower than native for memory-bound code
 // check them alike.
 type measureFlags struct {
 	count         string
-	events        eventList
-	regions       specList
+	events        flagval.Events
+	regions       flagval.List
 	likwid        bool
-	work, traffic optFloat
+	work, traffic flagval.OptFloat
 	overhead      string
 	idle          time.Duration
 	roofs         string
@@ -77,13 +75,13 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.Var(&m.regions, "region", "also measure one function on its own, with eBPF uprobes (root, or CAP_BPF and CAP_PERFMON); `SPEC` is SYMBOL in CMD, LIB:SYMBOL (a library path or soname; SYMBOL@VERSION for a version other than the default) or FILE:0xADDR (the address nm prints); repeatable. The regions table gives calls, inclusive and self time, the per-call distribution, the probes' cost and W; DRAM traffic is not attributed to regions")
 	fs.BoolVar(&m.likwid, "likwid-markers", false, "take regions from CMD's LIKWID marker calls (likwid_markerStartRegion/StopRegion), named by tag")
 	fs.StringVar(&m.overhead, "overhead", "", "a command doing everything CMD does except the kernel (setup, allocation, teardown), given as one `'CMD'` argument; it runs before each repetition under the same counters and its W, Q, T and event counts are subtracted. Split at white space, no quoting: use a script for arguments with spaces")
-	durationVar(fs, &m.idle, "idle-baseline", 0, "count DRAM traffic for duration `D` with nothing running, right before the first repetition, and subtract that rate x T from Q (e.g. 500ms)")
+	flagval.DurationVar(fs, &m.idle, "idle-baseline", 0, "count DRAM traffic for duration `D` with nothing running, right before the first repetition, and subtract that rate x T from Q (e.g. 500ms)")
 	fs.Var(&m.work, "work", "analytic work of one run, in `FLOPS` (e.g. 2e9): CMD is only timed and the point is marked analytic")
 	fs.Var(&m.traffic, "traffic", "analytic DRAM traffic of one run, in `BYTES`")
 	fs.StringVar(&m.roofs, "roofs", "", "roofs document `FILE` to place the point under (default: the one 'rprof roofs' wrote, if any)")
 	fs.IntVar(&m.threads, "threads", 0, "thread scope of the roofs, `N` threads (default: the program's parallelism, CPU time over wall time; see 'rprof help run')")
 	fs.IntVar(&m.maxRepeat, "max-repeat", measure.DefaultMaxRepeat, "at most `N` runs when repeating by --ci")
-	durationVar(fs, &m.maxTime, "max-time", measure.DefaultMaxTime, "at most `D` of runs when repeating by --ci")
+	flagval.DurationVar(fs, &m.maxTime, "max-time", measure.DefaultMaxTime, "at most `D` of runs when repeating by --ci")
 	m.emulateFlags.register(fs)
 	lockTimeoutVar(fs, &m.lockTimeout)
 }
@@ -94,7 +92,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
 	cfg.Counting.Backend, cfg.Counting.Events, cfg.Counting.IdleBaseline = m.count, m.events, m.idle
 	cfg.Counting.Regions, cfg.Counting.LikwidMarkers = m.regions, m.likwid
-	cfg.Counting.Work, cfg.Counting.Traffic, cfg.Placement.Threads = m.work.v, m.traffic.v, m.threads
+	cfg.Counting.Work, cfg.Counting.Traffic, cfg.Placement.Threads = m.work.V, m.traffic.V, m.threads
 	if err := m.emulateFlags.apply(&cfg.Counting.Emulator, m.count, fs); err != nil {
 		return err
 	}
@@ -104,55 +102,5 @@ func (m *measureFlags) apply(cfg *measure.Config, fs *flag.FlagSet) error {
 		// measure refuses an empty one (Counting.Overhead).
 		cfg.Counting.Overhead = strings.Fields(m.overhead)
 	}
-	return nil
-}
-
-// eventList is a repeatable -e flag; like perf stat, one -e may list
-// several events separated by commas outside pmu/.../ terms.
-type eventList []string
-
-func (l *eventList) String() string { return strings.Join(*l, ",") }
-
-func (l *eventList) Set(s string) error {
-	start, inTerms := 0, false
-	for i, c := range s {
-		switch {
-		case c == '/':
-			inTerms = !inTerms
-		case c == ',' && !inTerms:
-			*l = append(*l, s[start:i])
-			start = i + 1
-		}
-	}
-	*l = append(*l, s[start:])
-	return nil
-}
-
-// optFloat is a float flag that knows whether it was given.
-type optFloat struct{ v *float64 }
-
-func (o *optFloat) String() string {
-	if o.v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*o.v, 'g', -1, 64)
-}
-
-func (o *optFloat) Set(s string) error {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return fmt.Errorf("%q is not a non-negative number", s)
-	}
-	o.v = &v
-	return nil
-}
-
-// specList is a repeatable flag of region specs.
-type specList []string
-
-func (l *specList) String() string { return strings.Join(*l, " ") }
-
-func (l *specList) Set(s string) error {
-	*l = append(*l, s)
 	return nil
 }
