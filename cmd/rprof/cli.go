@@ -400,9 +400,97 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usagef("%v", err)
+		return flagError(fs, args, err)
 	}
 	return checkRanges(fs)
+}
+
+// flagError says what was wrong with the flag the flag package stopped
+// at, spelled as the help spells flags (its messages write -name), from
+// the arguments and the flag set rather than from the message: an unknown
+// flag with the defined one it looks like, a missing value with the word
+// that names it, a refused value with the flag's own reason.
+func flagError(fs *flag.FlagSet, args []string, err error) error {
+	stop := len(args) - len(fs.Args()) // the package consumed args[:stop]
+	if stop < 1 {
+		return usagef("%v", err)
+	}
+	arg, value, hasValue := args[stop-1], "", false
+	if stop >= 2 {
+		// A value that starts with a dash follows its flag.
+		if f := flagOf(fs, args[stop-2]); f != nil && !isBool(f) && !strings.Contains(args[stop-2], "=") {
+			arg, value, hasValue = args[stop-2], args[stop-1], true
+		}
+	}
+	name, inline, isInline := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	if isInline {
+		value, hasValue = inline, true
+	}
+	spelled := dashed(name)
+	f := fs.Lookup(name)
+	switch {
+	case !strings.HasPrefix(arg, "-"):
+		return usagef("%v", err)
+	case f == nil:
+		hint := ""
+		if near := nearestFlag(fs, name); near != "" {
+			hint = "; did you mean " + dashed(near) + "?"
+		}
+		return usagef("unknown flag %s%s (see 'rprof help %s')", spelled, hint, fs.Name())
+	case !hasValue:
+		word, _ := flag.UnquoteUsage(f)
+		return usagef("%s needs a value (%s)", spelled, word)
+	}
+	if serr := f.Value.Set(value); serr != nil {
+		// The flag package's own values say only "parse error".
+		if t := reflect.TypeOf(f.Value); t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "flag" {
+			if isBool(f) {
+				return usagef("%s=%s: a switch is true or false", spelled, value)
+			}
+			word, _ := flag.UnquoteUsage(f)
+			return usagef("%s %s: not a valid %s", spelled, value, word)
+		}
+		return usagef("%s %s: %v", spelled, value, serr)
+	}
+	return usagef("%v", err)
+}
+
+// flagOf is the flag of fs that arg gives, if any.
+func flagOf(fs *flag.FlagSet, arg string) *flag.Flag {
+	if !strings.HasPrefix(arg, "-") {
+		return nil
+	}
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	return fs.Lookup(name)
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// dashed spells a flag as the help does: --name, or -x for one letter.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// nearestFlag is the flag of fs that shares the longest beginning with
+// name, at least three letters of it ("" when none does).
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	best, bestLen := "", 2
+	fs.VisitAll(func(f *flag.Flag) {
+		n := 0
+		for n < len(name) && n < len(f.Name) && name[n] == f.Name[n] {
+			n++
+		}
+		if n > bestLen {
+			best, bestLen = f.Name, n
+		}
+	})
+	return best
 }
 
 // Flags whose zero or negative values mean nothing, in every command that

@@ -100,7 +100,7 @@ func TestEventsAndDoctorRejectBadTreesInOneLine(t *testing.T) {
 		{"empty procfs", []string{"--sysfs", vm[1], "--procfs", empty}, exitUsage, "cpuinfo"},
 		{"partial sysfs", []string{"--sysfs", empty, "--procfs", vm[3]}, exitUsage, "sysfs " + empty},
 		{"stray argument", append(append([]string{}, vm...), "extra"), exitUsage, `unexpected argument "extra"`},
-		{"unknown flag", []string{"--sysf", "x"}, exitUsage, "flag provided but not defined"},
+		{"unknown flag", []string{"--sysf", "x"}, exitUsage, "unknown flag --sysf; did you mean --sysfs?"},
 	}
 	for _, cmd := range []string{"events", "doctor"} {
 		for _, tt := range tests {

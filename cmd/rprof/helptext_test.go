@@ -235,3 +235,29 @@ func TestHelpNamesOnlyCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestFlagErrorsSpellFlagsAsTheHelpDoes: a bad flag is named --name (the
+// flag package's messages say -name), an unknown one with the flag it
+// looks like, a missing value with its word, a refused value with why.
+func TestFlagErrorsSpellFlagsAsTheHelpDoes(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--repeats", "5", "--", "true"}, "rprof run: unknown flag --repeats; did you mean --repeat? (see 'rprof help run')"},
+		{[]string{"plot", "-x"}, "rprof plot: unknown flag -x (see 'rprof help plot')"},
+		{[]string{"gate", "--baseline", "b.json", "--max-slowdown"}, "rprof gate: --max-slowdown needs a value (PCT)"},
+		{[]string{"run", "--repeat", "x", "--", "true"}, "rprof run: --repeat x: not a valid N"},
+		{[]string{"run", "--ci", "-2", "--", "true"}, `rprof run: --ci -2: "-2" is not a share of the mean in (0, 1), e.g. 2% or 0.02`},
+		{[]string{"roofs", "--quick=maybe"}, "rprof roofs: --quick=maybe: a switch is true or false"},
+		{[]string{"dnn", "bench", "--threds", "2"}, "rprof dnn: unknown flag --threds; did you mean --threads? (see 'rprof help dnn bench')"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, _, stderr := rprofCLI(t, tt.args...)
+			if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || first != tt.want {
+				t.Errorf("exit %d, first line\n%s\nwant\n%s", code, first, tt.want)
+			}
+		})
+	}
+}
