@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/machine"
@@ -172,17 +173,26 @@ func report(stderr io.Writer, cmd *command, err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(stderr, "rprof %s: %s\n", cmd.Name, advice(ee.err))
+			fmt.Fprintf(stderr, "rprof %s: %s\n", cmd.Name, advice.Line(ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "rprof %s: %s\n", cmd.Name, advice(err))
+	fmt.Fprintf(stderr, "rprof %s: %s\n", cmd.Name, advice.Line(err))
 	if errors.Is(err, context.Canceled) {
 		return exitInterrupted
 	}
 	// An error no command classified is rprof's own failure, never "a
 	// check failed": a command that fails a check says so.
 	return exitInternal
+}
+
+// advisedRun is measure.Run with the remedies added to its point's flags.
+func advisedRun(ctx context.Context, cfg measure.Config) (*roofline.Point, error) {
+	p, err := measure.Run(ctx, cfg)
+	if p != nil {
+		advice.Flags(p.Flags)
+	}
+	return p, err
 }
 
 // parseGlobalFlags takes the flags every command shares from the front of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/doctor"
 	"github.com/rprof/rprof/internal/docfile"
@@ -69,7 +70,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	doc := render.NewDoctorDoc(rep, machine)
 	if rep.BLAS.Err != nil {
 		// The BLAS check with its fix.
-		doc.BLAS.Error = rep.BLAS.Err.Error() + "; fix: " + roofs.BLASHint + " " + blasFlagFix
+		doc.BLAS.Error = rep.BLAS.Err.Error() + "; fix: " + roofs.BLASHint + " " + advice.BLASFlagFix
 	}
 	doc.Problems, doc.Details = problemsDoc(d.Problems)
 	doc.GPU = gpuCheck(doctor.DiagnoseGPU(h, e.cudaDriver, os.Getenv))
@@ -77,16 +78,16 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		doc.Caches.Effective, doc.Caches.EffectiveFrom = lastEffectiveCaches(h)
 	}
 	if !doc.Usable {
-		qerr := errQEMUUnchecked
+		qerr := advice.ErrQEMUUnchecked
 		if d.Live {
 			qerr = measure.CheckQEMU(ctx)
 		}
-		doc.WaysForward = waysForward(example.target, example.flags, example.work, example.traffic, qerr)
+		doc.WaysForward = advice.WaysForward(advice.Example.Target, advice.Example.Flags, advice.Example.Work, advice.Example.Traffic, qerr)
 	}
 	if asJSON {
 		err = writeJSON(e.stdout, doc)
 	} else {
-		err = render.WriteDoctorText(e.stdout, doc, d, problemFix)
+		err = render.WriteDoctorText(e.stdout, doc, d, advice.Problem)
 	}
 	if err != nil {
 		return err
@@ -131,10 +132,10 @@ func gpuCheck(g doctor.GPU) render.GPUCheck {
 		c.Why += "; counters are restricted to administrators here, which tier a and 'rprof import ncu' (tier b) need"
 	}
 	if g.DriverErr != nil {
-		c.DriverError = advice(g.DriverErr)
+		c.DriverError = advice.Line(g.DriverErr)
 	}
 	if g.CUPTIErr != nil {
-		c.CUPTIError = advice(g.CUPTIErr)
+		c.CUPTIError = advice.Line(g.CUPTIErr)
 	}
 	for _, d := range g.Devices {
 		c.Devices = append(c.Devices, fmt.Sprintf("%d %s (compute capability %d.%d, %d SMs)", d.Ordinal, d.Name, d.Major, d.Minor, d.SMs))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/pmu"
@@ -125,14 +126,14 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 		doc.Problems, doc.Details = problemsDoc(plan.Problems)
 		return writeJSON(e.stdout, doc)
 	}
-	return render.WriteEventsText(e.stdout, plan, problemFix)
+	return render.WriteEventsText(e.stdout, plan, advice.Problem)
 }
 
 func problemsDoc(ps []pmu.Problem) ([]string, []render.ProblemJSON) {
 	lines, details := []string{}, []render.ProblemJSON{}
 	for _, pr := range ps {
-		lines = append(lines, problemLine(pr))
-		details = append(details, render.ProblemJSON{Code: pr.Code, What: pr.What, Fix: problemFix(pr)})
+		lines = append(lines, advice.ProblemLine(pr))
+		details = append(details, render.ProblemJSON{Code: pr.Code, What: pr.What, Fix: advice.Problem(pr)})
 	}
 	return lines, details
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/cluster"
+	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnnbench"
@@ -165,7 +166,7 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return err
 	}
-	adviseRoofs(rep)
+	advice.Roofs(rep)
 	render.WriteRoofsTable(e.stderr, rep)
 	if err := docfile.Write(ctx, path, e.stdout, rep.Roofs); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/cluster"
+	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
@@ -254,10 +255,10 @@ func runFailure(e *env, err error, target, flags []string, fset *flag.FlagSet) e
 	var nc *measure.NoCountersError
 	if errors.As(err, &nc) {
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
-		render.WriteRunDiagnosis(e.stderr, nc.Diagnosis, problemFix)
+		render.WriteRunDiagnosis(e.stderr, nc.Diagnosis, advice.Problem)
 		qerr := measure.CheckQEMU(context.Background())
 		keep := withoutFlags(flags, fset, "count", "e", "work", "traffic")
-		render.WriteWays(e.stderr, waysForward(target, keep, "", "", qerr))
+		render.WriteWays(e.stderr, advice.WaysForward(target, keep, "", "", qerr))
 		return &exitError{code: exitInternal}
 	}
 	return measureFailure(err, "")
@@ -329,7 +330,7 @@ func configUsage(ce *measure.ConfigError) error {
 func measureFailure(err error, prefix string) error {
 	var ex *measure.ExclusionError
 	if errors.As(err, &ex) {
-		return usagef("%s", exclusionAdvice(ex))
+		return usagef("%s", advice.Exclusion(ex))
 	}
 	var ce *measure.ConfigError
 	if errors.As(err, &ce) {

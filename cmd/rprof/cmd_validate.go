@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/validate"
@@ -73,7 +74,7 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	case err != nil && !errors.Is(err, validate.ErrNothingRan):
 		return &exitError{code: exitInternal, err: err}
 	}
-	render.WriteValidation(e.stdout, rows, model, advice)
+	render.WriteValidation(e.stdout, rows, model, advice.Line)
 	switch {
 	case err != nil:
 		return &exitError{code: exitInternal, err: err}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/pmu"
@@ -84,7 +85,7 @@ func TestDoctorOnThisMachine(t *testing.T) {
 // otherwise), whatever this machine then makes of it.
 func TestWaysForwardAreCommandsRunAccepts(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	ways := waysForward([]string{"/bin/true"}, []string{"--overhead", "/bin/true 1", "--repeat", "3"}, "1e3", "1e4", nil)
+	ways := advice.WaysForward([]string{"/bin/true"}, []string{"--overhead", "/bin/true 1", "--repeat", "3"}, "1e3", "1e4", nil)
 	if len(ways) != 4 {
 		t.Fatalf("%d ways, want the PMU fix, emulation, --work/--traffic and -e", len(ways))
 	}
@@ -116,7 +117,7 @@ func TestRunRefusalGivesTheDoctorsWaysForward(t *testing.T) {
 			t.Errorf("refusal lacks %q:\n%s", want, stderr)
 		}
 	}
-	for _, w := range waysForward(nil, nil, "", "", nil) {
+	for _, w := range advice.WaysForward(nil, nil, "", "", nil) {
 		if !strings.Contains(stderr, w.What) || !strings.Contains(doctor, w.What) {
 			t.Errorf("%q not in both the refusal and the doctor", w.What)
 		}

@@ -2,13 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rprof/rprof/internal/testutil"
-	"github.com/rprof/rprof/pmu"
 )
 
 // fakeMachines are the captured and constructed trees of the pmu package.
@@ -119,31 +117,6 @@ func TestEventsAndDoctorRejectBadTreesInOneLine(t *testing.T) {
 					t.Errorf("stdout %q, stderr %q", stdout, stderr)
 				}
 			})
-		}
-	}
-}
-
-func TestAdviceAddsTheFixForPMUErrors(t *testing.T) {
-	tests := []struct {
-		err  error
-		want string
-	}{
-		{&pmu.PermissionError{Event: "cas_count_read", SystemWide: true, Paranoid: 2}, "setcap cap_perfmon+ep"},
-		{&pmu.PermissionError{Event: "FP_ARITH", Paranoid: 3}, "sysctl kernel.perf_event_paranoid=2"},
-		{&pmu.EventError{Event: "instructions", CPU: -1, Err: pmu.ErrNoPMU}, "rprof doctor"},
-		{pmu.ErrUnsupportedCPU, "rprof events"},
-		{errors.New("plain"), ""},
-	}
-	for _, tt := range tests {
-		got := advice(tt.err)
-		if !strings.HasPrefix(got, tt.err.Error()) || strings.Contains(got, "\n") {
-			t.Errorf("advice(%v) = %q: want the error first, on one line", tt.err, got)
-		}
-		switch {
-		case tt.want == "" && got != tt.err.Error():
-			t.Errorf("advice(%v) = %q, want the error unchanged", tt.err, got)
-		case tt.want != "" && (!strings.Contains(got, "; fix: ") || !strings.Contains(got, tt.want)):
-			t.Errorf("advice(%v) = %q, want a fix mentioning %q", tt.err, got, tt.want)
 		}
 	}
 }

@@ -91,48 +91,6 @@ func TestErrorsMapToTheExitTable(t *testing.T) {
 	}
 }
 
-// The command gives every pmu problem its remedy from the code and typed
-// fields; the catalogue's own remedy wins.
-func TestProblemFixComesFromTheCode(t *testing.T) {
-	tests := []struct {
-		name string
-		pr   pmu.Problem
-		want []string // substrings; none: no remedy
-	}{
-		{"KVM guest", pmu.Problem{Code: pmu.ProblemNoPMU, VM: true, Hypervisor: "KVM"}, []string{"<pmu state='on'/>", "bare metal"}},
-		{"QEMU guest", pmu.Problem{Code: pmu.ProblemNoPMU, VM: true, Hypervisor: "QEMU"}, []string{"-cpu host,pmu=on"}},
-		{"VMware guest", pmu.Problem{Code: pmu.ProblemNoPMU, VM: true, Hypervisor: "VMware"}, []string{"Virtualize CPU performance counters"}},
-		{"Hyper-V guest", pmu.Problem{Code: pmu.ProblemNoPMU, VM: true, Hypervisor: "Hyper-V"}, []string{"Hyper-V"}},
-		{"unknown hypervisor", pmu.Problem{Code: pmu.ProblemNoPMU, VM: true}, []string{"AWS *.metal", "<pmu state='on'/>"}},
-		{"bare metal without PMU", pmu.Problem{Code: pmu.ProblemNoPMU}, []string{"CONFIG_PERF_EVENTS"}},
-		{"per-process paranoid", pmu.Problem{Code: pmu.ProblemParanoid}, []string{"perf_event_paranoid=2"}},
-		{"system-wide paranoid", pmu.Problem{Code: pmu.ProblemParanoid, SystemWide: true}, []string{"cap_perfmon", "perf_event_paranoid=0"}},
-		{"probe refused per process", pmu.Problem{Code: pmu.ProblemProbe, Err: &pmu.PermissionError{Paranoid: 3}}, []string{"perf_event_paranoid=2"}},
-		{"probe refused system-wide", pmu.Problem{Code: pmu.ProblemProbe, SystemWide: true, Err: &pmu.PermissionError{SystemWide: true}}, []string{"perf_event_paranoid=0"}},
-		{"probe unsupported", pmu.Problem{Code: pmu.ProblemProbe, Err: pmu.ErrNotSupported}, []string{"kernel"}},
-		{"SMT frees counters", pmu.Problem{Code: pmu.ProblemMultiplexed, SMTCounters: 8}, []string{"disable SMT", "8 counters"}},
-		{"multiplexed without SMT remedy", pmu.Problem{Code: pmu.ProblemMultiplexed}, nil},
-		{"kernel alias needs nothing", pmu.Problem{Code: pmu.ProblemKernelAlias}, nil},
-		{"catalogue remedy wins", pmu.Problem{Code: pmu.ProblemECoreUnmeasured, Fix: "taskset -c 0-3"}, []string{"taskset -c 0-3"}},
-		{"analytic work", pmu.Problem{Code: pmu.ProblemNoWorkEvent, AnalyticWork: true}, []string{"rprof run --work"}},
-		{"analytic work before the catalogue's remedy", pmu.Problem{Code: pmu.ProblemNoWorkEvent, AnalyticWork: true, Fix: "count on a Broadwell or newer machine"},
-			[]string{"rprof run --work), or count on a Broadwell"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := problemFix(tt.pr)
-			if len(tt.want) == 0 && got != "" {
-				t.Errorf("fix %q, want none", got)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("fix %q does not say %q", got, w)
-				}
-			}
-		})
-	}
-}
-
 // Every status a command chooses is a named one of the table: no bare
 // numbers (a target's own status passes through as p.Exit.Code).
 func TestCommandsUseNamedExitStatuses(t *testing.T) {

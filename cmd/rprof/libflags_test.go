@@ -18,7 +18,7 @@ var longFlag = regexp.MustCompile(`(?:^|[^-\w])(--[a-z][a-z0-9-]*)`)
 
 // otherPrograms are the library strings that name flags of programs other
 // than rprof, which they run or describe; rprof's own flags are named by
-// cmd/rprof alone (advice.go).
+// cmd/rprof alone (cmd/rprof/internal/advice).
 var otherPrograms = map[string]string{
 	// QEMU identifies itself when run with --version.
 	"measure/emulate/qemu.go: --version": "an argument rprof gives qemu-x86_64",

@@ -5,13 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/measure"
 )
-
-// emulationCost is what counting under QEMU costs, as run's help and the
-// ways forward say it (docs/emulate.md has the figures).
-const emulationCost = "measured: 10-40x slower than native for memory-bound code, 200-340x for dense FMA code"
 
 // measureFlags are the flags `rprof run` and `rprof gate` share to say how
 // a target is measured: defined once, so both commands spell, document and
@@ -70,7 +67,7 @@ func (m *emulateFlags) apply(opts *measure.EmulatorOptions, count string, fs *fl
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.count, "count", measure.DefaultBackend, "how W and Q are counted, by `BACKEND`: pmu, the hardware counters through perf_event_open; emulate, under QEMU ("+emulationCost+")")
+	fs.StringVar(&m.count, "count", measure.DefaultBackend, "how W and Q are counted, by `BACKEND`: pmu, the hardware counters through perf_event_open; emulate, under QEMU ("+advice.EmulationCost+")")
 	fs.Var(&m.events, "e", "also count `EVENT` (perf syntax: page-faults, cpu/event=0x3,umask=0x8f/, rNNNN); repeatable, or several separated by commas")
 	fs.Var(&m.regions, "region", "also measure one function on its own, with eBPF uprobes (root, or CAP_BPF and CAP_PERFMON); `SPEC` is SYMBOL in CMD, LIB:SYMBOL (a library path or soname; SYMBOL@VERSION for a version other than the default) or FILE:0xADDR (the address nm prints); repeatable. The regions table gives calls, inclusive and self time, the per-call distribution, the probes' cost and W; DRAM traffic is not attributed to regions")
 	fs.BoolVar(&m.likwid, "likwid-markers", false, "take regions from CMD's LIKWID marker calls (likwid_markerStartRegion/StopRegion), named by tag")

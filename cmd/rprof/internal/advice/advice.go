@@ -1,7 +1,11 @@
-package main
+// Package advice turns the libraries' typed errors, problem codes and
+// flag codes into the remedies shown to the user: the one place that
+// names rprof's flags and the packages to install. It is presentation,
+// the command's own (render writes the text, advice words the fixes), so
+// unlike the libraries it may name flags.
+package advice
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,17 +23,17 @@ import (
 	"github.com/rprof/rprof/roofs"
 )
 
-// advice turns an error into the line shown to the user, adding the fix for
+// Line turns an error into the line shown to the user, adding the fix for
 // the typed errors the libraries return. Each command's owner extends it.
-func advice(err error) string {
-	if fix := fixFor(err); fix != "" {
+func Line(err error) string {
+	if fix := Fix(err); fix != "" {
 		return err.Error() + "; fix: " + fix
 	}
 	return err.Error()
 }
 
-// fixFor is the one-line remedy for pmu's typed errors, "" for others.
-func fixFor(err error) string {
+// Fix is the one-line remedy for pmu's typed errors, "" for others.
+func Fix(err error) string {
 	var perm *pmu.PermissionError
 	var uq *measure.UnsupportedQEMUError
 	var lockWait *lock.TimeoutError
@@ -71,23 +75,23 @@ var flagFixes = map[string]string{
 	roofline.FlagDGEMMBudget: "--dgemm-budget sets the budget",
 }
 
-// blasFlagFix is the remedy, after roofs.BLASHint, where no BLAS was found.
-const blasFlagFix = "(or pass --blas PATH)"
+// BLASFlagFix is the remedy, after roofs.BLASHint, where no BLAS was found.
+const BLASFlagFix = "(or pass --blas PATH)"
 
 // skipFixes are the remedies, naming rprof's flags, of roofs' skips by
 // their code.
 var skipFixes = map[string]string{
 	roofs.SkipNoDGEMM: "(--no-dgemm)",
-	roofs.SkipNoBLAS:  blasFlagFix,
+	roofs.SkipNoBLAS:  BLASFlagFix,
 }
 
-// adviseRoofs adds the remedies to the flags of a roofs measurement and
+// Roofs adds the remedies to the flags of a roofs measurement and
 // to its skips; a skip's remedy goes on the flag of its harness too (a
 // run skips DGEMM once, so its dgemm-skipped flag is the skip's).
-func adviseRoofs(rep *roofs.Report) {
-	adviseFlags(rep.Roofs.Flags)
+func Roofs(rep *roofs.Report) {
+	Flags(rep.Roofs.Flags)
 	if d := rep.Roofs.DGEMM; d != nil {
-		adviseFlags(d.Flags)
+		Flags(d.Flags)
 		for i, f := range d.Flags {
 			if f.Code == roofline.FlagDGEMMSlow {
 				d.Flags[i].Message += " (" + dgemmSlowFix(rep.DGEMMKernels) + ")"
@@ -124,9 +128,9 @@ func dgemmSlowFix(kernels []string) string {
 	return "rerun with --blas-arch " + kernels[0] + ", or " + strings.Join(kernels[1:], " or ")
 }
 
-// adviseFlags adds to the message of each of flags its remedy from
+// Flags adds to the message of each of flags its remedy from
 // flagFixes, in parentheses.
-func adviseFlags(flags []roofline.Flag) {
+func Flags(flags []roofline.Flag) {
 	for i, f := range flags {
 		if fix := flagFixes[f.Code]; fix != "" {
 			flags[i].Message += " (" + fix + ")"
@@ -134,17 +138,8 @@ func adviseFlags(flags []roofline.Flag) {
 	}
 }
 
-// advisedRun is measure.Run with the remedies added to its point's flags.
-func advisedRun(ctx context.Context, cfg measure.Config) (*roofline.Point, error) {
-	p, err := measure.Run(ctx, cfg)
-	if p != nil {
-		adviseFlags(p.Flags)
-	}
-	return p, err
-}
-
-// exclusionAdvice says which of the flags given exclude each other.
-func exclusionAdvice(e *measure.ExclusionError) string {
+// Exclusion says which of the flags given exclude each other.
+func Exclusion(e *measure.ExclusionError) string {
 	if e.Events {
 		return fmt.Sprintf("-e events are counted by --count %s; --count %s counts W and Q only", measure.DefaultBackend, e.Backend)
 	}
@@ -194,6 +189,10 @@ func qemuFix(e *measure.UnsupportedQEMUError) string {
 	return "install qemu-user of a version rprof supports (" + measure.SupportedQEMU() + ") and name it with --qemu PATH or " + measure.QEMUEnv + " if it is not first in PATH"
 }
 
+// EmulationCost is what counting under QEMU costs, as run's help and the
+// ways forward say it (docs/emulate.md has the figures).
+const EmulationCost = "measured: 10-40x slower than native for memory-bound code, 200-340x for dense FMA code"
+
 // The remedies for refused counting, one wording for the doctor, events and
 // the advice on errors. rprof counts per-process events in user mode when
 // kernel mode is refused, so perf_event_paranoid=2 is enough for them;
@@ -204,10 +203,10 @@ const (
 	fixSystemWide = "setcap cap_perfmon+ep $(command -v rprof), or sysctl kernel.perf_event_paranoid=0, or run as root"
 )
 
-// problemFix is the remedy of a problem pmu found: giving W analytically
+// Problem is the remedy of a problem pmu found: giving W analytically
 // where the CPU cannot count it, then the catalogue's own for this CPU
 // when it has one, else the one for its code; "" when nothing needs doing.
-func problemFix(pr pmu.Problem) string {
+func Problem(pr pmu.Problem) string {
 	if pr.AnalyticWork {
 		fix := "count W analytically (rprof run --work)"
 		if pr.Fix != "" {
@@ -259,9 +258,9 @@ func problemFix(pr pmu.Problem) string {
 	return ""
 }
 
-// problemLine is a problem with its remedy on one line.
-func problemLine(pr pmu.Problem) string {
-	if fix := problemFix(pr); fix != "" {
+// ProblemLine is a problem with its remedy on one line.
+func ProblemLine(pr pmu.Problem) string {
+	if fix := Problem(pr); fix != "" {
 		return pr.What + "; fix: " + fix
 	}
 	return pr.What
@@ -290,27 +289,27 @@ func vmPMUFix(sysVendor string) string {
 	return "give the VM a virtual PMU: " + kvm + "; " + vmware + "; " + cloud + uncore
 }
 
-// errQEMUUnchecked: the doctor read a captured tree, so whether the
+// ErrQEMUUnchecked: the doctor read a captured tree, so whether the
 // machine it came from has a usable QEMU is unknown.
-var errQEMUUnchecked = errors.New("not checked (a captured tree): the machine needs a qemu-user rprof supports")
+var ErrQEMUUnchecked = errors.New("not checked (a captured tree): the machine needs a qemu-user rprof supports")
 
-// example is what the doctor's ways forward measure, as the README's
+// Example is what the doctor's ways forward measure, as the README's
 // first session does: the checkout's TRIAD kernel, 20 passes less a run of
 // one (--overhead), which takes the set-up of its arrays with it, so that
 // T, W and Q are 19 passes' (2 FLOP and 24 bytes per element each).
-var example = struct {
-	target, flags []string
-	work, traffic string
+var Example = struct {
+	Target, Flags []string
+	Work, Traffic string
 }{[]string{"./examples/triad", "20000000", "20"}, []string{"--overhead", "./examples/triad 20000000 1"}, "7.6e8", "9.12e9"}
 
-// waysForward lists every way to measure without counting W and Q, in one
+// WaysForward lists every way to measure without counting W and Q, in one
 // wording for rprof doctor and rprof run's refusal: the fix of the
 // problems (a PMU), counting by emulation, the work and traffic given,
 // software events. target is the command to measure and flags the other
 // flags of run to give with it (--overhead, --json...); work and traffic
 // the figures to give for it ("" for placeholders); qemuErr why QEMU
 // cannot be used here, nil when it can.
-func waysForward(target, flags []string, work, traffic string, qemuErr error) []render.Way {
+func WaysForward(target, flags []string, work, traffic string, qemuErr error) []render.Way {
 	cmd := "-- " + shellJoin(target)
 	if len(flags) > 0 {
 		cmd = shellJoin(flags) + " " + cmd
@@ -318,11 +317,11 @@ func waysForward(target, flags []string, work, traffic string, qemuErr error) []
 	if work == "" {
 		work, traffic = "FLOPS", "BYTES"
 	}
-	emulated := render.Way{What: "count by emulation: W exact, Q from a cache model of this machine's caches (QEMU user mode; " + emulationCost + ")",
+	emulated := render.Way{What: "count by emulation: W exact, Q from a cache model of this machine's caches (QEMU user mode; " + EmulationCost + ")",
 		Command: "rprof run --count emulate " + cmd}
 	if qemuErr != nil {
 		emulated.Needs = qemuErr.Error()
-		if fix := fixFor(qemuErr); fix != "" {
+		if fix := Fix(qemuErr); fix != "" {
 			emulated.Needs += "; " + fix
 		}
 	}

@@ -1,0 +1,148 @@
+package advice
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rprof/rprof/pmu"
+	"github.com/rprof/rprof/roofline"
+	"github.com/rprof/rprof/roofs"
+)
+
+func TestAdviseFlagsAddsTheFlagNamingRemedyByCode(t *testing.T) {
+	flags := []roofline.Flag{
+		{Code: roofline.FlagBusyMachine, Message: "the thread scope it chose (1) too small"},
+		{Code: roofline.FlagHybridScope, Message: "its roofs are the mix's"},
+		{Code: roofline.FlagAboveRoof, Message: "above its roof"},
+	}
+	Flags(flags)
+	want := []string{
+		"the thread scope it chose (1) too small (--threads N to choose)",
+		"its roofs are the mix's (--threads to choose)",
+		"above its roof",
+	}
+	for i, f := range flags {
+		if f.Message != want[i] {
+			t.Errorf("%s: %q, want %q", f.Code, f.Message, want[i])
+		}
+	}
+	for code, fix := range flagFixes {
+		if !strings.Contains(fix, "--") {
+			t.Errorf("the remedy of %s, %q, names no flag: it belongs in the library's message", code, fix)
+		}
+	}
+}
+
+func TestAdviseRoofsNamesTheFlagsOfSkipsAndFlags(t *testing.T) {
+	rep := &roofs.Report{
+		Roofs: roofline.Roofs{
+			Flags: []roofline.Flag{{Code: roofline.FlagDGEMMSkipped, Message: "DGEMM skipped: no BLAS library found; install one: " + roofs.BLASHint}},
+			DGEMM: &roofline.DGEMM{Flags: []roofline.Flag{{Code: roofline.FlagDGEMMBudget, Message: "the search's 1m budget ended it"}}},
+		},
+		Skipped: []roofs.Skip{{Harness: "DGEMM", Why: "no BLAS library found; install one: " + roofs.BLASHint, Code: roofs.SkipNoBLAS}},
+	}
+	Roofs(rep)
+	if got := rep.Skipped[0].Why; !strings.HasSuffix(got, roofs.BLASHint+" (or pass --blas PATH)") {
+		t.Errorf("skip: %q, want the --blas remedy after the package", got)
+	}
+	if got := rep.Roofs.Flags[0].Message; !strings.HasSuffix(got, "(or pass --blas PATH)") {
+		t.Errorf("dgemm-skipped flag: %q, want the --blas remedy", got)
+	}
+	if got := rep.Roofs.DGEMM.Flags[0].Message; !strings.Contains(got, "--dgemm-budget") {
+		t.Errorf("dgemm-budget flag: %q, want --dgemm-budget named", got)
+	}
+	notAsked := &roofs.Report{Skipped: []roofs.Skip{{Harness: "DGEMM", Why: "not asked for", Code: roofs.SkipNoDGEMM}}}
+	Roofs(notAsked)
+	if got := notAsked.Skipped[0].Why; got != "not asked for (--no-dgemm)" {
+		t.Errorf("skip: %q, want %q", got, "not asked for (--no-dgemm)")
+	}
+}
+
+func TestSlowDGEMMsRemedyNamesBlasArch(t *testing.T) {
+	tests := []struct {
+		kernels []string
+		want    string
+	}{
+		{[]string{"SkylakeX"}, "(rerun with --blas-arch SkylakeX)"},
+		{[]string{"skx", "zen4", "zen3"}, "(rerun with --blas-arch skx, or zen4 or zen3)"},
+		{nil, "(--dgemm-space seed searches larger shapes; --blas PATH names another library)"},
+	}
+	for _, tt := range tests {
+		rep := &roofs.Report{
+			Roofs:        roofline.Roofs{DGEMM: &roofline.DGEMM{Flags: []roofline.Flag{{Code: roofline.FlagDGEMMSlow, Message: "OpenBLAS chose its Haswell kernels"}}}},
+			DGEMMKernels: tt.kernels,
+		}
+		Roofs(rep)
+		if got := rep.Roofs.DGEMM.Flags[0].Message; got != "OpenBLAS chose its Haswell kernels "+tt.want {
+			t.Errorf("kernels %q: %q, want the remedy %q", tt.kernels, got, tt.want)
+		}
+	}
+}
+
+// The command gives every pmu problem its remedy from the code and typed
+// fields; the catalogue's own remedy wins.
+func TestProblemFixComesFromTheCode(t *testing.T) {
+	tests := []struct {
+		name string
+		pr   pmu.Problem
+		want []string // substrings; none: no remedy
+	}{
+		{"KVM guest", pmu.Problem{Code: pmu.ProblemNoPMU, VM: true, Hypervisor: "KVM"}, []string{"<pmu state='on'/>", "bare metal"}},
+		{"QEMU guest", pmu.Problem{Code: pmu.ProblemNoPMU, VM: true, Hypervisor: "QEMU"}, []string{"-cpu host,pmu=on"}},
+		{"VMware guest", pmu.Problem{Code: pmu.ProblemNoPMU, VM: true, Hypervisor: "VMware"}, []string{"Virtualize CPU performance counters"}},
+		{"Hyper-V guest", pmu.Problem{Code: pmu.ProblemNoPMU, VM: true, Hypervisor: "Hyper-V"}, []string{"Hyper-V"}},
+		{"unknown hypervisor", pmu.Problem{Code: pmu.ProblemNoPMU, VM: true}, []string{"AWS *.metal", "<pmu state='on'/>"}},
+		{"bare metal without PMU", pmu.Problem{Code: pmu.ProblemNoPMU}, []string{"CONFIG_PERF_EVENTS"}},
+		{"per-process paranoid", pmu.Problem{Code: pmu.ProblemParanoid}, []string{"perf_event_paranoid=2"}},
+		{"system-wide paranoid", pmu.Problem{Code: pmu.ProblemParanoid, SystemWide: true}, []string{"cap_perfmon", "perf_event_paranoid=0"}},
+		{"probe refused per process", pmu.Problem{Code: pmu.ProblemProbe, Err: &pmu.PermissionError{Paranoid: 3}}, []string{"perf_event_paranoid=2"}},
+		{"probe refused system-wide", pmu.Problem{Code: pmu.ProblemProbe, SystemWide: true, Err: &pmu.PermissionError{SystemWide: true}}, []string{"perf_event_paranoid=0"}},
+		{"probe unsupported", pmu.Problem{Code: pmu.ProblemProbe, Err: pmu.ErrNotSupported}, []string{"kernel"}},
+		{"SMT frees counters", pmu.Problem{Code: pmu.ProblemMultiplexed, SMTCounters: 8}, []string{"disable SMT", "8 counters"}},
+		{"multiplexed without SMT remedy", pmu.Problem{Code: pmu.ProblemMultiplexed}, nil},
+		{"kernel alias needs nothing", pmu.Problem{Code: pmu.ProblemKernelAlias}, nil},
+		{"catalogue remedy wins", pmu.Problem{Code: pmu.ProblemECoreUnmeasured, Fix: "taskset -c 0-3"}, []string{"taskset -c 0-3"}},
+		{"analytic work", pmu.Problem{Code: pmu.ProblemNoWorkEvent, AnalyticWork: true}, []string{"rprof run --work"}},
+		{"analytic work before the catalogue's remedy", pmu.Problem{Code: pmu.ProblemNoWorkEvent, AnalyticWork: true, Fix: "count on a Broadwell or newer machine"},
+			[]string{"rprof run --work), or count on a Broadwell"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Problem(tt.pr)
+			if len(tt.want) == 0 && got != "" {
+				t.Errorf("fix %q, want none", got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("fix %q does not say %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+func TestAdviceAddsTheFixForPMUErrors(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&pmu.PermissionError{Event: "cas_count_read", SystemWide: true, Paranoid: 2}, "setcap cap_perfmon+ep"},
+		{&pmu.PermissionError{Event: "FP_ARITH", Paranoid: 3}, "sysctl kernel.perf_event_paranoid=2"},
+		{&pmu.EventError{Event: "instructions", CPU: -1, Err: pmu.ErrNoPMU}, "rprof doctor"},
+		{pmu.ErrUnsupportedCPU, "rprof events"},
+		{errors.New("plain"), ""},
+	}
+	for _, tt := range tests {
+		got := Line(tt.err)
+		if !strings.HasPrefix(got, tt.err.Error()) || strings.Contains(got, "\n") {
+			t.Errorf("Line(%v) = %q: want the error first, on one line", tt.err, got)
+		}
+		switch {
+		case tt.want == "" && got != tt.err.Error():
+			t.Errorf("Line(%v) = %q, want the error unchanged", tt.err, got)
+		case tt.want != "" && (!strings.Contains(got, "; fix: ") || !strings.Contains(got, tt.want)):
+			t.Errorf("Line(%v) = %q, want a fix mentioning %q", tt.err, got, tt.want)
+		}
+	}
+}
