@@ -73,7 +73,7 @@ func writePairText(w io.Writer, p *Pair, opts Options, context bool) {
 
 func writeFooter(w io.Writer, opts Options) {
 	fmt.Fprintf(w, "time, GFLOP/s, fraction: %s, significant at p < %g; ± is the relative half-width of the point's own confidence interval.\n", testName(opts), opts.Alpha)
-	fmt.Fprintf(w, "W, Q, intensity: counted figures, compared against a relative tolerance of ±%s (none where exact: W between two emulated points; Q and intensity too when both emulated runs had one thread per process).\n", unit.Relative(opts.Tolerance))
+	fmt.Fprintf(w, "W, Q, intensity: counted figures, marked same or changed in the table against a relative tolerance of ±%s (none where exact: W between two emulated points; Q and intensity too when both emulated runs had one thread per process); a gate's checks use their own limits.\n", unit.Relative(opts.Tolerance))
 }
 
 // errWriter keeps the first write error, so renderers check it once.
