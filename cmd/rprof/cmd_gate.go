@@ -255,6 +255,9 @@ func updateBaseline(ctx context.Context, e *env, path string, p *roofline.Point,
 	if p.Exit.Code != 0 || p.Exit.Signal != "" {
 		return &exitError{code: exitUndecided, err: fmt.Errorf("could not measure: the command %s; baseline %s not written", render.ExitText(p.Exit), path)}
 	}
+	if p.Seconds <= 0 {
+		return &exitError{code: exitUndecided, err: fmt.Errorf("could not measure: the time is not positive after the overhead run's subtraction (the overhead took as long as the command; give the command more work); baseline %s not written", path)}
+	}
 	if err := docfile.UpdatePoint(ctx, path, e.stdout, *p); err != nil {
 		return &exitError{code: exitInternal, err: err}
 	}

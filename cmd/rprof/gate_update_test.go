@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,6 +89,24 @@ func TestGateUpdateBaselineFromSixteenProcessesKeepsEveryLabel(t *testing.T) {
 	}
 	if len(ps) != n {
 		t.Fatalf("%d of %d labels kept", len(ps), n)
+	}
+}
+
+// A baseline whose time is unknown (not positive after the overhead's
+// subtraction) is not written: it wrote "0 s ± ?" before.
+func TestUpdateBaselineRefusesAnUnknownTime(t *testing.T) {
+	var stderr strings.Builder
+	e := &env{stdout: &stderr, stderr: &stderr}
+	path := filepath.Join(t.TempDir(), "base.json")
+	p := &roofline.Point{Schema: roofline.PointSchema, Label: "triad", CI: roofline.Uncertainty{Confidence: 0.95, Method: "student-t", N: 3},
+		Samples: roofline.Samples{Seconds: []float64{0.0005, 0.0006, -0.0001}}}
+	err := updateBaseline(context.Background(), e, path, p, 0.02)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUndecided || !strings.Contains(err.Error(), "not positive") {
+		t.Errorf("updateBaseline: %v, want exit %d saying the time is not positive", err, exitUndecided)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("baseline written (%v)", err)
 	}
 }
 
