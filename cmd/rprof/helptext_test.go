@@ -261,3 +261,21 @@ func TestFlagErrorsSpellFlagsAsTheHelpDoes(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedMeasurementFlagsAreListedApart: run and gate, which take the
+// whole of measureFlags, list it after their own flags; dnn and roofs,
+// which share a few of its flags, list those with their own.
+func TestSharedMeasurementFlagsAreListedApart(t *testing.T) {
+	section := "\n" + flagGroups[0].title + ":\n"
+	for cmd, apart := range map[string]bool{"run": true, "gate": true, "dnn": false, "roofs": false} {
+		_, help, _ := rprofCLI(t, "help", cmd)
+		own, shared, found := strings.Cut(help, section)
+		if found != apart {
+			t.Errorf("'rprof help %s' lists the measurement flags apart: %v, want %v", cmd, found, apart)
+			continue
+		}
+		if apart && (!strings.Contains("\n"+shared, "\n  --cache-model M ") || strings.Contains(own, "\n  --cache-model ")) {
+			t.Errorf("'rprof help %s': --cache-model is not in the measurement flags alone", cmd)
+		}
+	}
+}
