@@ -50,8 +50,11 @@ func TestRunRegionsEndToEnd(t *testing.T) {
 	if len(p.Regions) != 2 || p.Regions[0].Name != "spin_us" || p.Regions[0].Calls != 3 || p.Regions[1].Calls != 0 {
 		t.Fatalf("regions %+v", p.Regions)
 	}
-	if r := p.Regions[0]; r.Seconds < 3*0.002 || r.ProbeCostSeconds <= 0 || r.Seconds > r.MeasuredSeconds {
-		t.Errorf("spin_us: %.6f s (measured %.6f s, probe cost %g s): want at least 6 ms, the cost subtracted", r.Seconds, r.MeasuredSeconds, r.ProbeCostSeconds)
+	// spin_us spins 2 ms by the clock, so the measured time is at least
+	// 6 ms; the probe cost subtracted is an estimate, which under load may
+	// exceed what the probes cost in this run by a few microseconds.
+	if r := p.Regions[0]; r.MeasuredSeconds < 3*0.002 || r.Seconds < 0.99*3*0.002 || r.ProbeCostSeconds <= 0 || r.Seconds > r.MeasuredSeconds {
+		t.Errorf("spin_us: %.6f s (measured %.6f s, probe cost %g s): want at least 6 ms measured, and the cost subtracted", r.Seconds, r.MeasuredSeconds, r.ProbeCostSeconds)
 	}
 
 	for _, tt := range []struct {
