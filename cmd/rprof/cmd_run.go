@@ -64,10 +64,14 @@ GPU kernels (NVIDIA): --gpu records every kernel CMD launches, from
 inside it: CUDA loads rprof's CUPTI injection library into CMD
 (CUDA_INJECTION64_PATH) and it writes each kernel's activity record.
 Each kernel on each device is one point, its launches' GPU time summed,
-with the device and the driver's peak clocks. W and Q are not counted
-(CUPTI's range profiler is not used yet): the points carry times only,
-flagged gpu-times-only, and are not placed under the roofs; the table
-goes to stderr and --json writes the points (a point set). CUPTI is
+with the device and the driver's peak clocks. Where CUPTI's range
+profiler runs (libnvperf_host.so beside libcupti, counters not
+restricted to administrators), it also counts each launch's FP
+instructions and bytes by level (kernel replay: each kernel runs several
+times), and the point gets W and Q and is placed under the device's GPU
+roofs (--roofs); otherwise the points carry times only, flagged
+gpu-times-only with why. The table goes to stderr and --json writes the
+points (a point set). CUPTI is
 looked for in $RPROF_CUPTI_LIB, $CUDA_HOME, $CUDA_PATH, /usr/local/cuda
 and the system's library directories. No CUPTI, a CUPTI too old,
 profiling restricted to administrators, or a CMD that never initialises

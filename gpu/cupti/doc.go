@@ -9,10 +9,13 @@
 // of GPU measurement the run reached and why not the one above (Status),
 // and turns kernels into roofline points (Point).
 //
-// Tier (a), W and Q per kernel from CUPTI's range profiler, is decoded
-// (range records, summed per kernel into W and Q by package metrics) but
-// the injection library does not run the profiler yet: points carry
-// kernel times only (tier c), flagged with the reason.
+// Tier (a), W and Q per kernel: the injection library also runs CUPTI's
+// range profiler (inject/profiler.c: a session of automatic ranges with
+// kernel replay per CUDA context, evaluated by the NVPW host library
+// found beside libcupti) and writes each launch's metric values, which
+// this package sums per kernel into W and Q (package metrics). Where the
+// profiler cannot run, the points carry kernel times only (tier c),
+// flagged with the reason. Verified against fakes only (docs/gpu.md).
 //
 // The package knows nothing of flags or output: it returns plain data
 // and typed errors.

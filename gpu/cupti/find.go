@@ -81,3 +81,23 @@ func Find(root string, getenv func(string) string) (string, error) {
 	}
 	return "", &NotFoundError{Searched: tried}
 }
+
+// NVPerfEnv names the environment variable that names the NVPW host
+// library (libnvperf_host.so), which CUPTI's range profiler needs to make
+// its configuration and evaluate its counters; the injection library
+// reads it in the target.
+const NVPerfEnv = "RPROF_NVPERF_LIB"
+
+// FindNVPerf is the NVPW host library beside libcupti, where every CUPTI
+// distribution puts it (the toolkit's extras/CUPTI/lib64 or lib64, the
+// pip wheel's lib), newest version first; "" if there is none.
+func FindNVPerf(libcupti string) string {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(libcupti), "libnvperf_host.so*"))
+	sort.Sort(sort.Reverse(sort.StringSlice(matches)))
+	for _, m := range matches {
+		if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
+			return m
+		}
+	}
+	return ""
+}

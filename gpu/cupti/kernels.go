@@ -157,8 +157,9 @@ func Groups(ks []Kernel) []Group {
 }
 
 // TimesOnly is why the points carry no W or Q when no process ran the
-// range profiler and none said why.
-const TimesOnly = "kernel times only (tier c): W and Q need CUPTI's range profiler, which rprof does not use yet"
+// range profiler and none said why: it was started but no CUDA context
+// creation reached it.
+const TimesOnly = "kernel times only (tier c): W and Q need CUPTI's range profiler, which saw no CUDA context created"
 
 // Profile is what the range profiler gave a group: its W and Q, or why
 // it has none (the reason its point carries).
@@ -189,6 +190,9 @@ func (r Recording) Profile(g Group) Profile {
 	}
 	if n != g.Launches {
 		why := fmt.Sprintf("kernel times only (tier c): CUPTI's range profiler measured %d of its %d launches", n, g.Launches)
+		if d := r.rangesDropped(); d > 0 {
+			why += fmt.Sprintf("; it dropped %d launches past the ranges a session holds", d)
+		}
 		if off := r.profilerOff(); off != "" {
 			why += "; " + off
 		} else if n == 0 && !r.profiling() {
@@ -208,6 +212,14 @@ func (r Recording) Profile(g Group) Profile {
 	}
 	f := metrics.Evaluate(sums)
 	return Profile{Figures: &f}
+}
+
+func (r Recording) rangesDropped() uint64 {
+	var n uint64
+	for _, p := range r.Processes {
+		n += p.RangesDropped
+	}
+	return n
 }
 
 func (r Recording) profiling() bool {

@@ -70,6 +70,13 @@ _Static_assert(CUPTI_API_VERSION == CHECKED_VERSION, "the headers are the versio
 // NVIDIA's CUPTI 11.8 headers: a wrong offset, or headers of another
 // version, fails to compile.
 func TestKernelRecordLayoutIsCUPTIs(t *testing.T) {
+	compileAgainstHeaders(t, layoutCheck, "-DCHECKED_VERSION="+strconv.Itoa(CheckedVersion))
+}
+
+// compileAgainstHeaders compiles check, C that includes CUPTI's headers
+// and inject's, or skips t where the headers or gcc are absent.
+func compileAgainstHeaders(t *testing.T, check string, flags ...string) {
+	t.Helper()
 	headers := os.Getenv(headersEnv)
 	if headers == "" {
 		t.Skipf("unmet requirement: $%s names no CUPTI 11.8 headers (scripts/test.sh unpacks Debian's libcupti-dev)", headersEnv)
@@ -82,7 +89,7 @@ func TestKernelRecordLayoutIsCUPTIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range map[string]string{"stub/cuda.h": cudaStub, "stub/builtin_types.h": "", "check.c": layoutCheck} {
+	for name, text := range map[string]string{"stub/cuda.h": cudaStub, "stub/builtin_types.h": "", "check.c": check} {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -90,9 +97,9 @@ func TestKernelRecordLayoutIsCUPTIs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, err := exec.Command("gcc", "-std=gnu11", "-fsyntax-only", "-DCHECKED_VERSION="+strconv.Itoa(CheckedVersion),
-		"-I", filepath.Join(dir, "stub"), "-I", headers, "-I", inject, filepath.Join(dir, "check.c")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("inject/layout.h against %s: %v\n%s", headers, err, out)
+	args := append([]string{"-std=gnu11", "-fsyntax-only"}, flags...)
+	args = append(args, "-I", filepath.Join(dir, "stub"), "-I", headers, "-I", inject, filepath.Join(dir, "check.c"))
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("inject's headers against %s: %v\n%s", headers, err, out)
 	}
 }

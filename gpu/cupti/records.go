@@ -28,6 +28,8 @@ import (
 //	range DEV VALUES NAME             one profiled kernel launch: VALUES the metrics'
 //	                                  values, METRIC=VALUE joined by commas; NAME the range's
 //	                                  (the kernel's)
+//	ranges-dropped DEV N              the range profiler dropped N launches on device
+//	                                  DEV past the ranges a session holds
 //	end                               written at the process's exit
 const format = 1
 
@@ -96,8 +98,10 @@ type Process struct {
 	// that kept it off (nil: none failed).
 	Profiling   bool
 	ProfilerOff *CallError
-	// Ranges are the launches the range profiler measured.
-	Ranges []Range
+	// Ranges are the launches the range profiler measured;
+	// RangesDropped counts those it dropped for want of room.
+	Ranges        []Range
+	RangesDropped uint64
 	// Dropped counts the records CUPTI dropped.
 	Dropped uint64
 	// Complete says the process exited and its records were flushed.
@@ -141,7 +145,7 @@ func Parse(r io.Reader) (Process, error) {
 // fields are the fields each record has after its name.
 var fields = map[string]int{"cupti": 2, "unavailable": 2, "unverified-layout": 2, "error": 3,
 	"recording": 1, "kernel": 9, "dropped": 1, "end": 0,
-	"profiling": 0, "profiler-off": 3, "range": 3}
+	"profiling": 0, "profiler-off": 3, "range": 3, "ranges-dropped": 2}
 
 func (p *Process) record(f []string) error {
 	want, ok := fields[f[0]]
@@ -175,6 +179,12 @@ func (p *Process) record(f []string) error {
 		var rg Range
 		rg, err = parseRange(f[1:])
 		p.Ranges = append(p.Ranges, rg)
+	case "ranges-dropped":
+		var d uint64
+		if _, err = strconv.Atoi(f[1]); err == nil {
+			d, err = strconv.ParseUint(f[2], 10, 64)
+		}
+		p.RangesDropped += d
 	case "recording":
 		p.Recording = true
 	case "kernel":

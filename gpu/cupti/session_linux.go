@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/rprof/rprof/gpu/metrics"
 	"github.com/rprof/rprof/internal/rundir"
 )
 
@@ -23,6 +24,9 @@ const (
 	InjectionEnv = "CUDA_INJECTION64_PATH"
 	// dirEnv names the directory the library writes a file per process to.
 	dirEnv = "RPROF_CUPTI_DIR"
+	// metricsEnv names the metrics the range profiler counts, joined by
+	// commas (none: it stays off).
+	metricsEnv = "RPROF_CUPTI_METRICS"
 )
 
 const libName = "librprof-cupti.so"
@@ -40,19 +44,24 @@ type Session struct {
 	dir  *rundir.Dir
 	out  *rundir.Dir
 	// Library is the libcupti the target opens ("": the loader's
-	// libcupti.so).
-	Library string
+	// libcupti.so); NVPerf the NVPW host library for the range profiler
+	// (FindNVPerf; "": the loader's libnvperf_host.so).
+	Library, NVPerf string
 }
 
 // NewSession writes the injection library into a new directory under
 // the runtime directory runtime (rundir.Default() in rprof). library is
-// the libcupti to open (Find), "" for the loader's.
+// the libcupti to open (Find), "" for the loader's; the NVPW host
+// library beside it is the range profiler's.
 func NewSession(runtime, library string) (*Session, error) {
 	root, err := rundir.Open(runtime)
 	if err != nil {
 		return nil, fmt.Errorf("cupti: %w", err)
 	}
 	s := &Session{root: root, name: fmt.Sprintf("cupti-%d-%d", os.Getpid(), sessions.Add(1)), Library: library}
+	if library != "" {
+		s.NVPerf = FindNVPerf(library)
+	}
 	if err := s.prepare(); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("cupti: %w", err)
@@ -85,13 +94,16 @@ func (s *Session) prepare() error {
 }
 
 // Env is base with the variables that load the injection library into
-// every process of the target that initialises CUDA (replacing any of
-// the same names).
+// every process of the target that initialises CUDA, with the range
+// profiler counting every metric W and Q are made of (metrics.All),
+// replacing any of the same names.
 func (s *Session) Env(base []string) []string {
 	set := map[string]string{
 		InjectionEnv: s.dir.Path() + "/" + libName,
 		dirEnv:       s.out.Path(),
 		LibraryEnv:   s.Library,
+		NVPerfEnv:    s.NVPerf,
+		metricsEnv:   strings.Join(metrics.All(), ","),
 	}
 	var out []string
 	for _, kv := range base {
@@ -100,7 +112,7 @@ func (s *Session) Env(base []string) []string {
 			out = append(out, kv)
 		}
 	}
-	for _, k := range []string{InjectionEnv, dirEnv, LibraryEnv} {
+	for _, k := range []string{InjectionEnv, dirEnv, LibraryEnv, NVPerfEnv, metricsEnv} {
 		if set[k] != "" {
 			out = append(out, k+"="+set[k])
 		}

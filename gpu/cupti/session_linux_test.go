@@ -161,7 +161,7 @@ func TestInjectionIsRebuiltFromItsSources(t *testing.T) {
 	if !bytes.Equal(committed, injection) {
 		t.Fatal("the embedded library is not inject/" + libName)
 	}
-	testutil.CheckRebuilt(t, "inject", []string{"inject.c", "layout.h"}, []string{libName})
+	testutil.CheckRebuilt(t, "inject", []string{"inject.c", "layout.h", "profiler.c", "profiler.h"}, []string{libName})
 }
 
 func TestVersionAsksTheLibrary(t *testing.T) {

@@ -44,6 +44,11 @@ func Required() []string {
 	return append(out, DRAM)
 }
 
+// All are every metric Evaluate reads: Required and the L2 and L1 bytes.
+func All() []string {
+	return append(Required(), L2, L1)
+}
+
 // Figures are a kernel's W and Q from its metrics.
 type Figures struct {
 	// Flops is W: adds, multiplies and twice the FMAs of every precision.

@@ -9,4 +9,4 @@ cd "$(dirname "$0")"
 CC=${CC:-gcc}
 $CC -std=gnu11 -O2 -g0 -fPIC -shared -fvisibility=hidden -Wall -Wextra -Werror \
 	-ffile-prefix-map="$PWD"=. -Wl,--build-id=none -Wl,-z,noexecstack \
-	-o librprof-cupti.so inject.c -ldl -lpthread
+	-o librprof-cupti.so inject.c profiler.c -ldl -lpthread

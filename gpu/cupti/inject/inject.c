@@ -10,7 +10,8 @@
  * CUPTI is opened with dlopen (RPROF_CUPTI_LIB, else libcupti.so in the
  * loader's path), and the few types and prototypes used are declared here,
  * from NVIDIA's public cupti headers, so that the library builds with plain
- * gcc and no CUDA toolkit (build.sh).
+ * gcc and no CUDA toolkit (build.sh). Where RPROF_CUPTI_METRICS names
+ * metrics, CUPTI's range profiler counts them too (profiler.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -35,6 +36,7 @@ typedef int CUptiResult;
 #define ACTIVITY_RECORD_ALIGNMENT 8
 
 #include "layout.h"
+#include "profiler.h"
 
 /* CUPTI API version 10 (CUDA 9.0) is the first whose kernel records have
  * this prefix (CUpti_ActivityKernel4). */
@@ -65,7 +67,7 @@ static FILE *out;
  * unusable anyway, and its exit is not the owner's). */
 static pid_t owner;
 
-static const char *result_string(CUptiResult r)
+const char *result_string(CUptiResult r)
 {
 	const char *s = NULL;
 	if (cupti.get_result_string == NULL || cupti.get_result_string(r, &s) != CUPTI_SUCCESS || s == NULL)
@@ -74,8 +76,7 @@ static const char *result_string(CUptiResult r)
 }
 
 /* line writes one record line under the lock, in the owner only. */
-static void line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void line(const char *fmt, ...)
+void line(const char *fmt, ...)
 {
 	if (getpid() != owner)
 		return;
@@ -161,6 +162,7 @@ static void finish(void)
 {
 	if (getpid() != owner)
 		return;
+	profiler_finish();
 	CUptiResult r = cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	if (r != CUPTI_SUCCESS)
 		failed("cuptiActivityFlushAll", r);
@@ -253,5 +255,6 @@ EXPORT int InitializeInjection(void)
 	}
 	atexit(finish);
 	line("recording\tkernels\n");
+	profiler_start(lib);
 	return 1;
 }

@@ -8,12 +8,24 @@
  *   FAKE_CUPTI_ENABLE   the CUptiResult cuptiActivityEnable returns (default 0)
  *   FAKE_CUPTI_KERNELS  launches, ';'-separated: DEVICE,START,END,NAME
  *   FAKE_CUPTI_DROPPED  records reported dropped (default 0)
+ *
+ * and the range profiler's side in CUPTI (its parameters in the injection
+ * library's profiler.h, which is checked against CUPTI's headers): a
+ * context is created when the program calls fakeContext, and the ranges
+ * are those fakenvperf.c hands back.
+ *
+ *   FAKE_PROFILER_FAIL  CALL=CODE: that profiler call (of either library)
+ *                       fails with CODE
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "profiler.h"
 
 typedef struct __attribute__((packed, aligned(8))) {
 	uint32_t kind;
@@ -140,4 +152,115 @@ int cuptiActivityFlushAll(uint32_t flag)
 	free(s);
 	completed(NULL, 0, buf, size, at);
 	return 0;
+}
+
+/* fail is the code FAKE_PROFILER_FAIL gives call (0: none). */
+int fakeFail(const char *call)
+{
+	const char *v = getenv("FAKE_PROFILER_FAIL");
+	size_t n = strlen(call);
+	if (v == NULL || strncmp(v, call, n) != 0 || v[n] != '=')
+		return 0;
+	return atoi(v + n + 1);
+}
+
+typedef void (*callback_fn)(void *, int, uint32_t, const void *);
+static callback_fn callback;
+static int callbacks[3];
+
+int cuptiSubscribe(void **sub, callback_fn cb, void *userdata)
+{
+	(void)userdata;
+	callback = cb;
+	*sub = &callback;
+	return fakeFail("cuptiSubscribe");
+}
+
+int cuptiEnableCallback(uint32_t enable, void *sub, int domain, uint32_t cbid)
+{
+	if (sub != &callback || domain != RP_CB_DOMAIN_RESOURCE || cbid > 2)
+		return 1;
+	callbacks[cbid] = (int)enable;
+	return 0;
+}
+
+/* The fake context of device d is the address of ctxs[d]. */
+static char ctxs[8];
+
+int cuptiGetDeviceId(void *ctx, uint32_t *dev)
+{
+	*dev = (uint32_t)((char *)ctx - ctxs);
+	return 0;
+}
+
+/* fakeContext calls the resource callback as the driver would: cbid 1 a
+ * context of device dev created, 2 about to be destroyed. */
+void fakeContext(uint32_t cbid, int dev)
+{
+	void *data[3] = {&ctxs[dev], NULL, NULL}; /* CUpti_ResourceData */
+	if (callback != NULL && cbid <= 2 && callbacks[cbid])
+		callback(NULL, RP_CB_DOMAIN_RESOURCE, cbid, data);
+}
+
+static uint32_t max_ranges;
+
+#define PLAIN(name) \
+	int name(void *p) \
+	{ \
+		(void)p; \
+		return fakeFail(#name); \
+	}
+PLAIN(cuptiProfilerInitialize)
+PLAIN(cuptiProfilerSetConfig)
+PLAIN(cuptiProfilerEnableProfiling)
+PLAIN(cuptiProfilerDisableProfiling)
+PLAIN(cuptiProfilerUnsetConfig)
+PLAIN(cuptiProfilerEndSession)
+
+int cuptiDeviceGetChipName(rp_chip_name *p)
+{
+	p->pChipName = p->deviceIndex == 0 ? "GH100" : "GA100";
+	return fakeFail("cuptiDeviceGetChipName");
+}
+
+int cuptiProfilerCounterDataImageCalculateSize(rp_image_size *p)
+{
+	max_ranges = p->pOptions->maxNumRanges;
+	p->counterDataImageSize = 64;
+	return fakeFail("cuptiProfilerCounterDataImageCalculateSize");
+}
+
+/* The image holds its maximum of ranges, which fakenvperf.c reads. */
+int cuptiProfilerCounterDataImageInitialize(rp_image_init *p)
+{
+	memcpy(p->pCounterDataImage, &p->pOptions->maxNumRanges, sizeof(uint32_t));
+	return fakeFail("cuptiProfilerCounterDataImageInitialize");
+}
+
+int cuptiProfilerCounterDataImageCalculateScratchBufferSize(rp_scratch *p)
+{
+	p->counterDataScratchBufferSize = 16;
+	return fakeFail("cuptiProfilerCounterDataImageCalculateScratchBufferSize");
+}
+
+int cuptiProfilerCounterDataImageInitializeScratchBuffer(rp_scratch *p)
+{
+	return p->pCounterDataScratchBuffer == NULL ? 1 : fakeFail("cuptiProfilerCounterDataImageInitializeScratchBuffer");
+}
+
+int cuptiProfilerBeginSession(rp_begin_session *p)
+{
+	if (p->range != RP_AUTO_RANGE || p->replayMode != RP_KERNEL_REPLAY || p->pCounterDataImage == NULL)
+		return 1;
+	return fakeFail("cuptiProfilerBeginSession");
+}
+
+/* The ranges past the image's maximum are dropped. */
+int cuptiProfilerFlushCounterData(rp_flush *p)
+{
+	void *nvpw = dlopen(getenv("RPROF_NVPERF_LIB"), RTLD_NOW | RTLD_NOLOAD);
+	size_t (*count)(void) = nvpw != NULL ? (size_t (*)(void))dlsym(nvpw, "fakeRanges") : NULL;
+	size_t n = count != NULL ? count() : 0;
+	p->numRangesDropped = n > max_ranges ? n - max_ranges : 0;
+	return fakeFail("cuptiProfilerFlushCounterData");
 }
