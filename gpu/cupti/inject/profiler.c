@@ -113,6 +113,12 @@ static int ok(int c, void *p)
 	return 0;
 }
 
+static void free_requests(rp_raw_request *req, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((void *)req[i].pMetricName);
+}
+
 /* raw_requests are the raw counters the metrics depend on, each asked
  * for once; their names are copies (NVPW's are valid until _End). */
 static size_t raw_requests(void *mctx, rp_raw_request *req)
@@ -122,8 +128,10 @@ static size_t raw_requests(void *mctx, rp_raw_request *req)
 		rp_metric_properties p = RP_PARAMS(rp_metric_properties, ppOptionalRawMetricDependencies);
 		p.pMetricsContext = mctx;
 		p.pMetricName = metrics[i];
-		if (!ok(N_PROPERTIES_BEGIN, &p))
+		if (!ok(N_PROPERTIES_BEGIN, &p)) {
+			free_requests(req, n);
 			return 0;
+		}
 		for (const char **d = p.ppRawMetricDependencies; d != NULL && *d != NULL && n < MAX_RAW; d++) {
 			size_t j = 0;
 			while (j < n && strcmp(req[j].pMetricName, *d) != 0)
@@ -134,8 +142,10 @@ static size_t raw_requests(void *mctx, rp_raw_request *req)
 		}
 		rp_object end = RP_PARAMS(rp_object, object);
 		end.object = mctx;
-		if (!ok(N_PROPERTIES_END, &end))
+		if (!ok(N_PROPERTIES_END, &end)) {
+			free_requests(req, n);
 			return 0;
+		}
 	}
 	return n;
 }
@@ -302,8 +312,7 @@ static void open_session(struct session *s, void *ctx)
 	    (s->prefix = counter_data_prefix(chip.pChipName, req, n, &prefix_size)) != NULL && counter_data(s, prefix_size) &&
 	    begin(s, config_size))
 		line("profiling\n");
-	for (size_t i = 0; i < n; i++)
-		free((void *)req[i].pMetricName);
+	free_requests(req, n);
 	if (n == 0 && !off)
 		stop(calls[N_PROPERTIES_BEGIN], 0, "no raw counters");
 }
