@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/advice"
+	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/machine"
@@ -428,7 +429,7 @@ func flagError(fs *flag.FlagSet, args []string, err error) error {
 	arg, value, hasValue := args[stop-1], "", false
 	if stop >= 2 {
 		// A value that starts with a dash follows its flag.
-		if f := flagOf(fs, args[stop-2]); f != nil && !isBool(f) && !strings.Contains(args[stop-2], "=") {
+		if f := flagOf(fs, args[stop-2]); f != nil && !flagval.IsBool(f) && !strings.Contains(args[stop-2], "=") {
 			arg, value, hasValue = args[stop-2], args[stop-1], true
 		}
 	}
@@ -454,7 +455,7 @@ func flagError(fs *flag.FlagSet, args []string, err error) error {
 	if serr := f.Value.Set(value); serr != nil {
 		// The flag package's own values say only "parse error".
 		if t := reflect.TypeOf(f.Value); t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "flag" {
-			if isBool(f) {
+			if flagval.IsBool(f) {
 				return usagef("%s=%s: a switch is true or false", spelled, value)
 			}
 			word, _ := flag.UnquoteUsage(f)
@@ -472,11 +473,6 @@ func flagOf(fs *flag.FlagSet, arg string) *flag.Flag {
 	}
 	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 	return fs.Lookup(name)
-}
-
-func isBool(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
 }
 
 // dashed spells a flag as the help does: --name, or -x for one letter.

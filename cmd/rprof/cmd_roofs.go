@@ -128,8 +128,11 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	if o.Invoker, err = roofsInvoker(*inProcess, *blasArch); err != nil {
 		return err
 	}
-	if err := o.Validate(); err != nil {
-		return roofsOptionsUsage(err)
+	var oe *roofs.OptionError
+	if err := o.Validate(); errors.As(err, &oe) {
+		return usagef("%s", advice.RoofsOptions(oe))
+	} else if err != nil {
+		return err
 	}
 	if err := checkDNNLoads(o.DNN); err != nil {
 		return err
@@ -203,35 +206,6 @@ func roofsOutput(e *env, out string) (path string, skip bool, err error) {
 	}
 	// Fail before a minute of measuring, not after.
 	return path, false, checkOutputs([]string{path})
-}
-
-// roofsFlags are the flags of the roofs.Options fields, as their errors
-// name them.
-var roofsFlags = map[string]string{
-	"Threads": "--threads", "Quick": "--quick", "Fixed": "--fixed", "Method": "--method", "Order": "--order",
-	"Invocations": "--invocations", "BLAS": "--blas", "NoDGEMM": "--no-dgemm", "DGEMMSpace": "--dgemm-space",
-	"DGEMMBudget": "--dgemm-budget", "DNN": "--dnn", "Invoker": "--in-process", "MaxMemory": "--max-memory",
-}
-
-// roofsOptionsUsage turns roofs.Options.Validate's refusal into a usage
-// error naming the flags, with the way forward where there is one.
-func roofsOptionsUsage(err error) error {
-	var oe *roofs.OptionError
-	if !errors.As(err, &oe) {
-		return err
-	}
-	var flags []string
-	for _, f := range oe.Fields {
-		flags = append(flags, roofsFlags[f])
-	}
-	msg := oe.Err.Error()
-	switch {
-	case errors.Is(oe.Err, dnnbench.ErrProblem):
-		msg += " (not an experiment either; 'rprof dnn bench -h' lists them)"
-	case slices.Contains(oe.Fields, "Invoker"):
-		msg += "; drop --in-process"
-	}
-	return usagef("%s: %s", strings.Join(flags, " and "), msg)
 }
 
 // splitList is a comma-separated list's items, trimmed; nil for "".

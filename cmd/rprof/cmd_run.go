@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/rprof/rprof/cluster"
@@ -261,70 +260,11 @@ func runFailure(e *env, err error, target, flags []string, fset *flag.FlagSet) e
 		fmt.Fprintf(e.stderr, "rprof run: %v\n\n", err)
 		render.WriteRunDiagnosis(e.stderr, nc.Diagnosis, advice.Problem)
 		qerr := measure.CheckQEMU(context.Background())
-		keep := withoutFlags(flags, fset, "count", "e", "work", "traffic")
+		keep := flagval.Without(flags, fset, "count", "e", "work", "traffic")
 		render.WriteWays(e.stderr, advice.WaysForward(target, keep, "", "", qerr))
 		return &exitError{code: exitInternal}
 	}
 	return measureFailure(err, "")
-}
-
-// withoutFlags is args, command-line flags parsed by fs, less the flags
-// named drop (with their values) and the "--" that ends them.
-func withoutFlags(args []string, fs *flag.FlagSet, drop ...string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		f := fs.Lookup(name)
-		if f == nil || !strings.HasPrefix(a, "-") {
-			out = append(out, a)
-			continue
-		}
-		takesNext := !hasValue && !isBoolFlag(f)
-		if !slices.Contains(drop, name) {
-			out = append(out, a)
-			if takesNext && i+1 < len(args) {
-				out = append(out, args[i+1])
-			}
-		}
-		if takesNext {
-			i++
-		}
-	}
-	return out
-}
-
-// isBoolFlag says whether f takes no value, as the flag package decides.
-func isBoolFlag(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
-}
-
-// configFlags are the flags of the measure.Config fields, as its
-// *ConfigErrors name them. The refusal of a field without one (a region
-// that does not resolve, an event that does not parse, a rank's rule)
-// says itself what it is about.
-var configFlags = map[string]string{
-	"Target.Command": "the command", "Counting.Backend": "--count", "Counting.Overhead": "--overhead",
-	"Counting.IdleBaseline": "--idle-baseline", "Counting.Work": "--work", "Counting.Traffic": "--traffic",
-	"Repetition.Repeat": "--repeat", "Repetition.CI": "--ci", "Repetition.Confidence": "--confidence",
-	"Repetition.MaxRepeat": "--max-repeat", "Repetition.MaxTime": "--max-time", "Placement.Threads": "--threads",
-}
-
-// configUsage is a refusal of measure.Config in the flags' words.
-func configUsage(ce *measure.ConfigError) error {
-	var flags []string
-	for _, f := range ce.Fields {
-		fl, ok := configFlags[f]
-		if !ok {
-			return usagef("%v", ce.Err)
-		}
-		flags = append(flags, fl)
-	}
-	return usagef("%s %v", strings.Join(flags, " and "), ce.Err)
 }
 
 // measureFailure turns measure.Run's errors into exit statuses (run and
@@ -338,7 +278,7 @@ func measureFailure(err error, prefix string) error {
 	}
 	var ce *measure.ConfigError
 	if errors.As(err, &ce) {
-		return configUsage(ce)
+		return usagef("%s", advice.Config(ce))
 	}
 	if errors.Is(err, measure.ErrInvalidConfig) {
 		return usagef("%v", err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/advice"
+	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/pmu"
@@ -136,7 +137,7 @@ func TestWithoutFlagsDropsTheCountingChoiceAndKeepsTheRest(t *testing.T) {
 	if err := fset.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	got := withoutFlags(args[:len(args)-len(fset.Args())], fset, "count", "e", "work", "traffic")
+	got := flagval.Without(args[:len(args)-len(fset.Args())], fset, "count", "e", "work", "traffic")
 	want := []string{"--repeat", "5", "--likwid-markers", "--overhead", "./t 1", "--json=t.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("kept %q, want %q", got, want)

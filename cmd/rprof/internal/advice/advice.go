@@ -8,6 +8,7 @@ package advice
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
@@ -136,6 +137,55 @@ func Flags(flags []roofline.Flag) {
 			flags[i].Message += " (" + fix + ")"
 		}
 	}
+}
+
+// configFlags are the flags of the measure.Config fields, as its
+// *ConfigErrors name them. The refusal of a field without one (a region
+// that does not resolve, an event that does not parse, a rank's rule)
+// says itself what it is about.
+var configFlags = map[string]string{
+	"Target.Command": "the command", "Counting.Backend": "--count", "Counting.Overhead": "--overhead",
+	"Counting.IdleBaseline": "--idle-baseline", "Counting.Work": "--work", "Counting.Traffic": "--traffic",
+	"Repetition.Repeat": "--repeat", "Repetition.CI": "--ci", "Repetition.Confidence": "--confidence",
+	"Repetition.MaxRepeat": "--max-repeat", "Repetition.MaxTime": "--max-time", "Placement.Threads": "--threads",
+}
+
+// Config is a refusal of measure.Config in the flags' words.
+func Config(ce *measure.ConfigError) string {
+	var flags []string
+	for _, f := range ce.Fields {
+		fl, ok := configFlags[f]
+		if !ok {
+			return ce.Err.Error()
+		}
+		flags = append(flags, fl)
+	}
+	return strings.Join(flags, " and ") + " " + ce.Err.Error()
+}
+
+// roofsFlags are the flags of the roofs.Options fields, as their errors
+// name them.
+var roofsFlags = map[string]string{
+	"Threads": "--threads", "Quick": "--quick", "Fixed": "--fixed", "Method": "--method", "Order": "--order",
+	"Invocations": "--invocations", "BLAS": "--blas", "NoDGEMM": "--no-dgemm", "DGEMMSpace": "--dgemm-space",
+	"DGEMMBudget": "--dgemm-budget", "DNN": "--dnn", "Invoker": "--in-process", "MaxMemory": "--max-memory",
+}
+
+// RoofsOptions is roofs.Options.Validate's refusal in the flags' words,
+// with the way forward where there is one.
+func RoofsOptions(oe *roofs.OptionError) string {
+	var flags []string
+	for _, f := range oe.Fields {
+		flags = append(flags, roofsFlags[f])
+	}
+	msg := oe.Err.Error()
+	switch {
+	case errors.Is(oe.Err, dnnbench.ErrProblem):
+		msg += " (not an experiment either; 'rprof dnn bench -h' lists them)"
+	case slices.Contains(oe.Fields, "Invoker"):
+		msg += "; drop --in-process"
+	}
+	return strings.Join(flags, " and ") + ": " + msg
 }
 
 // Exclusion says which of the flags given exclude each other.

@@ -2,7 +2,8 @@
 // durations, sizes, ratios and lists, each with its parse rule and an
 // error that says what is wrong. A Value's String reads as the flag is
 // given, and its zero value reads as the type's zero, so the help leaves
-// a zero default unsaid. It belongs to the command (cmd/go and pprof keep
+// a zero default unsaid. Without and IsBool read a command line back
+// against its FlagSet. It belongs to the command (cmd/go and pprof keep
 // such helpers internal) and may word its errors for the command line.
 package flagval
 
@@ -11,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -231,4 +233,39 @@ func (l *List) String() string { return strings.Join(*l, " ") }
 func (l *List) Set(s string) error {
 	*l = append(*l, s)
 	return nil
+}
+
+// Without is args, command-line flags parsed by fs, less the flags
+// named drop (with their values) and the "--" that ends them.
+func Without(args []string, fs *flag.FlagSet, drop ...string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil || !strings.HasPrefix(a, "-") {
+			out = append(out, a)
+			continue
+		}
+		takesNext := !hasValue && !IsBool(f)
+		if !slices.Contains(drop, name) {
+			out = append(out, a)
+			if takesNext && i+1 < len(args) {
+				out = append(out, args[i+1])
+			}
+		}
+		if takesNext {
+			i++
+		}
+	}
+	return out
+}
+
+// IsBool says whether f takes no value, as the flag package decides.
+func IsBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }

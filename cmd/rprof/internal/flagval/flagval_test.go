@@ -194,3 +194,21 @@ func TestOptFloatIsNilUntilGivenAndRefusesNegative(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutDropsNamedFlagsWithTheirValues(t *testing.T) {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	fs.String("count", "", "")
+	fs.Bool("quiet", false, "")
+	fs.Int("n", 0, "")
+	args := []string{"--count", "emulate", "--quiet", "-n=3", "--count=pmu", "--", "ls", "--count"}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	got := Without(args[:len(args)-len(fs.Args())], fs, "count")
+	if want := []string{"--quiet", "-n=3"}; !slices.Equal(got, want) {
+		t.Errorf("kept %q, want %q", got, want)
+	}
+	if !IsBool(fs.Lookup("quiet")) || IsBool(fs.Lookup("n")) {
+		t.Error("IsBool: --quiet takes no value, -n one")
+	}
+}
