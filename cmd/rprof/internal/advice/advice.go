@@ -241,7 +241,7 @@ func qemuFix(e *measure.UnsupportedQEMUError) string {
 
 // EmulationCost is what counting under QEMU costs, as run's help and the
 // ways forward say it (docs/emulate.md has the figures).
-const EmulationCost = "measured: 10-40x slower than native for memory-bound code, 200-340x for dense FMA code"
+const EmulationCost = "measured: 7-40x slower than native for memory-bound and mixed code, 95-340x for dense FMA code"
 
 // The remedies for refused counting, one wording for the doctor, events and
 // the advice on errors. rprof counts per-process events in user mode when
