@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/rprof/rprof/gpu/cuda"
@@ -36,14 +37,22 @@ type GPU struct {
 	CUPTI        string
 	CUPTIVersion int
 	CUPTIErr     error
-	// Tier is the kernel measurement that works: TierTimes, or "" (none,
-	// and Blocked says why: GPUNoDriver, GPUNoCUPTI). Tier (a), counters
-	// per kernel, is not built.
+	// NVPerf is the NVPW host library beside CUPTI, which its range
+	// profiler needs ("": none).
+	NVPerf string
+	// Tier is the kernel measurement that works: TierCounters, TierTimes
+	// (Blocked says why not tier a: GPUNoNVPerf, GPUAdminOnly), or ""
+	// (none: GPUNoDriver, GPUNoCUPTI). Tier a is what the files and
+	// rules here allow; whether the driver hands out the counters shows
+	// only when rprof run --gpu runs the profiler.
 	Tier, Blocked string
 }
 
 // Tiers of GPU kernel measurement (docs/gpu.md).
 const (
+	// TierCounters is tier (a): rprof run --gpu records kernel times and
+	// CUPTI's range profiler W and Q.
+	TierCounters = "a"
 	// TierTimes is tier (c): rprof run --gpu records kernel times.
 	TierTimes = "c"
 )
@@ -54,7 +63,16 @@ const (
 	GPUNoDriver = "no-driver"
 	// GPUNoCUPTI: no usable libcupti.
 	GPUNoCUPTI = "no-cupti"
+	// GPUNoNVPerf: no NVPW host library beside libcupti (tier c).
+	GPUNoNVPerf = "no-nvperf"
+	// GPUAdminOnly: counters are for administrators and rprof is not one
+	// (tier c).
+	GPUAdminOnly = "admin-only"
 )
+
+// geteuid is the effective user, whom the driver's counter rule judges
+// (tests replace it).
+var geteuid = os.Geteuid
 
 // errCUPTITooOld is a libcupti older than the kernel records rprof reads.
 var errCUPTITooOld = fmt.Errorf("CUPTI API version older than %d (CUDA 9.0)", cupti.MinVersion)
@@ -84,6 +102,7 @@ func DiagnoseGPU(h *machine.Host, load func() (cuda.Driver, error), getenv func(
 		if g.CUPTIErr == nil && g.CUPTIVersion < cupti.MinVersion {
 			g.CUPTIErr = errCUPTITooOld
 		}
+		g.NVPerf = cupti.FindNVPerf(g.CUPTI)
 	}
 	g.Tier, g.Blocked = gpuTier(g)
 	return g
@@ -96,8 +115,12 @@ func gpuTier(g GPU) (tier, blocked string) {
 		return "", GPUNoDriver
 	case g.CUPTIErr != nil:
 		return "", GPUNoCUPTI
+	case g.NVPerf == "":
+		return TierTimes, GPUNoNVPerf
+	case g.AdminOnly != nil && *g.AdminOnly && geteuid() != 0:
+		return TierTimes, GPUAdminOnly
 	}
-	return TierTimes, ""
+	return TierCounters, ""
 }
 
 // profilingAdminOnly reads RmProfilingAdminOnly from the module's

@@ -2,6 +2,8 @@ package doctor
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/fstest"
 
@@ -26,29 +28,44 @@ func TestDiagnoseGPUSaysWhichTierWorksAndWhy(t *testing.T) {
 	noDriver := func() (cuda.Driver, error) { return nil, cuda.ErrNoDriver }
 	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 	withCUPTI := env(map[string]string{cupti.LibraryEnv: lib})
+	// alone is the fake libcupti without the fake NVPW beside it.
+	alone := filepath.Join(t.TempDir(), "libcupti.so")
+	if b, err := os.ReadFile(lib); err != nil || os.WriteFile(alone, b, 0o755) != nil {
+		t.Fatal("copying the fake libcupti:", err)
+	}
 	tests := []struct {
 		name   string
 		host   *machine.Host
 		load   func() (cuda.Driver, error)
 		getenv func(string) string
 		check  func(GPU) bool
+		euid   int // the effective user rprof runs as
 	}{
 		{"captured tree: the module and its rule only", &machine.Host{Procfs: nvidiaProc}, h100, withCUPTI, func(g GPU) bool {
 			return !g.Checked && g.Module == "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024" &&
 				*g.AdminOnly && g.Devices == nil && g.CUPTI == "" && g.Tier == ""
-		}},
-		{"an H100 with CUPTI, counters for administrators", &machine.Host{Procfs: nvidiaProc, Live: true}, h100, withCUPTI, func(g GPU) bool {
-			return g.Driver == "12.4" && len(g.Devices) == 1 && g.CUPTI == lib && g.CUPTIVersion == 18 && g.Tier == TierTimes && g.Blocked == ""
-		}},
+		}, 0},
+		{"an H100 with CUPTI and NVPW, counters for administrators, rprof one", &machine.Host{Procfs: nvidiaProc, Live: true}, h100, withCUPTI, func(g GPU) bool {
+			return g.Driver == "12.4" && len(g.Devices) == 1 && g.CUPTI == lib && g.CUPTIVersion == 18 &&
+				g.NVPerf == filepath.Join(filepath.Dir(lib), cuptitest.NVPerf) && g.Tier == TierCounters && g.Blocked == ""
+		}, 0},
+		{"counters for administrators, rprof not one", &machine.Host{Procfs: nvidiaProc, Live: true}, h100, withCUPTI, func(g GPU) bool {
+			return g.Tier == TierTimes && g.Blocked == GPUAdminOnly
+		}, 1000},
+		{"no NVPW host library beside CUPTI", &machine.Host{Procfs: nvidiaProc, Live: true}, h100, env(map[string]string{cupti.LibraryEnv: alone}), func(g GPU) bool {
+			return g.CUPTIVersion == 18 && g.NVPerf == "" && g.Tier == TierTimes && g.Blocked == GPUNoNVPerf
+		}, 0},
 		{"no CUPTI", &machine.Host{Procfs: fstest.MapFS{}, Live: true}, h100, env(map[string]string{cupti.LibraryEnv: t.TempDir() + "/libcupti.so"}), func(g GPU) bool {
 			return g.AdminOnly == nil && g.CUPTIErr != nil && g.Tier == "" && g.Blocked == GPUNoCUPTI
-		}},
+		}, 0},
 		{"no driver", &machine.Host{Procfs: fstest.MapFS{}, Live: true}, noDriver, withCUPTI, func(g GPU) bool {
 			return errors.Is(g.DriverErr, cuda.ErrNoDriver) && g.Tier == "" && g.Blocked == GPUNoDriver && g.CUPTIVersion == 18
-		}},
+		}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			defer func(f func() int) { geteuid = f }(geteuid)
+			geteuid = func() int { return tt.euid }
 			if g := DiagnoseGPU(tt.host, tt.load, tt.getenv); !tt.check(g) {
 				t.Errorf("got %+v", g)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/doctor"
+	"github.com/rprof/rprof/gpu/cupti"
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
@@ -114,11 +115,15 @@ func lastEffectiveCaches(h *machine.Host) ([]roofline.CacheLevel, string) {
 }
 
 // gpuWhy says why no GPU tier above the one that works does (by
-// doctor.GPU.Blocked; "": tier c works).
+// doctor.GPU.Blocked; "": tier a is possible).
 var gpuWhy = map[string]string{
-	"":                 "W and Q per kernel (tier a) need CUPTI's range profiler, which rprof does not use yet",
+	"": "possible: CUPTI and the NVPW host library are here and the counters are not kept from rprof; " +
+		"whether the driver hands them out shows when rprof run --gpu runs the range profiler",
 	doctor.GPUNoDriver: "no kernel can be recorded without a driver and a device; 'rprof import ncu' places an Nsight Compute report made elsewhere (tier b)",
 	doctor.GPUNoCUPTI:  "rprof run --gpu needs CUPTI; 'rprof import ncu' places an Nsight Compute report (tier b)",
+	doctor.GPUNoNVPerf: cupti.ProfilerNeeds + ", which needs the NVPW host library (libnvperf_host.so) beside libcupti; 'rprof import ncu' places an Nsight Compute report (tier b)",
+	doctor.GPUAdminOnly: cupti.ProfilerNeeds + ", whose counters the driver keeps for administrators here (RmProfilingAdminOnly: 1): " +
+		"run rprof as root, or have the driver loaded with NVreg_RestrictProfilingToAdminUsers=0",
 }
 
 // gpuCheck is the GPU section with the fixes of its errors.
@@ -128,7 +133,7 @@ func gpuCheck(g doctor.GPU) render.GPUCheck {
 	if g.Checked {
 		c.Why = gpuWhy[g.Blocked]
 	}
-	if g.Tier == doctor.TierTimes && g.AdminOnly != nil && *g.AdminOnly {
+	if g.Blocked == doctor.GPUNoNVPerf && g.AdminOnly != nil && *g.AdminOnly {
 		c.Why += "; counters are restricted to administrators here, which tier a and 'rprof import ncu' (tier b) need"
 	}
 	if g.DriverErr != nil {

@@ -156,10 +156,14 @@ func Groups(ks []Kernel) []Group {
 	return out
 }
 
+// ProfilerNeeds is what tier (a) needs, said alike by the points of
+// rprof run --gpu and by rprof doctor.
+const ProfilerNeeds = "W and Q per kernel (tier a) need CUPTI's range profiler"
+
 // TimesOnly is why the points carry no W or Q when no process ran the
 // range profiler and none said why: it was started but no CUDA context
 // creation reached it.
-const TimesOnly = "kernel times only (tier c): W and Q need CUPTI's range profiler, which saw no CUDA context created"
+const TimesOnly = "kernel times only (tier c): " + ProfilerNeeds + ", which saw no CUDA context created"
 
 // Profile is what the range profiler gave a group: its W and Q, or why
 // it has none (the reason its point carries).

@@ -345,8 +345,8 @@ type GPUCheck struct {
 	CUPTI             string   `json:"cupti,omitempty"`
 	CUPTIVersion      int      `json:"cupti_version,omitempty"`
 	CUPTIError        string   `json:"cupti_error,omitempty"`
-	// Tier is the kernel measurement that works ("c"; "" none), Why why
-	// not the one above.
+	// Tier is the kernel measurement that works ("a", "c"; "" none), Why
+	// why not the one above (for "a": that it is possible, not proven).
 	Tier string `json:"tier"`
 	Why  string `json:"why,omitempty"`
 }
@@ -388,7 +388,11 @@ func writeGPUCheck(w io.Writer, g GPUCheck) {
 		fmt.Fprintf(w, "GPU kernels\tnone: %s\n", g.Why)
 		return
 	}
-	fmt.Fprintf(w, "GPU kernels\ttier %s, kernel times (rprof run --gpu): %s\n", g.Tier, g.Why)
+	what := "kernel times"
+	if g.Tier == "a" {
+		what = "kernel times with W and Q"
+	}
+	fmt.Fprintf(w, "GPU kernels\ttier %s, %s (rprof run --gpu): %s\n", g.Tier, what, g.Why)
 }
 
 // WriteRunDiagnosis prints what stops counting here, with each problem's

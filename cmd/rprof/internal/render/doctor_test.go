@@ -54,6 +54,10 @@ func TestGPUCheckLines(t *testing.T) {
 			CUPTI: "/usr/local/cuda/lib64/libcupti.so.12", CUPTIVersion: 22, Tier: "c", Why: "W and Q need the range profiler"},
 			"GPU driver\tCUDA 12.4; NVRM version: 550.54.15: 0 NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs)\nGPU counters\tnot said (no RmProfilingAdminOnly in driver/nvidia/params)\n" +
 				"CUPTI\t/usr/local/cuda/lib64/libcupti.so.12 (API version 22)\nGPU kernels\ttier c, kernel times (rprof run --gpu): W and Q need the range profiler\n"},
+		{"tier a", GPUCheck{Probed: true, Module: "NVRM version: 550.54.15", Driver: "12.4", Devices: []string{"0 NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs)"},
+			CUPTI: "/usr/local/cuda/lib64/libcupti.so.12", CUPTIVersion: 22, Tier: "a", Why: "possible"},
+			"GPU driver\tCUDA 12.4; NVRM version: 550.54.15: 0 NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs)\nGPU counters\tnot said (no RmProfilingAdminOnly in driver/nvidia/params)\n" +
+				"CUPTI\t/usr/local/cuda/lib64/libcupti.so.12 (API version 22)\nGPU kernels\ttier a, kernel times with W and Q (rprof run --gpu): possible\n"},
 		{"nothing", GPUCheck{Probed: true, DriverError: "no CUDA driver", CUPTIError: "no CUPTI library", Why: "no driver"},
 			"GPU driver\tno: no CUDA driver\nGPU counters\tnot said (no NVIDIA kernel module loaded)\nCUPTI\tno: no CUPTI library\nGPU kernels\tnone: no driver\n"},
 	}
