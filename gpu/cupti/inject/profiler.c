@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,8 +349,11 @@ static int write_range(struct session *s, size_t i)
 	const char *name = rn.numDescriptions > 0 && names[0] != NULL ? names[0] : "";
 	char values[MAX_METRICS * 96];
 	size_t at = 0;
+	/* A NaN is written "nan" whatever its sign, which rprof reads as
+	 * a value missing; printf would write "-nan" for some. */
 	for (size_t m = 0; m < n_metrics && at < sizeof values; m++)
-		at += (size_t)snprintf(values + at, sizeof values - at, "%s%s=%.17g", m > 0 ? "," : "", metrics[m], v[m]);
+		at += (size_t)(isnan(v[m]) ? snprintf(values + at, sizeof values - at, "%s%s=nan", m > 0 ? "," : "", metrics[m])
+					   : snprintf(values + at, sizeof values - at, "%s%s=%.17g", m > 0 ? "," : "", metrics[m], v[m]));
 	line("range\t%u\t%s\t%.*s\n", s->device, values, (int)strcspn(name, "\t\n"), name);
 	free(names);
 	return 1;
