@@ -84,6 +84,8 @@ func TestInjectionKeepsKernelTimesWhenTheProfilerFails(t *testing.T) {
 			"NVPW_MetricsContext_EvaluateToGpuValues NVPA_STATUS_ERROR", "measured 0 of its 2 launches"},
 		{"the session cannot begin", lib, []string{"FAKE_PROFILER_FAIL=cuptiProfilerBeginSession=27"},
 			"cuptiProfilerBeginSession CUPTI_ERROR_UNKNOWN", "measured 0 of its 2 launches"},
+		{"the configuration is refused", lib, []string{"FAKE_PROFILER_FAIL=cuptiProfilerSetConfig=1"},
+			"cuptiProfilerSetConfig CUPTI_ERROR_UNKNOWN", "measured 0 of its 2 launches"},
 		{"no NVPW host library beside libcupti", alone, nil, "dlopen libnvperf_host.so: cannot open shared object file", "measured 0 of its 2 launches"},
 	}
 	for _, tt := range tests {

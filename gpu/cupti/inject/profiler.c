@@ -272,7 +272,13 @@ static int begin(struct session *s, size_t config_size)
 	c.minNestingLevel = c.numNestingLevels = c.targetNestingLevel = 1;
 	rp_ctx e = RP_PARAMS(rp_ctx, ctx);
 	e.ctx = s->ctx;
-	return ok(C_BEGIN_SESSION, &b) && ok(C_SET_CONFIG, &c) && ok(C_ENABLE, &e);
+	if (!ok(C_BEGIN_SESSION, &b))
+		return 0;
+	if (ok(C_SET_CONFIG, &c) && ok(C_ENABLE, &e))
+		return 1;
+	/* The session is released: it must not stay open on the context. */
+	fn[C_END_SESSION](&e);
+	return 0;
 }
 
 static void release(struct session *s)

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "profiler.h"
 
@@ -215,7 +216,6 @@ PLAIN(cuptiProfilerSetConfig)
 PLAIN(cuptiProfilerEnableProfiling)
 PLAIN(cuptiProfilerDisableProfiling)
 PLAIN(cuptiProfilerUnsetConfig)
-PLAIN(cuptiProfilerEndSession)
 
 int cuptiDeviceGetChipName(rp_chip_name *p)
 {
@@ -248,11 +248,30 @@ int cuptiProfilerCounterDataImageInitializeScratchBuffer(rp_scratch *p)
 	return p->pCounterDataScratchBuffer == NULL ? 1 : fakeFail("cuptiProfilerCounterDataImageInitializeScratchBuffer");
 }
 
+/* sessions counts the sessions begun and not ended: one left open at
+ * exit makes the program exit 9, so that the test sees it. */
+static int sessions;
+
+__attribute__((destructor)) static void no_session_left(void)
+{
+	if (sessions != 0)
+		_exit(9);
+}
+
 int cuptiProfilerBeginSession(rp_begin_session *p)
 {
 	if (p->range != RP_AUTO_RANGE || p->replayMode != RP_KERNEL_REPLAY || p->pCounterDataImage == NULL)
 		return 1;
-	return fakeFail("cuptiProfilerBeginSession");
+	int r = fakeFail("cuptiProfilerBeginSession");
+	sessions += r == 0;
+	return r;
+}
+
+int cuptiProfilerEndSession(void *p)
+{
+	(void)p;
+	sessions--;
+	return fakeFail("cuptiProfilerEndSession");
 }
 
 /* The ranges past the image's maximum are dropped. */
