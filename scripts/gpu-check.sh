@@ -6,10 +6,11 @@
 # and DRAM against the datasheet's HBM bandwidth, with the targets (FMA at
 # least 90% of theoretical at the recorded clock, HBM at least 85% of the
 # datasheet), then which counter tier works here (docs/gpu.md):
-#   a  CUPTI in-process with counters: not built yet
+#   a  W and Q per kernel (rprof run --gpu, CUPTI's range profiler) and
+#   c  kernel times only (rprof run --gpu, CUPTI's activity API), both run
+#      on rprof roofs --gpu --quick's own kernels: a kernel's point has W
+#      and Q (tier a) or the gpu-times-only flag with the reason (tier c);
 #   b  Nsight Compute's report (ncu, then rprof import ncu)
-#   c  kernel times only (rprof run --gpu, CUPTI's activity API), run on
-#      rprof roofs --gpu --quick's own kernels
 #
 # usage: scripts/gpu-check.sh
 # env:
@@ -111,14 +112,29 @@ fi
 
 echo "== counter tiers"
 "$RPROF" doctor 2>/dev/null | grep -E '^(GPU|CUPTI)' || true
-echo "a (CUPTI in-process with counters): not built"
 # rprof run --gpu records the kernels of a quick roofs run: tier c works
-# when it lists them.
+# when it lists them, tier a when their points have W and Q.
 if timeout 120 "$RPROF" run --gpu --json "$out/kernels.json" -- "$RPROF" roofs --gpu --quick --device "$device" \
 	-o "$work/cupti-roofs.json" >/dev/null 2>"$out/run-gpu.err"; then
 	echo "c (rprof run --gpu, kernel times): works: $(grep -E '^[0-9]+ kernels' "$out/run-gpu.err")"
+	if command -v python3 >/dev/null; then
+		python3 - "$out/kernels.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+points = doc.get("points", [doc])
+why = [f.get("message", "") for p in points for f in p.get("flags") or [] if f.get("code") == "gpu-times-only"]
+counted = [p for p in points if p.get("work_flops") is not None]
+if counted:
+    print(f"a (rprof run --gpu, W and Q): works: {len(counted)} of {len(points)} kernels counted")
+else:
+    print("a (rprof run --gpu, W and Q): does not work here: " + (why[0] if why else "no kernel point has W"))
+PY
+	else
+		echo "a (rprof run --gpu, W and Q): see $out/kernels.json (no python3 to read it)"
+	fi
 else
 	echo "c (rprof run --gpu, kernel times): does not work here: $(grep -E '^rprof run:' "$out/run-gpu.err" | head -1)"
+	echo "a (rprof run --gpu, W and Q): does not work here (tier c does not)"
 fi
 if command -v ncu >/dev/null; then
 	# Profile one launch of rprof's own kernels: the counters are readable
