@@ -20,6 +20,21 @@ var nvidiaProc = fstest.MapFS{
 	"driver/nvidia/params":  {Data: []byte("ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 1\nEnableGpuFirmware: 18\n")},
 }
 
+// withoutNVPerf copies the fake libcupti lib into a directory of its own,
+// without the fake NVPW host library beside it.
+func withoutNVPerf(t *testing.T, lib string) string {
+	t.Helper()
+	alone := filepath.Join(t.TempDir(), "libcupti.so")
+	b, err := os.ReadFile(lib)
+	if err == nil {
+		err = os.WriteFile(alone, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal("copying the fake libcupti:", err)
+	}
+	return alone
+}
+
 func TestDiagnoseGPUSaysWhichTierWorksAndWhy(t *testing.T) {
 	lib, _ := cuptitest.Build(t)
 	h100 := func() (cuda.Driver, error) {
@@ -28,11 +43,7 @@ func TestDiagnoseGPUSaysWhichTierWorksAndWhy(t *testing.T) {
 	noDriver := func() (cuda.Driver, error) { return nil, cuda.ErrNoDriver }
 	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 	withCUPTI := env(map[string]string{cupti.LibraryEnv: lib})
-	// alone is the fake libcupti without the fake NVPW beside it.
-	alone := filepath.Join(t.TempDir(), "libcupti.so")
-	if b, err := os.ReadFile(lib); err != nil || os.WriteFile(alone, b, 0o755) != nil {
-		t.Fatal("copying the fake libcupti:", err)
-	}
+	alone := withoutNVPerf(t, lib)
 	tests := []struct {
 		name   string
 		host   *machine.Host
