@@ -148,27 +148,19 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	cfg.Placement.Roofs, cfg.Placement.RoofsPath = roofs.Roofs, roofs.Path
 
-	var node cluster.Node
-	if isRank {
-		// An unknown backend is refused by Run, as for a lone process.
-		caps, known := measure.BackendCapabilities(cfg.Counting.Backend)
-		if node, err = enterNode(e, *lockDir, id, known != nil || caps.SharedTraffic); err != nil {
-			return err
-		}
-		defer node.Close()
-		cfg.Counting.Node = node
-	}
-	release, err := holdMachine(ctx, e, "run", lock.Shared, mf.lockTimeout)
-	if err != nil {
-		return err
-	}
-	p, err := e.measure(ctx, cfg)
-	release()
-	if err != nil {
+	req, notes := machineRequest(e, "run", lock.Shared, mf.lockTimeout)
+	p, err := cluster.Measure(ctx, cfg, cluster.Run{Identity: id, Rank: isRank, LockDir: *lockDir, Machine: req, Notes: notes,
+		Bystander: func(err error) { fmt.Fprintln(e.stderr, advice.Bystander(err, id)) },
+		Measure:   e.measure, Roofs: roofs.Roofs, Version: rprofVersion()})
+	var ee *cluster.ElectionError
+	var me *cluster.MachineError
+	switch {
+	case errors.As(err, &ee):
+		return &exitError{code: exitInternal, err: ee.Err}
+	case errors.As(err, &me):
+		return machineFailure(me.Err)
+	case err != nil:
 		return runFailure(e, err, cfg.Target.Command, args[:len(args)-len(fset.Args())], fset)
-	}
-	if isRank {
-		cluster.Describe(p, id, node, roofs.Roofs, rprofVersion())
 	}
 	switch {
 	case isRank && id.Size > 1:
@@ -302,21 +294,4 @@ func measureFailure(err error, prefix string) error {
 		return &exitError{code: exitInterrupted, err: err}
 	}
 	return &exitError{code: exitInternal, err: err}
-}
-
-// enterNode enters a rank in its node's traffic-owner election. A rank
-// that cannot take part says why in one line and counts W and T.
-func enterNode(e *env, lockDir string, id cluster.Identity, shared bool) (cluster.Node, error) {
-	node, err := cluster.Enter(lockDir, id, shared)
-	var lde *cluster.LockDirError
-	var mixed *cluster.MixedUsersError
-	switch {
-	case errors.As(err, &lde):
-		fmt.Fprintf(e.stderr, "rprof run: rank %d: %v: this rank counts W and T; nobody counts node %s's DRAM traffic (set --lock-dir)\n", id.Rank, err, id.Node)
-	case errors.As(err, &mixed):
-		fmt.Fprintf(e.stderr, "rprof run: rank %d: %v: this rank counts W and T, and takes no part in electing node %s's traffic owner (run every rank as one user)\n", id.Rank, err, id.Node)
-	case err != nil:
-		return nil, &exitError{code: exitInternal, err: err}
-	}
-	return node, nil
 }

@@ -31,22 +31,34 @@ func lockTimeoutVar(fs *flag.FlagSet, p *time.Duration) {
 // (its runtime directory is not private, say), the measurement goes ahead
 // with a note.
 func holdMachine(ctx context.Context, e *env, cmd string, mode lock.Mode, timeout time.Duration) (release func(), err error) {
-	l, err := lock.Acquire(ctx, rundir.Default(), lock.Request{Mode: mode, What: "rprof " + cmd, Timeout: timeout,
-		Waiting: func(h lock.Holder) {
-			fmt.Fprintf(e.stderr, "rprof %s: waiting up to %v for %s to finish: measurements at once spoil each other's figures\n", cmd, timeout, h)
-		}})
-	var te *lock.TimeoutError
-	switch {
-	case ctx.Err() != nil:
-		return nil, &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted while waiting for the machine")}
-	case errors.As(err, &te):
-		return nil, &exitError{code: exitInternal, err: fmt.Errorf("nothing measured: %w", err)}
-	case err != nil:
-		fmt.Fprintf(e.stderr, "rprof %s: note: %v: not kept apart from other measurements\n", cmd, err)
-		return func() {}, nil
+	req, notes := machineRequest(e, cmd, mode, timeout)
+	release, err = lock.Hold(ctx, rundir.Default(), req, notes)
+	if err != nil {
+		return nil, machineFailure(err)
 	}
-	if h, nested := l.Nested(); nested {
-		fmt.Fprintf(e.stderr, "rprof %s: note: the machine is held by %s, which started this one: measuring inside it, without waiting\n", cmd, h)
+	return release, nil
+}
+
+// machineRequest is cmd's request for the machine lock, with its words
+// for the wait and for going ahead without the lock.
+func machineRequest(e *env, cmd string, mode lock.Mode, timeout time.Duration) (lock.Request, lock.Notes) {
+	return lock.Request{Mode: mode, What: "rprof " + cmd, Timeout: timeout,
+			Waiting: func(h lock.Holder) {
+				fmt.Fprintf(e.stderr, "rprof %s: waiting up to %v for %s to finish: measurements at once spoil each other's figures\n", cmd, timeout, h)
+			}}, lock.Notes{
+			Unavailable: func(err error) {
+				fmt.Fprintf(e.stderr, "rprof %s: note: %v: not kept apart from other measurements\n", cmd, err)
+			},
+			Nested: func(h lock.Holder) {
+				fmt.Fprintf(e.stderr, "rprof %s: note: the machine is held by %s, which started this one: measuring inside it, without waiting\n", cmd, h)
+			}}
+}
+
+// machineFailure is the exit of a measurement that could not have the
+// machine: interrupted while waiting, or its wait timed out.
+func machineFailure(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted while waiting for the machine")}
 	}
-	return l.Release, nil
+	return &exitError{code: exitInternal, err: fmt.Errorf("nothing measured: %w", err)}
 }

@@ -248,3 +248,38 @@ func parseLocks(text string, major, minor uint32, ino uint64) []int {
 	}
 	return sameIno
 }
+
+// Notes are what Hold tells of a measurement that goes ahead without the
+// lock: Unavailable why the lock could not be taken (its runtime
+// directory is not private, say), Nested the ancestor it runs inside.
+// Either may be nil.
+type Notes struct {
+	Unavailable func(error)
+	Nested      func(Holder)
+}
+
+// Hold takes the lock in dir for a measurement, which goes ahead where
+// the lock cannot be taken (said to notes.Unavailable) and inside an
+// ancestor that holds it (notes.Nested). It fails only where nothing may
+// be measured: the wait was interrupted (ctx's error) or timed out (a
+// *TimeoutError).
+func Hold(ctx context.Context, dir string, req Request, notes Notes) (release func(), err error) {
+	l, err := Acquire(ctx, dir, req)
+	var te *TimeoutError
+	switch {
+	case ctx.Err() != nil:
+		l.Release()
+		return nil, ctx.Err()
+	case errors.As(err, &te):
+		return nil, err
+	case err != nil:
+		if notes.Unavailable != nil {
+			notes.Unavailable(err)
+		}
+		return func() {}, nil
+	}
+	if h, nested := l.Nested(); nested && notes.Nested != nil {
+		notes.Nested(h)
+	}
+	return l.Release, nil
+}

@@ -256,3 +256,37 @@ func TestParseLocks(t *testing.T) {
 		})
 	}
 }
+
+func TestHoldGoesAheadOnlyWhereNothingForbidsIt(t *testing.T) {
+	held := runtimeDir(t)
+	holdElsewhere(t, held, "rprof roofs")
+	unsafe := runtimeDir(t)
+	os.Mkdir(unsafe, 0o755)
+	interrupted, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name        string
+		ctx         context.Context
+		dir         string
+		timeout     time.Duration
+		want        func(error) bool
+		unavailable bool
+	}{
+		{"a free machine", context.Background(), runtimeDir(t), 0, func(err error) bool { return err == nil }, false},
+		{"a runtime directory that is not private", context.Background(), unsafe, 0, func(err error) bool { return err == nil }, true},
+		{"a held machine and no wait", context.Background(), held, 0, func(err error) bool { var te *TimeoutError; return errors.As(err, &te) }, false},
+		{"an interrupted wait", interrupted, held, time.Hour, func(err error) bool { return errors.Is(err, context.Canceled) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var why error
+			release, err := Hold(tt.ctx, tt.dir, Request{Mode: Shared, Timeout: tt.timeout}, Notes{Unavailable: func(err error) { why = err }})
+			if !tt.want(err) || (why != nil) != tt.unavailable || (release != nil) != (err == nil) {
+				t.Errorf("Hold = %v (told %v)", err, why)
+			}
+			if release != nil {
+				release()
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/doctor"
@@ -394,4 +395,15 @@ func shellJoin(args []string) string {
 		}
 	}
 	return strings.Join(q, " ")
+}
+
+// Bystander is the line of a rank that cannot take part in its node's
+// traffic-owner election (cluster.Run's Bystander): why, what it counts,
+// and the fix.
+func Bystander(err error, id cluster.Identity) string {
+	var mixed *cluster.MixedUsersError
+	if errors.As(err, &mixed) {
+		return fmt.Sprintf("rprof run: rank %d: %v: this rank counts W and T, and takes no part in electing node %s's traffic owner (run every rank as one user)", id.Rank, err, id.Node)
+	}
+	return fmt.Sprintf("rprof run: rank %d: %v: this rank counts W and T; nobody counts node %s's DRAM traffic (set --lock-dir)", id.Rank, err, id.Node)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
@@ -143,6 +144,23 @@ func TestAdviceAddsTheFixForPMUErrors(t *testing.T) {
 			t.Errorf("Line(%v) = %q, want the error unchanged", tt.err, got)
 		case tt.want != "" && (!strings.Contains(got, "; fix: ") || !strings.Contains(got, tt.want)):
 			t.Errorf("Line(%v) = %q, want a fix mentioning %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestBystanderNamesTheFixForWhyTheRankStandsBy(t *testing.T) {
+	id := cluster.Identity{Rank: 3, Node: "n1"}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&cluster.LockDirError{Dir: "/x", Err: errors.New("not private")}, "rprof run: rank 3: "},
+		{&cluster.LockDirError{Dir: "/x", Err: errors.New("not private")}, "nobody counts node n1's DRAM traffic (set --lock-dir)"},
+		{&cluster.MixedUsersError{PID: 1, UID: 2, Want: 3}, "takes no part in electing node n1's traffic owner (run every rank as one user)"},
+	}
+	for _, tt := range tests {
+		if got := Bystander(tt.err, id); !strings.Contains(got, tt.want) || !strings.Contains(got, tt.err.Error()) {
+			t.Errorf("Bystander(%T) = %q, want it to carry the error and %q", tt.err, got, tt.want)
 		}
 	}
 }
