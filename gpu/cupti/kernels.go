@@ -141,17 +141,12 @@ func (g Group) Seconds() float64 { return float64(g.Nanoseconds) / 1e9 }
 // first launch.
 func Groups(ks []Kernel) []Group {
 	var out []Group
-	index := map[string]int{}
-	for _, k := range ks {
-		key := fmt.Sprintf("%d\x00%s", k.Device, k.Name)
-		i, ok := index[key]
-		if !ok {
-			i = len(out)
-			index[key] = i
-			out = append(out, Group{Name: k.Name, Device: k.Device})
+	for _, launches := range metrics.ByKernel(ks, func(k Kernel) (int, string) { return k.Device, k.Name }) {
+		g := Group{Name: launches[0].Name, Device: launches[0].Device, Launches: len(launches)}
+		for _, k := range launches {
+			g.Nanoseconds += k.End - k.Start
 		}
-		out[i].Launches++
-		out[i].Nanoseconds += k.End - k.Start
+		out = append(out, g)
 	}
 	return out
 }
@@ -270,17 +265,12 @@ func (g Group) Point(dev *Device, prof Profile, here roofline.Machine, created t
 		k.DeviceName, k.ComputeCapability = dev.Name, dev.ComputeCapability
 		k.SMClockMHz, k.MemClockMHz, k.ClockSource = dev.SMClockMHz, dev.MemClockMHz, roofline.ClockSourceAttribute
 	}
-	t := g.Seconds()
-	p := roofline.Point{Schema: roofline.PointSchema, Label: roofline.KernelLabel(demangle.Filter(g.Name, demangle.NoParams)), Command: []string{}, Created: created,
-		Source: roofline.SourceTimes, Seconds: t, Events: []roofline.EventCount{},
-		CI:      roofline.Uncertainty{N: 1, Seconds: roofline.Interval{Lo: t, Hi: t}},
-		Flags:   []roofline.Flag{},
-		Machine: here, Threads: roofline.GPUThreads, GPU: k}
+	p := metrics.Point(k, roofline.KernelLabel(demangle.Filter(g.Name, demangle.NoParams)), g.Seconds(), here, created)
 	if prof.Figures == nil {
 		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagGPUTimesOnly, Subject: roofline.SubjectPlacement, Message: prof.Why})
 		return p
 	}
-	p.Source, k.Tool = roofline.SourceCounters, ToolProfiler
+	k.Tool = ToolProfiler
 	prof.Figures.Set(&p)
 	return p
 }

@@ -3,11 +3,13 @@
 // range profiler): the metric names rprof reads, W from the FP64, FP32 and
 // FP16 add, multiply and FMA thread instructions (FMA counted twice), Q by
 // level from the DRAM, L2 and L1 bytes (the hierarchical GPU roofline of
-// Yang et al.), and a kernel's point placed under its device's roofs.
+// Yang et al.), launches grouped per kernel and device, and a kernel's
+// point placed under its device's roofs.
 package metrics
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rprof/rprof/roofline"
 )
@@ -80,9 +82,11 @@ func Evaluate(v map[string]float64) Figures {
 }
 
 // Set gives p its W, Q (DRAM's bytes) and rates from f, and the kernel
-// its bytes by level; p's Seconds must be set.
+// its bytes by level; p's Seconds must be set. The figures are counted,
+// so p's source becomes roofline.SourceCounters.
 func (f Figures) Set(p *roofline.Point) {
 	w, q, t := f.Flops, f.LevelBytes[roofline.LevelDRAM], p.Seconds
+	p.Source = roofline.SourceCounters
 	p.WorkFlops, p.WorkByPrecision, p.TrafficBytes = &w, f.ByPrecision, &q
 	if p.GPU != nil {
 		p.GPU.LevelBytes = f.LevelBytes
@@ -95,6 +99,39 @@ func (f Figures) Set(p *roofline.Point) {
 		ai := w / q
 		p.Intensity = &ai
 	}
+}
+
+// ByKernel groups launches by kernel and device (key gives a launch's
+// device and kernel name), in the order of their first launch: every
+// source of a GPU's kernels sums them alike.
+func ByKernel[T any](launches []T, key func(T) (device int, name string)) [][]T {
+	type kernel struct {
+		device int
+		name   string
+	}
+	var groups [][]T
+	index := map[kernel]int{}
+	for _, l := range launches {
+		d, n := key(l)
+		i, ok := index[kernel{d, n}]
+		if !ok {
+			i = len(groups)
+			index[kernel{d, n}] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], l)
+	}
+	return groups
+}
+
+// Point is the point of kernel k labelled label, whose launches took
+// seconds of GPU time, each measured once (no interval): its time only
+// (roofline.SourceTimes) until Figures.Set gives it W and Q.
+func Point(k *roofline.GPUKernel, label string, seconds float64, here roofline.Machine, created time.Time) roofline.Point {
+	return roofline.Point{Schema: roofline.PointSchema, Label: label, Command: []string{}, Created: created,
+		Source: roofline.SourceTimes, Seconds: seconds, Events: []roofline.EventCount{},
+		CI:    roofline.Uncertainty{N: 1, Seconds: roofline.Interval{Lo: seconds, Hi: seconds}},
+		Flags: []roofline.Flag{}, Machine: here, Threads: roofline.GPUThreads, GPU: k}
 }
 
 // Place places a kernel's point under its device's roofs, flagging roofs

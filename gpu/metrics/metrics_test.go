@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -47,12 +48,35 @@ func TestSetGivesRatesAndIntensityOnlyWhereDefined(t *testing.T) {
 	f := Figures{Flops: 4e9, ByPrecision: map[string]float64{"fp32": 4e9}, LevelBytes: map[string]float64{roofline.LevelDRAM: 1e9, roofline.LevelL2: 3e9}}
 	p := roofline.Point{Seconds: 0.5, GPU: &roofline.GPUKernel{}}
 	f.Set(&p)
-	if *p.WorkFlops != 4e9 || *p.TrafficBytes != 1e9 || *p.Intensity != 4 || *p.GFlops != 8 || *p.GBytesPerS != 2 || p.GPU.LevelBytes[roofline.LevelL2] != 3e9 {
-		t.Errorf("point = W %v Q %v I %v GFLOP/s %v GB/s %v levels %v", *p.WorkFlops, *p.TrafficBytes, *p.Intensity, *p.GFlops, *p.GBytesPerS, p.GPU.LevelBytes)
+	if p.Source != roofline.SourceCounters || *p.WorkFlops != 4e9 || *p.TrafficBytes != 1e9 || *p.Intensity != 4 || *p.GFlops != 8 || *p.GBytesPerS != 2 || p.GPU.LevelBytes[roofline.LevelL2] != 3e9 {
+		t.Errorf("point = source %q W %v Q %v I %v GFLOP/s %v GB/s %v levels %v", p.Source, *p.WorkFlops, *p.TrafficBytes, *p.Intensity, *p.GFlops, *p.GBytesPerS, p.GPU.LevelBytes)
 	}
 	none := roofline.Point{GPU: &roofline.GPUKernel{}}
 	Figures{Flops: 1, LevelBytes: map[string]float64{roofline.LevelDRAM: 0}}.Set(&none)
 	if none.GFlops != nil || none.Intensity != nil {
 		t.Errorf("no time and no bytes gave a rate %v or an intensity %v", none.GFlops, none.Intensity)
+	}
+}
+
+func TestByKernelGroupsByDeviceAndNameInTheOrderOfFirstLaunch(t *testing.T) {
+	type launch struct {
+		device int
+		name   string
+		n      int
+	}
+	ls := []launch{{0, "b", 1}, {0, "a", 2}, {1, "b", 3}, {0, "b", 4}, {0, "a", 5}}
+	got := ByKernel(ls, func(l launch) (int, string) { return l.device, l.name })
+	want := [][]int{{1, 4}, {2, 5}, {3}}
+	if len(got) != len(want) {
+		t.Fatalf("%d groups, want %d: %v", len(got), len(want), got)
+	}
+	for i, g := range got {
+		var ns []int
+		for _, l := range g {
+			ns = append(ns, l.n)
+		}
+		if fmt.Sprint(ns) != fmt.Sprint(want[i]) {
+			t.Errorf("group %d = launches %v, want %v", i, ns, want[i])
+		}
 	}
 }

@@ -27,18 +27,7 @@ type Kernel struct {
 // Kernels groups launches by kernel name and device, in the order of
 // their first launch, and sums each group's metrics.
 func Kernels(ls []Launch) []Kernel {
-	var groups [][]Launch
-	index := map[string]int{}
-	for _, l := range ls {
-		key := fmt.Sprintf("%d\x00%s", l.Device, l.Kernel)
-		i, ok := index[key]
-		if !ok {
-			i = len(groups)
-			index[key] = i
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], l)
-	}
+	groups := metrics.ByKernel(ls, func(l Launch) (int, string) { return l.Device, l.Kernel })
 	out := make([]Kernel, len(groups))
 	for i, g := range groups {
 		out[i] = sum(g)
@@ -113,10 +102,7 @@ func (k *Kernel) Point(here roofline.Machine, created time.Time) roofline.Point 
 	if _, ok := k.Sums[MetricMemClock]; ok && t > 0 {
 		g.MemClockMHz = k.memWeighted / t / 1e6
 	}
-	p := roofline.Point{Schema: roofline.PointSchema, Label: roofline.KernelLabel(k.Name), Command: []string{}, Created: created,
-		Source: roofline.SourceCounters, Seconds: t,
-		CI: roofline.Uncertainty{N: 1, Seconds: roofline.Interval{Lo: t, Hi: t}}, Events: []roofline.EventCount{},
-		Flags: []roofline.Flag{}, Machine: here, Threads: roofline.GPUThreads, GPU: g}
+	p := metrics.Point(g, roofline.KernelLabel(k.Name), t, here, created)
 	metrics.Evaluate(k.Sums).Set(&p)
 	return p
 }
