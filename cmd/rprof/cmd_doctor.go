@@ -123,7 +123,7 @@ var gpuWhy = map[string]string{
 	doctor.GPUNoCUPTI:  "rprof run --gpu needs CUPTI; 'rprof import ncu' places an Nsight Compute report (tier b)",
 	doctor.GPUNoNVPerf: cupti.ProfilerNeeds + ", which needs the NVPW host library (libnvperf_host.so) beside libcupti; 'rprof import ncu' places an Nsight Compute report (tier b)",
 	doctor.GPUAdminOnly: cupti.ProfilerNeeds + ", whose counters the driver keeps for administrators here (RmProfilingAdminOnly: 1): " +
-		"run rprof as root, or have the driver loaded with NVreg_RestrictProfilingToAdminUsers=0",
+		advice.ProfilingForAdmins,
 }
 
 // gpuCheck is the GPU section with the fixes of its errors.

@@ -159,7 +159,7 @@ func TestDoctorSaysWhyNoGPUTierAboveTheOneThatWorks(t *testing.T) {
 		{"no NVPW host library, counters for administrators", doctor.GPU{Checked: true, Tier: doctor.TierTimes, Blocked: doctor.GPUNoNVPerf, AdminOnly: &yes},
 			"; counters are restricted to administrators here"},
 		{"counters for administrators", doctor.GPU{Checked: true, Tier: doctor.TierTimes, Blocked: doctor.GPUAdminOnly, AdminOnly: &yes},
-			cupti.ProfilerNeeds + ", whose counters the driver keeps for administrators here (RmProfilingAdminOnly: 1): run rprof as root"},
+			cupti.ProfilerNeeds + ", whose counters the driver keeps for administrators here (RmProfilingAdminOnly: 1): " + advice.ProfilingForAdmins},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -211,6 +211,10 @@ func gpuFix(err error) string {
 	return cuptiFix(err)
 }
 
+// ProfilingForAdmins is the remedy where the driver keeps a GPU's
+// counters for administrators, said alike by run --gpu and doctor.
+const ProfilingForAdmins = "run as root, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (NVIDIA's ERR_NVGPUCTRPERM page)"
+
 // cuptiFix is the remedy for rprof run --gpu's typed errors.
 func cuptiFix(err error) string {
 	var ue *cupti.UnavailableError
@@ -218,7 +222,7 @@ func cuptiFix(err error) string {
 	case errors.Is(err, cupti.ErrNotFound):
 		return "install CUDA's CUPTI (it comes with the CUDA toolkit; Debian: libcupti11.8; pip: nvidia-cuda-cupti-cu12), or name libcupti.so with RPROF_CUPTI_LIB"
 	case errors.Is(err, cupti.ErrInsufficientPrivileges):
-		return "run as root, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (NVIDIA's ERR_NVGPUCTRPERM page)"
+		return ProfilingForAdmins
 	case errors.Is(err, cupti.ErrNoCUDA):
 		return "CMD must be a CUDA program that uses the GPU ('rprof doctor' says whether the driver sees one)"
 	case errors.As(err, &ue) && ue.Reason == cupti.ReasonTooOld:
