@@ -24,6 +24,12 @@ type Run struct {
 	// *LockDirError or *MixedUsersError): it counts W and T, no traffic.
 	Bystander func(error)
 	Measure   func(context.Context, measure.Config) (*roofline.Point, error)
+	// OrTime, when set, is for a caller that can judge on time alone
+	// (rprof gate): where neither counters nor analytic values can give W
+	// and Q (a *measure.NoCountersError), the target runs again counting
+	// only task-clock (a software event every Linux kernel has), and
+	// OrTime is told why.
+	OrTime func(*measure.NoCountersError)
 	// Roofs and Version describe a rank's point (Describe).
 	Roofs   *roofline.Roofs
 	Version string
@@ -44,7 +50,8 @@ func (e *MachineError) Error() string { return e.Err.Error() }
 func (e *MachineError) Unwrap() error { return e.Err }
 
 // Measure is one process's measurement of cfg's target on this node:
-// election, machine lock, count, and a rank's place in its job. Errors
+// election, machine lock, count (or time alone: OrTime), and a rank's
+// place in its job. Errors
 // other than *ElectionError and *MachineError are Measure's own.
 func Measure(ctx context.Context, cfg measure.Config, r Run) (*roofline.Point, error) {
 	var node Node
@@ -71,6 +78,12 @@ func Measure(ctx context.Context, cfg measure.Config, r Run) (*roofline.Point, e
 		return nil, &MachineError{Err: err}
 	}
 	p, err := r.Measure(ctx, cfg)
+	var nc *measure.NoCountersError
+	if r.OrTime != nil && errors.As(err, &nc) {
+		r.OrTime(nc)
+		cfg.Counting.Events = append(cfg.Counting.Events, "task-clock")
+		p, err = r.Measure(ctx, cfg)
+	}
 	release()
 	if err != nil {
 		return nil, err

@@ -118,3 +118,29 @@ func TestMeasureEntersARankInItsNodesElection(t *testing.T) {
 		})
 	}
 }
+
+func TestMeasureTimesAloneOnlyWhereAskedAndCountersAreMissing(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	noCounters := &measure.NoCountersError{Err: errors.New("no PMU")}
+	for _, orTime := range []bool{false, true} {
+		var events [][]string
+		var told *measure.NoCountersError
+		r := Run{Measure: func(_ context.Context, cfg measure.Config) (*roofline.Point, error) {
+			events = append(events, cfg.Counting.Events)
+			if len(cfg.Counting.Events) == 0 {
+				return nil, noCounters
+			}
+			return &roofline.Point{}, nil
+		}}
+		if orTime {
+			r.OrTime = func(nc *measure.NoCountersError) { told = nc }
+		}
+		p, err := Measure(context.Background(), measure.Config{}, r)
+		switch {
+		case !orTime && (!errors.Is(err, noCounters) || len(events) != 1):
+			t.Errorf("without OrTime: %v after %d runs, want the refusal after one", err, len(events))
+		case orTime && (err != nil || p == nil || told != noCounters || len(events) != 2 || len(events[1]) != 1 || events[1][0] != "task-clock"):
+			t.Errorf("with OrTime: %v, told %v, events %q; want a second run counting task-clock", err, told, events)
+		}
+	}
+}

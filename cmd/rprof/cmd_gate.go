@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/gate"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
@@ -172,13 +173,17 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	if err := mf.apply(&cfg, fset); err != nil {
 		return false, err
 	}
-	release, err := holdMachine(ctx, e, "gate", lock.Shared, mf.lockTimeout)
-	if err != nil {
-		return false, err
-	}
-	p, timeOnly, err := measureForGate(ctx, e, cfg)
-	release()
-	if err != nil {
+	var timeOnly string
+	req, notes := machineRequest(e, "gate", lock.Shared, mf.lockTimeout)
+	p, err := cluster.Measure(ctx, cfg, cluster.Run{Machine: req, Notes: notes, Measure: e.measure,
+		OrTime: func(nc *measure.NoCountersError) {
+			timeOnly = fmt.Sprintf("W and Q cannot be counted here (%v): gated on time only; give --work and --traffic to check them", nc.Err)
+		}})
+	var me *cluster.MachineError
+	switch {
+	case errors.As(err, &me):
+		return false, machineFailure(me.Err)
+	case err != nil:
 		return false, measureFailure(err, "could not measure")
 	}
 	if ctx.Err() != nil {
@@ -214,22 +219,6 @@ func gateOnce(ctx context.Context, e *env, args []string) (judged bool, err erro
 	}
 	fmt.Fprintf(e.stderr, "rprof gate: %s\n", v.Reason)
 	return true, nil
-}
-
-// measureForGate runs the target. Where neither counters nor analytic
-// values can give W and Q, `rprof run` refuses; the gate still has time to
-// judge, so it runs the target again counting only task-clock (a software
-// event every Linux kernel has) and says which checks that leaves out.
-func measureForGate(ctx context.Context, e *env, cfg measure.Config) (*roofline.Point, string, error) {
-	p, err := e.measure(ctx, cfg)
-	var nc *measure.NoCountersError
-	if !errors.As(err, &nc) {
-		return p, "", err
-	}
-	cfg.Counting.Events = append(cfg.Counting.Events, "task-clock")
-	p, err = e.measure(ctx, cfg)
-	note := fmt.Sprintf("W and Q cannot be counted here (%v): gated on time only; give --work and --traffic to check them", nc.Err)
-	return p, note, err
 }
 
 // readBaseline reads the baseline; every failure is one line saying what to
