@@ -1,8 +1,9 @@
 // Package docfile finds, reads and writes the files of rprof's JSON
 // documents: the default roofs document in the user's cache directory,
-// the roofs a command places points under, points and point sets, and a
-// point set's read-modify-write. roofline decodes and encodes the
-// documents themselves; this package is where they meet paths.
+// the roofs a command places points under, points and point sets, a
+// point set's read-modify-write, and the document a GPU's roofs go to.
+// roofline decodes and encodes the documents themselves; this package is
+// where they meet paths.
 package docfile
 
 import (
