@@ -429,7 +429,7 @@ func flagError(fs *flag.FlagSet, args []string, err error) error {
 	arg, value, hasValue := args[stop-1], "", false
 	if stop >= 2 {
 		// A value that starts with a dash follows its flag.
-		if f := flagOf(fs, args[stop-2]); f != nil && !flagval.IsBool(f) && !strings.Contains(args[stop-2], "=") {
+		if f, inline := flagval.Of(fs, args[stop-2]); f != nil && !flagval.IsBool(f) && !inline {
 			arg, value, hasValue = args[stop-2], args[stop-1], true
 		}
 	}
@@ -464,15 +464,6 @@ func flagError(fs *flag.FlagSet, args []string, err error) error {
 		return usagef("%s %s: %v", spelled, value, serr)
 	}
 	return usagef("%v", err)
-}
-
-// flagOf is the flag of fs that arg gives, if any.
-func flagOf(fs *flag.FlagSet, arg string) *flag.Flag {
-	if !strings.HasPrefix(arg, "-") {
-		return nil
-	}
-	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-	return fs.Lookup(name)
 }
 
 // dashed spells a flag as the help does: --name, or -x for one letter.

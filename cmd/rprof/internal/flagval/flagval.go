@@ -2,7 +2,7 @@
 // durations, sizes, ratios and lists, each with its parse rule and an
 // error that says what is wrong. A Value's String reads as the flag is
 // given, and its zero value reads as the type's zero, so the help leaves
-// a zero default unsaid. Without and IsBool read a command line back
+// a zero default unsaid. Of, Without and IsBool read a command line back
 // against its FlagSet. It belongs to the command (cmd/go and pprof keep
 // such helpers internal) and may word its errors for the command line.
 package flagval
@@ -244,14 +244,13 @@ func Without(args []string, fs *flag.FlagSet, drop ...string) []string {
 		if a == "--" {
 			break
 		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		f := fs.Lookup(name)
-		if f == nil || !strings.HasPrefix(a, "-") {
+		f, hasValue := Of(fs, a)
+		if f == nil {
 			out = append(out, a)
 			continue
 		}
 		takesNext := !hasValue && !IsBool(f)
-		if !slices.Contains(drop, name) {
+		if !slices.Contains(drop, f.Name) {
 			out = append(out, a)
 			if takesNext && i+1 < len(args) {
 				out = append(out, args[i+1])
@@ -262,6 +261,16 @@ func Without(args []string, fs *flag.FlagSet, drop ...string) []string {
 		}
 	}
 	return out
+}
+
+// Of is the flag of fs that the argument arg gives (nil: arg is not one
+// of fs's flags), and whether arg holds its value (-name=value).
+func Of(fs *flag.FlagSet, arg string) (f *flag.Flag, hasValue bool) {
+	if !strings.HasPrefix(arg, "-") {
+		return nil, false
+	}
+	name, _, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	return fs.Lookup(name), hasValue
 }
 
 // IsBool says whether f takes no value, as the flag package decides.

@@ -212,3 +212,29 @@ func TestWithoutDropsNamedFlagsWithTheirValues(t *testing.T) {
 		t.Error("IsBool: --quiet takes no value, -n one")
 	}
 }
+
+func TestOfFindsTheFlagAnArgumentGivesAndWhetherItHoldsItsValue(t *testing.T) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.String("count", "", "")
+	tests := []struct {
+		arg      string
+		flag     string
+		hasValue bool
+	}{
+		{"--count", "count", false},
+		{"-count=emulate", "count", true},
+		{"--repeat", "", false},
+		{"count", "", false},
+		{"-", "", false},
+	}
+	for _, tt := range tests {
+		f, hasValue := Of(fs, tt.arg)
+		name := ""
+		if f != nil {
+			name = f.Name
+		}
+		if name != tt.flag || hasValue != tt.hasValue {
+			t.Errorf("Of(%q) = %q, %v; want %q, %v", tt.arg, name, hasValue, tt.flag, tt.hasValue)
+		}
+	}
+}
