@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/rundir"
@@ -81,7 +82,9 @@ func Measure(ctx context.Context, cfg measure.Config, r Run) (*roofline.Point, e
 	var nc *measure.NoCountersError
 	if r.OrTime != nil && errors.As(err, &nc) {
 		r.OrTime(nc)
-		cfg.Counting.Events = append(cfg.Counting.Events, "task-clock")
+		// A fresh slice: appending to the caller's could write into its
+		// spare capacity.
+		cfg.Counting.Events = append(slices.Clip(cfg.Counting.Events), "task-clock")
 		p, err = r.Measure(ctx, cfg)
 	}
 	release()

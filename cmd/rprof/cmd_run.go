@@ -70,11 +70,11 @@ instructions and bytes by level (kernel replay: each kernel runs several
 times), and the point gets W and Q and is placed under the device's GPU
 roofs (--roofs); otherwise the points carry times only, flagged
 gpu-times-only with why. The table goes to stderr and --json writes the
-points (a point set). CUPTI is
-looked for in $RPROF_CUPTI_LIB, $CUDA_HOME, $CUDA_PATH, /usr/local/cuda
-and the system's library directories. No CUPTI, a CUPTI too old,
-profiling restricted to administrators, or a CMD that never initialises
-CUDA is one line (exit 125). See docs/gpu.md.
+points (a point set). CUPTI is looked for in $RPROF_CUPTI_LIB,
+$CUDA_HOME, $CUDA_PATH, /usr/local/cuda and the system's library
+directories. No CUPTI, a CUPTI too old, profiling restricted to
+administrators, or a CMD that never initialises CUDA is one line (exit
+125). See docs/gpu.md.
 
 Under mpirun or srun (mpirun -n 4 rprof run --json DIR/ -- ./app), each
 rank counts its own W and T, and one process per node and job, elected
@@ -104,7 +104,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	jsonPath := fset.String("json", "", "write the point document (schema rprof.point/v2) to `FILE`; - writes it to standard output, and CMD's standard output then goes to standard error; under mpirun or srun, DIR/ writes one file per rank")
 	plotPath := fset.String("plot", "", "draw the point under the roofs to `FILE` (.png, .svg or .pdf)")
 	label := fset.String("label", "", "`NAME` of the point (default: CMD's base name)")
-	lockDir := fset.String("lock-dir", cluster.DefaultLockDir(), "node-local `DIR` of the parallel job's traffic-owner election's lock files, private to the job's user: created with mode 0700, refused when another user owns it, others may enter it or it is a link; the default is $RPROF_LOCK_DIR, else the runtime directory ($XDG_RUNTIME_DIR/rprof, /run/rprof for root, else rprof-UID in the temporary directory), here")
+	lockDir := fset.String("lock-dir", cluster.DefaultLockDir(), "node-local `DIR` of the parallel job's traffic-owner election's lock files, private to the job's user: created with mode 0700, refused when another user owns it, others may enter it or it is a link; the default is $RPROF_LOCK_DIR, else the runtime directory ($XDG_RUNTIME_DIR/rprof, /run/rprof for root, else rprof-UID in the temporary directory)")
 	jobName := fset.String("job", "", "the parallel job's `NAME` in the rank files (default: the launcher's job id; give one for MPICH across nodes)")
 	onGPU := fset.Bool("gpu", false, "record CMD's GPU kernels with CUPTI instead (see GPU kernels above); only --json, --roofs and --lock-timeout apply with it")
 	if err := parseFlags(fset, args); err != nil {
