@@ -200,6 +200,10 @@ func (p *operandPool) place(ctx context.Context, n int) error {
 	return ctx.Err()
 }
 
+// chunkElems is about how many elements one call of a bandwidth kernel
+// covers: a few milliseconds in DRAM, tens of microseconds in L1.
+const chunkElems = 1 << 20
+
 // evaluate measures the job's kernel at working set ws on each thread's
 // operand buffer from allocOperands or an operandPool.
 func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, bufs [][]float64) (float64, roofline.Interval, error) {
@@ -209,8 +213,11 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, bufs [][]float64)
 	for w, buf := range bufs {
 		ops[w].a, ops[w].b, ops[w].c = j.kernel.Carve(buf, n)
 	}
-	// An interrupt ends a pass loop between passes, so Ctrl-C is felt
-	// within one pass over the working set.
+	// An interrupt ends a pass loop between chunks of passes over about
+	// chunkElems elements, so Ctrl-C is felt within milliseconds; a
+	// chunk is one call of the kernel, whose Go wrapper a pass at L1
+	// sizes would otherwise pay each time.
+	chunk := max(1, chunkElems/max(n, 1))
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	// The warm-up runs passes in doubling batches, reading the clock
@@ -221,11 +228,11 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, bufs [][]float64)
 	warm := func(w int) {
 		start, done := time.Now(), 0
 		for batch := 1; done == 0 || time.Since(start) < warmupTime; batch *= 2 {
-			for range batch {
+			for p := 0; p < batch; p += chunk {
 				if stop.Load() {
 					return
 				}
-				j.kernel.Run(ops[w].a, ops[w].b, ops[w].c, 3)
+				j.kernel.Run(ops[w].a, ops[w].b, ops[w].c, 3, min(chunk, batch-p))
 			}
 			done += batch
 		}
@@ -242,11 +249,11 @@ func (j *bandwidthJob) evaluate(ctx context.Context, ws int64, bufs [][]float64)
 		reps := samplePasses(passes, d)
 		body := func(w int) {
 			op := ops[w]
-			for range reps {
+			for p := 0; p < reps; p += chunk {
 				if stop.Load() {
 					return
 				}
-				j.kernel.Run(op.a, op.b, op.c, 3)
+				j.kernel.Run(op.a, op.b, op.c, 3, min(chunk, reps-p))
 			}
 		}
 		bytes := float64(n*reps*threads) * j.kernel.BytesPerElement

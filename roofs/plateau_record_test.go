@@ -119,7 +119,7 @@ func recordEvaluator(k kernels.Bandwidth, cpus []int) sweepEvaluator {
 		reps := max(1, int((8<<20)/bytes))
 		body := func(w int) {
 			for range reps {
-				k.Run(ops[w][0], ops[w][1], ops[w][2], 3)
+				k.Run(ops[w][0], ops[w][1], ops[w][2], 3, 1)
 			}
 		}
 		var xs []float64

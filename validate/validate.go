@@ -264,9 +264,7 @@ func RunKernel(args []string) error {
 					a, c = kernels.Alloc(n), kernels.Alloc(n)
 				}
 				b := kernels.Alloc(n)
-				for range passes {
-					k.Run(a, b, c, 3)
-				}
+				k.Run(a, b, c, 3, passes)
 				return nil
 			}
 		}

@@ -87,8 +87,8 @@ func BenchmarkBandwidth(b *testing.B) {
 				fill(x, 0)
 				fill(y, 1)
 				fill(z, 2)
-				k.Run(x, y, z, 1.5) // warm the caches and the pages
-				mean, best := timeCalls(b, func() { k.Run(x, y, z, 1.5) })
+				k.Run(x, y, z, 1.5, 1) // warm the caches and the pages
+				mean, best := timeCalls(b, func() { k.Run(x, y, z, 1.5, 1) })
 				bytes := k.BytesPerElement * float64(len(y))
 				b.ReportMetric(bytes/mean/1e9, "GB/s")
 				b.ReportMetric(bytes/best/1e9, "best-GB/s")

@@ -58,9 +58,12 @@ type Bandwidth struct {
 	// regular stores (32). FlopsPerElement is the floating-point work per
 	// element (the update's sign flip is none).
 	MovedPerElement, FlopsPerElement float64
-	// Run is safe for concurrent use on distinct arrays. Like
-	// Compute.Run, one call is not preemptible.
-	Run func(a, b, c []float64, s float64)
+	// Run makes passes passes over the arrays. It is safe for concurrent
+	// use on distinct arrays. Each pass's assembly is not preemptible, as
+	// Compute.Run is not; the passes of one call are, between them. One
+	// call makes many passes so that at L1 sizes the Go wrapper's cost is
+	// paid once, not once a pass (docs/roofs.md).
+	Run func(a, b, c []float64, s float64, passes int)
 }
 
 // WorkingSetPerElement is the bytes of the arrays Run touches per element.
@@ -195,14 +198,26 @@ func shortest(a, b, c []float64) int { return min(len(a), len(b), len(c)) }
 
 // goBandwidth are the portable kernels, for architectures without assembly.
 var goBandwidth = []Bandwidth{
-	{Name: "triad", ISA: "go", Arrays: 3, BytesPerElement: 24, MovedPerElement: 32, FlopsPerElement: 2, Run: func(a, b, c []float64, s float64) {
+	{Name: "triad", ISA: "go", Arrays: 3, BytesPerElement: 24, MovedPerElement: 32, FlopsPerElement: 2, Run: func(a, b, c []float64, s float64, passes int) {
 		n := shortest(a, b, c)
-		triadGo(a[:n], b[:n], c[:n], s)
+		for range passes {
+			triadGo(a[:n], b[:n], c[:n], s)
+		}
 	}},
-	{Name: "daxpy", ISA: "go", Arrays: 2, BytesPerElement: 24, MovedPerElement: 24, FlopsPerElement: 2, Run: func(a, _, c []float64, s float64) {
+	{Name: "daxpy", ISA: "go", Arrays: 2, BytesPerElement: 24, MovedPerElement: 24, FlopsPerElement: 2, Run: func(a, _, c []float64, s float64, passes int) {
 		n := min(len(a), len(c))
-		triadGo(a[:n], a[:n], c[:n], s)
+		for range passes {
+			triadGo(a[:n], a[:n], c[:n], s)
+		}
 	}},
-	{Name: "load", ISA: "go", Arrays: 1, BytesPerElement: 8, MovedPerElement: 8, FlopsPerElement: 1, Run: func(_, b, _ []float64, _ float64) { keep(loadGo(b)) }},
-	{Name: "update", ISA: "go", Arrays: 1, BytesPerElement: 16, MovedPerElement: 16, Run: func(_, b, _ []float64, _ float64) { updateGo(b) }},
+	{Name: "load", ISA: "go", Arrays: 1, BytesPerElement: 8, MovedPerElement: 8, FlopsPerElement: 1, Run: func(_, b, _ []float64, _ float64, passes int) {
+		for range passes {
+			keep(loadGo(b))
+		}
+	}},
+	{Name: "update", ISA: "go", Arrays: 1, BytesPerElement: 16, MovedPerElement: 16, Run: func(_, b, _ []float64, _ float64, passes int) {
+		for range passes {
+			updateGo(b)
+		}
+	}},
 }

@@ -110,15 +110,23 @@ func (k *bandwidthKernel) withRun() Bandwidth {
 	if k.load != nil {
 		// The assembly stores its sums to memory, which the compiler
 		// cannot drop, so unlike loadGo it needs no sink.
-		b.Run = func(_, b, _ []float64, _ float64) { k.sum(b) }
+		b.Run = func(_, b, _ []float64, _ float64, passes int) {
+			for range passes {
+				k.sum(b)
+			}
+		}
 		return b
 	}
 	if k.update != nil {
-		b.Run = func(_, b, _ []float64, _ float64) { k.runUpdate(b) }
+		b.Run = func(_, b, _ []float64, _ float64, passes int) {
+			for range passes {
+				k.runUpdate(b)
+			}
+		}
 		return b
 	}
 	if k.inPlace {
-		b.Run = func(a, _, c []float64, s float64) { k.runTriad(a, a, c, s) }
+		b.Run = func(a, _, c []float64, s float64, passes int) { k.runTriad(a, a, c, s, passes) }
 		return b
 	}
 	b.Run = k.runTriad
@@ -127,17 +135,23 @@ func (k *bandwidthKernel) withRun() Bandwidth {
 
 // runTriad gives the assembly the 64-byte aligned middle of a (non-temporal
 // stores fault on unaligned addresses) in whole blocks, and does the rest in
-// Go.
-func (k *bandwidthKernel) runTriad(a, b, c []float64, s float64) {
+// Go, passes times over.
+func (k *bandwidthKernel) runTriad(a, b, c []float64, s float64, passes int) {
 	n := shortest(a, b, c)
 	head := min(alignHead(a, align), n)
 	mid := (n - head) &^ (blockElems - 1)
-	triadGo(a[:head], b[:head], c[:head], s)
-	if mid > 0 {
-		k.triad(&a[head], &b[head], &c[head], int64(mid), s)
-	}
 	end := head + mid
-	triadGo(a[end:n], b[end:n], c[end:n], s)
+	for range passes {
+		if head > 0 {
+			triadGo(a[:head], b[:head], c[:head], s)
+		}
+		if mid > 0 {
+			k.triad(&a[head], &b[head], &c[head], int64(mid), s)
+		}
+		if end < n {
+			triadGo(a[end:n], b[end:n], c[end:n], s)
+		}
+	}
 }
 
 // runUpdate is runTriad for the update kernel: the assembly gets b's

@@ -88,11 +88,11 @@ func TestBandwidthKernelsMatchGoLoop(t *testing.T) {
 				switch k.Name {
 				case "load":
 					// Checked by TestLoadKernelsSum: b is only read.
-					k.Run(a, b, c, s)
+					k.Run(a, b, c, s, 1)
 					continue
 				case "daxpy":
 					was := slices.Clone(a)
-					k.Run(a, nil, c, s)
+					k.Run(a, nil, c, s, 1)
 					for i := range a {
 						if want := was[i] + s*c[i]; a[i] != want {
 							t.Fatalf("%s daxpy n=%d off=%d: a[%d] = %v, want %v", k.ISA, n, off, i, a[i], want)
@@ -101,7 +101,7 @@ func TestBandwidthKernelsMatchGoLoop(t *testing.T) {
 					continue
 				case "update":
 					was := slices.Clone(b)
-					k.Run(nil, b, nil, s)
+					k.Run(nil, b, nil, s, 1)
 					for i := range b {
 						if want := -was[i]; b[i] != want {
 							t.Fatalf("%s update n=%d off=%d: b[%d] = %v, want %v", k.ISA, n, off, i, b[i], want)
@@ -109,7 +109,7 @@ func TestBandwidthKernelsMatchGoLoop(t *testing.T) {
 					}
 					continue
 				}
-				k.Run(a, b, c, s)
+				k.Run(a, b, c, s, 1)
 				for i := range a {
 					// s*c and b are small integers and quarters, so fused and
 					// separate rounding agree exactly.
@@ -126,7 +126,7 @@ func TestGoLoadSumsB(t *testing.T) {
 	b := Alloc(1000)
 	fill(b, 1)
 	load := goBandwidth[slices.IndexFunc(goBandwidth, func(k Bandwidth) bool { return k.Name == "load" })]
-	load.Run(nil, b, nil, 0)
+	load.Run(nil, b, nil, 0, 1)
 	if got, want := math.Float64frombits(sink.Load()), loadGo(b); got != want || want == 0 {
 		t.Errorf("sum %v, want %v", got, want)
 	}
@@ -144,9 +144,44 @@ func TestTriadUsesShortestArray(t *testing.T) {
 		}
 		fill(b, 1)
 		fill(c, 1)
-		k.Run(a, b, c, 2)
+		k.Run(a, b, c, 2, 1)
 		if a[127] == 0 || a[128] != 0 {
 			t.Errorf("%s %s: wrote a[127]=%v a[128]=%v, want only the first 128 elements", k.ISA, k.Name, a[127], a[128])
+		}
+	}
+}
+
+// TestRunMakesEveryPass checks that one call makes as many passes as it is
+// asked for, on the kernels whose result shows the count: daxpy adds s*c
+// once a pass, update flips the sign once a pass.
+func TestRunMakesEveryPass(t *testing.T) {
+	ok, _ := BandwidthKernels()
+	for _, k := range append(ok, goBandwidth...) {
+		for _, passes := range []int{0, 1, 3} {
+			switch k.Name {
+			case "daxpy":
+				a, c := Alloc(200), Alloc(200)
+				fill(a, 1)
+				fill(c, 2)
+				was := slices.Clone(a)
+				k.Run(a, nil, c, 0.25, passes)
+				for i := range a {
+					// Quarters and small integers: every sum is exact.
+					if want := was[i] + float64(passes)*0.25*c[i]; a[i] != want {
+						t.Fatalf("%s daxpy, %d passes: a[%d] = %v, want %v", k.ISA, passes, i, a[i], want)
+					}
+				}
+			case "update":
+				b := Alloc(200)
+				fill(b, 1)
+				was := slices.Clone(b)
+				k.Run(nil, b, nil, 0, passes)
+				for i := range b {
+					if want := was[i] * math.Pow(-1, float64(passes)); b[i] != want {
+						t.Fatalf("%s update, %d passes: b[%d] = %v, want %v", k.ISA, passes, i, b[i], want)
+					}
+				}
+			}
 		}
 	}
 }
