@@ -31,14 +31,7 @@ func TestRunInterruptedWritesAFlaggedPointAndExits130(t *testing.T) {
 			dir := t.TempDir()
 			ready, out := filepath.Join(dir, "ready"), filepath.Join(dir, "p.json")
 			args := append([]string{testRprofArg, "run", "--repeat", "5", "--work", "1", "--json", out, "--"}, targetArgv(t, c.target, ready)...)
-			cmd := exec.Command(os.Args[0], args...)
-			cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "XDG_CACHE_HOME="+dir)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, ready)
+			cmd, stderr := startRprofUntil(t, dir, ready, args)
 			cmd.Process.Signal(c.sig)
 			err := cmd.Wait()
 			var ee *exec.ExitError
@@ -77,14 +70,7 @@ func TestRunFIFOWithoutReaderHonoursTheFirstInterrupt(t *testing.T) {
 		t.Skipf("mkfifo: %v", err)
 	}
 	args := append([]string{testRprofArg, "run", "--work", "1", "--json", fifo, "--"}, targetArgv(t, "touch", ready)...)
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "XDG_CACHE_HOME="+dir)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, ready)
+	cmd, stderr := startRprofUntil(t, dir, ready, args)
 	// The target has run; rprof now waits for the FIFO's reader.
 	time.Sleep(200 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
@@ -126,4 +112,20 @@ func TestGateFIFOWithoutReaderExitsInterrupted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startRprofUntil starts rprof with args as a process of its own, its
+// runtime and cache directories in dir, and returns once the file ready
+// exists (the target has started), with rprof's standard error.
+func startRprofUntil(t *testing.T, dir, ready string, args []string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+dir, "XDG_CACHE_HOME="+dir)
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ready)
+	return cmd, stderr
 }

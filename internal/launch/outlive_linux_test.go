@@ -251,16 +251,7 @@ func TestATargetOwnsTheTerminal(t *testing.T) {
 		t.Skip("no script(1) to run in a pseudo-terminal")
 	}
 	bothStarts(t, func(t *testing.T, reexec bool) {
-		cmd := exec.Command("script", "-qec", fmt.Sprintf("'%s' -test.run='^TestATargetOwnsTheTerminal$'", os.Args[0]), "/dev/null")
-		cmd.Env = append(os.Environ(), "RPROF_TEST_TTY=1", fmt.Sprintf("RPROF_TEST_RUN_REEXEC=%v", reexec))
-		in, _ := cmd.StdinPipe()
-		defer in.Close()
-		var out syncBuffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		in, out := startInTerminal(t, "1", reexec)
 		steps := []struct{ await, send string }{
 			{"ready", "first\n"},
 			{"read:first", "\x1a"}, // Ctrl-Z
@@ -292,16 +283,7 @@ func TestCtrlCInterruptsRprofToo(t *testing.T) {
 		t.Skip("no script(1) to run in a pseudo-terminal")
 	}
 	bothStarts(t, func(t *testing.T, reexec bool) {
-		cmd := exec.Command("script", "-qec", fmt.Sprintf("'%s' -test.run='^TestATargetOwnsTheTerminal$'", os.Args[0]), "/dev/null")
-		cmd.Env = append(os.Environ(), "RPROF_TEST_TTY=interrupt", fmt.Sprintf("RPROF_TEST_RUN_REEXEC=%v", reexec))
-		in, _ := cmd.StdinPipe()
-		defer in.Close()
-		var out syncBuffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		in, out := startInTerminal(t, "interrupt", reexec)
 		if !out.await("ready", 30*time.Second) {
 			t.Fatalf("the target never started:\n%q", out.String())
 		}
@@ -338,4 +320,25 @@ func (b *syncBuffer) await(s string, limit time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// startInTerminal runs TestATargetOwnsTheTerminal's target side (mode is
+// its RPROF_TEST_TTY) in a pseudo-terminal under script(1), and returns
+// the terminal's input and everything it printed; the test's end kills
+// it.
+func startInTerminal(t *testing.T, mode string, reexec bool) (io.WriteCloser, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command("script", "-qec", fmt.Sprintf("'%s' -test.run='^TestATargetOwnsTheTerminal$'", os.Args[0]), "/dev/null")
+	cmd.Env = append(os.Environ(), "RPROF_TEST_TTY="+mode, fmt.Sprintf("RPROF_TEST_RUN_REEXEC=%v", reexec))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := new(syncBuffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	return in, out
 }
