@@ -8,7 +8,6 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/doctor"
-	"github.com/rprof/rprof/gpu/cupti"
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
@@ -114,27 +113,12 @@ func lastEffectiveCaches(h *machine.Host) ([]roofline.CacheLevel, string) {
 	return caches, fmt.Sprintf("%s of %s", d.Path, d.Roofs.Created.UTC().Format("2006-01-02 15:04 MST"))
 }
 
-// gpuWhy says why no GPU tier above the one that works does (by
-// doctor.GPU.Blocked; "": tier a is possible).
-var gpuWhy = map[string]string{
-	"": "possible: CUPTI and the NVPW host library are here and the counters are not kept from rprof; " +
-		"whether the driver hands them out shows when rprof run --gpu runs the range profiler",
-	doctor.GPUNoDriver: "no kernel can be recorded without a driver and a device; 'rprof import ncu' places an Nsight Compute report made elsewhere (tier b)",
-	doctor.GPUNoCUPTI:  "rprof run --gpu needs CUPTI; 'rprof import ncu' places an Nsight Compute report (tier b)",
-	doctor.GPUNoNVPerf: cupti.ProfilerNeeds + ", which needs the NVPW host library (libnvperf_host.so) beside libcupti; 'rprof import ncu' places an Nsight Compute report (tier b)",
-	doctor.GPUAdminOnly: cupti.ProfilerNeeds + ", whose counters the driver keeps for administrators here (RmProfilingAdminOnly: 1): " +
-		advice.ProfilingForAdmins,
-}
-
 // gpuCheck is the GPU section with the fixes of its errors.
 func gpuCheck(g doctor.GPU) render.GPUCheck {
 	c := render.GPUCheck{Probed: g.Checked, Module: g.Module, CountersAdminOnly: g.AdminOnly, Driver: g.Driver,
 		CUPTI: g.CUPTI, CUPTIVersion: g.CUPTIVersion, Tier: g.Tier, Devices: []string{}}
 	if g.Checked {
-		c.Why = gpuWhy[g.Blocked]
-	}
-	if g.Blocked == doctor.GPUNoNVPerf && g.AdminOnly != nil && *g.AdminOnly {
-		c.Why += "; counters are restricted to administrators here, which tier a and 'rprof import ncu' (tier b) need"
+		c.Why = advice.GPUTier(g)
 	}
 	if g.DriverErr != nil {
 		c.DriverError = advice.Line(g.DriverErr)

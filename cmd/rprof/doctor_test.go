@@ -12,8 +12,6 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
-	"github.com/rprof/rprof/doctor"
-	"github.com/rprof/rprof/gpu/cupti"
 	"github.com/rprof/rprof/internal/testutil"
 	"github.com/rprof/rprof/pmu"
 )
@@ -143,29 +141,5 @@ func TestWithoutFlagsDropsTheCountingChoiceAndKeepsTheRest(t *testing.T) {
 	want := []string{"--repeat", "5", "--likwid-markers", "--overhead", "./t 1", "--json=t.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("kept %q, want %q", got, want)
-	}
-}
-
-func TestDoctorSaysWhyNoGPUTierAboveTheOneThatWorks(t *testing.T) {
-	yes := true
-	tests := []struct {
-		name string
-		g    doctor.GPU
-		want string
-	}{
-		{"tier a", doctor.GPU{Checked: true, Tier: doctor.TierCounters}, "possible: CUPTI and the NVPW host library are here"},
-		{"no NVPW host library", doctor.GPU{Checked: true, Tier: doctor.TierTimes, Blocked: doctor.GPUNoNVPerf},
-			cupti.ProfilerNeeds + ", which needs the NVPW host library"},
-		{"no NVPW host library, counters for administrators", doctor.GPU{Checked: true, Tier: doctor.TierTimes, Blocked: doctor.GPUNoNVPerf, AdminOnly: &yes},
-			"; counters are restricted to administrators here"},
-		{"counters for administrators", doctor.GPU{Checked: true, Tier: doctor.TierTimes, Blocked: doctor.GPUAdminOnly, AdminOnly: &yes},
-			cupti.ProfilerNeeds + ", whose counters the driver keeps for administrators here (RmProfilingAdminOnly: 1): " + advice.ProfilingForAdmins},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if why := gpuCheck(tt.g).Why; !strings.Contains(why, tt.want) || strings.Count(why, "administrators") > 1 {
-				t.Errorf("why %q, want %q once", why, tt.want)
-			}
-		})
 	}
 }

@@ -215,6 +215,28 @@ func gpuFix(err error) string {
 // counters for administrators, said alike by run --gpu and doctor.
 const ProfilingForAdmins = "run as root, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0 (NVIDIA's ERR_NVGPUCTRPERM page)"
 
+// gpuTiers say why no GPU tier above the one that works does, by
+// doctor.GPU.Blocked ("": tier a is possible), and the way forward.
+var gpuTiers = map[string]string{
+	"": "possible: CUPTI and the NVPW host library are here and the counters are not kept from rprof; " +
+		"whether the driver hands them out shows when rprof run --gpu runs the range profiler",
+	doctor.GPUNoDriver: "no kernel can be recorded without a driver and a device; 'rprof import ncu' places an Nsight Compute report made elsewhere (tier b)",
+	doctor.GPUNoCUPTI:  "rprof run --gpu needs CUPTI; 'rprof import ncu' places an Nsight Compute report (tier b)",
+	doctor.GPUNoNVPerf: cupti.ProfilerNeeds + ", which needs the NVPW host library (libnvperf_host.so) beside libcupti; 'rprof import ncu' places an Nsight Compute report (tier b)",
+	doctor.GPUAdminOnly: cupti.ProfilerNeeds + ", whose counters the driver keeps for administrators here (RmProfilingAdminOnly: 1): " +
+		ProfilingForAdmins,
+}
+
+// GPUTier is doctor's line on the GPU tier of a checked GPU: why no tier
+// above the one that works does, and what would make it work.
+func GPUTier(g doctor.GPU) string {
+	why := gpuTiers[g.Blocked]
+	if g.Blocked == doctor.GPUNoNVPerf && g.AdminOnly != nil && *g.AdminOnly {
+		why += "; counters are restricted to administrators here, which tier a and 'rprof import ncu' (tier b) need"
+	}
+	return why
+}
+
 // cuptiFix is the remedy for rprof run --gpu's typed errors.
 func cuptiFix(err error) string {
 	var ue *cupti.UnavailableError

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rprof/rprof/cluster"
+	"github.com/rprof/rprof/doctor"
+	"github.com/rprof/rprof/gpu/cupti"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
@@ -162,5 +164,29 @@ func TestBystanderNamesTheFixForWhyTheRankStandsBy(t *testing.T) {
 		if got := Bystander(tt.err, id); !strings.Contains(got, tt.want) || !strings.Contains(got, tt.err.Error()) {
 			t.Errorf("Bystander(%T) = %q, want it to carry the error and %q", tt.err, got, tt.want)
 		}
+	}
+}
+
+func TestGPUTierSaysWhyNoTierAboveTheOneThatWorks(t *testing.T) {
+	yes := true
+	tests := []struct {
+		name string
+		g    doctor.GPU
+		want string
+	}{
+		{"tier a", doctor.GPU{Checked: true, Tier: doctor.TierCounters}, "possible: CUPTI and the NVPW host library are here"},
+		{"no NVPW host library", doctor.GPU{Checked: true, Tier: doctor.TierTimes, Blocked: doctor.GPUNoNVPerf},
+			cupti.ProfilerNeeds + ", which needs the NVPW host library"},
+		{"no NVPW host library, counters for administrators", doctor.GPU{Checked: true, Tier: doctor.TierTimes, Blocked: doctor.GPUNoNVPerf, AdminOnly: &yes},
+			"; counters are restricted to administrators here"},
+		{"counters for administrators", doctor.GPU{Checked: true, Tier: doctor.TierTimes, Blocked: doctor.GPUAdminOnly, AdminOnly: &yes},
+			cupti.ProfilerNeeds + ", whose counters the driver keeps for administrators here (RmProfilingAdminOnly: 1): " + ProfilingForAdmins},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if why := GPUTier(tt.g); !strings.Contains(why, tt.want) || strings.Count(why, "administrators") > 1 {
+				t.Errorf("why %q, want %q once", why, tt.want)
+			}
+		})
 	}
 }
