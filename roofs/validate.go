@@ -3,9 +3,9 @@ package roofs
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/internal/badfield"
 	"github.com/rprof/rprof/internal/stats"
 	"github.com/rprof/rprof/internal/unit"
 )
@@ -15,24 +15,13 @@ import (
 // measured.
 var ErrInvalidOptions = errors.New("invalid options")
 
-// OptionError says which fields of Options are wrong and why.
-type OptionError struct {
-	// Fields are the fields at fault, by their names in Options: one, or
-	// those that do not go together.
-	Fields []string
-	Err    error
+// OptionError says which fields of Options are wrong and why; its Kind
+// is ErrInvalidOptions, which it matches.
+type OptionError = badfield.Error
+
+func invalid(err error, fields ...string) error {
+	return badfield.New(ErrInvalidOptions, err, fields...)
 }
-
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("%v: %s: %v", ErrInvalidOptions, strings.Join(e.Fields, " and "), e.Err)
-}
-
-func (e *OptionError) Unwrap() error { return e.Err }
-
-// Is makes every OptionError match ErrInvalidOptions.
-func (e *OptionError) Is(target error) bool { return target == ErrInvalidOptions }
-
-func invalid(err error, fields ...string) error { return &OptionError{Fields: fields, Err: err} }
 
 // minMaxMemory is the least MaxMemory may be: below it the sweep could
 // not even span L2.
