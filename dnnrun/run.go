@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/rprof/rprof/dnn"
+	"github.com/rprof/rprof/internal/badfield"
 	"github.com/rprof/rprof/internal/launch"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure"
@@ -44,26 +45,14 @@ const (
 // be run (an *OptionError): the caller's input is wrong, nothing was run.
 var ErrInvalidOptions = errors.New("invalid options")
 
-// OptionError says which fields of Options are wrong and why; Err reads
-// after the fields' names ("perf: not a counting mode").
-type OptionError struct {
-	// Fields are the fields at fault, by their names in Options.
-	Fields []string
-	Err    error
-}
-
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("%v: %s %v", ErrInvalidOptions, strings.Join(e.Fields, " and "), e.Err)
-}
-
-func (e *OptionError) Unwrap() error { return e.Err }
-
-// Is makes every OptionError match ErrInvalidOptions.
-func (e *OptionError) Is(target error) bool { return target == ErrInvalidOptions }
+// OptionError says which fields of Options are wrong and why; its Kind
+// is ErrInvalidOptions, which it matches. It is measure's refusal of a
+// Config too (a *measure.ConfigError): Kind tells them apart.
+type OptionError = badfield.Error
 
 // Validate checks o before anything runs, as Run does first.
 func (o Options) Validate() error {
-	invalid := func(err error, field string) error { return &OptionError{Fields: []string{field}, Err: err} }
+	invalid := func(err error, field string) error { return badfield.New(ErrInvalidOptions, err, field) }
 	switch {
 	case len(o.Command) == 0 || o.Command[0] == "":
 		return invalid(errors.New("is empty"), "Command")

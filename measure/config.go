@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
+	"github.com/rprof/rprof/internal/badfield"
 	"github.com/rprof/rprof/machine"
 	"github.com/rprof/rprof/measure/emulate"
 	"github.com/rprof/rprof/regions"
@@ -258,23 +258,9 @@ func (e *ExclusionError) Is(target error) bool { return target == ErrInvalidConf
 
 // ConfigError is a Config that cannot be run, naming the fields at fault
 // by their paths in Config ("Repetition.CI"): one, or those that do not
-// go together. Err reads after the fields' names ("-1: must be at least
-// 1"), or, from another library (a region that does not resolve, an
-// event that does not parse), names its subject itself; it is kept for
-// errors.As. A ConfigError matches ErrInvalidConfig.
-type ConfigError struct {
-	Fields []string
-	Err    error
-}
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("%v: %s %v", ErrInvalidConfig, strings.Join(e.Fields, " and "), e.Err)
-}
-
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// Is makes every ConfigError match ErrInvalidConfig.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+// go together. Its Kind is ErrInvalidConfig, which it matches. It is the
+// refusal dnnrun and roofs make of their options too.
+type ConfigError = badfield.Error
 
 // Validate checks c before anything runs, as Run does first: a caller
 // that does more before running (outputs, roofs, a lock) calls it first
@@ -286,7 +272,7 @@ func (c Config) Validate() error {
 
 // fieldErr is the refusal of the fields of Config at fault (their paths).
 func fieldErr(err error, fields ...string) error {
-	return &ConfigError{Fields: fields, Err: err}
+	return badfield.New(ErrInvalidConfig, err, fields...)
 }
 
 // Validate checks the target's command.

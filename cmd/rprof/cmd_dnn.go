@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/rprof/rprof/cmd/rprof/internal/advice"
 	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnn"
 	"github.com/rprof/rprof/dnnrun"
+	"github.com/rprof/rprof/internal/badfield"
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
@@ -142,11 +143,7 @@ func runDNN(ctx context.Context, e *env, args []string) error {
 // (measureFailure), after what an emulated run that failed printed.
 func dnnFailure(e *env, err error) error {
 	var ee *dnnrun.EmulatedRunError
-	var oe *dnnrun.OptionError
-	switch {
-	case errors.As(err, &oe):
-		return dnnOptionUsage(oe)
-	case errors.As(err, &ee):
+	if errors.As(err, &ee) {
 		e.stderr.Write(ee.Stderr)
 	}
 	return measureFailure(err, "")
@@ -185,9 +182,9 @@ func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
 	}
 	o.command = fset.Args()
 	// Refused before any output is opened, as dnnrun.Run would.
-	var oe *dnnrun.OptionError
-	if err := o.options().Validate(); errors.As(err, &oe) {
-		return o, dnnOptionUsage(oe)
+	var be *badfield.Error
+	if err := o.options().Validate(); errors.As(err, &be) {
+		return o, usagef("%s", advice.Invalid(be))
 	}
 	if o.top < 0 {
 		return o, usagef("--top %d: must not be negative", o.top)
@@ -200,28 +197,6 @@ func parseDNNFlags(e *env, args []string) (dnnOptions, error) {
 func (o dnnOptions) options() dnnrun.Options {
 	return dnnrun.Options{Command: o.command, Count: o.count, Events: o.events, Library: o.library,
 		Emulation: o.emulation, Threads: o.threads, Confidence: o.confidence}
-}
-
-// dnnFlags are the flags of dnnrun.Options' fields, as its *OptionErrors
-// name them, and dnnFixes the ways forward.
-var (
-	dnnFlags = map[string]string{"Command": "the command", "Count": "--count", "Events": "-e",
-		"Confidence": "--confidence", "Threads": "--threads"}
-	dnnFixes = map[string]string{"Command": "give the program to run after the flags",
-		"Count": "pmu counts with uprobes and hardware counters, emulate under QEMU", "Events": "add --count pmu"}
-)
-
-// dnnOptionUsage is dnnrun's refusal of its options in the flags' words.
-func dnnOptionUsage(oe *dnnrun.OptionError) error {
-	var flags []string
-	for _, f := range oe.Fields {
-		flags = append(flags, dnnFlags[f])
-	}
-	msg := strings.Join(flags, " and ") + " " + oe.Err.Error()
-	if fix := dnnFixes[oe.Fields[0]]; fix != "" {
-		msg += "; " + fix
-	}
-	return usagef("%s", msg)
 }
 
 // noExecutions says why the trace holds nothing to report.

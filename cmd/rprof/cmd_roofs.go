@@ -16,6 +16,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnnbench"
 	"github.com/rprof/rprof/gpu"
+	"github.com/rprof/rprof/internal/badfield"
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/internal/stats"
@@ -128,9 +129,9 @@ func runRoofs(ctx context.Context, e *env, args []string) error {
 	if o.Invoker, err = roofsInvoker(*inProcess, *blasArch); err != nil {
 		return err
 	}
-	var oe *roofs.OptionError
-	if err := o.Validate(); errors.As(err, &oe) {
-		return usagef("%s", advice.RoofsOptions(oe))
+	var be *badfield.Error
+	if err := o.Validate(); errors.As(err, &be) {
+		return usagef("%s", advice.Invalid(be))
 	} else if err != nil {
 		return err
 	}

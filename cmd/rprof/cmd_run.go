@@ -13,6 +13,7 @@ import (
 	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	"github.com/rprof/rprof/cmd/rprof/internal/flagval"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
+	"github.com/rprof/rprof/internal/badfield"
 	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
@@ -268,9 +269,9 @@ func measureFailure(err error, prefix string) error {
 	if errors.As(err, &ex) {
 		return usagef("%s", advice.Exclusion(ex))
 	}
-	var ce *measure.ConfigError
-	if errors.As(err, &ce) {
-		return usagef("%s", advice.Config(ce))
+	var be *badfield.Error
+	if errors.As(err, &be) {
+		return usagef("%s", advice.Invalid(be))
 	}
 	if errors.Is(err, measure.ErrInvalidConfig) {
 		return usagef("%v", err)

@@ -67,7 +67,7 @@ func TestErrorsMapToTheExitTable(t *testing.T) {
 		{"interrupted", fmt.Errorf("measure: %w", context.Canceled), exitInterrupted},
 		{"a failed check", &exitError{code: exitFailure}, exitFailure},
 		{"measure: bad configuration", measureFailure(fmt.Errorf("%w: repeat", measure.ErrInvalidConfig), ""), exitUsage},
-		{"measure: a field refused", measureFailure(&measure.ConfigError{Fields: []string{"Repetition.Repeat"}, Err: errors.New("-1: must be at least 1")}, ""), exitUsage},
+		{"measure: a field refused", measureFailure(&measure.ConfigError{Kind: measure.ErrInvalidConfig, Fields: []string{"Repetition.Repeat"}, Err: errors.New("-1: must be at least 1")}, ""), exitUsage},
 		{"measure: target not found", measureFailure(fmt.Errorf("k: %w", measure.ErrNotFound), ""), exitNotFound},
 		{"measure: target not executable", measureFailure(fmt.Errorf("k: %w", measure.ErrNotExecutable), ""), exitNoExec},
 		{"measure: the overhead command not found is not the target", measureFailure(&measure.OverheadError{Err: measure.ErrNotFound}, ""), exitInternal},

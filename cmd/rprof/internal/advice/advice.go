@@ -8,16 +8,17 @@ package advice
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/rprof/rprof/cluster"
 	"github.com/rprof/rprof/cmd/rprof/internal/render"
 	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/dnnrun"
 	"github.com/rprof/rprof/doctor"
 	"github.com/rprof/rprof/gpu"
 	"github.com/rprof/rprof/gpu/cuda"
 	"github.com/rprof/rprof/gpu/cupti"
+	"github.com/rprof/rprof/internal/badfield"
 	"github.com/rprof/rprof/internal/lock"
 	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/pmu"
@@ -140,53 +141,61 @@ func Flags(flags []roofline.Flag) {
 	}
 }
 
-// configFlags are the flags of the measure.Config fields, as its
-// *ConfigErrors name them. The refusal of a field without one (a region
-// that does not resolve, an event that does not parse, a rank's rule)
-// says itself what it is about.
-var configFlags = map[string]string{
-	"Target.Command": "the command", "Counting.Backend": "--count", "Counting.Overhead": "--overhead",
-	"Counting.IdleBaseline": "--idle-baseline", "Counting.Work": "--work", "Counting.Traffic": "--traffic",
-	"Repetition.Repeat": "--repeat", "Repetition.CI": "--ci", "Repetition.Confidence": "--confidence",
-	"Repetition.MaxRepeat": "--max-repeat", "Repetition.MaxTime": "--max-time", "Placement.Threads": "--threads",
+// fieldWords are the flags of one library's options, by the names its
+// refusals (*badfield.Error) give the fields, the ways forward by field,
+// and what comes between the flags and the reason.
+type fieldWords struct {
+	flags, fixes map[string]string
+	sep          string
 }
 
-// Config is a refusal of measure.Config in the flags' words.
-func Config(ce *measure.ConfigError) string {
+// invalidWords are the fieldWords by the refusal's Kind. A field without a
+// flag (a region that does not resolve, an event that does not parse, a
+// rank's rule) is refused in words that say themselves what they are
+// about.
+var invalidWords = map[error]fieldWords{
+	measure.ErrInvalidConfig: {sep: " ", flags: map[string]string{
+		"Target.Command": "the command", "Counting.Backend": "--count", "Counting.Overhead": "--overhead",
+		"Counting.IdleBaseline": "--idle-baseline", "Counting.Work": "--work", "Counting.Traffic": "--traffic",
+		"Repetition.Repeat": "--repeat", "Repetition.CI": "--ci", "Repetition.Confidence": "--confidence",
+		"Repetition.MaxRepeat": "--max-repeat", "Repetition.MaxTime": "--max-time", "Placement.Threads": "--threads",
+	}},
+	dnnrun.ErrInvalidOptions: {sep: " ", flags: map[string]string{
+		"Command": "the command", "Count": "--count", "Events": "-e", "Confidence": "--confidence", "Threads": "--threads",
+	}, fixes: map[string]string{
+		"Command": "give the program to run after the flags",
+		"Count":   "pmu counts with uprobes and hardware counters, emulate under QEMU", "Events": "add --count pmu",
+	}},
+	roofs.ErrInvalidOptions: {sep: ": ", flags: map[string]string{
+		"Threads": "--threads", "Quick": "--quick", "Fixed": "--fixed", "Method": "--method", "Order": "--order",
+		"Invocations": "--invocations", "BLAS": "--blas", "NoDGEMM": "--no-dgemm", "DGEMMSpace": "--dgemm-space",
+		"DGEMMBudget": "--dgemm-budget", "DNN": "--dnn", "Invoker": "--in-process", "MaxMemory": "--max-memory",
+	}, fixes: map[string]string{"Invoker": "drop --in-process"}},
+}
+
+// Invalid is a library's refusal of its options (measure's Config,
+// dnnrun's and roofs' Options) in the flags' words, with the way forward
+// where there is one.
+func Invalid(e *badfield.Error) string {
+	w := invalidWords[e.Kind]
 	var flags []string
-	for _, f := range ce.Fields {
-		fl, ok := configFlags[f]
+	for _, f := range e.Fields {
+		fl, ok := w.flags[f]
 		if !ok {
-			return ce.Err.Error()
+			return e.Err.Error()
 		}
 		flags = append(flags, fl)
 	}
-	return strings.Join(flags, " and ") + " " + ce.Err.Error()
-}
-
-// roofsFlags are the flags of the roofs.Options fields, as their errors
-// name them.
-var roofsFlags = map[string]string{
-	"Threads": "--threads", "Quick": "--quick", "Fixed": "--fixed", "Method": "--method", "Order": "--order",
-	"Invocations": "--invocations", "BLAS": "--blas", "NoDGEMM": "--no-dgemm", "DGEMMSpace": "--dgemm-space",
-	"DGEMMBudget": "--dgemm-budget", "DNN": "--dnn", "Invoker": "--in-process", "MaxMemory": "--max-memory",
-}
-
-// RoofsOptions is roofs.Options.Validate's refusal in the flags' words,
-// with the way forward where there is one.
-func RoofsOptions(oe *roofs.OptionError) string {
-	var flags []string
-	for _, f := range oe.Fields {
-		flags = append(flags, roofsFlags[f])
-	}
-	msg := oe.Err.Error()
-	switch {
-	case errors.Is(oe.Err, dnnbench.ErrProblem):
+	msg := strings.Join(flags, " and ") + w.sep + e.Err.Error()
+	if errors.Is(e.Err, dnnbench.ErrProblem) {
 		msg += " (not an experiment either; 'rprof dnn bench -h' lists them)"
-	case slices.Contains(oe.Fields, "Invoker"):
-		msg += "; drop --in-process"
 	}
-	return strings.Join(flags, " and ") + ": " + msg
+	for _, f := range e.Fields {
+		if fix := w.fixes[f]; fix != "" {
+			return msg + "; " + fix
+		}
+	}
+	return msg
 }
 
 // Exclusion says which of the flags given exclude each other.

@@ -2,12 +2,17 @@ package advice
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/rprof/rprof/cluster"
+	"github.com/rprof/rprof/dnnbench"
+	"github.com/rprof/rprof/dnnrun"
 	"github.com/rprof/rprof/doctor"
 	"github.com/rprof/rprof/gpu/cupti"
+	"github.com/rprof/rprof/internal/badfield"
+	"github.com/rprof/rprof/measure"
 	"github.com/rprof/rprof/pmu"
 	"github.com/rprof/rprof/roofline"
 	"github.com/rprof/rprof/roofs"
@@ -186,6 +191,40 @@ func TestGPUTierSaysWhyNoTierAboveTheOneThatWorks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if why := GPUTier(tt.g); !strings.Contains(why, tt.want) || strings.Count(why, "administrators") > 1 {
 				t.Errorf("why %q, want %q once", why, tt.want)
+			}
+		})
+	}
+}
+
+func TestInvalidWordsEachLibrarysFieldsInItsFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		e    *badfield.Error
+		want string
+	}{
+		{"measure: a field and its value", badfield.New(measure.ErrInvalidConfig, errors.New("-1: must be at least 1"), "Repetition.Repeat"),
+			"--repeat -1: must be at least 1"},
+		{"measure: a field without a flag says itself what it is about", badfield.New(measure.ErrInvalidConfig, errors.New("region main: not found"), "Counting.Regions"),
+			"region main: not found"},
+		{"dnnrun: with the way forward", badfield.New(dnnrun.ErrInvalidOptions, errors.New("perf: not a counting mode (pmu or emulate)"), "Count"),
+			"--count perf: not a counting mode (pmu or emulate); pmu counts with uprobes and hardware counters, emulate under QEMU"},
+		{"dnnrun: the command", badfield.New(dnnrun.ErrInvalidOptions, errors.New("is empty"), "Command"),
+			"the command is empty; give the program to run after the flags"},
+		{"dnnrun's Threads", badfield.New(dnnrun.ErrInvalidOptions, errors.New("-1: must not be negative"), "Threads"),
+			"--threads -1: must not be negative"},
+		{"roofs' Threads, the same name: the kind chooses the words", badfield.New(roofs.ErrInvalidOptions, errors.New("want thread counts of 1 or more, got 0"), "Threads"),
+			"--threads: want thread counts of 1 or more, got 0"},
+		{"roofs: fields that do not go together", badfield.New(roofs.ErrInvalidOptions, errors.New("do not go together"), "Fixed", "Quick"),
+			"--fixed and --quick: do not go together"},
+		{"roofs: not a problem nor an experiment", badfield.New(roofs.ErrInvalidOptions, fmt.Errorf("conv9: %w", dnnbench.ErrProblem), "DNN"),
+			"--dnn: conv9: " + dnnbench.ErrProblem.Error() + " (not an experiment either; 'rprof dnn bench -h' lists them)"},
+		{"roofs: the way forward of the second field", badfield.New(roofs.ErrInvalidOptions, errors.New("need worker processes"), "DNN", "Invoker"),
+			"--dnn and --in-process: need worker processes; drop --in-process"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Invalid(tt.e); got != tt.want {
+				t.Errorf("Invalid = %q, want %q", got, tt.want)
 			}
 		})
 	}
