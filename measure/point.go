@@ -528,10 +528,32 @@ func place(p *roofline.Point, in inputs) {
 	in.roofs.PlaceAt(p, scope.Threads)
 	p.ThreadsRule = scope.Rule
 	if scope.Rule == roofline.ScopeRuleParallelism && in.idleCPUs != nil && *in.idleCPUs < busyIdleCPUs && roofline.UsedThreads(p.Parallelism) < in.cpus {
-		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagBusyMachine, Subject: roofline.SubjectPlacement, Message: fmt.Sprintf(
-			"%.2f of the %d CPUs stayed idle on average while the program ran (other processes or the hypervisor had the rest): its parallelism %.2f may be below the threads it ran, and the thread scope it chose (%d) too small",
-			*in.idleCPUs, in.cpus, p.Parallelism, p.Threads)})
+		p.Flags = append(p.Flags, roofline.Flag{Code: roofline.FlagBusyMachine, Subject: roofline.SubjectPlacement,
+			Message: busyMachine(*in.idleCPUs, in.cpus, p.Parallelism, p.Threads)})
 	}
+}
+
+// busyMachine says how the CPUs were shared while the program ran and
+// what that leaves unknown: the program's own share is not the others'
+// (a single-threaded program on two CPUs, the other one busy, had its
+// CPU), and its parallelism cannot tell its threads from fewer CPUs than
+// it had threads.
+func busyMachine(idle float64, cpus int, parallelism float64, scope int) string {
+	shares := fmt.Sprintf("the program had %.2f of the %d CPUs on average while it ran, other processes or the hypervisor %.2f, and %.2f stayed idle",
+		parallelism, cpus, max(0, float64(cpus)-idle-parallelism), idle)
+	used := roofline.UsedThreads(parallelism)
+	if scope < used {
+		return fmt.Sprintf("%s: it is placed under the largest measured scope, %d threads, below the %d it kept busy; it may have run more threads still, which shared the CPUs it had", shares, scope, used)
+	}
+	threads := fmt.Sprintf("%d to %d threads", used, scope)
+	switch {
+	case used == scope && used == 1:
+		threads = "1 thread"
+	case used == scope:
+		threads = fmt.Sprintf("%d threads", used)
+	}
+	return fmt.Sprintf("%s: the %d-thread roofs it is placed under are right for a program of %s; one of more threads shared the CPUs it had, so its parallelism is below the threads it ran and the scope too small",
+		shares, scope, threads)
 }
 
 func interval(w *stats.Welford, confidence float64) roofline.Interval {

@@ -446,6 +446,61 @@ func TestBuildPointPlacesTheProgramUnderTheRoofsOfItsParallelism(t *testing.T) {
 	}
 }
 
+// TestBusyMachineSaysHowTheCPUsWereShared: the flag tells the program's
+// own CPUs from the others' (a single-threaded program that had one of two
+// CPUs, the other busy, had its CPU) and says for which programs the
+// scope is right.
+func TestBusyMachineSaysHowTheCPUsWereShared(t *testing.T) {
+	tests := []struct {
+		name              string
+		cpus              int
+		wall, cpu, idle   float64
+		busy              bool
+		shares, placement string
+	}{
+		{"single-threaded, one of two CPUs, the other busy", 2, 1, 1, 0, true,
+			"the program had 1.00 of the 2 CPUs on average while it ran, other processes or the hypervisor 1.00, and 0.00 stayed idle",
+			"the 1-thread roofs it is placed under are right for a program of 1 thread; one of more threads shared the CPUs it had"},
+		{"starved below one CPU", 3, 1.37, 0.59, 0.02, true,
+			"the program had 0.43 of the 3 CPUs on average while it ran, other processes or the hypervisor 2.55, and 0.02 stayed idle",
+			"right for a program of 1 thread"},
+		{"two threads of four CPUs", 4, 0.5, 0.985, 0.2, true,
+			"the program had 1.97 of the 4 CPUs on average while it ran, other processes or the hypervisor 1.83, and 0.20 stayed idle",
+			"the 2-thread roofs it is placed under are right for a program of 2 threads"},
+		{"three threads under the 4-thread roofs", 8, 0.5, 1.45, 0.3, true,
+			"the program had 2.90 of the 8 CPUs on average while it ran, other processes or the hypervisor 4.80, and 0.30 stayed idle",
+			"the 4-thread roofs it is placed under are right for a program of 3 to 4 threads"},
+		{"beyond the largest measured scope", 8, 0.5, 2.45, 0.1, true,
+			"the program had 4.90 of the 8 CPUs",
+			"it is placed under the largest measured scope, 4 threads, below the 5 it kept busy"},
+		{"single-threaded, the other CPU idle", 2, 1, 1, 1, false, "", ""},
+		{"all the CPUs the program's own", 2, 1, 1.9, 0.05, false, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := skxRun(tt.wall, 0)
+			o.CPU = time.Duration(tt.cpu * float64(time.Second))
+			p, err := buildPoint(inputs{cfg: testConfig(), source: roofline.SourceCounters, counters: skxCounters, roofs: testRoofs(),
+				cpus: tt.cpus, reps: []rep{{kernel: o}}, idleCPUs: &tt.idle})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msg string
+			for _, f := range p.Flags {
+				if f.Code == roofline.FlagBusyMachine {
+					msg = f.Message
+				}
+			}
+			if (msg != "") != tt.busy {
+				t.Fatalf("busy-machine %q, want flagged %v", msg, tt.busy)
+			}
+			if !strings.HasPrefix(msg, tt.shares) || !strings.Contains(msg, tt.placement) {
+				t.Errorf("busy-machine %q,\nwant it to start %q and say %q", msg, tt.shares, tt.placement)
+			}
+		})
+	}
+}
+
 func TestBuildPointUsesAnalyticValues(t *testing.T) {
 	cfg := testConfig()
 	cfg.Counting.Work, cfg.Counting.Traffic = ptr(2e9), ptr(1e9)
