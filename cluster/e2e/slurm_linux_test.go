@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,6 +38,11 @@ func (h host) on(argv ...string) []string {
 // node is idle, and returns the clients' environment. Cleanup cancels
 // the jobs left and stops the daemons, pass or fail. slurmctld and the
 // clients run on ctl.
+//
+// The daemons' ports are free ones the kernel gives, not fixed, so that
+// runs of these tests that overlap on one machine do not meet; where
+// another process takes one before a daemon binds it, the daemon exits,
+// and Slurm starts again on new ports.
 func startSlurm(t *testing.T, ctl host, nodes []slurmNode, cpus int) []string {
 	t.Helper()
 	need(t, "munged", "slurmctld", "slurmd", "srun", "sbatch", "sinfo", "scancel", "squeue")
@@ -54,7 +60,49 @@ func startSlurm(t *testing.T, ctl host, nodes []slurmNode, cpus int) []string {
 		"--seed-file="+filepath.Join(dir, "munged.seed"))
 	waitFor(t, 10*time.Second, "munged's socket", func() bool { _, err := os.Stat(sock); return err == nil })
 
-	ctlPort, dPort := freePort(t), freePort(t)
+	const tries = 3
+	for try := 1; ; try++ {
+		env, daemons := startSlurmDaemons(t, filepath.Join(dir, fmt.Sprint(try)), sock, ctl, nodes, cpus)
+		var exited *process
+		waitFor(t, 60*time.Second, "every node idle", func() bool {
+			for _, d := range daemons {
+				if d.exited() {
+					exited = d
+					return true
+				}
+			}
+			out, err := runErr(5*time.Second, env, ctl.on("sinfo", "-h", "-N", "-o", "%T")...)
+			return err == nil && strings.Count(out, "idle") == len(nodes)
+		})
+		if exited == nil {
+			t.Cleanup(func() {
+				// Jobs first, so that no slurmstepd outlives its slurmd.
+				runErr(10*time.Second, env, ctl.on("scancel", "--quiet", "--user=root")...)
+				waitUntil(10*time.Second, func() bool {
+					out, err := runErr(5*time.Second, env, ctl.on("squeue", "-h")...)
+					return err != nil || strings.TrimSpace(out) == ""
+				})
+			})
+			return env
+		}
+		for _, d := range daemons {
+			d.stop()
+		}
+		if try == tries {
+			t.Fatalf("%s exited before every node was idle, %d times:\n%s", exited.name, tries, exited.output())
+		}
+		t.Logf("%s exited before every node was idle (another process may have taken its port); starting Slurm again on new ports:\n%s", exited.name, exited.output())
+	}
+}
+
+// startSlurmDaemons writes a configuration into dir, with free ports,
+// and starts slurmctld and the slurmds.
+func startSlurmDaemons(t *testing.T, dir, sock string, ctl host, nodes []slurmNode, cpus int) ([]string, []*process) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ports := freePorts(t, 2)
 	var conf strings.Builder
 	fmt.Fprintf(&conf, `ClusterName=rproftest
 SlurmctldHost=%s(%s)
@@ -81,7 +129,7 @@ MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/builtin
 TmpFS=/var/tmp
-`, ctl.name, ctl.addr, ctlPort, dPort, sock, dir, dir, dir, dir, dir, dir)
+`, ctl.name, ctl.addr, ports[0], ports[1], sock, dir, dir, dir, dir, dir, dir)
 	var names []string
 	for _, n := range nodes {
 		fmt.Fprintf(&conf, "NodeName=%s NodeAddr=%s CPUs=%d State=UNKNOWN\n", n.name, n.addr, cpus)
@@ -92,31 +140,40 @@ TmpFS=/var/tmp
 	if err := os.WriteFile(confPath, []byte(conf.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	os.Mkdir(filepath.Join(dir, "state"), 0o755)
 	env := []string{"SLURM_CONF=" + confPath}
-
-	daemon(t, env, ctl.on("slurmctld", "-D", "-f", confPath)...)
+	daemons := []*process{daemon(t, env, ctl.on("slurmctld", "-D", "-f", confPath)...)}
 	for _, n := range nodes {
-		daemon(t, env, append(n.enter, "slurmd", "-D", "-f", confPath, "-N", n.name)...)
+		daemons = append(daemons, daemon(t, env, append(n.enter, "slurmd", "-D", "-f", confPath, "-N", n.name)...))
 	}
-	t.Cleanup(func() {
-		// Jobs first, so that no slurmstepd outlives its slurmd.
-		runErr(10*time.Second, env, ctl.on("scancel", "--quiet", "--user=root")...)
-		waitUntil(10*time.Second, func() bool {
-			out, err := runErr(5*time.Second, env, ctl.on("squeue", "-h")...)
-			return err != nil || strings.TrimSpace(out) == ""
-		})
-	})
-	waitFor(t, 60*time.Second, "every node idle", func() bool {
-		out, err := runErr(5*time.Second, env, ctl.on("sinfo", "-h", "-N", "-o", "%T")...)
-		return err == nil && strings.Count(out, "idle") == len(nodes)
-	})
-	return env
+	return env, daemons
+}
+
+// process is a daemon a test started.
+type process struct {
+	name string
+	log  string
+	done chan struct{}
+	// stop stops its process group; the test's cleanup calls it too.
+	stop func()
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *process) output() string {
+	b, _ := os.ReadFile(p.log)
+	return string(b)
 }
 
 // daemon starts a foreground daemon in its own process group and stops
 // the group when the test ends.
-func daemon(t *testing.T, env []string, argv ...string) {
+func daemon(t *testing.T, env []string, argv ...string) *process {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
@@ -129,32 +186,44 @@ func daemon(t *testing.T, env []string, argv ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", strings.Join(argv, " "), err)
 	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+	p := &process{name: strings.Join(argv, " "), log: log.Name(), done: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.done) }()
+	var once sync.Once
+	p.stop = func() {
+		once.Do(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case <-p.done:
+			case <-time.After(10 * time.Second):
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-p.done
+			}
+			log.Close()
+		})
+	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		log.Close()
+		p.stop()
 		if t.Failed() {
-			b, _ := os.ReadFile(log.Name())
-			t.Logf("%s:\n%s", strings.Join(argv, " "), b)
+			t.Logf("%s:\n%s", p.name, p.output())
 		}
 	})
+	return p
 }
 
-func freePort(t *testing.T) int {
+// freePorts are n distinct TCP ports free on every address now, as the
+// kernel hands them out.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", ":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 func waitUntil(limit time.Duration, ok func() bool) bool {
