@@ -48,13 +48,10 @@ without an image viewer; it fits 80 columns.
 
 func runPlot(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "plot")
-	roofsPath := fset.String("roofs", "", "roofs document `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	var draw drawFlags
+	draw.register(fset)
 	out := fset.String("o", "", "write the chart to `FILE` (.png, .svg or .pdf)")
-	threads := fset.Int("threads", 0, "thread scope of the roofs to draw, `N` threads (default: the points')")
-	theoretical := fset.Bool("theoretical", false, "also draw each compute roof's theoretical peak, dashed")
-	allRoofs := fset.Bool("all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
-	onGPU, device := gpuRoofsVar(fset)
-	title := fset.String("title", "", "chart title `TEXT` (default: CPU, thread scope and date)")
+	fset.StringVar(&draw.title, "title", "", "chart title `TEXT` (default: CPU, thread scope and date)")
 	ascii := fset.Bool("ascii", false, "print a text chart to stdout (80 columns)")
 	size := fset.String("size", "9x6", "image size in inches, `WxH` (PNG at 120 dots per inch)")
 	files, err := parseInterspersed(fset, args)
@@ -73,17 +70,12 @@ func runPlot(ctx context.Context, e *env, args []string) error {
 			return usagef("-o %v", err)
 		}
 	}
-	if err := checkOutputs([]string{*out}, append(files, docfile.RoofsInput(*roofsPath))...); err != nil {
-		return err
-	}
-	if *threads < 0 {
-		return usagef("--threads %d: want a positive thread count", *threads)
-	}
-	in, err := loadDrawing(e, "plot", *roofsPath, files, *onGPU, *device, *threads, title)
+	in, err := draw.load(e, "plot", *out, files)
 	if err != nil {
 		return err
 	}
-	opts := chart.Options{Threads: *threads, Theoretical: *theoretical, AllRoofs: *allRoofs, Title: *title, Width: width, Height: height}
+	opts := draw.options()
+	opts.Width, opts.Height = width, height
 	if *ascii {
 		notes, err := chart.WriteText(e.stdout, in.Roofs, in.Points, opts)
 		if err != nil {
@@ -124,22 +116,52 @@ func printNotes(e *env, cmd string, notes []string) {
 	}
 }
 
-// loadDrawing reads what plot and report draw (docfile.LoadDrawing),
+// drawFlags are the flags plot and report share: the roofs drawn (the
+// CPU's or a GPU's), their scope, how many and the title; each command
+// words its own --title.
+type drawFlags struct {
+	roofs, title          string
+	threads, device       int
+	theoretical, allRoofs bool
+	onGPU                 bool
+}
+
+func (f *drawFlags) register(fset *flag.FlagSet) {
+	fset.StringVar(&f.roofs, "roofs", "", "roofs document `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	fset.IntVar(&f.threads, "threads", 0, "thread scope of the roofs to draw, `N` threads (default: the points')")
+	fset.BoolVar(&f.theoretical, "theoretical", false, "also draw each compute roof's theoretical peak, dashed")
+	fset.BoolVar(&f.allRoofs, "all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
+	gpuRoofsVar(fset, &f.onGPU, &f.device)
+}
+
+// options are the chart's options of the flags.
+func (f *drawFlags) options() chart.Options {
+	return chart.Options{Threads: f.threads, Theoretical: f.theoretical, AllRoofs: f.allRoofs, Title: f.title}
+}
+
+// load checks the flags and the output out, then reads what plot and
+// report draw (docfile.LoadDrawing) from the roofs and the point files,
 // the GPU's roofs when asked, checks the thread scope before anything is
 // drawn, and prints the notes.
-func loadDrawing(e *env, cmd, roofsPath string, files []string, onGPU bool, device, threads int, title *string) (*docfile.Drawing, error) {
-	d, err := docfile.LoadDrawing(roofsPath, files)
+func (f *drawFlags) load(e *env, cmd, out string, files []string) (*docfile.Drawing, error) {
+	if f.threads < 0 {
+		return nil, usagef("--threads %d: want a positive thread count", f.threads)
+	}
+	if err := checkOutputs([]string{out}, append(files, docfile.RoofsInput(f.roofs))...); err != nil {
+		return nil, err
+	}
+	d, err := docfile.LoadDrawing(f.roofs, files)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	if d.Roofs == nil && len(d.Points) == 0 {
 		return nil, &exitError{code: exitUsage, err: usagef("no points and no roofs: give POINT.json files or --roofs FILE (or run 'rprof roofs' first)")}
 	}
-	if err := selectGPU(d, onGPU, device, title); err != nil {
+	if err := selectGPU(d, f.onGPU, f.device, &f.title); err != nil {
 		return nil, err
 	}
 	// A scope the roofs lack is a bad command line, found before drawing.
-	if _, err := chart.ThreadScope(d.Roofs, d.Points, threads); err != nil {
+	if _, err := chart.ThreadScope(d.Roofs, d.Points, f.threads); err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	var notes []string

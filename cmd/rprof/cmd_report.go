@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rprof/rprof/cmd/rprof/internal/chart"
 	rpreport "github.com/rprof/rprof/cmd/rprof/internal/report"
-	"github.com/rprof/rprof/internal/docfile"
 	"github.com/rprof/rprof/internal/output"
 )
 
@@ -39,14 +37,11 @@ Markdown for a CI job summary, with a text chart, e.g.
 
 func runReport(ctx context.Context, e *env, args []string) error {
 	fset := newFlagSet(e, "report")
-	roofsPath := fset.String("roofs", "", "roofs document `FILE` (default: the one 'rprof roofs' wrote, if any)")
+	var draw drawFlags
+	draw.register(fset)
 	out := fset.String("o", "-", "write to `FILE`; - is stdout")
 	format := fset.String("format", "", "the `FORMAT`, html or md (default: from the -o extension, else html)")
-	threads := fset.Int("threads", 0, "thread scope of the roofs, `N` threads (default: the points')")
-	theoretical := fset.Bool("theoretical", false, "also draw theoretical peaks, dashed")
-	allRoofs := fset.Bool("all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
-	onGPU, device := gpuRoofsVar(fset)
-	title := fset.String("title", "", "report `TITLE`")
+	fset.StringVar(&draw.title, "title", "", "report `TITLE`")
 	files, err := parseInterspersed(fset, args)
 	if err != nil {
 		return err
@@ -55,23 +50,14 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *threads < 0 {
-		return usagef("--threads %d: want a positive thread count", *threads)
-	}
-	if err := checkOutputs([]string{*out}, append(files, docfile.RoofsInput(*roofsPath))...); err != nil {
-		return err
-	}
 	if *out == output.Stdout && f == "html" && isTerminal(e.stdout) {
 		return usagef("will not write HTML to a terminal: give -o FILE.html (or redirect stdout), or --format md")
 	}
-	in, err := loadDrawing(e, "report", *roofsPath, files, *onGPU, *device, *threads, title)
+	in, err := draw.load(e, "report", *out, files)
 	if err != nil {
 		return err
 	}
-	input := rpreport.Input{
-		Roofs: in.Roofs, RoofsPath: in.RoofsPath, Points: in.Points,
-		Chart: chart.Options{Threads: *threads, Theoretical: *theoretical, AllRoofs: *allRoofs, Title: *title},
-	}
+	input := rpreport.Input{Roofs: in.Roofs, RoofsPath: in.RoofsPath, Points: in.Points, Chart: draw.options()}
 	write := rpreport.HTML
 	if f == "md" {
 		write = rpreport.Markdown

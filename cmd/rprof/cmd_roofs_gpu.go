@@ -82,8 +82,9 @@ func gpuRoofs(ctx context.Context, e *env, path string, o gpu.Options, lockTimeo
 }
 
 // gpuRoofsVar defines plot's and report's --gpu and --device.
-func gpuRoofsVar(fs *flag.FlagSet) (onGPU *bool, device *int) {
-	return fs.Bool("gpu", false, "draw the GPU's roofs ('rprof roofs --gpu') instead of the CPU's, as one scope"), fs.Int("device", 0, "with --gpu: the GPU, by the driver's index `N`")
+func gpuRoofsVar(fs *flag.FlagSet, onGPU *bool, device *int) {
+	fs.BoolVar(onGPU, "gpu", false, "draw the GPU's roofs ('rprof roofs --gpu') instead of the CPU's, as one scope")
+	fs.IntVar(device, "device", 0, "with --gpu: the GPU, by the driver's index `N`")
 }
 
 // selectGPU replaces the roofs drawn by GPU device's (roofline.GPUView),
