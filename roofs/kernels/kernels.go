@@ -36,9 +36,11 @@ type Compute struct {
 // elements, n the shortest length among the arrays it touches; arrays it does
 // not touch may be nil.
 type Bandwidth struct {
-	// Name is "triad" (a[i] = b[i] + s*c[i], regular stores), "triad-nt"
-	// (the same with non-temporal stores, which bypass the caches and avoid
-	// the write-allocate read), "load" (a read-only sum of b, which shows
+	// Name is "triad" (a[i] = b[i] + s*c[i] as one FMA, regular stores),
+	// "triad-muladd" (the same as a multiply then an add, which a CPU may
+	// run faster than the FMA: on Zen 5 in L1 it does (docs/roofs.md)),
+	// "triad-nt" (the FMA with non-temporal stores, which bypass the
+	// caches and avoid the write-allocate read), "load" (a read-only sum of b, which shows
 	// the bandwidth of reads without write-allocate traffic), "daxpy"
 	// (a[i] = a[i] + s*c[i]: a read before it is written, so no
 	// write-allocate read; b is unused) or "update" (b[i] = -b[i] in place:

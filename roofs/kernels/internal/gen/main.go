@@ -1,6 +1,6 @@
 // Command gen writes the amd64 assembly of package kernels and the Go stubs
 // that call it. The kernels differ only in register width, precision and
-// instruction, so one generator keeps the 16 compute and 10 bandwidth kernels
+// instruction, so one generator keeps the 16 compute and 12 bandwidth kernels
 // consistent; the output is committed. Run it with `go generate` in
 // roofs/kernels.
 package main
@@ -69,9 +69,7 @@ func main() {
 	fmt.Fprintf(&g, "var computeTable = []computeKernel{\n%s}\n\n", strings.Join(table, ""))
 	table = table[:0]
 	for _, is := range isas[2:] {
-		for _, nt := range []bool{false, true} {
-			table = append(table, triad(&s, &g, is, nt))
-		}
+		table = append(table, triad(&s, &g, is, false, true), triad(&s, &g, is, true, true), triad(&s, &g, is, false, false))
 		table = append(table, daxpy(is), load(&s, &g, is), update(&s, &g, is))
 	}
 	fmt.Fprintf(&g, "var bandwidthTable = []bandwidthKernel{\n%s}\n", strings.Join(table, ""))
@@ -196,9 +194,15 @@ func shift(elems int) int {
 }
 
 // triad emits a[i] = b[i] + s*c[i] over n elements (a multiple of the loop's
-// width), with regular or non-temporal stores.
-func triad(s, g *bytes.Buffer, is isa, nt bool) string {
+// width), with regular or non-temporal stores, as one FMA or as a multiply
+// then an add. Which is faster depends on the CPU: on the Zen 5 guest, in
+// L1, the multiply and add beat the FMA by 3 to 6% (docs/roofs.md), so both
+// are measured.
+func triad(s, g *bytes.Buffer, is isa, nt, fma bool) string {
 	sfx := map[bool]string{false: "", true: "NT"}[nt]
+	if !fma {
+		sfx = "MulAdd"
+	}
 	fn := "triad" + sfx + is.id
 	vb := is.bytes
 	perIter := bwRegs * vb / 8
@@ -215,7 +219,12 @@ func triad(s, g *bytes.Buffer, is isa, nt bool) string {
 	}
 	for i := 0; i < bwRegs; i++ {
 		r := fmt.Sprintf("%s%d", is.reg, i)
-		fmt.Fprintf(s, "\tVMOVUPD %d(DX), %s\n\tVFMADD213PD %d(SI), %s, %s\n\t%s %s, %d(DI)\n", i*vb, r, i*vb, sreg, r, store, r, i*vb)
+		if fma {
+			fmt.Fprintf(s, "\tVMOVUPD %d(DX), %s\n\tVFMADD213PD %d(SI), %s, %s\n", i*vb, r, i*vb, sreg, r)
+		} else {
+			fmt.Fprintf(s, "\tVMULPD %d(DX), %s, %s\n\tVADDPD %d(SI), %s, %s\n", i*vb, sreg, r, i*vb, r, r)
+		}
+		fmt.Fprintf(s, "\t%s %s, %d(DI)\n", store, r, i*vb)
 	}
 	fmt.Fprintf(s, "\tADDQ $%d, DI\n\tADDQ $%d, SI\n\tADDQ $%d, DX\n\tDECQ CX\n\tJNZ loop\n\ndone:\n", bwRegs*vb, bwRegs*vb, bwRegs*vb)
 	if nt {
@@ -227,6 +236,9 @@ func triad(s, g *bytes.Buffer, is isa, nt bool) string {
 	fmt.Fprintf(g, "//go:noescape\nfunc %s(a, b, c *float64, n int64, s float64)\n\n", fn)
 	name := map[bool]string{false: "triad", true: "triad-nt"}[nt]
 	need := bandwidthNeed(is, "needFMA")
+	if !fma {
+		name, need = "triad-muladd", bandwidthNeed(is, "needAVX")
+	}
 	moved := map[bool]int{false: 32, true: 24}[nt] // non-temporal: no write-allocate read
 	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: %q, ISA: %q, Arrays: 3, BytesPerElement: 24, MovedPerElement: %d, FlopsPerElement: 2}, triad: %s, needs: %s},\n", name, is.name, moved, fn, need)
 }
