@@ -67,7 +67,7 @@ struct tbinfo {
 struct tbcount {
 	uint64_t execs;
 	uint64_t dram; /* bytes between the last level and DRAM */
-	uint64_t core; /* bytes loaded and stored by instructions */
+	uint64_t bytes[2]; /* loaded and stored by its instructions */
 };
 
 struct level {
@@ -82,11 +82,13 @@ struct level {
 	uint64_t fills, writebacks; /* lines from and to the level below */
 };
 
-/* totals is what a vCPU counted so far; only its own thread writes it,
+/* totals is what a vCPU counted so far, kept only where call= reads it
+ * (the output's come from the blocks'); only its own thread writes it,
  * and others read it (bump and snapshot) to time a call. */
 struct totals {
 	uint64_t flops[RP_NPREC];
-	uint64_t ld_bytes, st_bytes, nt_bytes;
+	uint64_t bytes[2]; /* loaded, stored */
+	uint64_t nt_bytes;
 	uint64_t dram_rd, dram_wr; /* lines */
 };
 
@@ -571,11 +573,11 @@ static inline uint64_t stack_addr(uint64_t vaddr)
 	return stack_place(vaddr);
 }
 
-/* hint_of is line's L1 way hint. */
+/* hint_of is line's L1 way hint (a multiplicative hash: lines a power
+ * of two apart, as arrays often are, get different hints). */
 static inline uint32_t *hint_of(struct vcpu *v, uint64_t line)
 {
-	return &v->hint[(line ^ (line >> HINT_BITS) ^ (line >> (2 * HINT_BITS))) &
-	                ((1u << HINT_BITS) - 1)];
+	return &v->hint[(line * 0x9e3779b97f4a7c15ull) >> (64 - HINT_BITS)];
 }
 
 /* mem_line models an access to line that is not a repeat of the last
@@ -617,14 +619,14 @@ static inline unsigned minfo_slot(qemu_plugin_meminfo_t info)
 static __attribute__((noinline)) unsigned meminfo_learn(struct vcpu *v,
                                                         qemu_plugin_meminfo_t info, unsigned h)
 {
-	unsigned d = qemu_plugin_mem_size_shift(info) |
+	unsigned d = (1u << qemu_plugin_mem_size_shift(info)) |
 	             (qemu_plugin_mem_is_store(info) ? MINFO_STORE : 0);
 	v->minfo[h] = MINFO_KNOWN | info;
 	v->mdecoded[h] = (uint8_t)d;
 	return d;
 }
 
-/* meminfo_of is an access's size (log2), with MINFO_STORE for a store.
+/* meminfo_of is an access's size in bytes, with MINFO_STORE for a store.
  * QEMU's answers are functions of the meminfo value alone, and a program
  * uses few values: each vCPU remembers them, so that an access asks QEMU
  * nothing (two calls were a third of the callback's cost). */
@@ -645,23 +647,24 @@ static __attribute__((noinline)) void mem_access(unsigned int vcpu_index,
 	struct vcpu *v = vcpu_get(vcpu_index);
 	uint32_t tb = (uint32_t)(uintptr_t)udata;
 	unsigned d = meminfo_of(v, info);
-	uint64_t size = 1ull << (d & ~MINFO_STORE);
+	uint64_t size = d & ~MINFO_STORE;
 	int store = (d & MINFO_STORE) != 0;
 
 	if (vaddr - g.stack_lo < g.stack_len)
 		vaddr = stack_addr(vaddr);
-	bump(store ? &v->n.st_bytes : &v->n.ld_bytes, size);
-	tbcount_cur(v, tb)->core += size;
+	if (g.call_path)
+		bump(&v->n.bytes[store], size);
+	tbcount_cur(v, tb)->bytes[store] += size;
 	mem_lines(v, vaddr, size, store, tb);
 }
 
-/* on_mem is the callback of every access (udata: its block). It settles
- * what most accesses are without a call: with a meminfo value seen
- * before, within one line, and either a repeat of the last access's line (a ymm
- * load arrives as four 8-byte accesses under QEMU 7.2: after the first,
- * the line is the most recent in L1 already, and dirty for a store) or an
- * L1 hit where the hint says (one update). Anything else goes to
- * mem_access. */
+/* on_mem is the callback of every access (udata: its block) where no
+ * call= needs running totals. It settles what most accesses are without
+ * a call: with a meminfo value seen before, within one line, and either a
+ * repeat of the last access's line (a ymm load arrives as four 8-byte
+ * accesses under QEMU 7.2: after the first, the line is the most recent
+ * in L1 already, and dirty for a store) or an L1 hit where the hint says
+ * (one update). Anything else goes to mem_access. */
 static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
                    void *udata)
 {
@@ -686,22 +689,21 @@ static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t
 			goto other;
 		vaddr = stack_place(vaddr);
 	}
-	uint64_t size = 1ull << (v->mdecoded[h] & ~MINFO_STORE);
-	int store = (v->mdecoded[h] & MINFO_STORE) != 0;
-	uint64_t line = vaddr >> g.line_shift;
-	if ((vaddr + size - 1) >> g.line_shift != line)
-		goto other;
-	int again = line == v->last_line;
-	if (!again || (store && !v->last_dirty)) {
-		uint32_t *hint = hint_of(v, line);
-		if (v->lv[0].tags[*hint] != line + 1)
+	unsigned d = v->mdecoded[h], store = d >> 7, shift = g.line_shift;
+	uint64_t size = d & ~MINFO_STORE, line = vaddr >> shift;
+	if (((vaddr + size - 1) ^ vaddr) >> shift)
+		goto other; /* it crosses a line */
+	if (line != v->last_line || (store && !v->last_dirty)) {
+		uint32_t slot = *hint_of(v, line);
+		if (v->lv[0].tags[slot] != line + 1)
 			goto other;
-		use(&v->lv[0], *hint, store, tb);
-		v->last_dirty = store || (again && v->last_dirty);
+		use(&v->lv[0], slot, (int)store, tb);
+		/* a load of a repeated line stays on the other branch: here
+		 * the line is dirty where this access stores */
+		v->last_dirty = (int)store;
 		v->last_line = line;
 	}
-	bump(store ? &v->n.st_bytes : &v->n.ld_bytes, size);
-	v->cur->core += size;
+	v->cur->bytes[store] += size;
 	return;
 other:
 	mem_access(vcpu_index, info, vaddr, udata);
@@ -716,16 +718,17 @@ static void on_mem_nt(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 	struct vcpu *v = vcpu_get(vcpu_index);
 	uint32_t tb = (uint32_t)(uintptr_t)udata;
 	unsigned d = meminfo_of(v, info);
-	uint64_t size = 1ull << (d & ~MINFO_STORE);
+	uint64_t size = d & ~MINFO_STORE;
 
 	if (!(d & MINFO_STORE)) {
-		on_mem(vcpu_index, info, vaddr, udata);
+		mem_access(vcpu_index, info, vaddr, udata);
 		return;
 	}
 	if (vaddr - g.stack_lo < g.stack_len)
 		vaddr = stack_addr(vaddr);
-	bump(&v->n.st_bytes, size);
-	tbcount_get(v, tb)->core += size;
+	if (g.call_path)
+		bump(&v->n.bytes[1], size);
+	tbcount_get(v, tb)->bytes[1] += size;
 	for (uint64_t line = vaddr >> g.line_shift; line <= (vaddr + size - 1) >> g.line_shift;
 	     line++) {
 		if (line != v->last_nt) {
@@ -860,7 +863,7 @@ static void write_calls(FILE *f)
 			fprintf(f, " %llu", (unsigned long long)c->n.flops[p]);
 		fprintf(f, " %llu %llu %llu %llu\n", (unsigned long long)(c->n.dram_rd * g.line),
 		        (unsigned long long)(c->n.dram_wr * g.line + c->n.nt_bytes),
-		        (unsigned long long)c->n.ld_bytes, (unsigned long long)c->n.st_bytes);
+		        (unsigned long long)c->n.bytes[0], (unsigned long long)c->n.bytes[1]);
 	}
 }
 
@@ -918,7 +921,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (g.call_path)
 			register_call(insn, bytes, len);
 		if (g.nlevels > 0)
-			qemu_plugin_register_vcpu_mem_cb(insn, fp.nt ? on_mem_nt : on_mem,
+			qemu_plugin_register_vcpu_mem_cb(insn, fp.nt ? on_mem_nt : g.call_path ? mem_access : on_mem,
 			                                 QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
 			                                 (void *)(uintptr_t)tid);
 	}
@@ -977,8 +980,11 @@ static char *write_output(const char *exec_path)
 		nv++;
 		if (g.nlevels)
 			flush(v);
-		ld += v->n.ld_bytes;
-		st += v->n.st_bytes;
+		for (uint32_t c = 0; c <= (g.ntb >> CHUNK_BITS); c++)
+			for (uint32_t k = 0; v->chunks[c] && k < CHUNK; k++) {
+				ld += v->chunks[c][k].bytes[0];
+				st += v->chunks[c][k].bytes[1];
+			}
 		nt += v->n.nt_bytes;
 		rd += v->n.dram_rd;
 		wr += v->n.dram_wr;
@@ -1022,7 +1028,7 @@ static char *write_output(const char *exec_path)
 				continue;
 			execs += c[id & (CHUNK - 1)].execs;
 			dram_b += c[id & (CHUNK - 1)].dram;
-			core_b += c[id & (CHUNK - 1)].core;
+			core_b += c[id & (CHUNK - 1)].bytes[0] + c[id & (CHUNK - 1)].bytes[1];
 		}
 		if (ti)
 			for (int p = 0; p < RP_NPREC; p++)
