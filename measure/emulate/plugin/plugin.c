@@ -75,9 +75,12 @@ struct level {
 	uint64_t mask; /* sets-1 when sets is a power of two, else 0 */
 	uint64_t *tags; /* line+1; 0 empty */
 	uint64_t *used; /* when each way was last used (clock); 0 empty */
-	uint8_t *mru;   /* each set's most recently used way, tried first */
+	uint8_t *mru;   /* each set's way of its last hit found by search, tried first */
 	uint8_t *dirty;
 	uint32_t *owner; /* the block that last wrote a dirty line */
+	/* where each way's line was in the level below when it was filled:
+	 * a hint, checked by tag, so that its write-back needs no search */
+	uint32_t *below;
 	uint64_t clock; /* counts this level's uses: LRU order without moves */
 	uint64_t fills, writebacks; /* lines from and to the level below */
 };
@@ -205,7 +208,9 @@ static struct vcpu *vcpu_new(void)
 		l->mru = calloc(l->sets, 1);
 		l->dirty = calloc((size_t)l->sets * l->ways, 1);
 		l->owner = calloc((size_t)l->sets * l->ways, sizeof(uint32_t));
-		if (!l->tags || !l->used || !l->mru || !l->dirty || !l->owner || l->ways > 256)
+		l->below = calloc((size_t)l->sets * l->ways, sizeof(uint32_t));
+		if (!l->tags || !l->used || !l->mru || !l->dirty || !l->owner || !l->below ||
+		    l->ways > 256)
 			abort();
 	}
 	return v;
@@ -341,7 +346,7 @@ static void inline_reset(void)
 
 /* ---- cache model: set-associative LRU, write-back, write-allocate ---- */
 
-static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner);
+static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner, uint32_t hint);
 
 /* find looks for line in its set of level l: it returns the index of the
  * way holding it, or of the way to fill (an empty one, else the least
@@ -390,11 +395,10 @@ static inline void fill(struct vcpu *v, int lvl, size_t i, uint64_t line, int di
 	struct level *l = &v->lv[lvl];
 	if (l->tags[i] && l->dirty[i]) {
 		l->writebacks++;
-		to_level(v, lvl + 1, l->tags[i] - 1, l->owner[i]);
+		to_level(v, lvl + 1, l->tags[i] - 1, l->owner[i], l->below[i]);
 	}
 	l->tags[i] = line + 1;
 	l->used[i] = ++l->clock;
-	l->mru[i / l->ways] = (uint8_t)(i % l->ways);
 	l->dirty[i] = (uint8_t)dirty;
 	l->owner[i] = owner;
 }
@@ -430,23 +434,25 @@ static size_t access_line(struct vcpu *v, int lvl, uint64_t line, int store, uin
 	/* The levels below never write into this one, so way i stays the
 	 * one to fill. */
 	l->fills++;
-	access_line(v, lvl + 1, line, 0, tb);
+	uint32_t below = (uint32_t)access_line(v, lvl + 1, line, 0, tb);
 	fill(v, lvl, i, line, store, store ? tb : 0);
+	l->below[i] = below;
 	return i;
 }
 
 /* to_level writes a dirty line evicted from the level above into level
  * lvl: it marks a present line dirty (keeping its recency) or allocates it
- * without a fill, since the whole line is written. */
-static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner)
+ * without a fill, since the whole line is written. hint is the slot where
+ * the line was when the level above was filled from this one. */
+static void to_level(struct vcpu *v, int lvl, uint64_t line, uint32_t owner, uint32_t hint)
 {
 	if (lvl == g.nlevels) {
 		dram(v, 1, owner);
 		return;
 	}
 	struct level *l = &v->lv[lvl];
-	int hit;
-	size_t i = find(l, line, &hit);
+	int hit = l->tags[hint] == line + 1;
+	size_t i = hit ? hint : find(l, line, &hit);
 	if (hit) {
 		l->dirty[i] = 1;
 		l->owner[i] = owner;
@@ -482,7 +488,7 @@ static void flush(struct vcpu *v)
 			if (l->tags[i] && l->dirty[i]) {
 				l->dirty[i] = 0;
 				l->writebacks++;
-				to_level(v, lvl + 1, l->tags[i] - 1, l->owner[i]);
+				to_level(v, lvl + 1, l->tags[i] - 1, l->owner[i], l->below[i]);
 			}
 	}
 	v->last_line = NO_LINE;
@@ -1104,6 +1110,7 @@ static void atfork_child(void)
 			free(v->lv[l].mru);
 			free(v->lv[l].dirty);
 			free(v->lv[l].owner);
+			free(v->lv[l].below);
 		}
 		free(v);
 		vcpus[i] = NULL;
