@@ -366,6 +366,7 @@ static inline size_t find(struct level *l, uint64_t line, int *hit)
 		*hit = 1;
 		return base + l->mru[set];
 	}
+#pragma GCC unroll 4
 	for (uint32_t w = 0; w < l->ways; w++) {
 		if (t[w] == want) {
 			*hit = 1;
@@ -413,31 +414,36 @@ static inline void use(struct level *l, size_t i, int store, uint32_t tb)
 	}
 }
 
-/* access brings line into level lvl (a demand access: a load, a store, or
- * a fill for the level above) and updates its recency; it returns the
- * line's way in the level. DRAM reads count for the accessing block tb; a
- * store makes tb the line's owner, whose DRAM writes its write-back will
- * count for. */
-static size_t access_line(struct vcpu *v, int lvl, uint64_t line, int store, uint32_t tb)
+/* access_line brings line into L1 (a demand access: a load or a store)
+ * and updates its recency; it returns the line's slot in L1. A miss looks
+ * in each level below until one holds the line (or reads it from DRAM),
+ * then fills the levels that missed from the bottom up. DRAM reads count
+ * for the accessing block tb; a store makes tb the line's owner, whose
+ * DRAM writes its write-back will count for. */
+static size_t access_line(struct vcpu *v, uint64_t line, int store, uint32_t tb)
 {
-	if (lvl == g.nlevels) {
+	size_t slot[MAX_LEVELS];
+	int lvl, hit = 0;
+	for (lvl = 0; lvl < g.nlevels; lvl++) {
+		slot[lvl] = find(&v->lv[lvl], line, &hit);
+		if (hit) {
+			use(&v->lv[lvl], slot[lvl], lvl == 0 && store, tb);
+			break;
+		}
+		v->lv[lvl].fills++;
+	}
+	if (lvl == g.nlevels)
 		dram(v, 0, tb);
-		return 0;
+	/* The levels below never write into a level above, so the slots
+	 * found stay the ones to fill. */
+	uint32_t below = lvl < g.nlevels ? (uint32_t)slot[lvl] : 0;
+	for (int k = lvl - 1; k >= 0; k--) {
+		int st = k == 0 && store;
+		fill(v, k, slot[k], line, st, st ? tb : 0);
+		v->lv[k].below[slot[k]] = below;
+		below = (uint32_t)slot[k];
 	}
-	struct level *l = &v->lv[lvl];
-	int hit;
-	size_t i = find(l, line, &hit);
-	if (hit) {
-		use(l, i, store, tb);
-		return i;
-	}
-	/* The levels below never write into this one, so way i stays the
-	 * one to fill. */
-	l->fills++;
-	uint32_t below = (uint32_t)access_line(v, lvl + 1, line, 0, tb);
-	fill(v, lvl, i, line, store, store ? tb : 0);
-	l->below[i] = below;
-	return i;
+	return slot[0];
 }
 
 /* to_level writes a dirty line evicted from the level above into level
@@ -597,7 +603,7 @@ static inline void mem_line(struct vcpu *v, uint64_t line, int store, uint32_t t
 	if (v->lv[0].tags[*h] == line + 1)
 		use(&v->lv[0], *h, store, tb);
 	else
-		*h = (uint32_t)access_line(v, 0, line, store, tb);
+		*h = (uint32_t)access_line(v, line, store, tb);
 	v->last_line = line;
 	v->last_dirty = was || store;
 }
