@@ -36,11 +36,9 @@ type Compute struct {
 // elements, n the shortest length among the arrays it touches; arrays it does
 // not touch may be nil.
 type Bandwidth struct {
-	// Name is "triad" (a[i] = b[i] + s*c[i] as one FMA, regular stores),
-	// "triad-muladd" (the same as a multiply then an add, which a CPU may
-	// run faster than the FMA: on Zen 5 in L1 it does (docs/roofs.md)),
-	// "triad-nt" (the FMA with non-temporal stores, which bypass the
-	// caches and avoid the write-allocate read), "load" (a read-only sum of b, which shows
+	// Name is "triad" (a[i] = b[i] + s*c[i], regular stores), "triad-nt"
+	// (the same with non-temporal stores, which bypass the caches and avoid
+	// the write-allocate read), "load" (a read-only sum of b, which shows
 	// the bandwidth of reads without write-allocate traffic), "daxpy"
 	// (a[i] = a[i] + s*c[i]: a read before it is written, so no
 	// write-allocate read; b is unused) or "update" (b[i] = -b[i] in place:
@@ -61,10 +59,11 @@ type Bandwidth struct {
 	// element (the update's sign flip is none).
 	MovedPerElement, FlopsPerElement float64
 	// Run makes passes passes over the arrays. It is safe for concurrent
-	// use on distinct arrays. Each pass's assembly is not preemptible, as
-	// Compute.Run is not; the passes of one call are, between them. One
-	// call makes many passes so that at L1 sizes the Go wrapper's cost is
-	// paid once, not once a pass (docs/roofs.md).
+	// use on distinct arrays. Over slices from Alloc of whole blocks the
+	// assembly makes every pass in one call, so that at L1 sizes no pass
+	// pays for a call (docs/roofs.md); like Compute.Run, that call is not
+	// preemptible, so keep a call to milliseconds. Over other slices Go
+	// does each pass's unaligned head and tail.
 	Run func(a, b, c []float64, s float64, passes int)
 }
 

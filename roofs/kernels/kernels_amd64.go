@@ -20,11 +20,11 @@ type computeKernel struct {
 
 type bandwidthKernel struct {
 	Bandwidth
-	triad func(a, b, c *float64, n int64, s float64)
+	triad func(a, b, c *float64, n int64, s float64, passes int64)
 	// inPlace runs triad with b = a: a[i] = a[i] + s*c[i].
 	inPlace bool
-	load    func(b *float64, n int64) float64
-	update  func(b *float64, n int64, mask float64)
+	load    func(b *float64, n, passes int64) float64
+	update  func(b *float64, n int64, mask float64, passes int64)
 	needs   func() string
 }
 
@@ -107,76 +107,86 @@ func BandwidthKernels() (ok []Bandwidth, skipped []Skipped) {
 
 func (k *bandwidthKernel) withRun() Bandwidth {
 	b := k.Bandwidth
-	if k.load != nil {
+	switch {
+	case k.load != nil:
 		// The assembly stores its sums to memory, which the compiler
 		// cannot drop, so unlike loadGo it needs no sink.
-		b.Run = func(_, b, _ []float64, _ float64, passes int) {
-			for range passes {
-				k.sum(b)
-			}
-		}
-		return b
-	}
-	if k.update != nil {
-		b.Run = func(_, b, _ []float64, _ float64, passes int) {
-			for range passes {
-				k.runUpdate(b)
-			}
-		}
-		return b
-	}
-	if k.inPlace {
+		b.Run = func(_, b, _ []float64, _ float64, passes int) { k.sum(b, passes) }
+	case k.update != nil:
+		b.Run = func(_, b, _ []float64, _ float64, passes int) { k.runUpdate(b, passes) }
+	case k.inPlace:
 		b.Run = func(a, _, c []float64, s float64, passes int) { k.runTriad(a, a, c, s, passes) }
-		return b
+	default:
+		b.Run = k.runTriad
 	}
-	b.Run = k.runTriad
 	return b
 }
 
-// runTriad gives the assembly the 64-byte aligned middle of a (non-temporal
-// stores fault on unaligned addresses) in whole blocks, and does the rest in
-// Go, passes times over.
+// asmPart is where the assembly's part of x lies: after head elements
+// before the first 64-byte aligned one (non-temporal stores fault on
+// unaligned addresses), mid elements in whole blocks; Go does the rest.
+// Slices from Alloc of whole blocks, as the sweep's, are all assembly:
+// then one call makes every pass, and a pass at L1 sizes pays no call
+// (docs/roofs.md).
+func asmPart(x []float64) (head, mid int) {
+	head = alignHead(x, align)
+	return head, (len(x) - head) &^ (blockElems - 1)
+}
+
+// runTriad makes passes passes of the triad over a, b and c.
 func (k *bandwidthKernel) runTriad(a, b, c []float64, s float64, passes int) {
 	n := shortest(a, b, c)
-	head := min(alignHead(a, align), n)
-	mid := (n - head) &^ (blockElems - 1)
+	head, mid := asmPart(a[:n])
+	if head == 0 && mid == n {
+		if n > 0 {
+			k.triad(&a[0], &b[0], &c[0], int64(n), s, int64(passes))
+		}
+		return
+	}
 	end := head + mid
 	for range passes {
-		if head > 0 {
-			triadGo(a[:head], b[:head], c[:head], s)
-		}
+		triadGo(a[:head], b[:head], c[:head], s)
 		if mid > 0 {
-			k.triad(&a[head], &b[head], &c[head], int64(mid), s)
+			k.triad(&a[head], &b[head], &c[head], int64(mid), s, 1)
 		}
-		if end < n {
-			triadGo(a[end:n], b[end:n], c[end:n], s)
-		}
+		triadGo(a[end:n], b[end:n], c[end:n], s)
 	}
 }
 
-// runUpdate is runTriad for the update kernel: the assembly gets b's
-// aligned middle, Go the rest.
-func (k *bandwidthKernel) runUpdate(b []float64) {
-	head := alignHead(b, align)
-	mid := (len(b) - head) &^ (blockElems - 1)
-	updateGo(b[:head])
-	if mid > 0 {
-		k.update(&b[head], int64(mid), math.Copysign(0, -1))
+// runUpdate is runTriad for the update kernel.
+func (k *bandwidthKernel) runUpdate(b []float64, passes int) {
+	head, mid := asmPart(b)
+	mask := math.Copysign(0, -1)
+	if head == 0 && mid == len(b) {
+		if mid > 0 {
+			k.update(&b[0], int64(mid), mask, int64(passes))
+		}
+		return
 	}
-	updateGo(b[head+mid:])
+	for range passes {
+		updateGo(b[:head])
+		if mid > 0 {
+			k.update(&b[head], int64(mid), mask, 1)
+		}
+		updateGo(b[head+mid:])
+	}
 }
 
-func (k *bandwidthKernel) sum(b []float64) float64 {
-	head := alignHead(b, align)
-	mid := (len(b) - head) &^ (blockElems - 1)
-	if head == 0 && mid == len(b) && mid > 0 {
-		// Slices from Alloc: no Go loops, which at L1 sizes cost a few
-		// percent of the call.
-		return k.load(&b[0], int64(mid))
+// sum is b's sum taken passes times over, added up.
+func (k *bandwidthKernel) sum(b []float64, passes int) float64 {
+	head, mid := asmPart(b)
+	if head == 0 && mid == len(b) {
+		if mid == 0 {
+			return 0
+		}
+		return k.load(&b[0], int64(mid), int64(passes))
 	}
-	sum := loadGo(b[:head]) + loadGo(b[head+mid:])
-	if mid > 0 {
-		sum += k.load(&b[head], int64(mid))
+	var sum float64
+	for range passes {
+		sum += loadGo(b[:head]) + loadGo(b[head+mid:])
+		if mid > 0 {
+			sum += k.load(&b[head], int64(mid), 1)
+		}
 	}
 	return sum
 }

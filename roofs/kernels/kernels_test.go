@@ -152,33 +152,37 @@ func TestTriadUsesShortestArray(t *testing.T) {
 }
 
 // TestRunMakesEveryPass checks that one call makes as many passes as it is
-// asked for, on the kernels whose result shows the count: daxpy adds s*c
-// once a pass, update flips the sign once a pass.
+// asked for, on lengths of whole aligned blocks (where the assembly makes
+// every pass in one call) and with a tail Go does, on the kernels whose
+// result shows the count: daxpy, and the triads run in place (b = a), add
+// s*c once a pass; update flips the sign once a pass.
 func TestRunMakesEveryPass(t *testing.T) {
 	ok, _ := BandwidthKernels()
 	for _, k := range append(ok, goBandwidth...) {
-		for _, passes := range []int{0, 1, 3} {
-			switch k.Name {
-			case "daxpy":
-				a, c := Alloc(200), Alloc(200)
-				fill(a, 1)
-				fill(c, 2)
-				was := slices.Clone(a)
-				k.Run(a, nil, c, 0.25, passes)
-				for i := range a {
-					// Quarters and small integers: every sum is exact.
-					if want := was[i] + float64(passes)*0.25*c[i]; a[i] != want {
-						t.Fatalf("%s daxpy, %d passes: a[%d] = %v, want %v", k.ISA, passes, i, a[i], want)
+		for _, n := range []int{256, 200} {
+			for _, passes := range []int{0, 1, 3} {
+				switch k.Name {
+				case "daxpy", "triad", "triad-nt":
+					a, c := Alloc(n)[:n], Alloc(n)[:n]
+					fill(a, 1)
+					fill(c, 2)
+					was := slices.Clone(a)
+					k.Run(a, a, c, 0.25, passes)
+					for i := range a {
+						// Quarters and small integers: every sum is exact.
+						if want := was[i] + float64(passes)*0.25*c[i]; a[i] != want {
+							t.Fatalf("%s %s, n=%d, %d passes: a[%d] = %v, want %v", k.ISA, k.Name, n, passes, i, a[i], want)
+						}
 					}
-				}
-			case "update":
-				b := Alloc(200)
-				fill(b, 1)
-				was := slices.Clone(b)
-				k.Run(nil, b, nil, 0, passes)
-				for i := range b {
-					if want := was[i] * math.Pow(-1, float64(passes)); b[i] != want {
-						t.Fatalf("%s update, %d passes: b[%d] = %v, want %v", k.ISA, passes, i, b[i], want)
+				case "update":
+					b := Alloc(n)[:n]
+					fill(b, 1)
+					was := slices.Clone(b)
+					k.Run(nil, b, nil, 0, passes)
+					for i := range b {
+						if want := was[i] * math.Pow(-1, float64(passes)); b[i] != want {
+							t.Fatalf("%s update, n=%d, %d passes: b[%d] = %v, want %v", k.ISA, n, passes, i, b[i], want)
+						}
 					}
 				}
 			}

@@ -182,57 +182,49 @@ var computeTable = []computeKernel{
 }
 
 //go:noescape
-func triadAVX2(a, b, c *float64, n int64, s float64)
+func triadAVX2(a, b, c *float64, n int64, s float64, passes int64)
 
 //go:noescape
-func triadNTAVX2(a, b, c *float64, n int64, s float64)
+func triadNTAVX2(a, b, c *float64, n int64, s float64, passes int64)
 
 //go:noescape
-func triadMulAddAVX2(a, b, c *float64, n int64, s float64)
+func loadAVX2(b *float64, n int64, out *float64, passes int64)
 
-//go:noescape
-func loadAVX2(b *float64, n int64, out *float64)
-
-func sumAVX2(b *float64, n int64) float64 {
+func sumAVX2(b *float64, n, passes int64) float64 {
 	var out [4]float64
-	loadAVX2(b, n, &out[0])
+	loadAVX2(b, n, &out[0], passes)
 	return loadGo(out[:])
 }
 
 //go:noescape
-func updateAVX2(b *float64, n int64, mask float64)
+func updateAVX2(b *float64, n int64, mask float64, passes int64)
 
 //go:noescape
-func triadAVX512(a, b, c *float64, n int64, s float64)
+func triadAVX512(a, b, c *float64, n int64, s float64, passes int64)
 
 //go:noescape
-func triadNTAVX512(a, b, c *float64, n int64, s float64)
+func triadNTAVX512(a, b, c *float64, n int64, s float64, passes int64)
 
 //go:noescape
-func triadMulAddAVX512(a, b, c *float64, n int64, s float64)
+func loadAVX512(b *float64, n int64, out *float64, passes int64)
 
-//go:noescape
-func loadAVX512(b *float64, n int64, out *float64)
-
-func sumAVX512(b *float64, n int64) float64 {
+func sumAVX512(b *float64, n, passes int64) float64 {
 	var out [8]float64
-	loadAVX512(b, n, &out[0])
+	loadAVX512(b, n, &out[0], passes)
 	return loadGo(out[:])
 }
 
 //go:noescape
-func updateAVX512(b *float64, n int64, mask float64)
+func updateAVX512(b *float64, n int64, mask float64, passes int64)
 
 var bandwidthTable = []bandwidthKernel{
 	{Bandwidth: Bandwidth{Name: "triad", ISA: "avx2", Arrays: 3, BytesPerElement: 24, MovedPerElement: 32, FlopsPerElement: 2}, triad: triadAVX2, needs: needFMA},
 	{Bandwidth: Bandwidth{Name: "triad-nt", ISA: "avx2", Arrays: 3, BytesPerElement: 24, MovedPerElement: 24, FlopsPerElement: 2}, triad: triadNTAVX2, needs: needFMA},
-	{Bandwidth: Bandwidth{Name: "triad-muladd", ISA: "avx2", Arrays: 3, BytesPerElement: 24, MovedPerElement: 32, FlopsPerElement: 2}, triad: triadMulAddAVX2, needs: needAVX},
 	{Bandwidth: Bandwidth{Name: "daxpy", ISA: "avx2", Arrays: 2, BytesPerElement: 24, MovedPerElement: 24, FlopsPerElement: 2}, triad: triadAVX2, inPlace: true, needs: needFMA},
 	{Bandwidth: Bandwidth{Name: "load", ISA: "avx2", Arrays: 1, BytesPerElement: 8, MovedPerElement: 8, FlopsPerElement: 1}, load: sumAVX2, needs: needAVX},
 	{Bandwidth: Bandwidth{Name: "update", ISA: "avx2", Arrays: 1, BytesPerElement: 16, MovedPerElement: 16}, update: updateAVX2, needs: needAVX},
 	{Bandwidth: Bandwidth{Name: "triad", ISA: "avx512", Arrays: 3, BytesPerElement: 24, MovedPerElement: 32, FlopsPerElement: 2}, triad: triadAVX512, needs: needAVX512},
 	{Bandwidth: Bandwidth{Name: "triad-nt", ISA: "avx512", Arrays: 3, BytesPerElement: 24, MovedPerElement: 24, FlopsPerElement: 2}, triad: triadNTAVX512, needs: needAVX512},
-	{Bandwidth: Bandwidth{Name: "triad-muladd", ISA: "avx512", Arrays: 3, BytesPerElement: 24, MovedPerElement: 32, FlopsPerElement: 2}, triad: triadMulAddAVX512, needs: needAVX512},
 	{Bandwidth: Bandwidth{Name: "daxpy", ISA: "avx512", Arrays: 2, BytesPerElement: 24, MovedPerElement: 24, FlopsPerElement: 2}, triad: triadAVX512, inPlace: true, needs: needAVX512},
 	{Bandwidth: Bandwidth{Name: "load", ISA: "avx512", Arrays: 1, BytesPerElement: 8, MovedPerElement: 8, FlopsPerElement: 1}, load: sumAVX512, needs: needAVX512},
 	{Bandwidth: Bandwidth{Name: "update", ISA: "avx512", Arrays: 1, BytesPerElement: 16, MovedPerElement: 16}, update: updateAVX512, needs: needAVX512},

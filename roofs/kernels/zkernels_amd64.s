@@ -994,15 +994,21 @@ done:
 	VZEROUPPER
 	RET
 
-// func triadAVX2(a, b, c *float64, n int64, s float64)
-TEXT ·triadAVX2(SB), NOSPLIT, $0-40
-	MOVQ a+0(FP), DI
-	MOVQ b+8(FP), SI
-	MOVQ c+16(FP), DX
+// func triadAVX2(a, b, c *float64, n int64, s float64, passes int64)
+TEXT ·triadAVX2(SB), NOSPLIT, $0-48
 	MOVQ n+24(FP), CX
 	VBROADCASTSD s+32(FP), Y15
 	SHRQ $5, CX
 	JZ done
+	MOVQ passes+40(FP), R8
+	TESTQ R8, R8
+	JLE done
+
+pass:
+	MOVQ a+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ c+16(FP), DX
+	MOVQ CX, R9
 
 loop:
 	VMOVUPD 0(DX), Y0
@@ -1032,22 +1038,30 @@ loop:
 	ADDQ $256, DI
 	ADDQ $256, SI
 	ADDQ $256, DX
-	DECQ CX
+	DECQ R9
 	JNZ loop
+	DECQ R8
+	JNZ pass
 
 done:
 	VZEROUPPER
 	RET
 
-// func triadNTAVX2(a, b, c *float64, n int64, s float64)
-TEXT ·triadNTAVX2(SB), NOSPLIT, $0-40
-	MOVQ a+0(FP), DI
-	MOVQ b+8(FP), SI
-	MOVQ c+16(FP), DX
+// func triadNTAVX2(a, b, c *float64, n int64, s float64, passes int64)
+TEXT ·triadNTAVX2(SB), NOSPLIT, $0-48
 	MOVQ n+24(FP), CX
 	VBROADCASTSD s+32(FP), Y15
 	SHRQ $5, CX
 	JZ done
+	MOVQ passes+40(FP), R8
+	TESTQ R8, R8
+	JLE done
+
+pass:
+	MOVQ a+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ c+16(FP), DX
+	MOVQ CX, R9
 
 loop:
 	VMOVUPD 0(DX), Y0
@@ -1077,62 +1091,18 @@ loop:
 	ADDQ $256, DI
 	ADDQ $256, SI
 	ADDQ $256, DX
-	DECQ CX
+	DECQ R9
 	JNZ loop
+	DECQ R8
+	JNZ pass
 
 done:
 	SFENCE
 	VZEROUPPER
 	RET
 
-// func triadMulAddAVX2(a, b, c *float64, n int64, s float64)
-TEXT ·triadMulAddAVX2(SB), NOSPLIT, $0-40
-	MOVQ a+0(FP), DI
-	MOVQ b+8(FP), SI
-	MOVQ c+16(FP), DX
-	MOVQ n+24(FP), CX
-	VBROADCASTSD s+32(FP), Y15
-	SHRQ $5, CX
-	JZ done
-
-loop:
-	VMULPD 0(DX), Y15, Y0
-	VADDPD 0(SI), Y0, Y0
-	VMOVUPD Y0, 0(DI)
-	VMULPD 32(DX), Y15, Y1
-	VADDPD 32(SI), Y1, Y1
-	VMOVUPD Y1, 32(DI)
-	VMULPD 64(DX), Y15, Y2
-	VADDPD 64(SI), Y2, Y2
-	VMOVUPD Y2, 64(DI)
-	VMULPD 96(DX), Y15, Y3
-	VADDPD 96(SI), Y3, Y3
-	VMOVUPD Y3, 96(DI)
-	VMULPD 128(DX), Y15, Y4
-	VADDPD 128(SI), Y4, Y4
-	VMOVUPD Y4, 128(DI)
-	VMULPD 160(DX), Y15, Y5
-	VADDPD 160(SI), Y5, Y5
-	VMOVUPD Y5, 160(DI)
-	VMULPD 192(DX), Y15, Y6
-	VADDPD 192(SI), Y6, Y6
-	VMOVUPD Y6, 192(DI)
-	VMULPD 224(DX), Y15, Y7
-	VADDPD 224(SI), Y7, Y7
-	VMOVUPD Y7, 224(DI)
-	ADDQ $256, DI
-	ADDQ $256, SI
-	ADDQ $256, DX
-	DECQ CX
-	JNZ loop
-
-done:
-	VZEROUPPER
-	RET
-
-// func loadAVX2(b *float64, n int64, out *float64)
-TEXT ·loadAVX2(SB), NOSPLIT, $0-24
-	MOVQ b+0(FP), SI
+// func loadAVX2(b *float64, n int64, out *float64, passes int64)
+TEXT ·loadAVX2(SB), NOSPLIT, $0-32
 	MOVQ n+8(FP), CX
 	MOVQ out+16(FP), AX
 	VXORPD Y0, Y0, Y0
@@ -1145,6 +1115,13 @@ TEXT ·loadAVX2(SB), NOSPLIT, $0-24
 	VXORPD Y7, Y7, Y7
 	SHRQ $5, CX
 	JZ reduce
+	MOVQ passes+24(FP), R8
+	TESTQ R8, R8
+	JLE reduce
+
+pass:
+	MOVQ b+0(FP), SI
+	MOVQ CX, R9
 
 loop:
 	VADDPD 0(SI), Y0, Y0
@@ -1156,8 +1133,10 @@ loop:
 	VADDPD 192(SI), Y6, Y6
 	VADDPD 224(SI), Y7, Y7
 	ADDQ $256, SI
-	DECQ CX
+	DECQ R9
 	JNZ loop
+	DECQ R8
+	JNZ pass
 
 reduce:
 	VADDPD Y1, Y0, Y0
@@ -1171,13 +1150,19 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func updateAVX2(b *float64, n int64, mask float64)
-TEXT ·updateAVX2(SB), NOSPLIT, $0-24
-	MOVQ b+0(FP), DI
+// func updateAVX2(b *float64, n int64, mask float64, passes int64)
+TEXT ·updateAVX2(SB), NOSPLIT, $0-32
 	MOVQ n+8(FP), CX
 	VBROADCASTSD mask+16(FP), Y15
 	SHRQ $5, CX
 	JZ done
+	MOVQ passes+24(FP), R8
+	TESTQ R8, R8
+	JLE done
+
+pass:
+	MOVQ b+0(FP), DI
+	MOVQ CX, R9
 
 loop:
 	VMOVUPD 0(DI), Y0
@@ -1205,22 +1190,30 @@ loop:
 	VMOVUPD Y6, 192(DI)
 	VMOVUPD Y7, 224(DI)
 	ADDQ $256, DI
-	DECQ CX
+	DECQ R9
 	JNZ loop
+	DECQ R8
+	JNZ pass
 
 done:
 	VZEROUPPER
 	RET
 
-// func triadAVX512(a, b, c *float64, n int64, s float64)
-TEXT ·triadAVX512(SB), NOSPLIT, $0-40
-	MOVQ a+0(FP), DI
-	MOVQ b+8(FP), SI
-	MOVQ c+16(FP), DX
+// func triadAVX512(a, b, c *float64, n int64, s float64, passes int64)
+TEXT ·triadAVX512(SB), NOSPLIT, $0-48
 	MOVQ n+24(FP), CX
 	VBROADCASTSD s+32(FP), Z31
 	SHRQ $6, CX
 	JZ done
+	MOVQ passes+40(FP), R8
+	TESTQ R8, R8
+	JLE done
+
+pass:
+	MOVQ a+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ c+16(FP), DX
+	MOVQ CX, R9
 
 loop:
 	VMOVUPD 0(DX), Z0
@@ -1250,22 +1243,30 @@ loop:
 	ADDQ $512, DI
 	ADDQ $512, SI
 	ADDQ $512, DX
-	DECQ CX
+	DECQ R9
 	JNZ loop
+	DECQ R8
+	JNZ pass
 
 done:
 	VZEROUPPER
 	RET
 
-// func triadNTAVX512(a, b, c *float64, n int64, s float64)
-TEXT ·triadNTAVX512(SB), NOSPLIT, $0-40
-	MOVQ a+0(FP), DI
-	MOVQ b+8(FP), SI
-	MOVQ c+16(FP), DX
+// func triadNTAVX512(a, b, c *float64, n int64, s float64, passes int64)
+TEXT ·triadNTAVX512(SB), NOSPLIT, $0-48
 	MOVQ n+24(FP), CX
 	VBROADCASTSD s+32(FP), Z31
 	SHRQ $6, CX
 	JZ done
+	MOVQ passes+40(FP), R8
+	TESTQ R8, R8
+	JLE done
+
+pass:
+	MOVQ a+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ c+16(FP), DX
+	MOVQ CX, R9
 
 loop:
 	VMOVUPD 0(DX), Z0
@@ -1295,62 +1296,18 @@ loop:
 	ADDQ $512, DI
 	ADDQ $512, SI
 	ADDQ $512, DX
-	DECQ CX
+	DECQ R9
 	JNZ loop
+	DECQ R8
+	JNZ pass
 
 done:
 	SFENCE
 	VZEROUPPER
 	RET
 
-// func triadMulAddAVX512(a, b, c *float64, n int64, s float64)
-TEXT ·triadMulAddAVX512(SB), NOSPLIT, $0-40
-	MOVQ a+0(FP), DI
-	MOVQ b+8(FP), SI
-	MOVQ c+16(FP), DX
-	MOVQ n+24(FP), CX
-	VBROADCASTSD s+32(FP), Z31
-	SHRQ $6, CX
-	JZ done
-
-loop:
-	VMULPD 0(DX), Z31, Z0
-	VADDPD 0(SI), Z0, Z0
-	VMOVUPD Z0, 0(DI)
-	VMULPD 64(DX), Z31, Z1
-	VADDPD 64(SI), Z1, Z1
-	VMOVUPD Z1, 64(DI)
-	VMULPD 128(DX), Z31, Z2
-	VADDPD 128(SI), Z2, Z2
-	VMOVUPD Z2, 128(DI)
-	VMULPD 192(DX), Z31, Z3
-	VADDPD 192(SI), Z3, Z3
-	VMOVUPD Z3, 192(DI)
-	VMULPD 256(DX), Z31, Z4
-	VADDPD 256(SI), Z4, Z4
-	VMOVUPD Z4, 256(DI)
-	VMULPD 320(DX), Z31, Z5
-	VADDPD 320(SI), Z5, Z5
-	VMOVUPD Z5, 320(DI)
-	VMULPD 384(DX), Z31, Z6
-	VADDPD 384(SI), Z6, Z6
-	VMOVUPD Z6, 384(DI)
-	VMULPD 448(DX), Z31, Z7
-	VADDPD 448(SI), Z7, Z7
-	VMOVUPD Z7, 448(DI)
-	ADDQ $512, DI
-	ADDQ $512, SI
-	ADDQ $512, DX
-	DECQ CX
-	JNZ loop
-
-done:
-	VZEROUPPER
-	RET
-
-// func loadAVX512(b *float64, n int64, out *float64)
-TEXT ·loadAVX512(SB), NOSPLIT, $0-24
-	MOVQ b+0(FP), SI
+// func loadAVX512(b *float64, n int64, out *float64, passes int64)
+TEXT ·loadAVX512(SB), NOSPLIT, $0-32
 	MOVQ n+8(FP), CX
 	MOVQ out+16(FP), AX
 	VPXORQ Z0, Z0, Z0
@@ -1363,6 +1320,13 @@ TEXT ·loadAVX512(SB), NOSPLIT, $0-24
 	VPXORQ Z7, Z7, Z7
 	SHRQ $6, CX
 	JZ reduce
+	MOVQ passes+24(FP), R8
+	TESTQ R8, R8
+	JLE reduce
+
+pass:
+	MOVQ b+0(FP), SI
+	MOVQ CX, R9
 
 loop:
 	VADDPD 0(SI), Z0, Z0
@@ -1374,8 +1338,10 @@ loop:
 	VADDPD 384(SI), Z6, Z6
 	VADDPD 448(SI), Z7, Z7
 	ADDQ $512, SI
-	DECQ CX
+	DECQ R9
 	JNZ loop
+	DECQ R8
+	JNZ pass
 
 reduce:
 	VADDPD Z1, Z0, Z0
@@ -1389,13 +1355,19 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func updateAVX512(b *float64, n int64, mask float64)
-TEXT ·updateAVX512(SB), NOSPLIT, $0-24
-	MOVQ b+0(FP), DI
+// func updateAVX512(b *float64, n int64, mask float64, passes int64)
+TEXT ·updateAVX512(SB), NOSPLIT, $0-32
 	MOVQ n+8(FP), CX
 	VBROADCASTSD mask+16(FP), Z15
 	SHRQ $6, CX
 	JZ done
+	MOVQ passes+24(FP), R8
+	TESTQ R8, R8
+	JLE done
+
+pass:
+	MOVQ b+0(FP), DI
+	MOVQ CX, R9
 
 loop:
 	VMOVUPD 0(DI), Z0
@@ -1423,8 +1395,10 @@ loop:
 	VMOVUPD Z6, 384(DI)
 	VMOVUPD Z7, 448(DI)
 	ADDQ $512, DI
-	DECQ CX
+	DECQ R9
 	JNZ loop
+	DECQ R8
+	JNZ pass
 
 done:
 	VZEROUPPER

@@ -1,6 +1,6 @@
 // Command gen writes the amd64 assembly of package kernels and the Go stubs
 // that call it. The kernels differ only in register width, precision and
-// instruction, so one generator keeps the 16 compute and 12 bandwidth kernels
+// instruction, so one generator keeps the 16 compute and 10 bandwidth kernels
 // consistent; the output is committed. Run it with `go generate` in
 // roofs/kernels.
 package main
@@ -69,7 +69,9 @@ func main() {
 	fmt.Fprintf(&g, "var computeTable = []computeKernel{\n%s}\n\n", strings.Join(table, ""))
 	table = table[:0]
 	for _, is := range isas[2:] {
-		table = append(table, triad(&s, &g, is, false, true), triad(&s, &g, is, true, true), triad(&s, &g, is, false, false))
+		for _, nt := range []bool{false, true} {
+			table = append(table, triad(&s, &g, is, nt))
+		}
 		table = append(table, daxpy(is), load(&s, &g, is), update(&s, &g, is))
 	}
 	fmt.Fprintf(&g, "var bandwidthTable = []bandwidthKernel{\n%s}\n", strings.Join(table, ""))
@@ -185,6 +187,20 @@ func bwHeader(s *bytes.Buffer, fn, args string, frame int) {
 	fmt.Fprintf(s, "\n// func %s(%s)\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", fn, args, fn, frame)
 }
 
+// passesStart opens the loop over passes of a bandwidth kernel whose block
+// count is in CX and whose pass count is the argument at passesAt: it jumps
+// to skip when either is zero, and at each pass's start sets the array
+// pointers (ptrs) and the block count in R9. The assembly makes every pass
+// itself: at L1 sizes a call per pass (the ABI wrapper and the arguments)
+// cost 4 to 5% of a 45 ns pass (docs/roofs.md). passesEnd closes it.
+func passesStart(s *bytes.Buffer, passesAt int, skip, ptrs string) {
+	fmt.Fprintf(s, "\tJZ %s\n\tMOVQ passes+%d(FP), R8\n\tTESTQ R8, R8\n\tJLE %s\n\npass:\n%s\tMOVQ CX, R9\n\nloop:\n", skip, passesAt, skip, ptrs)
+}
+
+func passesEnd(s *bytes.Buffer) {
+	fmt.Fprintf(s, "\tDECQ R9\n\tJNZ loop\n\tDECQ R8\n\tJNZ pass\n\n")
+}
+
 func shift(elems int) int {
 	n := 0
 	for 1<<n < elems {
@@ -194,15 +210,9 @@ func shift(elems int) int {
 }
 
 // triad emits a[i] = b[i] + s*c[i] over n elements (a multiple of the loop's
-// width), with regular or non-temporal stores, as one FMA or as a multiply
-// then an add. Which is faster depends on the CPU: on the Zen 5 guest, in
-// L1, the multiply and add beat the FMA by 3 to 6% (docs/roofs.md), so both
-// are measured.
-func triad(s, g *bytes.Buffer, is isa, nt, fma bool) string {
+// width), passes times over, with regular or non-temporal stores.
+func triad(s, g *bytes.Buffer, is isa, nt bool) string {
 	sfx := map[bool]string{false: "", true: "NT"}[nt]
-	if !fma {
-		sfx = "MulAdd"
-	}
 	fn := "triad" + sfx + is.id
 	vb := is.bytes
 	perIter := bwRegs * vb / 8
@@ -210,35 +220,29 @@ func triad(s, g *bytes.Buffer, is isa, nt, fma bool) string {
 	if is.reg == "Z" {
 		sreg = "Z31"
 	}
-	bwHeader(s, fn, "a, b, c *float64, n int64, s float64", 40)
-	fmt.Fprintf(s, "\tMOVQ a+0(FP), DI\n\tMOVQ b+8(FP), SI\n\tMOVQ c+16(FP), DX\n\tMOVQ n+24(FP), CX\n")
-	fmt.Fprintf(s, "\tVBROADCASTSD s+32(FP), %s\n\tSHRQ $%d, CX\n\tJZ done\n\nloop:\n", sreg, shift(perIter))
+	bwHeader(s, fn, "a, b, c *float64, n int64, s float64, passes int64", 48)
+	fmt.Fprintf(s, "\tMOVQ n+24(FP), CX\n\tVBROADCASTSD s+32(FP), %s\n\tSHRQ $%d, CX\n", sreg, shift(perIter))
+	passesStart(s, 40, "done", "\tMOVQ a+0(FP), DI\n\tMOVQ b+8(FP), SI\n\tMOVQ c+16(FP), DX\n")
 	store := "VMOVUPD"
 	if nt {
 		store = "VMOVNTPD"
 	}
 	for i := 0; i < bwRegs; i++ {
 		r := fmt.Sprintf("%s%d", is.reg, i)
-		if fma {
-			fmt.Fprintf(s, "\tVMOVUPD %d(DX), %s\n\tVFMADD213PD %d(SI), %s, %s\n", i*vb, r, i*vb, sreg, r)
-		} else {
-			fmt.Fprintf(s, "\tVMULPD %d(DX), %s, %s\n\tVADDPD %d(SI), %s, %s\n", i*vb, sreg, r, i*vb, r, r)
-		}
-		fmt.Fprintf(s, "\t%s %s, %d(DI)\n", store, r, i*vb)
+		fmt.Fprintf(s, "\tVMOVUPD %d(DX), %s\n\tVFMADD213PD %d(SI), %s, %s\n\t%s %s, %d(DI)\n", i*vb, r, i*vb, sreg, r, store, r, i*vb)
 	}
-	fmt.Fprintf(s, "\tADDQ $%d, DI\n\tADDQ $%d, SI\n\tADDQ $%d, DX\n\tDECQ CX\n\tJNZ loop\n\ndone:\n", bwRegs*vb, bwRegs*vb, bwRegs*vb)
+	fmt.Fprintf(s, "\tADDQ $%d, DI\n\tADDQ $%d, SI\n\tADDQ $%d, DX\n", bwRegs*vb, bwRegs*vb, bwRegs*vb)
+	passesEnd(s)
+	fmt.Fprintf(s, "done:\n")
 	if nt {
 		// Non-temporal stores are weakly ordered: fence them before
 		// the caller reads a or stops its clock.
 		fmt.Fprintf(s, "\tSFENCE\n")
 	}
 	fmt.Fprintf(s, "\tVZEROUPPER\n\tRET\n")
-	fmt.Fprintf(g, "//go:noescape\nfunc %s(a, b, c *float64, n int64, s float64)\n\n", fn)
+	fmt.Fprintf(g, "//go:noescape\nfunc %s(a, b, c *float64, n int64, s float64, passes int64)\n\n", fn)
 	name := map[bool]string{false: "triad", true: "triad-nt"}[nt]
 	need := bandwidthNeed(is, "needFMA")
-	if !fma {
-		name, need = "triad-muladd", bandwidthNeed(is, "needAVX")
-	}
 	moved := map[bool]int{false: 32, true: 24}[nt] // non-temporal: no write-allocate read
 	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: %q, ISA: %q, Arrays: 3, BytesPerElement: 24, MovedPerElement: %d, FlopsPerElement: 2}, triad: %s, needs: %s},\n", name, is.name, moved, fn, need)
 }
@@ -261,14 +265,15 @@ func bandwidthNeed(is isa, narrow string) string {
 	return narrow
 }
 
-// load emits a read-only sum of b over n elements into out (one register's
-// lanes), with bwRegs accumulators to cover the add latency.
+// load emits a read-only sum of b over n elements, passes times over, into
+// out (one register's lanes), with bwRegs accumulators to cover the add
+// latency.
 func load(s, g *bytes.Buffer, is isa) string {
 	fn := "load" + is.id
 	vb := is.bytes
 	perIter := bwRegs * vb / 8
-	bwHeader(s, fn, "b *float64, n int64, out *float64", 24)
-	fmt.Fprintf(s, "\tMOVQ b+0(FP), SI\n\tMOVQ n+8(FP), CX\n\tMOVQ out+16(FP), AX\n")
+	bwHeader(s, fn, "b *float64, n int64, out *float64, passes int64", 32)
+	fmt.Fprintf(s, "\tMOVQ n+8(FP), CX\n\tMOVQ out+16(FP), AX\n")
 	for i := 0; i < bwRegs; i++ {
 		r := fmt.Sprintf("%s%d", is.reg, i)
 		if is.reg == "Z" {
@@ -277,12 +282,16 @@ func load(s, g *bytes.Buffer, is isa) string {
 			fmt.Fprintf(s, "\tVXORPD %s, %s, %s\n", r, r, r)
 		}
 	}
-	fmt.Fprintf(s, "\tSHRQ $%d, CX\n\tJZ reduce\n\nloop:\n", shift(perIter))
+	// The sums run on over the passes: out is b's sum times passes.
+	fmt.Fprintf(s, "\tSHRQ $%d, CX\n", shift(perIter))
+	passesStart(s, 24, "reduce", "\tMOVQ b+0(FP), SI\n")
 	for i := 0; i < bwRegs; i++ {
 		r := fmt.Sprintf("%s%d", is.reg, i)
 		fmt.Fprintf(s, "\tVADDPD %d(SI), %s, %s\n", i*vb, r, r)
 	}
-	fmt.Fprintf(s, "\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ loop\n\nreduce:\n", bwRegs*vb)
+	fmt.Fprintf(s, "\tADDQ $%d, SI\n", bwRegs*vb)
+	passesEnd(s)
+	fmt.Fprintf(s, "reduce:\n")
 	// Pairwise, so the reduction is log2(bwRegs) adds deep, not bwRegs-1.
 	for step := 1; step < bwRegs; step *= 2 {
 		for i := 0; i+step < bwRegs; i += 2 * step {
@@ -290,23 +299,23 @@ func load(s, g *bytes.Buffer, is isa) string {
 		}
 	}
 	fmt.Fprintf(s, "\tVMOVUPD %s0, (AX)\n\tVZEROUPPER\n\tRET\n", is.reg)
-	fmt.Fprintf(g, "//go:noescape\nfunc %s(b *float64, n int64, out *float64)\n\n", fn)
+	fmt.Fprintf(g, "//go:noescape\nfunc %s(b *float64, n int64, out *float64, passes int64)\n\n", fn)
 	// A direct call keeps out on the stack; through a func value it would
 	// escape, costing an allocation per call.
 	lanes := vb / 8
-	fmt.Fprintf(g, "func sum%s(b *float64, n int64) float64 {\n\tvar out [%d]float64\n\t%s(b, n, &out[0])\n\treturn loadGo(out[:])\n}\n\n",
+	fmt.Fprintf(g, "func sum%s(b *float64, n, passes int64) float64 {\n\tvar out [%d]float64\n\t%s(b, n, &out[0], passes)\n\treturn loadGo(out[:])\n}\n\n",
 		fn[len("load"):], lanes, fn)
 	need := bandwidthNeed(is, "needAVX")
 	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"load\", ISA: %q, Arrays: 1, BytesPerElement: 8, MovedPerElement: 8, FlopsPerElement: 1}, load: sum%s, needs: %s},\n", is.name, fn[len("load"):], need)
 }
 
-// update emits b[i] = -b[i] over n elements in place, flipping the sign bit
-// with an XOR against mask (-0.0 in every lane): every line is read and
-// written back, with no write-allocate read, so the bytes counted are the
-// bytes moved. The loads, flips and stores are grouped, as in
-// likwid-bench's update (loads and stores only): an FMA in place of the
-// flip ran a quarter slower in L2 than the flip or no operation at all
-// (docs/roofs.md).
+// update emits b[i] = -b[i] over n elements in place, passes times over,
+// flipping the sign bit with an XOR against mask (-0.0 in every lane):
+// every line is read and written back, with no write-allocate read, so the
+// bytes counted are the bytes moved. The loads, flips and stores are
+// grouped, as in likwid-bench's update (loads and stores only): an FMA in
+// place of the flip ran a quarter slower in L2 than the flip or no
+// operation at all (docs/roofs.md).
 func update(s, g *bytes.Buffer, is isa) string {
 	fn := "update" + is.id
 	vb := is.bytes
@@ -317,9 +326,9 @@ func update(s, g *bytes.Buffer, is isa) string {
 	if is.reg == "Z" {
 		xor = "VPXORQ"
 	}
-	bwHeader(s, fn, "b *float64, n int64, mask float64", 24)
-	fmt.Fprintf(s, "\tMOVQ b+0(FP), DI\n\tMOVQ n+8(FP), CX\n")
-	fmt.Fprintf(s, "\tVBROADCASTSD mask+16(FP), %s\n\tSHRQ $%d, CX\n\tJZ done\n\nloop:\n", mask, shift(perIter))
+	bwHeader(s, fn, "b *float64, n int64, mask float64, passes int64", 32)
+	fmt.Fprintf(s, "\tMOVQ n+8(FP), CX\n\tVBROADCASTSD mask+16(FP), %s\n\tSHRQ $%d, CX\n", mask, shift(perIter))
+	passesStart(s, 24, "done", "\tMOVQ b+0(FP), DI\n")
 	for i := 0; i < bwRegs; i++ {
 		fmt.Fprintf(s, "\tVMOVUPD %d(DI), %s%d\n", i*vb, is.reg, i)
 	}
@@ -330,8 +339,10 @@ func update(s, g *bytes.Buffer, is isa) string {
 	for i := 0; i < bwRegs; i++ {
 		fmt.Fprintf(s, "\tVMOVUPD %s%d, %d(DI)\n", is.reg, i, i*vb)
 	}
-	fmt.Fprintf(s, "\tADDQ $%d, DI\n\tDECQ CX\n\tJNZ loop\n\ndone:\n\tVZEROUPPER\n\tRET\n", bwRegs*vb)
-	fmt.Fprintf(g, "//go:noescape\nfunc %s(b *float64, n int64, mask float64)\n\n", fn)
+	fmt.Fprintf(s, "\tADDQ $%d, DI\n", bwRegs*vb)
+	passesEnd(s)
+	fmt.Fprintf(s, "done:\n\tVZEROUPPER\n\tRET\n")
+	fmt.Fprintf(g, "//go:noescape\nfunc %s(b *float64, n int64, mask float64, passes int64)\n\n", fn)
 	need := bandwidthNeed(is, "needAVX")
 	return fmt.Sprintf("{Bandwidth: Bandwidth{Name: \"update\", ISA: %q, Arrays: 1, BytesPerElement: 16, MovedPerElement: 16}, update: %s, needs: %s},\n", is.name, fn, need)
 }
