@@ -192,3 +192,42 @@ func TestDispatchSkipsWhatTheCPULacks(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCallsTheAssemblyOncePerRun checks that Run over slices from Alloc
+// of whole blocks hands the assembly every pass in one call: a call per
+// pass cost 8 to 11% of the one-thread L1 roof (docs/roofs.md). Over a
+// slice with an unaligned head, Go does the head and tail each pass and
+// calls the assembly once a pass.
+func TestRunCallsTheAssemblyOncePerRun(t *testing.T) {
+	var seen []int64 // the passes of each call of the assembly
+	count := func(passes int64) { seen = append(seen, passes) }
+	kinds := map[string]bandwidthKernel{
+		"triad":  {triad: func(_, _, _ *float64, _ int64, _ float64, passes int64) { count(passes) }},
+		"daxpy":  {triad: func(_, _, _ *float64, _ int64, _ float64, passes int64) { count(passes) }, inPlace: true},
+		"update": {update: func(_ *float64, _ int64, _ float64, passes int64) { count(passes) }},
+		"load": {load: func(_ *float64, _, passes int64) float64 {
+			count(passes)
+			return 0
+		}},
+	}
+	tests := []struct {
+		name       string
+		off, n     int
+		wantCalls  int
+		wantPasses int64
+	}{
+		{"whole aligned blocks", 0, 256, 1, 5},
+		{"an unaligned head", 1, 200, 5, 1},
+	}
+	for name, k := range kinds {
+		run := k.withRun().Run
+		for _, tt := range tests {
+			seen = nil
+			x := func() []float64 { return Alloc(tt.n + tt.off)[tt.off : tt.off+tt.n] }
+			run(x(), x(), x(), 1, 5)
+			if len(seen) != tt.wantCalls || slices.ContainsFunc(seen, func(p int64) bool { return p != tt.wantPasses }) {
+				t.Errorf("%s over %s: calls of the assembly with passes %v, want %d calls of %d", name, tt.name, seen, tt.wantCalls, tt.wantPasses)
+			}
+		}
+	}
+}
