@@ -703,12 +703,12 @@ static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t
 	}
 	unsigned d = v->mdecoded[h], store = d >> 7, shift = g.line_shift;
 	uint64_t size = d & ~MINFO_STORE, line = vaddr >> shift;
-	if (((vaddr + size - 1) ^ vaddr) >> shift)
-		goto other; /* it crosses a line */
+	if (((vaddr + size - 1) ^ vaddr) >= g.line)
+		goto lines; /* it crosses a line */
 	if (line != v->last_line || (store && !v->last_dirty)) {
 		uint32_t slot = *hint_of(v, line);
 		if (v->lv[0].tags[slot] != line + 1)
-			goto other;
+			goto lines;
 		use(&v->lv[0], slot, (int)store, tb);
 		/* a load of a repeated line stays on the other branch: here
 		 * the line is dirty where this access stores */
@@ -716,6 +716,10 @@ static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t
 		v->last_line = line;
 	}
 	v->cur->bytes[store] += size;
+	return;
+lines: /* what mem_access does once the access is decoded and placed */
+	v->cur->bytes[store] += size;
+	mem_lines(v, vaddr, size, (int)store, tb);
 	return;
 other:
 	mem_access(vcpu_index, info, vaddr, udata);
