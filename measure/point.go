@@ -109,6 +109,7 @@ func buildPoint(in inputs) (*roofline.Point, error) {
 	if timeUsable(p, seconds) {
 		p.GFlops, p.CI.GFlops = rate(works, seconds, cfg.Repetition.Confidence, p.WorkFlops != nil)
 		p.GBytesPerS, p.CI.GBytesPerS = rate(traffics, seconds, cfg.Repetition.Confidence, p.TrafficBytes != nil)
+		p.Flags = append(p.Flags, wideTimeFlag(p, in, seconds)...)
 	}
 	if p.WorkFlops != nil && p.TrafficBytes != nil && *p.TrafficBytes > 0 {
 		p.Intensity = ptr(*p.WorkFlops / *p.TrafficBytes)

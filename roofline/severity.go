@@ -84,6 +84,7 @@ var severities = map[string]Severity{
 	FlagOutlived:             Caution,
 	FlagStdinOnce:            Caution,
 	FlagBusyMachine:          Caution,
+	FlagWideTime:             Caution,
 	FlagOverlappedCalls:      Caution,
 	FlagUncounted:            Caution,
 	FlagProbeCost:            Caution,

@@ -257,6 +257,10 @@ const (
 	// target ran, so its parallelism (CPU time over wall time) may be
 	// below the threads it ran, and the thread scope it chose too small.
 	FlagBusyMachine = "busy-machine"
+	// FlagWideTime: the confidence interval of the mean time is wide
+	// against the mean (measure's threshold), so the rates and the place
+	// under the roofs are uncertain by as much.
+	FlagWideTime = "wide-time-interval"
 )
 
 // Point is one measured (or analytic) roofline point: the document written by

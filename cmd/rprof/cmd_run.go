@@ -37,7 +37,9 @@ dies with rprof, even when rprof is killed. Roofs measured on another
 machine (another CPU or core count, or another host) are flagged
 foreign-roofs. CMD owns stdin and stdout (a piped stdin reaches only the
 first of several runs: flagged stdin-once); the summary goes to stderr, in
-the style of perf stat. Validity warnings are numbered footnotes.
+the style of perf stat. Validity warnings are numbered footnotes; a mean
+time whose confidence interval is wider than 20% of it either way is
+flagged wide-time-interval, with the repetitions far from the others.
 
 Without hardware counters (a VM without a virtual PMU, an unsupported CPU)
 run does not pretend: it refuses before running CMD and prints the same

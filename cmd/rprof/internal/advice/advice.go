@@ -76,6 +76,8 @@ var flagFixes = map[string]string{
 	roofline.FlagBusyMachine: "--threads N to choose",
 	roofline.FlagHybridScope: "--threads to choose",
 	roofline.FlagDGEMMBudget: "--dgemm-budget sets the budget",
+	roofline.FlagWideTime: "more repetitions narrow it, --repeat N or --ci 5%; a repetition far from the others was disturbed: " +
+		"measure on a quieter machine; an overhead run far off adds its own noise to its repetition, so keep --overhead's command short and steady",
 }
 
 // BLASFlagFix is the remedy, after roofs.BLASHint, where no BLAS was found.
