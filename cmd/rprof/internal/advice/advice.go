@@ -76,8 +76,8 @@ var flagFixes = map[string]string{
 	roofline.FlagBusyMachine: "--threads N to choose",
 	roofline.FlagHybridScope: "--threads to choose",
 	roofline.FlagDGEMMBudget: "--dgemm-budget sets the budget",
-	roofline.FlagWideTime: "more repetitions narrow it, --repeat N or --ci 5%; a repetition far from the others was disturbed: " +
-		"measure on a quieter machine; an overhead run far off adds its own noise to its repetition, so keep --overhead's command short and steady",
+	roofline.FlagWideTime: "more repetitions narrow the interval: --repeat N, or --ci 5% to repeat until it is that narrow; " +
+		"a repetition far from the others was disturbed: rerun on a quieter machine; where its overhead run was the far one, a shorter, steadier --overhead command adds less noise",
 }
 
 // BLASFlagFix is the remedy, after roofs.BLASHint, where no BLAS was found.

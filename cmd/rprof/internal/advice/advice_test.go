@@ -23,12 +23,15 @@ func TestAdviseFlagsAddsTheFlagNamingRemedyByCode(t *testing.T) {
 		{Code: roofline.FlagBusyMachine, Message: "the thread scope it chose (1) too small"},
 		{Code: roofline.FlagHybridScope, Message: "its roofs are the mix's"},
 		{Code: roofline.FlagAboveRoof, Message: "above its roof"},
+		{Code: roofline.FlagWideTime, Message: "repetition 3 lies far from the others"},
 	}
 	Flags(flags)
 	want := []string{
 		"the thread scope it chose (1) too small (--threads N to choose)",
 		"its roofs are the mix's (--threads to choose)",
 		"above its roof",
+		"repetition 3 lies far from the others (more repetitions narrow the interval: --repeat N, or --ci 5% to repeat until it is that narrow; " +
+			"a repetition far from the others was disturbed: rerun on a quieter machine; where its overhead run was the far one, a shorter, steadier --overhead command adds less noise)",
 	}
 	for i, f := range flags {
 		if f.Message != want[i] {
