@@ -2,7 +2,7 @@ package measure
 
 import (
 	"fmt"
-	"math"
+	"slices"
 	"strings"
 
 	"github.com/rprof/rprof/internal/stats"
@@ -17,12 +17,6 @@ import (
 // gives the reasons and the figures).
 const wideTimeShare = 0.20
 
-// farScore is the modified z-score (0.6745 × distance from the median /
-// median absolute deviation, Iglewicz and Hoaglin) beyond which one value
-// lies far from the others; it stays sound with 3 to 5 values, where a
-// mean and standard deviation are pulled by the very value in question.
-const farScore = 3.5
-
 // wideTimeFlag flags a time whose interval is wider than wideTimeShare of
 // its mean, giving the net times, the repetitions that lie far from the
 // others and, for each, whether its own run or its overhead run did, and
@@ -36,12 +30,8 @@ func wideTimeFlag(p *roofline.Point, in inputs, seconds []float64) []roofline.Fl
 	if !(share > wideTimeShare) {
 		return nil
 	}
-	lo, hi := seconds[0], seconds[0]
-	for _, s := range seconds {
-		lo, hi = math.Min(lo, s), math.Max(hi, s)
-	}
 	msg := fmt.Sprintf("the time's %g%% confidence half-width is %.0f%% of its mean (more than %.0f%%): the %d repetitions' net times run from %s s (fastest) to %s s (slowest), median %s s; ",
-		p.CI.Confidence*100, share*100, wideTimeShare*100, len(seconds), unit.Sig(lo), unit.Sig(hi), unit.Sig(stats.Median(seconds)))
+		p.CI.Confidence*100, share*100, wideTimeShare*100, len(seconds), unit.Sig(slices.Min(seconds)), unit.Sig(slices.Max(seconds)), unit.Sig(stats.Median(seconds)))
 	msg += farRepetitions(in, seconds)
 	if in.idleCPUs != nil {
 		msg += fmt.Sprintf("; %.2f of the %d CPUs stayed idle on average while the repetitions ran", *in.idleCPUs, in.cpus)
@@ -53,7 +43,7 @@ func wideTimeFlag(p *roofline.Point, in inputs, seconds []float64) []roofline.Fl
 // others', and for each whether its overhead run or its own run lay far
 // from the other runs of its kind.
 func farRepetitions(in inputs, seconds []float64) string {
-	far := farFrom(seconds)
+	far := stats.Outliers(seconds)
 	switch {
 	case len(seconds) < 3:
 		return "too few to tell whether one lies far from the others"
@@ -71,15 +61,15 @@ func farRepetitions(in inputs, seconds []float64) string {
 	if len(overheads) != len(kernels) {
 		overheads = nil
 	}
-	farKernel, farOverhead := set(farFrom(kernels)), set(farFrom(overheads))
+	farKernel, farOverhead := stats.Outliers(kernels), stats.Outliers(overheads)
 	names := make([]string, len(far))
 	var why []string
 	for j, i := range far {
 		names[j] = fmt.Sprintf("%d (%s s)", i+1, unit.Sig(seconds[i]))
-		if farOverhead[i] {
+		if slices.Contains(farOverhead, i) {
 			why = append(why, fmt.Sprintf("repetition %d's overhead run took %s s against the overhead runs' median %s s", i+1, unit.Sig(overheads[i]), unit.Sig(stats.Median(overheads))))
 		}
-		if farKernel[i] {
+		if slices.Contains(farKernel, i) {
 			why = append(why, fmt.Sprintf("repetition %d's own run took %s s against the target runs' median %s s", i+1, unit.Sig(kernels[i]), unit.Sig(stats.Median(kernels))))
 		}
 	}
@@ -91,34 +81,4 @@ func farRepetitions(in inputs, seconds []float64) string {
 		msg += " (" + strings.Join(why, "; ") + ")"
 	}
 	return msg
-}
-
-// farFrom is the indices of xs whose modified z-score exceeds farScore;
-// when most values equal the median (no deviation to scale by), every
-// value that differs from it.
-func farFrom(xs []float64) []int {
-	if len(xs) < 3 {
-		return nil
-	}
-	m := stats.Median(xs)
-	dev := make([]float64, len(xs))
-	for i, x := range xs {
-		dev[i] = math.Abs(x - m)
-	}
-	mad := stats.Median(dev)
-	var far []int
-	for i, d := range dev {
-		if (mad == 0 && d > 0) || (mad > 0 && 0.6745*d/mad > farScore) {
-			far = append(far, i)
-		}
-	}
-	return far
-}
-
-func set(is []int) map[int]bool {
-	s := make(map[int]bool, len(is))
-	for _, i := range is {
-		s[i] = true
-	}
-	return s
 }

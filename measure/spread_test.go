@@ -103,31 +103,6 @@ func TestWideTimeIntervalIsFlaggedWithTheRepetitionsFarFromTheOthers(t *testing.
 	}
 }
 
-func TestFarFromUsesTheMedianDeviationNotTheOutlierItself(t *testing.T) {
-	tests := []struct {
-		xs   []float64
-		want []int
-	}{
-		{[]float64{1, 1.01, 0.99, 1.02, 0.98}, nil},
-		{[]float64{1, 1.01, 0.99, 2, 0.98}, []int{3}},
-		{[]float64{1, 1, 1, 1.5, 1}, []int{3}},
-		{[]float64{1, 2}, nil},
-		{nil, nil},
-	}
-	for _, tt := range tests {
-		got := farFrom(tt.xs)
-		if len(got) != len(tt.want) {
-			t.Errorf("farFrom(%v) = %v, want %v", tt.xs, got, tt.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != tt.want[i] {
-				t.Errorf("farFrom(%v) = %v, want %v", tt.xs, got, tt.want)
-			}
-		}
-	}
-}
-
 // Each repetition's net time is its run less its own overhead run, so a
 // slowdown over both (load, clock) cancels; subtracting the overhead runs'
 // median from every run would leave it, here as net times of 0.15 to
