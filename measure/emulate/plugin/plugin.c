@@ -53,7 +53,8 @@ RP_EXPORT int qemu_plugin_version = RP_QEMU_PLUGIN_API;
 #define HINT_BITS 12 /* the L1 way hints: 4096 per vCPU */
 #define MINFO_BITS 6 /* the meminfo values each vCPU remembers: 64 */
 #define MINFO_KNOWN (1ull << 63)
-#define MINFO_STORE 0x80u
+#define MINFO_STORE_BIT 7 /* above any access's size in bytes */
+#define MINFO_STORE (1u << MINFO_STORE_BIT)
 
 /* per translation block, fixed at translation */
 struct tbinfo {
@@ -701,7 +702,7 @@ static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t
 			goto other;
 		vaddr = stack_place(vaddr);
 	}
-	unsigned d = v->mdecoded[h], store = d >> 7, shift = g.line_shift;
+	unsigned d = v->mdecoded[h], store = d >> MINFO_STORE_BIT, shift = g.line_shift;
 	uint64_t size = d & ~MINFO_STORE, line = vaddr >> shift;
 	if (((vaddr + size - 1) ^ vaddr) >= g.line)
 		goto lines; /* it crosses a line */
