@@ -86,9 +86,10 @@ struct level {
 	uint64_t fills, writebacks; /* lines from and to the level below */
 };
 
-/* totals is what a vCPU counted so far, kept only where call= reads it
- * (the output's come from the blocks'); only its own thread writes it,
- * and others read it (bump and snapshot) to time a call. */
+/* totals is what a vCPU counted so far: its flops and bytes only where
+ * call= reads them (the output's come from the blocks'), its DRAM lines
+ * and non-temporal bytes always; only its own thread writes it, and
+ * others read it (bump and snapshot) to time a call. */
 struct totals {
 	uint64_t flops[RP_NPREC];
 	uint64_t bytes[2]; /* loaded, stored */
