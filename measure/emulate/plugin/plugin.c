@@ -610,9 +610,10 @@ static inline void mem_line(struct vcpu *v, uint64_t line, int store, uint32_t t
 	v->last_dirty = was || store;
 }
 
-/* mem_lines models an access of size bytes at vaddr (placed) that the
- * callbacks did not settle: one that crosses a line, or whose line L1
- * does not hold where its hint says. */
+/* mem_lines models an access of size bytes at vaddr (placed), line by
+ * line: one that mem_access takes (under call=, every access but a
+ * non-temporal store), or one that on_mem did not settle (it crosses a
+ * line, or L1 does not hold its line where the hint says). */
 static __attribute__((noinline)) void mem_lines(struct vcpu *v, uint64_t vaddr, uint64_t size,
                                                 int store, uint32_t tb)
 {
@@ -678,7 +679,9 @@ static __attribute__((noinline)) void mem_access(unsigned int vcpu_index,
  * repeat of the last access's line (a ymm load arrives as four 8-byte
  * accesses under QEMU 7.2: after the first, the line is the most recent
  * in L1 already, and dirty for a store) or an L1 hit where the hint says
- * (one update). Anything else goes to mem_access. */
+ * (one update). Other accesses go to mem_lines, counted; those it cannot
+ * decode or place without help (a meminfo value, vCPU or block chunk not
+ * seen before, the stack not yet found) go to mem_access. */
 static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
                    void *udata)
 {
