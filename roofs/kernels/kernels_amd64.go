@@ -133,61 +133,47 @@ func asmPart(x []float64) (head, mid int) {
 	return head, (len(x) - head) &^ (blockElems - 1)
 }
 
-// runTriad makes passes passes of the triad over a, b and c.
-func (k *bandwidthKernel) runTriad(a, b, c []float64, s float64, passes int) {
-	n := shortest(a, b, c)
-	head, mid := asmPart(a[:n])
-	if head == 0 && mid == n {
-		if n > 0 {
-			k.triad(&a[0], &b[0], &c[0], int64(n), s, int64(passes))
+// eachPart makes passes passes over x as asmPart splits it: asm(i, n, p)
+// runs the assembly over the n elements from i, p passes in one call, and
+// goPart(lo, hi) one pass over elements lo to hi in Go.
+func eachPart(x []float64, passes int, asm func(i, n, passes int), goPart func(lo, hi int)) {
+	head, mid := asmPart(x)
+	if head == 0 && mid == len(x) {
+		if mid > 0 {
+			asm(0, mid, passes)
 		}
 		return
 	}
-	end := head + mid
 	for range passes {
-		triadGo(a[:head], b[:head], c[:head], s)
+		goPart(0, head)
 		if mid > 0 {
-			k.triad(&a[head], &b[head], &c[head], int64(mid), s, 1)
+			asm(head, mid, 1)
 		}
-		triadGo(a[end:n], b[end:n], c[end:n], s)
+		goPart(head+mid, len(x))
 	}
+}
+
+// runTriad makes passes passes of the triad over a, b and c.
+func (k *bandwidthKernel) runTriad(a, b, c []float64, s float64, passes int) {
+	eachPart(a[:shortest(a, b, c)], passes,
+		func(i, n, p int) { k.triad(&a[i], &b[i], &c[i], int64(n), s, int64(p)) },
+		func(lo, hi int) { triadGo(a[lo:hi], b[lo:hi], c[lo:hi], s) })
 }
 
 // runUpdate is runTriad for the update kernel.
 func (k *bandwidthKernel) runUpdate(b []float64, passes int) {
-	head, mid := asmPart(b)
 	mask := math.Copysign(0, -1)
-	if head == 0 && mid == len(b) {
-		if mid > 0 {
-			k.update(&b[0], int64(mid), mask, int64(passes))
-		}
-		return
-	}
-	for range passes {
-		updateGo(b[:head])
-		if mid > 0 {
-			k.update(&b[head], int64(mid), mask, 1)
-		}
-		updateGo(b[head+mid:])
-	}
+	eachPart(b, passes,
+		func(i, n, p int) { k.update(&b[i], int64(n), mask, int64(p)) },
+		func(lo, hi int) { updateGo(b[lo:hi]) })
 }
 
 // sum is b's sum taken passes times over, added up.
 func (k *bandwidthKernel) sum(b []float64, passes int) float64 {
-	head, mid := asmPart(b)
-	if head == 0 && mid == len(b) {
-		if mid == 0 {
-			return 0
-		}
-		return k.load(&b[0], int64(mid), int64(passes))
-	}
 	var sum float64
-	for range passes {
-		sum += loadGo(b[:head]) + loadGo(b[head+mid:])
-		if mid > 0 {
-			sum += k.load(&b[head], int64(mid), 1)
-		}
-	}
+	eachPart(b, passes,
+		func(i, n, p int) { sum += k.load(&b[i], int64(n), int64(p)) },
+		func(lo, hi int) { sum += loadGo(b[lo:hi]) })
 	return sum
 }
 
