@@ -155,7 +155,7 @@ func (f *drawFlags) load(e *env, cmd, out string, files []string) (*docfile.Draw
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	if d.Roofs == nil && len(d.Points) == 0 {
-		return nil, &exitError{code: exitUsage, err: usagef("no points and no roofs: give POINT.json files or --roofs FILE (or run 'rprof roofs' first)")}
+		return nil, usagef("no points and no roofs: give POINT.json files or --roofs FILE (or run 'rprof roofs' first)")
 	}
 	if err := selectGPU(d, f.onGPU, f.device, &f.title); err != nil {
 		return nil, err
@@ -168,11 +168,11 @@ func (f *drawFlags) load(e *env, cmd, out string, files []string) (*docfile.Draw
 	if d.Missing != "" {
 		notes = append(notes, fmt.Sprintf("no roofs at %s (run 'rprof roofs' or give --roofs): drawing points only", d.Missing))
 	}
+	drawn := "no roofs"
+	if d.Roofs != nil {
+		drawn = d.RoofsPath
+	}
 	for _, o := range d.OtherRoofs {
-		drawn := "no roofs"
-		if d.Roofs != nil {
-			drawn = d.RoofsPath
-		}
 		notes = append(notes, fmt.Sprintf("point %q was placed under %s, not the roofs drawn (%s): --roofs %s draws it under its own", o.Label, o.RoofsFile, drawn, o.RoofsFile))
 	}
 	printNotes(e, cmd, append(notes, d.Foreign...))
