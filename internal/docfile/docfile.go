@@ -207,8 +207,11 @@ func LoadDrawing(roofsPath string, pointFiles []string) (*Drawing, error) {
 // or absent): a path that reaches nothing from here (a point's roofs_file
 // relative to where it was measured) cannot be told apart.
 func otherFile(a, b string) bool {
+	if a == "" || a == b {
+		return false
+	}
 	sa, err := os.Stat(a)
-	if a == "" || a == b || err != nil {
+	if err != nil {
 		return false
 	}
 	sb, err := os.Stat(b)
