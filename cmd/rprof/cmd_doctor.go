@@ -63,11 +63,11 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		return m.treeError(err)
 	}
 	d := rep.Diagnosis
-	machine := ""
+	where := ""
 	if !d.Live {
-		machine = fmt.Sprintf("captured tree (sysfs %s, procfs %s)", m.sysfs, m.procfs)
+		where = fmt.Sprintf("captured tree (sysfs %s, procfs %s)", m.sysfs, m.procfs)
 	}
-	doc := render.NewDoctorDoc(rep, machine)
+	doc := render.NewDoctorDoc(rep, where)
 	if rep.BLAS.Err != nil {
 		// The BLAS check with its fix.
 		doc.BLAS.Error = rep.BLAS.Err.Error() + "; fix: " + roofs.BLASHint + " " + advice.BLASFlagFix
