@@ -131,7 +131,8 @@ func (f *drawFlags) register(fset *flag.FlagSet) {
 	fset.IntVar(&f.threads, "threads", 0, "thread scope of the roofs to draw, `N` threads (default: the points')")
 	fset.BoolVar(&f.theoretical, "theoretical", false, "also draw each compute roof's theoretical peak, dashed")
 	fset.BoolVar(&f.allRoofs, "all-roofs", false, "draw every compute roof (default: per precision the best FMA and scalar roofs, and DGEMM)")
-	gpuRoofsVar(fset, &f.onGPU, &f.device)
+	fset.BoolVar(&f.onGPU, "gpu", false, "draw the GPU's roofs ('rprof roofs --gpu') instead of the CPU's, as one scope")
+	fset.IntVar(&f.device, "device", 0, "with --gpu: the GPU, by the driver's index `N`")
 }
 
 // options are the chart's options of the flags.

@@ -81,12 +81,6 @@ func gpuRoofs(ctx context.Context, e *env, path string, o gpu.Options, lockTimeo
 	return nil
 }
 
-// gpuRoofsVar defines plot's and report's --gpu and --device.
-func gpuRoofsVar(fs *flag.FlagSet, onGPU *bool, device *int) {
-	fs.BoolVar(onGPU, "gpu", false, "draw the GPU's roofs ('rprof roofs --gpu') instead of the CPU's, as one scope")
-	fs.IntVar(device, "device", 0, "with --gpu: the GPU, by the driver's index `N`")
-}
-
 // selectGPU replaces the roofs drawn by GPU device's (roofline.GPUView),
 // titled after it unless title is given.
 func selectGPU(in *docfile.Drawing, onGPU bool, device int, title *string) error {
