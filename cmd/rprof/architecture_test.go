@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,34 +24,14 @@ var archRow = regexp.MustCompile("^\\| `([^`]+)` \\|")
 func TestArchitectureHasARowForEveryPackageAndGenerator(t *testing.T) {
 	root := filepath.Join("..", "..")
 	want := map[string]bool{} // package directories and build scripts
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		name := d.Name()
-		if d.IsDir() {
-			// The directories the go command leaves out of ./...
-			if rel != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch {
+	walkRepo(t, root, func(rel, _ string) {
+		switch name := path.Base(rel); {
 		case strings.HasSuffix(name, ".go"):
-			want[filepath.ToSlash(filepath.Dir(rel))] = true
+			want[path.Dir(rel)] = true
 		case name == "build.sh":
 			want[rel] = true
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(want) < 20 {
 		t.Fatalf("found %d packages and build scripts: not the repository's tree", len(want))
 	}
@@ -83,5 +65,35 @@ func TestArchitectureHasARowForEveryPackageAndGenerator(t *testing.T) {
 		default:
 			t.Errorf("docs/architecture.md has %d rows for %s: one says what it owns", rows[p], p)
 		}
+	}
+}
+
+// walkRepo calls visit with every file below root (rel: its slash path
+// from root), leaving out the directories the go command leaves out of
+// ./... (testdata, and names that begin with "." or "_") and the top-level
+// directories in skip.
+func walkRepo(t *testing.T, root string, visit func(rel, file string), skip ...string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(file string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, file)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if !d.IsDir() {
+			visit(rel, file)
+			return nil
+		}
+		name := d.Name()
+		if rel != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || slices.Contains(skip, rel)) {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

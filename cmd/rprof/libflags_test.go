@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -38,29 +37,15 @@ var otherPrograms = map[string]string{
 func TestLibrariesNameNoFlags(t *testing.T) {
 	root := filepath.Join("..", "..")
 	seen, files := map[string]bool{}, 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == "cmd" || d.Name() == "testdata" || (rel != "." && strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	walkRepo(t, root, func(rel, file string) {
 		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
+			return
 		}
 		files++
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.BasicLit)
@@ -80,11 +65,7 @@ func TestLibrariesNameNoFlags(t *testing.T) {
 				rel, fset.Position(lit.Pos()).Line, longFlag.FindStringSubmatch(s)[1], s)
 			return true
 		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, "cmd")
 	if files < 100 {
 		t.Fatalf("scanned only %d files: the walk is broken", files)
 	}
